@@ -1,0 +1,54 @@
+/**
+ * The engine's in-process API: the contract's four operations plus what the HTTP server needs to move
+ * bytes (part uploads, downloads). Every method validates its raw input with engine/contract and throws
+ * ContractError on refusal; the HTTP server is a thin transport over exactly this interface.
+ */
+import type {
+  CompleteMultipartUploadResult,
+  FileData,
+  SourceFile,
+  StartTaskResult,
+  TaskRecord,
+  TaskStatusData,
+  UploadSession,
+} from './contract/index.js';
+
+/** Who is calling. Local use has one implicit caller; the server derives it from X-API-Key. */
+export interface Caller {
+  userId: string;
+  email: string;
+}
+
+export const LOCAL_CALLER: Caller = { userId: 'local', email: 'local@localhost' };
+
+/** What start-task received, before validation: form fields as strings or typed values, and direct files. */
+export interface StartTaskInput {
+  fields: Record<string, unknown>;
+  file?: SourceFile[];
+}
+
+export interface StoredPart {
+  etag: string;
+  size: number;
+}
+
+export interface OutputFile {
+  path: string;
+  file: FileData;
+}
+
+export interface UpscalingEngine {
+  getUploadUrl(caller: Caller, body: unknown): Promise<UploadSession>;
+  /** Stores one part addressed by a signed part URL (its path and query); answers the part's ETag. */
+  putUploadPart(signedUrl: string, bytes: AsyncIterable<Uint8Array> | Uint8Array): Promise<StoredPart>;
+  completeMultipartUpload(caller: Caller, body: unknown): Promise<CompleteMultipartUploadResult>;
+  startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult>;
+  getTaskStatus(caller: Caller, body: unknown): Promise<TaskStatusData>;
+  /** The full task record (spec "Task record"); throws taskNotFound for unknown or foreign ids. */
+  getTaskRecord(caller: Caller, taskId: string): Promise<TaskRecord>;
+  /** Resolves an output file of the caller's task for download; throws notFound otherwise. */
+  openOutput(caller: Caller, taskId: string, fileName: string): Promise<OutputFile>;
+  /** Resolves when every queued task has ended (tests, graceful shutdown). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}

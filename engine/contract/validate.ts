@@ -1,0 +1,240 @@
+/**
+ * Runtime validation at the contract boundary. Every transport (in-process engine API, HTTP server,
+ * CLI) passes its raw input through these functions, so a rule is written exactly once.
+ * Failures throw ContractError with a message naming the field and the accepted values.
+ */
+import { z } from 'zod';
+import {
+  COMPRESSION_MAX,
+  COMPRESSION_MIN,
+  DEFAULT_COMPRESSION,
+  INPUT_MIME_TYPES,
+  MODEL_NAMES,
+  OUTPUT_FORMATS,
+  SCALES,
+} from './enums.js';
+import { errors, type ContractError } from './errors.js';
+import type {
+  CompleteMultipartUploadRequest,
+  GetTaskStatusRequest,
+  GetUploadUrlRequest,
+  SourceFile,
+  StartTaskRequest,
+  TaskSettings,
+  UploadedFileRef,
+} from './shapes.js';
+
+const MAX_NAME_LENGTH = 255;
+
+/** Form fields arrive as strings; in-process callers pass numbers. Accept both, nothing else. */
+const intLike = z.union([z.number(), z.string().trim().regex(/^-?\d+$/).transform(Number)]);
+const boolLike = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
+]);
+
+function describe(values: readonly (string | number)[]): string {
+  return values.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(', ');
+}
+
+function showValue(v: unknown): string {
+  const s = typeof v === 'string' ? `'${v}'` : JSON.stringify(v);
+  return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+function fail(detail: string): ContractError {
+  return errors.badRequest(detail);
+}
+
+export function parseModel(value: unknown): TaskSettings['model'] {
+  if (value === undefined || value === '') throw fail(`model is required (one of ${describe(MODEL_NAMES)})`);
+  const m = MODEL_NAMES.find((n) => n === value);
+  if (!m) throw fail(`model ${showValue(value)} is not one of ${describe(MODEL_NAMES)}`);
+  return m;
+}
+
+export function parseScale(value: unknown): TaskSettings['scale'] {
+  if (value === undefined || value === '') throw fail('scale is required (an integer from 1 to 8)');
+  const r = intLike.safeParse(value);
+  const s = r.success ? SCALES.find((n) => n === r.data) : undefined;
+  if (s === undefined) throw fail(`scale ${showValue(value)} is not an integer from 1 to 8`);
+  return s;
+}
+
+export function parseFormat(value: unknown): TaskSettings['saveImageAs'] {
+  if (value === undefined || value === '') throw fail(`saveImageAs is required (one of ${describe(OUTPUT_FORMATS)})`);
+  const lower = typeof value === 'string' ? value.toLowerCase() : value;
+  const f = OUTPUT_FORMATS.find((n) => n === (lower === 'jpeg' ? 'jpg' : lower));
+  if (!f) throw fail(`saveImageAs ${showValue(value)} is not one of ${describe(OUTPUT_FORMATS)}`);
+  return f;
+}
+
+export function parseCompression(value: unknown): number {
+  if (value === undefined || value === '') return DEFAULT_COMPRESSION;
+  const r = intLike.safeParse(value);
+  if (!r.success || r.data < COMPRESSION_MIN || r.data > COMPRESSION_MAX) {
+    throw fail(`compression ${showValue(value)} is not an integer from ${COMPRESSION_MIN} to ${COMPRESSION_MAX}`);
+  }
+  return r.data;
+}
+
+export function parseEnhanceFace(value: unknown): boolean {
+  if (value === undefined || value === '') return false;
+  const r = boolLike.safeParse(value);
+  if (!r.success) throw fail(`enhanceFace ${showValue(value)} is not true or false`);
+  return r.data;
+}
+
+export function parseTaskSettings(fields: Record<string, unknown>): TaskSettings {
+  return {
+    model: parseModel(fields.model),
+    scale: parseScale(fields.scale),
+    saveImageAs: parseFormat(fields.saveImageAs),
+    enhanceFace: parseEnhanceFace(fields.enhanceFace),
+    compression: parseCompression(fields.compression),
+  };
+}
+
+/** A client-supplied file name is data, never a path: keep the base name, drop control characters. */
+export function sanitizeFileName(name: unknown, fallback = 'image'): string {
+  if (typeof name !== 'string') return fallback;
+  const base = name.split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, MAX_NAME_LENGTH);
+  return clean === '' || clean === '.' || clean === '..' ? fallback : clean;
+}
+
+/** JSON arrays arrive as form-field strings over HTTP and as arrays in-process. */
+function jsonArrayField(name: string, value: unknown): unknown[] {
+  let v = value;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      throw fail(`${name} must be a JSON array`);
+    }
+  }
+  if (!Array.isArray(v)) throw fail(`${name} must be an array`);
+  if (v.length === 0) throw fail(`${name} must not be empty`);
+  return v;
+}
+
+const uploadedFileRef = z.looseObject({ path: z.string().min(1).max(1024) });
+const urlString = z.string().trim().max(4096);
+
+export interface StartTaskLimits {
+  maxFilesPerTask: number;
+}
+
+/**
+ * start-task: settings plus exactly one of `file` (direct parts, one or more), `files` (uploaded FileData)
+ * or `urls`. `file` is what the transport collected from the `file` and `<index>.file` parts.
+ */
+export function parseStartTask(
+  fields: Record<string, unknown>,
+  file: SourceFile[] | undefined,
+  limits: StartTaskLimits,
+): StartTaskRequest {
+  const settings = parseTaskSettings(fields);
+  const hasFile = file !== undefined && file.length > 0;
+  const hasFiles = fields.files !== undefined && fields.files !== '';
+  const hasUrls = fields.urls !== undefined && fields.urls !== '';
+  const count = Number(hasFile) + Number(hasFiles) + Number(hasUrls);
+  if (count === 0) throw fail('no image given: send exactly one of file, files or urls');
+  if (count > 1) throw fail('send exactly one of file, files or urls, not several');
+
+  const checkCount = (n: number, what: string) => {
+    if (n > limits.maxFilesPerTask) throw fail(`${n} ${what} in one task; the limit is ${limits.maxFilesPerTask}`);
+  };
+  if (hasFile) {
+    checkCount(file.length, 'files');
+    return { ...settings, source: 'file', file: file.map((f) => ({ ...f, originalFileName: sanitizeFileName(f.originalFileName) })) };
+  }
+  if (hasFiles) {
+    const items = jsonArrayField('files', fields.files);
+    checkCount(items.length, 'files');
+    const refs: UploadedFileRef[] = items.map((item, i) => {
+      const r = uploadedFileRef.safeParse(item);
+      if (!r.success) throw fail(`files[${i}] must be a FileData object with a path from complete-multipart-upload`);
+      return r.data as UploadedFileRef;
+    });
+    return { ...settings, source: 'files', files: refs };
+  }
+  const items = jsonArrayField('urls', fields.urls);
+  checkCount(items.length, 'urls');
+  const urls = items.map((item, i) => {
+    const r = urlString.safeParse(item);
+    let parsed: URL | undefined;
+    try {
+      parsed = r.success ? new URL(r.data) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+      throw fail(`urls[${i}] ${showValue(item)} is not an http(s) URL`);
+    }
+    return parsed.toString();
+  });
+  return { ...settings, source: 'urls', urls };
+}
+
+/** Unwraps the spec's `{ "data": … }` request envelope. */
+export function unwrapData(body: unknown): Record<string, unknown> | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const data = (body as Record<string, unknown>).data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
+  return data as Record<string, unknown>;
+}
+
+export interface UploadLimits {
+  maxFileSize: number;
+}
+
+export function parseGetUploadUrl(body: unknown, limits: UploadLimits): GetUploadUrlRequest {
+  const data = unwrapData(body);
+  if (!data) throw fail('the body must be {"data": {"fileSize", "fileType", "originalFileName"}}');
+  const size = data.fileSize;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size <= 0) {
+    throw fail(`fileSize ${showValue(size)} is not a positive integer`);
+  }
+  if (size > limits.maxFileSize) {
+    throw errors.payloadTooLarge(`fileSize ${size} exceeds the limit of ${limits.maxFileSize} bytes`);
+  }
+  const type = INPUT_MIME_TYPES.find((t) => t === data.fileType);
+  if (!type) throw fail(`fileType ${showValue(data.fileType)} is not one of ${describe(INPUT_MIME_TYPES)}`);
+  if (typeof data.originalFileName !== 'string' || data.originalFileName.trim() === '') {
+    throw fail('originalFileName is required');
+  }
+  return { fileSize: size, fileType: type, originalFileName: sanitizeFileName(data.originalFileName) };
+}
+
+const completeSchema = z.object({
+  uploadId: z.string().min(1).max(200),
+  key: z.string().min(1).max(1024),
+  parts: z
+    .array(z.object({ PartNumber: z.number().int().min(1).max(10000), ETag: z.string().min(1).max(200) }))
+    .min(1)
+    .max(10000),
+});
+
+export function parseCompleteMultipartUpload(body: unknown): CompleteMultipartUploadRequest {
+  const data = unwrapData(body);
+  if (!data || data.uploadId === undefined || data.key === undefined || data.parts === undefined) {
+    throw errors.missingParameters();
+  }
+  const r = completeSchema.safeParse(data);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw fail(`${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return r.data;
+}
+
+export function parseGetTaskStatus(body: unknown): GetTaskStatusRequest {
+  const data = unwrapData(body);
+  const id = data?.taskId;
+  // taskId is "not marked required" in the spec; a status request without one cannot name a task.
+  if (typeof id !== 'string' || id.trim() === '') throw fail('taskId is required');
+  if (id.length > 200) throw errors.taskNotFound();
+  return { taskId: id };
+}

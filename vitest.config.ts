@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    environment: 'node',
+    // Inference tests share two cores; running files in parallel only adds contention.
+    fileParallelism: false,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    reporters: ['default'],
+  },
+});
