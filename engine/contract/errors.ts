@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'BAD_REQUEST'
   | 'TASK_NOT_FOUND'
   | 'NOT_FOUND'
+  | 'FORBIDDEN'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
   | 'INTERNAL'
@@ -80,6 +81,8 @@ export const errors = {
   taskNotFound: () => new ContractError('TASK_NOT_FOUND', 404, 'Task not found'),
   /** extension: unknown (or another user's) upload, file or download link. */
   notFound: (what = 'Not found') => new ContractError('NOT_FOUND', 404, what),
+  /** extension: a presigned URL whose signature does not match, or that has expired. */
+  forbidden: (detail: string) => new ContractError('FORBIDDEN', 403, `Forbidden: ${detail}`),
   /** extension: request body or file above the configured limit. */
   payloadTooLarge: (detail: string) => new ContractError('PAYLOAD_TOO_LARGE', 413, `Payload Too Large: ${detail}`),
   /** extension: per-key rate limit (the server adds Retry-After). */

@@ -1,0 +1,201 @@
+/**
+ * `crisp upscale <input...>`: runs the engine in-process through the contract (startTask, then
+ * getTaskStatus until done), one task per input so one bad file does not sink the others.
+ */
+import { copyFile, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { LOCAL_CALLER } from '../../../engine/api.js';
+import { isContractError, parseTaskSettings, type TaskStatusData } from '../../../engine/contract/index.js';
+import { createEngine, type Engine } from '../../../engine/engine.js';
+import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engine/inference/index.js';
+import { defaultModel, modelSearchDirs } from '../../../engine/models/catalog.js';
+import { tempPathFor } from '../../../engine/storage/atomicFile.js';
+import { CliError } from '../cliError.js';
+import { createProgressView } from '../progressView.js';
+
+interface UpscaleOptions {
+  model?: string;
+  scale: string;
+  format: string;
+  compression: string;
+  face?: boolean;
+  out?: string;
+  tile?: string;
+  ep: string;
+  threads?: string;
+  json?: boolean;
+  data?: string;
+}
+
+function positiveInt(name: string, value: string | undefined, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new CliError(`--${name} must be an integer from 1 to ${max}`);
+  return n;
+}
+
+export function registerUpscale(program: Command): void {
+  program
+    .command('upscale')
+    .description('Upscale images with a local model')
+    .argument('<input...>', 'JPG, PNG or WEBP files')
+    .option('-m, --model <name>', 'model name (see "crisp models list"); default: the best installed photo model')
+    .option('-s, --scale <1-8>', 'output scale', '4')
+    .option('-f, --format <jpg|png|webp>', 'output format', 'png')
+    .option('-c, --compression <0-100>', '0 = best quality; jpg/webp quality is 100 − compression', '0')
+    .option('--face', 'enhance faces (recorded; not applied in this version)')
+    .option('-o, --out <dir>', 'output folder (default: beside each input)')
+    .option('--tile <n>', 'tile size in input pixels (default: automatic)')
+    .option('--ep <provider>', `execution provider: ${EXECUTION_PROVIDERS.join('|')}`, 'auto')
+    .option('--threads <n>', 'CPU threads for inference')
+    .option('--json', 'print the final status object(s) as JSON')
+    .option('--data <dir>', 'keep the engine data (tasks, outputs) in this folder')
+    .action(async (inputs: string[], opts: UpscaleOptions) => {
+      process.exitCode = await runUpscale(inputs, opts);
+    });
+}
+
+async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<number> {
+  const ep = EXECUTION_PROVIDERS.find((p) => p === opts.ep);
+  if (!ep) throw new CliError(`--ep must be one of ${EXECUTION_PROVIDERS.join(', ')}`);
+  const tileSize = positiveInt('tile', opts.tile, 4096);
+  const threads = positiveInt('threads', opts.threads, 256);
+  const dirs = modelSearchDirs();
+  const fields = {
+    model: opts.model ?? defaultModel(dirs),
+    scale: opts.scale,
+    saveImageAs: opts.format,
+    compression: opts.compression,
+    enhanceFace: opts.face ?? false,
+  };
+  try {
+    parseTaskSettings(fields);
+  } catch (e) {
+    throw new CliError(isContractError(e) ? e.message.replace(/^Bad Request: /, '') : String(e));
+  }
+  if (opts.out) {
+    const st = await stat(opts.out).catch(() => undefined);
+    if (st && !st.isDirectory()) throw new CliError(`--out ${opts.out} is not a folder`);
+  }
+
+  const dataDir = opts.data ?? (await mkdtemp(path.join(os.tmpdir(), 'crisp-')));
+  const engine = await createEngine({
+    dataDir,
+    executionProvider: ep as ExecutionProviderChoice,
+    threads,
+    tileSize,
+    modelDirs: dirs,
+    sweepIntervalMs: 0,
+  });
+  const stop = () => void engine.close();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    return await upscaleAll(engine, inputs, fields, opts);
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    await engine.close();
+    if (!opts.data) await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface Job {
+  input: string;
+  taskId?: string;
+  status?: TaskStatusData;
+  error?: string;
+}
+
+async function upscaleAll(engine: Engine, inputs: string[], fields: Record<string, unknown>, opts: UpscaleOptions): Promise<number> {
+  const jobs: Job[] = [];
+  for (const input of inputs) {
+    const job: Job = { input };
+    jobs.push(job);
+    try {
+      const st = await stat(input).catch(() => undefined);
+      if (!st?.isFile()) throw new CliError(`${input}: no such file`);
+      const r = await engine.startTask(LOCAL_CALLER, {
+        fields,
+        file: [{ originalFileName: path.basename(input), data: { path: input } }],
+      });
+      job.taskId = r.taskId;
+    } catch (e) {
+      job.error = e instanceof CliError ? e.message : `${input}: ${messageOf(e)}`;
+    }
+  }
+
+  const view = opts.json ? undefined : createProgressView(jobs.filter((j) => j.taskId).length);
+  // Tasks run one after another, so each one's time is measured from the end of the previous one.
+  let started = Date.now();
+  for (const job of jobs) {
+    if (!job.taskId) continue;
+    for (;;) {
+      const s = await engine.getTaskStatus(LOCAL_CALLER, { data: { taskId: job.taskId } });
+      view?.update(path.basename(job.input), Number.parseInt(s.progress, 10));
+      if (s.status === 'PROCESSED' || s.status === 'PROCESSING_FAILED') {
+        job.status = s;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const s = job.status;
+    if (s.status === 'PROCESSING_FAILED') {
+      job.error = `${job.input}: ${s.error ?? 'upscaling failed'}`;
+      view?.done();
+      continue;
+    }
+    try {
+      const lines: string[] = [];
+      for (const f of s.files) {
+        const out = await engine.openOutput(LOCAL_CALLER, job.taskId, f.fileName);
+        const target = path.join(opts.out ?? path.dirname(job.input), f.fileName);
+        await copyAtomic(out.path, target);
+        f.path = path.resolve(target);
+        lines.push(
+          `${job.input} → ${target} (${f.dimensions.width}×${f.dimensions.height}, ${formatBytes(f.fileSize)}, ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+        );
+      }
+      view?.done();
+      started = Date.now();
+      if (!opts.json) for (const l of lines) process.stdout.write(`${l}\n`);
+      for (const w of s.warnings ?? []) process.stderr.write(`crisp: warning: ${w}\n`);
+    } catch (e) {
+      job.error = `${job.input}: ${messageOf(e)}`;
+      view?.done();
+    }
+  }
+  view?.stop();
+
+  if (opts.json) {
+    const out = jobs.map((j) => j.status ?? { status: 'PROCESSING_FAILED', error: j.error });
+    process.stdout.write(`${JSON.stringify(out.length === 1 ? out[0] : out, null, 2)}\n`);
+  }
+  const failed = jobs.filter((j) => j.error);
+  for (const j of failed) process.stderr.write(`crisp: error: ${j.error}\n`);
+  return failed.length > 0 ? 1 : 0;
+}
+
+function messageOf(e: unknown): string {
+  if (isContractError(e)) return e.message.replace(/^Bad Request: /, '');
+  return e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e);
+}
+
+async function copyAtomic(from: string, to: string): Promise<void> {
+  const tmp = tempPathFor(to);
+  try {
+    await copyFile(from, tmp);
+    await rename(tmp, to);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1048576) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1048576).toFixed(1)} MB`;
+}

@@ -1,0 +1,93 @@
+/**
+ * Brings a start-task's sources into the task: direct files are copied into the task folder, uploaded
+ * files are resolved to the caller's completed uploads, URLs are recorded to be fetched when the task
+ * runs. Every image whose bytes are at hand is identified and its header checked now, so a text file
+ * named .jpg, an empty file or a 100000×100000 header is refused with 400 before anything is queued.
+ */
+import { copyFile, mkdir, open, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Caller } from '../api.js';
+import { errors, type StartTaskRequest, type TaskSettings } from '../contract/index.js';
+import type { EngineLimits } from '../limits.js';
+import { checkOutputFits, ImageInputError, probeImage } from '../pipeline/index.js';
+import { sniffImageType } from '../storage/imageSniff.js';
+import type { UploadStore } from '../uploads/uploadStore.js';
+import type { TaskInput } from './taskTypes.js';
+
+export async function materializeInputs(
+  req: StartTaskRequest,
+  caller: Caller,
+  inputsDir: string,
+  uploads: UploadStore,
+  limits: EngineLimits,
+): Promise<TaskInput[]> {
+  await mkdir(inputsDir, { recursive: true });
+  if (req.source === 'urls') {
+    return req.urls.map((url) => ({ url, originalFileName: nameFromUrl(url) }));
+  }
+  if (req.source === 'files') {
+    const inputs: TaskInput[] = [];
+    for (const [i, ref] of req.files.entries()) {
+      const up = await uploads.resolveCompleted(caller, ref.path, i);
+      inputs.push(await checkedInput(up.absolutePath, up.originalFileName, req, limits));
+    }
+    return inputs;
+  }
+  const inputs: TaskInput[] = [];
+  for (const [i, f] of req.file.entries()) {
+    const target = path.join(inputsDir, String(i));
+    if (f.data instanceof Uint8Array) {
+      if (f.data.length > limits.maxFileSize) throw tooLarge(f.originalFileName, limits);
+      await writeFile(target, f.data);
+    } else {
+      await copyFile(f.data.path, target).catch((e: NodeJS.ErrnoException) => {
+        throw errors.badRequest(`${f.originalFileName} cannot be read (${e.code ?? e.message})`);
+      });
+    }
+    inputs.push(await checkedInput(target, f.originalFileName, req, limits));
+  }
+  return inputs;
+}
+
+function tooLarge(name: string, limits: EngineLimits) {
+  return errors.payloadTooLarge(`${name} is larger than the limit of ${Math.round(limits.maxFileSize / 1048576)} MiB`);
+}
+
+/** Identifies the bytes and reads the header: throws 400 with a message naming the file. */
+export async function checkedInput(
+  file: string,
+  originalFileName: string,
+  settings: TaskSettings,
+  limits: EngineLimits,
+): Promise<TaskInput> {
+  const fh = await open(file, 'r');
+  let head: Buffer;
+  let size: number;
+  try {
+    size = (await fh.stat()).size;
+    head = Buffer.alloc(16);
+    await fh.read(head, 0, 16, 0);
+  } finally {
+    await fh.close();
+  }
+  if (size === 0) throw errors.badRequest(`${originalFileName} is empty`);
+  if (size > limits.maxFileSize) throw tooLarge(originalFileName, limits);
+  if (!sniffImageType(head)) throw errors.badRequest(`${originalFileName} is not a JPG, PNG or WEBP image`);
+  try {
+    const info = await probeImage({ path: file }, originalFileName, { maxInputPixels: limits.maxInputPixels });
+    checkOutputFits(info.width, info.height, settings.scale, settings.saveImageAs, { maxOutputPixels: limits.maxOutputPixels, name: originalFileName });
+    return { path: file, originalFileName, dimensions: { width: info.width, height: info.height } };
+  } catch (e) {
+    if (e instanceof ImageInputError) throw errors.badRequest(e.message);
+    throw e;
+  }
+}
+
+function nameFromUrl(url: string): string {
+  try {
+    const last = new URL(url).pathname.split('/').filter(Boolean).pop();
+    return last ? decodeURIComponent(last).slice(0, 200) : 'image';
+  } catch {
+    return 'image';
+  }
+}

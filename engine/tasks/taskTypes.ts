@@ -1,0 +1,33 @@
+/** The engine's persisted task: the contract's task record plus what it needs to run and recover. */
+import type { Dimensions, FileData, TaskSettings, TaskStatus } from '../contract/index.js';
+
+export interface TaskInput {
+  originalFileName: string;
+  /** Absolute path of the input bytes (copied into the task folder, or a completed upload). */
+  path?: string;
+  /** For `urls` tasks: fetched when the task runs. */
+  url?: string;
+  dimensions?: Dimensions;
+}
+
+export interface StoredTask {
+  id: string;
+  userId: string;
+  email: string;
+  settings: TaskSettings;
+  createdAt: number;
+  updatedAt: number;
+  status: TaskStatus;
+  /** 0–100, never decreasing; 100 only when PROCESSED. */
+  progress: number;
+  batchMode: boolean;
+  inputs: TaskInput[];
+  outputs: FileData[];
+  creditsToDeduct: number;
+  creditsDeducted: boolean;
+  deductedCredits: number;
+  error?: string;
+  warnings: string[];
+  /** Execution provider that ran the model (diagnostics). */
+  provider?: string;
+}

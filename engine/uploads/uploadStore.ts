@@ -1,0 +1,251 @@
+/**
+ * Multipart uploads, S3-style: a session with presigned part URLs → PUT each part (ETag = quoted MD5)
+ * → complete with {PartNumber, ETag} → one assembled file that start-task can reference by `path`.
+ * Layout: <data>/uploads/<uploadId>/{session.json, parts/<n>, <fileName>}.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Caller, StoredPart } from '../api.js';
+import {
+  errors,
+  parseCompleteMultipartUpload,
+  parseGetUploadUrl,
+  type CompleteMultipartUploadResult,
+  type InputMimeType,
+  type UploadSession,
+} from '../contract/index.js';
+import { readJson, tempPathFor, writeJsonAtomic, writeStreamAtomic } from '../storage/atomicFile.js';
+import { MIME_EXTENSION, MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
+import { KeyedMutex } from '../storage/mutex.js';
+import type { UrlSigner } from '../security/urlSigner.js';
+
+/** S3's minimum part size; larger files get larger parts so no upload needs more than MAX_PARTS. */
+export const MIN_PART_SIZE = 5 * 1024 * 1024;
+const MAX_PARTS = 10_000;
+
+export interface UploadLimitsConfig {
+  maxFileSize: number;
+  /** How long part URLs and an unfinished session stay valid. */
+  uploadTtlMs: number;
+  /** How long a completed upload stays available to start-task. */
+  fileTtlMs: number;
+}
+
+interface StoredSession {
+  session: UploadSession;
+  userId: string;
+  parts: Record<string, StoredPart>;
+  completed: boolean;
+}
+
+export interface CompletedUpload {
+  absolutePath: string;
+  originalFileName: string;
+  fileType: InputMimeType;
+  fileSize: number;
+}
+
+export class UploadStore {
+  private readonly lock = new KeyedMutex();
+  private readonly root: string;
+
+  constructor(
+    dataDir: string,
+    private readonly signer: UrlSigner,
+    private readonly publicUrl: string,
+    private readonly limits: UploadLimitsConfig,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.root = path.join(dataDir, 'uploads');
+  }
+
+  private dir(uploadId: string): string {
+    // uploadIds are UUIDs we generated; anything else must never become a path.
+    if (!/^[0-9a-f-]{36}$/.test(uploadId)) throw errors.notFound('Upload not found');
+    return path.join(this.root, uploadId);
+  }
+
+  private async load(uploadId: string): Promise<StoredSession | undefined> {
+    return readJson<StoredSession>(path.join(this.dir(uploadId), 'session.json'));
+  }
+
+  private save(s: StoredSession): Promise<void> {
+    return writeJsonAtomic(path.join(this.dir(s.session.uploadId), 'session.json'), s);
+  }
+
+  async create(caller: Caller, body: unknown): Promise<UploadSession> {
+    const req = parseGetUploadUrl(body, { maxFileSize: this.limits.maxFileSize });
+    const uploadId = randomUUID();
+    const partSize = Math.max(MIN_PART_SIZE, Math.ceil(req.fileSize / MAX_PARTS));
+    const partCount = Math.max(1, Math.ceil(req.fileSize / partSize));
+    const createdAt = this.now();
+    const expiresAt = createdAt + this.limits.uploadTtlMs;
+    const fileName = `${randomUUID()}.${MIME_EXTENSION[req.fileType]}`;
+    const partUrls = Array.from({ length: partCount }, (_, i) => ({
+      partNumber: i + 1,
+      signedUrl: this.publicUrl + this.signer.sign(`/uploads/${uploadId}/parts/${i + 1}`, {}, expiresAt),
+    }));
+    const session: UploadSession = {
+      uploadId,
+      partUrls,
+      partSize,
+      fileName,
+      fileType: req.fileType,
+      fileSize: req.fileSize,
+      originalFileName: req.originalFileName,
+      path: `uploads/${uploadId}/${fileName}`,
+      createdAt,
+      expiresAt,
+    };
+    await this.save({ session, userId: caller.userId, parts: {}, completed: false });
+    return session;
+  }
+
+  async putPart(signedUrl: string, bytes: AsyncIterable<Uint8Array> | Uint8Array): Promise<StoredPart> {
+    const v = this.signer.verify(signedUrl, this.now());
+    if (!v.ok) throw errors.forbidden(v.reason === 'expired' ? 'this upload URL has expired' : 'the upload URL signature is invalid');
+    const m = /^\/uploads\/([0-9a-f-]{36})\/parts\/(\d{1,5})$/.exec(v.pathname);
+    if (!m) throw errors.forbidden('the upload URL signature is invalid');
+    const uploadId = m[1] as string;
+    const partNumber = Number(m[2]);
+    const stored = await this.load(uploadId);
+    if (!stored) throw errors.notFound('Upload not found');
+    const { session } = stored;
+    if (stored.completed) throw errors.badRequest('this upload is already complete');
+    if (partNumber < 1 || partNumber > session.partUrls.length) throw errors.badRequest(`part ${partNumber} does not exist`);
+    const isLast = partNumber === session.partUrls.length;
+    const expected = isLast ? session.fileSize - session.partSize * (session.partUrls.length - 1) : session.partSize;
+
+    const hash = createHash('md5');
+    let size = 0;
+    const partFile = path.join(this.dir(uploadId), 'parts', String(partNumber));
+    await writeStreamAtomic(partFile, bytes, (chunk) => {
+      size += chunk.length;
+      if (size > expected) throw errors.badRequest(`part ${partNumber} is larger than ${expected} bytes`);
+      hash.update(chunk);
+    });
+    if (size !== expected) {
+      await rm(partFile, { force: true });
+      throw errors.badRequest(`part ${partNumber} has ${size} bytes; expected ${expected}`);
+    }
+    const part: StoredPart = { etag: `"${hash.digest('hex')}"`, size };
+    await this.lock.run(uploadId, async () => {
+      const fresh = (await this.load(uploadId)) ?? stored;
+      fresh.parts[String(partNumber)] = part;
+      await this.save(fresh);
+    });
+    return part;
+  }
+
+  async complete(caller: Caller, body: unknown): Promise<CompleteMultipartUploadResult> {
+    const req = parseCompleteMultipartUpload(body);
+    return this.lock.run(req.uploadId, async () => {
+      const stored = await this.load(req.uploadId).catch(() => undefined);
+      if (!stored || stored.userId !== caller.userId) throw errors.notFound('Upload not found');
+      const { session } = stored;
+      if (stored.completed) return { status: 'success' };
+      if (req.key !== session.path) throw errors.badRequest('key does not match the upload session path');
+      if (this.now() > session.expiresAt) throw errors.badRequest('the upload session has expired');
+
+      const count = session.partUrls.length;
+      const seen = new Set<number>();
+      for (const p of req.parts) {
+        if (seen.has(p.PartNumber)) throw errors.badRequest(`part ${p.PartNumber} is listed twice`);
+        seen.add(p.PartNumber);
+        if (p.PartNumber > count) throw errors.badRequest(`part ${p.PartNumber} does not exist (this upload has ${count})`);
+        const have = stored.parts[String(p.PartNumber)];
+        if (!have) throw errors.badRequest(`part ${p.PartNumber} was not uploaded`);
+        if (normalizeEtag(p.ETag) !== normalizeEtag(have.etag)) throw errors.badRequest(`ETag of part ${p.PartNumber} does not match`);
+      }
+      for (let n = 1; n <= count; n++) {
+        if (!seen.has(n)) throw errors.badRequest(`part ${n} is missing from parts`);
+      }
+      const total = Object.values(stored.parts).reduce((a, p) => a + p.size, 0);
+      if (total !== session.fileSize) throw errors.badRequest(`the parts add up to ${total} bytes; fileSize is ${session.fileSize}`);
+
+      const dir = this.dir(session.uploadId);
+      const target = path.join(dir, session.fileName);
+      const tmp = tempPathFor(target);
+      try {
+        const out = createWriteStream(tmp);
+        for (let n = 1; n <= count; n++) {
+          await pipeline(createReadStream(path.join(dir, 'parts', String(n))), out, { end: n === count });
+        }
+        const head = await readHead(tmp);
+        const actual = sniffImageType(head);
+        if (actual !== session.fileType) {
+          throw errors.badRequest(`the uploaded bytes are not a ${MIME_LABEL[session.fileType]} image`);
+        }
+        await rename(tmp, target);
+      } catch (e) {
+        await rm(tmp, { force: true });
+        throw e;
+      }
+      stored.completed = true;
+      // A completed file lives for fileTtlMs from now, whatever was left of the part URLs' lifetime.
+      stored.session = { ...session, expiresAt: this.now() + this.limits.fileTtlMs };
+      await this.save(stored);
+      await rm(path.join(dir, 'parts'), { recursive: true, force: true });
+      return { status: 'success' };
+    });
+  }
+
+  /** Resolves start-task's `files[].path` to a completed upload of this caller, or refuses. */
+  async resolveCompleted(caller: Caller, filePath: string, index: number): Promise<CompletedUpload> {
+    const m = /^uploads\/([0-9a-f-]{36})\/([0-9a-f-]{36}\.(?:jpg|png|webp))$/.exec(filePath);
+    const refuse = () => errors.badRequest(`files[${index}] is not a completed upload of yours (path '${filePath.slice(0, 120)}')`);
+    if (!m) throw refuse();
+    const stored = await this.load(m[1] as string).catch(() => undefined);
+    if (!stored || stored.userId !== caller.userId || !stored.completed || stored.session.fileName !== m[2]) throw refuse();
+    if (this.now() > stored.session.expiresAt) throw errors.badRequest(`files[${index}] has expired; upload it again`);
+    return {
+      absolutePath: path.join(this.dir(stored.session.uploadId), stored.session.fileName),
+      originalFileName: stored.session.originalFileName,
+      fileType: stored.session.fileType,
+      fileSize: stored.session.fileSize,
+    };
+  }
+
+  /** Removes sessions (finished or not) past their expiry. */
+  async sweep(): Promise<number> {
+    let removed = 0;
+    const ids = await readdir(this.root).catch(() => [] as string[]);
+    for (const id of ids) {
+      let expired = false;
+      try {
+        const s = await this.load(id);
+        expired = !s || this.now() > s.session.expiresAt;
+        if (!s) {
+          // A directory without a session file is debris from a crash; keep young ones (being created).
+          const st = await stat(path.join(this.root, id));
+          expired = this.now() - st.mtimeMs > this.limits.uploadTtlMs;
+        }
+      } catch {
+        continue;
+      }
+      if (expired) {
+        await this.lock.run(id, () => rm(path.join(this.root, id), { recursive: true, force: true }));
+        removed++;
+      }
+    }
+    return removed;
+  }
+}
+
+function normalizeEtag(etag: string): string {
+  return etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '').toLowerCase();
+}
+
+async function readHead(file: string): Promise<Uint8Array> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(16);
+    const { bytesRead } = await fh.read(buf, 0, 16, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}

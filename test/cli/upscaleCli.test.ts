@@ -1,0 +1,85 @@
+import { readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL_NAMES } from '../../engine/contract/index.js';
+import { removeDir, tempDir } from '../helpers/engineHarness.js';
+import { IMAGES_DIR } from '../helpers/paths.js';
+import { crispLines, runCli } from '../helpers/runCli.js';
+
+const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png');
+
+describe('crisp CLI', () => {
+  let out: string;
+  beforeAll(async () => {
+    out = await tempDir();
+  });
+  afterAll(async () => removeDir(out));
+
+  it('upscale writes the output with a clear name and prints one line', async () => {
+    const r = await runCli(['upscale', BIRD, '--model', 'digital-art-4x', '--scale', '3', '--format', 'webp', '--out', out]);
+    expect(r.code).toBe(0);
+    const target = path.join(out, 'bird_LRBI_x4_digital-art-4x_x3.webp');
+    expect(r.stdout.trim()).toMatch(new RegExp(`^${BIRD.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} → ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(216×216, `));
+    const meta = await sharp(target).metadata();
+    expect([meta.width, meta.height, meta.format]).toEqual([216, 216, 'webp']);
+    expect((await readdir(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('upscale --json prints the final status object', async () => {
+    const r = await runCli(['upscale', BIRD, '--model', 'digital-art-4x', '--scale', '1', '--format', 'jpg', '--out', out, '--json']);
+    expect(r.code).toBe(0);
+    const status = JSON.parse(r.stdout) as { status: string; progress: string; files: Array<{ dimensions: unknown; fileName: string }> };
+    expect(status.status).toBe('PROCESSED');
+    expect(status.progress).toBe('100%');
+    expect(status.files[0]!.dimensions).toEqual({ width: 72, height: 72 });
+    expect(status.files[0]!.fileName).toBe('bird_LRBI_x4_digital-art-4x_x1.jpg');
+  });
+
+  it('the default model is the best installed photo model', async () => {
+    const r = await runCli(['upscale', BIRD, '--scale', '1', '--out', out, '--json']);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { model: string }).model).toBe('crystal-plus-4x');
+  });
+
+  it.each([
+    [['--scale', '9'], "crisp: error: scale '9' is not an integer from 1 to 8"],
+    [['--format', 'gif'], "crisp: error: saveImageAs 'gif' is not one of 'jpg', 'png', 'webp'"],
+    [['--model', 'nope-4x'], /^crisp: error: model 'nope-4x' is not one of /],
+    [['--ep', 'tpu'], 'crisp: error: --ep must be one of auto, cpu, webgpu, cuda, dml, coreml'],
+  ])('refuses %j with one clear line and exit code 1', async (args, message) => {
+    const r = await runCli(['upscale', BIRD, '--out', out, ...args]);
+    expect(r.code).toBe(1);
+    const lines = crispLines(r.stderr);
+    expect(lines).toHaveLength(1);
+    if (typeof message === 'string') expect(lines[0]).toBe(message);
+    else expect(lines[0]).toMatch(message);
+  });
+
+  it('a bad file fails alone: the good one is still written, exit code 1', async () => {
+    const bad = path.join(out, 'notes.jpg');
+    await writeFile(bad, 'not an image');
+    const dir = await tempDir();
+    try {
+      const r = await runCli(['upscale', bad, BIRD, '--model', 'digital-art-4x', '--scale', '2', '--out', dir]);
+      expect(r.code).toBe(1);
+      expect(crispLines(r.stderr)).toEqual([`crisp: error: ${bad}: notes.jpg is not a JPG, PNG or WEBP image`]);
+      expect(await readdir(dir)).toEqual(['bird_LRBI_x4_digital-art-4x_x2.png']);
+    } finally {
+      await removeDir(dir);
+    }
+  });
+
+  it('models list shows every contract model with its open model and whether it is installed', async () => {
+    const r = await runCli(['models', 'list', '--json']);
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.stdout) as Array<{ name: string; model: string; licence: string; installed: boolean }>;
+    expect(rows.map((x) => x.name).sort()).toEqual([...MODEL_NAMES].sort());
+    const installed = rows.filter((x) => x.installed).map((x) => x.model).sort();
+    expect(installed).toEqual(['4xLSDIRCompactC3', 'realesr-animevideov3', 'realesr-general-wdn-x4v3', 'realesr-general-x4v3']);
+    for (const row of rows) expect(row.licence).not.toBe('');
+    const table = await runCli(['models', 'list']);
+    expect(table.stdout).toMatch(/crystal-plus-4x\s+4xLSDIRCompactC3\s+SRVGGNetCompact\s+CC-BY-4.0\s+installed/);
+    expect(table.stdout).toMatch(/service-standard-4x\s+RealESRGAN_x4plus\s+RRDBNet\s+BSD-3-Clause\s+not installed/);
+  });
+});

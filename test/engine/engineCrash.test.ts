@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_CALLER } from '../../engine/api.js';
+import { FAST_MODEL, listFiles, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
+import { IMAGES_DIR, REPO_ROOT } from '../helpers/paths.js';
+
+describe('engine process killed while a task runs', () => {
+  let dataDir: string;
+  let scratch: string;
+  beforeAll(async () => {
+    dataDir = await tempDir();
+    scratch = await tempDir();
+  });
+  afterAll(async () => {
+    await removeDir(dataDir);
+    await removeDir(scratch);
+  });
+
+  it('reports PROCESSING_FAILED after a restart, and a new task succeeds', async () => {
+    const image = path.join(scratch, 'big.png');
+    await sharp(path.join(IMAGES_DIR, 'set5/baby.png')).toFile(image);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/engineHost.ts', dataDir, image], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const taskId = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /RUNNING ([0-9a-f-]{36})/.exec(out);
+        if (m) resolve(m[1] as string);
+      });
+      child.on('exit', (code) => reject(new Error(`engine host exited early (${code})`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+
+    const engine = await makeEngine({ dataDir });
+    try {
+      const s = await engine.getTaskStatus(LOCAL_CALLER, { data: { taskId } });
+      expect(s.status).toBe('PROCESSING_FAILED');
+      expect(s.error).toBe('Crisp stopped while this task was running. Start it again.');
+      expect(s.files).toEqual([]);
+      // no half-written output or temp file survives the kill's aftermath
+      expect((await listFiles(path.join(dataDir, 'tasks', taskId))).filter((f) => f.startsWith('outputs'))).toEqual([]);
+
+      const r = await engine.startTask(LOCAL_CALLER, {
+        fields: { model: FAST_MODEL, scale: 2, saveImageAs: 'jpg', enhanceFace: false },
+        file: [{ originalFileName: 'bird.png', data: { path: path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png') } }],
+      });
+      const ok = await waitForTask(engine, r.taskId);
+      expect(ok.status).toBe('PROCESSED');
+      expect(ok.files[0]!.dimensions).toEqual({ width: 144, height: 144 });
+    } finally {
+      await engine.close();
+    }
+  });
+});
