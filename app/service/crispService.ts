@@ -1,0 +1,150 @@
+/**
+ * The app layer's service interface: everything the UI may ask of the main process. The Electron
+ * preload and `crisp ui`'s HTTP bridge are two transports of exactly this interface (VS Code's
+ * ProxyChannel idea): the renderer only ever sees a `CrispService`, never a channel name.
+ * Pure types: safe to import from renderer/ (no Node, no Electron).
+ */
+import type { SaveImageAs, Scale } from '../../engine/contract/enums.js';
+
+export type Mode = 'local' | 'cloud';
+export type OverwritePolicy = 'skip' | 'replace' | 'keep';
+export type ExecutionProviderSetting = 'auto' | 'cpu' | 'webgpu' | 'cuda' | 'dml' | 'coreml';
+export type Theme = 'system' | 'light' | 'dark';
+
+export interface Settings {
+  version: 1;
+  mode: Mode;
+  /** Cloud: base URL of the upscaling service (the official one or a `crisp serve`). */
+  baseUrl: string;
+  /** Contract model name, or `custom:<id>` for an imported local model. */
+  model: string;
+  scale: Scale;
+  format: SaveImageAs;
+  compression: number;
+  face: boolean;
+  /** Empty: beside each input. */
+  outputFolder: string;
+  /** e.g. `{name}_{model}_x{scale}.{ext}` */
+  template: string;
+  overwrite: OverwritePolicy;
+  executionProvider: ExecutionProviderSetting;
+  /** null: automatic. */
+  tileSize: number | null;
+  threads: number | null;
+  theme: Theme;
+}
+
+export interface ModelInfo {
+  name: string;
+  title: string;
+  description: string;
+  kind: 'photo' | 'illustration' | 'denoise' | 'custom';
+  /** Native scale of the network. */
+  scale: number;
+  /** Local mode: weights present. Cloud mode: always true for contract models. */
+  installed: boolean;
+  licence: string;
+}
+
+export type ItemStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';
+
+export interface JobItem {
+  id: string;
+  /** Absolute path of the input (or of the copy kept for pasted/dropped bytes). */
+  inputPath: string;
+  inputName: string;
+  status: ItemStatus;
+  /** 0–100 for this item. */
+  percent: number;
+  /** Plain-words error for a failed item. */
+  error?: string;
+  outputPath?: string;
+  inputDimensions?: { width: number; height: number };
+  outputDimensions?: { width: number; height: number };
+  /** Cloud: credits deducted for this item. */
+  creditsDeducted?: number;
+}
+
+export interface QueueSnapshot {
+  items: JobItem[];
+  /** Finished items (done, failed, cancelled, skipped) of the current run. */
+  finished: number;
+  total: number;
+  /** Whole-batch percent; never goes backwards while a run is active. */
+  percent: number;
+  running: boolean;
+}
+
+export interface CreditEstimate {
+  mode: Mode;
+  /** Local: 0 ("local upscaling is free"). Cloud: from the service or the documented price table. */
+  credits: number;
+  items: number;
+}
+
+export interface AccountView {
+  /** false when the server has no get-account (the balance is then simply not shown). */
+  available: boolean;
+  email?: string;
+  currentCredits?: number;
+  currentExtraCredits?: number;
+}
+
+export type ServiceEvent =
+  | { type: 'queue'; queue: QueueSnapshot }
+  | { type: 'item'; item: JobItem }
+  | { type: 'account'; account: AccountView }
+  | { type: 'settings'; settings: Settings }
+  | { type: 'batchFinished'; done: number; failed: number; total: number };
+
+export interface CrispService {
+  getSettings(): Promise<Settings>;
+  /** Validated in the main process; answers the stored settings. */
+  updateSettings(patch: Partial<Omit<Settings, 'version'>>): Promise<Settings>;
+  /** Stored through the secret store, never in the settings file. null clears it. */
+  setApiKey(key: string | null): Promise<void>;
+  hasApiKey(): Promise<boolean>;
+  listModels(): Promise<ModelInfo[]>;
+  /** Files and folders (folders expanded, optionally recursively, keeping only supported images). */
+  addPaths(paths: string[], options?: { recursive?: boolean }): Promise<JobItem[]>;
+  /** Bytes from a drop, a paste or a browser file input. */
+  addFile(name: string, bytes: Uint8Array): Promise<JobItem>;
+  removeItem(id: string): Promise<void>;
+  clearFinished(): Promise<void>;
+  start(): Promise<void>;
+  /** One item, or everything when id is absent. */
+  cancel(id?: string): Promise<void>;
+  retry(id?: string): Promise<void>;
+  getQueue(): Promise<QueueSnapshot>;
+  estimate(): Promise<CreditEstimate>;
+  getAccount(): Promise<AccountView>;
+  /** Image bytes for thumbnails and the before/after comparison. */
+  readImage(id: string, which: 'input' | 'output'): Promise<{ mime: string; bytes: Uint8Array }>;
+  /** Desktop only: show the output in the file manager (the browser UI reports false). */
+  revealOutput(id: string): Promise<boolean>;
+  subscribe(listener: (event: ServiceEvent) => void): () => void;
+}
+
+/** Method names, for transports that check calls against the interface (preload, HTTP bridge). */
+export const SERVICE_METHODS = [
+  'getSettings',
+  'updateSettings',
+  'setApiKey',
+  'hasApiKey',
+  'listModels',
+  'addPaths',
+  'addFile',
+  'removeItem',
+  'clearFinished',
+  'start',
+  'cancel',
+  'retry',
+  'getQueue',
+  'estimate',
+  'getAccount',
+  'readImage',
+  'revealOutput',
+] as const satisfies ReadonlyArray<Exclude<keyof CrispService, 'subscribe'>>;
+
+export type ServiceMethod = (typeof SERVICE_METHODS)[number];
+
