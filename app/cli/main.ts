@@ -3,6 +3,8 @@
  * as one line on stderr and a non-zero exit code — never a stack trace (set CRISP_DEBUG=1 to see one).
  */
 import { Command, CommanderError } from 'commander';
+import { registerModelsFetch } from './commands/modelsFetch.js';
+import { registerModelsImport } from './commands/modelsImport.js';
 import { registerModelsList } from './commands/modelsList.js';
 import { registerUpscale } from './commands/upscale.js';
 import { CliError } from './cliError.js';
@@ -16,6 +18,8 @@ export function buildProgram(): Command {
   registerUpscale(program);
   const models = program.command('models').description('List, download and import upscaling models');
   registerModelsList(models);
+  registerModelsFetch(models);
+  registerModelsImport(models);
   return program;
 }
 

@@ -1,0 +1,80 @@
+/**
+ * `crisp models fetch [NAME…|--all]`: download, convert and install catalog models into the user's
+ * models directory. One line per model on stdout (installed or why not); exit code 1 if any failed.
+ */
+import cliProgress from 'cli-progress';
+import { Command } from 'commander';
+import { loadCatalog, userModelsDir, type CatalogEntry } from '../../../engine/models/catalog.js';
+import { fetchModels } from '../../../engine/models/fetch.js';
+import { CliError } from '../cliError.js';
+
+interface FetchCommandOptions {
+  all?: boolean;
+  dir?: string;
+  connectTimeout?: string;
+}
+
+function pickEntries(names: string[], all: boolean): CatalogEntry[] {
+  const catalog = loadCatalog();
+  if (all) return catalog;
+  if (names.length === 0) throw new CliError('name at least one model, or pass --all (see "crisp models list")');
+  return names.map((n) => {
+    // Accept the contract name or the open model's own name (e.g. realesr-general-x4v3).
+    const e = catalog.find((c) => c.name === n || c.model === n);
+    if (!e) throw new CliError(`unknown model '${n}' (see "crisp models list")`);
+    return e;
+  });
+}
+
+function mb(n: number): string {
+  return (n / 1048576).toFixed(1);
+}
+
+export function registerModelsFetch(models: Command): void {
+  models
+    .command('fetch')
+    .description('Download, convert and install models into your models directory')
+    .argument('[names...]', 'model names (contract or open-model names)')
+    .option('--all', 'fetch every catalog model')
+    .option('--dir <dir>', 'models directory (default: your user models directory)')
+    .option('--connect-timeout <ms>', 'give up on a server that does not answer within this many ms', '5000')
+    .action(async (names: string[], opts: FetchCommandOptions) => {
+      const entries = pickEntries(names, Boolean(opts.all));
+      const modelsDir = opts.dir ?? userModelsDir();
+      const connectTimeoutMs = Number(opts.connectTimeout ?? 5000);
+      if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new CliError('--connect-timeout must be a positive number of ms');
+      const tty = Boolean(process.stderr.isTTY);
+      const bar = tty
+        ? new cliProgress.SingleBar(
+            { stream: process.stderr, format: ' {bar} {percentage}% | {name} {mb}/{totalMb} MB', hideCursor: true, clearOnComplete: true },
+            cliProgress.Presets.shades_classic,
+          )
+        : null;
+      let current = '';
+      const results = await fetchModels(entries, {
+        modelsDir,
+        connectTimeoutMs,
+        onModelProgress: (name, received, total) => {
+          if (!bar) return;
+          if (name !== current) {
+            if (current) bar.stop();
+            current = name;
+            bar.start(total ?? 0, 0, { name, mb: '0.0', totalMb: total ? mb(total) : '?' });
+          }
+          if (total) bar.setTotal(total);
+          bar.update(total ? received : 0, { name, mb: mb(received), totalMb: total ? mb(total) : '?' });
+        },
+      });
+      if (current) bar?.stop();
+      for (const r of results) {
+        process.stdout.write(r.ok ? `${r.name}: installed ${r.installed.path} (x${r.installed.scale})\n` : `${r.name}: ${r.error}\n`);
+      }
+      if (results.some((r) => !r.ok)) process.exitCode = 1;
+    });
+}
+
+/** Registers `fetch` under the program's `models` command (created if the lead has not yet). */
+export function register(program: Command): void {
+  const models = program.commands.find((c) => c.name() === 'models') ?? program.command('models').description('List, download and import upscaling models');
+  registerModelsFetch(models);
+}

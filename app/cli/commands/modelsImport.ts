@@ -1,0 +1,47 @@
+/**
+ * `crisp models import <file…> [--name N]`: convert a .pth / .safetensors / ncnn .param(+.bin) /
+ * .onnx file and install it as a custom model, with the scale the smoke test measured.
+ */
+import { Command } from 'commander';
+import { userModelsDir } from '../../../engine/models/catalog.js';
+import { importCustomModel } from '../../../engine/models/customModels.js';
+import { CliError } from '../cliError.js';
+
+interface ImportCommandOptions {
+  name?: string;
+  dir?: string;
+  activation?: string;
+}
+
+export function registerModelsImport(models: Command): void {
+  models
+    .command('import')
+    .description('Import a .pth, .safetensors, .onnx or ncnn .param/.bin model as a custom model')
+    .argument('<files...>', 'model files')
+    .option('--name <name>', 'name to list the model under (one file only)')
+    .option('--dir <dir>', 'models directory (default: your user models directory)')
+    .option('--activation <act>', 'SRVGGNetCompact without PReLU weights: relu or leakyrelu', 'leakyrelu')
+    .action(async (files: string[], opts: ImportCommandOptions) => {
+      if (opts.name && files.length > 1) throw new CliError('--name can only be used with a single file');
+      const act = opts.activation;
+      if (act !== 'relu' && act !== 'leakyrelu') throw new CliError('--activation must be relu or leakyrelu');
+      const modelsDir = opts.dir ?? userModelsDir();
+      let failed = 0;
+      for (const file of files) {
+        try {
+          const m = await importCustomModel(file, { modelsDir, srvggActivation: act, ...(opts.name ? { name: opts.name } : {}) });
+          process.stdout.write(`${file}: imported as ${m.name} (x${m.scale}, ${m.description}) → ${m.path}\n`);
+        } catch (e) {
+          failed++;
+          process.stdout.write(`${file}: not imported: ${((e as Error).message ?? String(e)).split('\n')[0]}\n`);
+        }
+      }
+      if (failed > 0) process.exitCode = 1;
+    });
+}
+
+/** Registers `import` under the program's `models` command (created if the lead has not yet). */
+export function register(program: Command): void {
+  const models = program.commands.find((c) => c.name() === 'models') ?? program.command('models').description('List, download and import upscaling models');
+  registerModelsImport(models);
+}

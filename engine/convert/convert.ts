@@ -1,0 +1,83 @@
+/**
+ * The converter's front door: any supported weights file (.pth/.pt/.ckpt zip or legacy,
+ * .safetensors, ncnn .param+.bin, or an existing .onnx) → ONNX bytes plus what was detected.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describeSpec, type ArchSpec } from './architecture.js';
+import { detectArchitecture, type DetectOptions } from './detectArchitecture.js';
+import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js';
+import { convertNcnn } from './ncnn.js';
+import { readOnnx } from './onnxReader.js';
+import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
+import { readSafetensors } from './safetensors.js';
+import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
+import { CheckpointError, type StateDict } from './stateDict.js';
+import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
+
+export type SourceFormat = 'pth' | 'safetensors' | 'ncnn' | 'onnx';
+
+export interface ConvertedModel {
+  onnx: Uint8Array;
+  format: SourceFormat;
+  /** The detected architecture; null for ncnn and ONNX inputs (translated / passed through as graphs). */
+  spec: ArchSpec | null;
+  description: string;
+}
+
+export type ConvertOptions = DetectOptions;
+
+export class ConvertError extends Error {
+  override readonly name = 'ConvertError';
+}
+
+/** Reads a PyTorch checkpoint (zip or legacy) or safetensors file into float32 tensors. */
+export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetensors'): Promise<StateDict> {
+  if (format === 'safetensors') return readSafetensors(bytes);
+  if (isZip(bytes)) return readZipCheckpoint(bytes);
+  if (isLegacyCheckpoint(bytes)) return readLegacyCheckpoint(bytes);
+  throw new CheckpointError('not a PyTorch checkpoint (neither a zip archive nor a legacy pickle)');
+}
+
+export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
+  const spec = detectArchitecture(dict, opts);
+  if (spec.kind === 'srvgg') {
+    const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
+    return { onnx: buildSrvggOnnx(s, weights), spec: s };
+  }
+  const { spec: r, weights } = detectRrdb(dict);
+  return { onnx: buildRrdbOnnx(r, weights), spec: r };
+}
+
+export function formatOf(file: string): SourceFormat {
+  const ext = path.extname(file).toLowerCase();
+  if (ext === '.pth' || ext === '.pt' || ext === '.ckpt') return 'pth';
+  if (ext === '.safetensors') return 'safetensors';
+  if (ext === '.param' || ext === '.bin') return 'ncnn';
+  if (ext === '.onnx') return 'onnx';
+  throw new ConvertError(`${path.basename(file)}: unsupported file type ${ext || '(none)'}; expected .pth, .safetensors, .onnx or an ncnn .param/.bin pair`);
+}
+
+/** Converts bytes already in memory (used by fetch, which downloads before converting). */
+export async function convertBytes(bytes: Uint8Array, format: Exclude<SourceFormat, 'ncnn'>, opts: ConvertOptions = {}): Promise<ConvertedModel> {
+  if (format === 'onnx') {
+    const info = readOnnx(bytes);
+    if (info.inputs.length !== 1 || info.outputs.length !== 1) {
+      throw new ConvertError(`ONNX model must have one input and one output (has ${info.inputs.length} and ${info.outputs.length})`);
+    }
+    return { onnx: bytes, format, spec: null, description: `ONNX (${info.nodes.length} nodes, opset ${info.opset})` };
+  }
+  const { onnx, spec } = convertStateDict(await readStateDict(bytes, format), opts);
+  return { onnx, format, spec, description: describeSpec(spec) };
+}
+
+export async function convertModelFile(file: string, opts: ConvertOptions = {}): Promise<ConvertedModel> {
+  const format = formatOf(file);
+  if (format === 'ncnn') {
+    const base = file.slice(0, -path.extname(file).length);
+    const [param, bin] = await Promise.all([readFile(`${base}.param`, 'utf8'), readFile(`${base}.bin`)]);
+    const { onnx, layerTypes } = convertNcnn(param, bin);
+    return { onnx, format, spec: null, description: `ncnn model (${layerTypes.join(', ')})` };
+  }
+  return convertBytes(await readFile(file), format, opts);
+}

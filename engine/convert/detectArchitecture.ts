@@ -1,0 +1,29 @@
+/**
+ * Decides which supported architecture a state dict is, from key names and tensor shapes alone,
+ * and refuses anything else with a message that says what was found.
+ */
+import { UnsupportedArchitectureError, type ArchSpec, type SrvggActivation } from './architecture.js';
+import { detectRrdb, looksLikeBasicsrRrdb, looksLikeEsrganOld } from './rrdb.js';
+import { detectSrvgg, looksLikeSrvgg } from './srvgg.js';
+import type { StateDict } from './stateDict.js';
+
+export interface DetectOptions {
+  /** SRVGGNetCompact without PReLU weights: which parameter-free activation it was trained with. */
+  srvggActivation?: Exclude<SrvggActivation, 'prelu'>;
+}
+
+export function detectArchitecture(dict: StateDict, opts: DetectOptions = {}): ArchSpec {
+  if (looksLikeEsrganOld(dict) || looksLikeBasicsrRrdb(dict)) return detectRrdb(dict).spec;
+  if (looksLikeSrvgg(dict)) return detectSrvgg(dict, opts.srvggActivation).spec;
+  throw new UnsupportedArchitectureError(`unsupported architecture: ${summarise(dict)}`);
+}
+
+/** A short description of an unrecognised state dict, e.g. for SwinIR/HAT/DAT checkpoints. */
+export function summarise(dict: StateDict): string {
+  const keys = [...dict.keys()];
+  const prefixes = [...new Set(keys.map((k) => k.split('.').slice(0, 2).join('.')))].slice(0, 6);
+  const hints: string[] = [];
+  if (keys.some((k) => k.includes('attn'))) hints.push('attention layers (a transformer such as SwinIR/HAT/DAT?)');
+  if (keys.some((k) => k.includes('stylegan') || k.includes('condition_scale'))) hints.push('StyleGAN blocks (a face restorer such as GFPGAN?)');
+  return `${keys.length} tensors, keys starting ${prefixes.join(', ')}${keys.length > 6 ? ', …' : ''}${hints.length ? `; found ${hints.join('; ')}` : ''}; supported are SRVGGNetCompact and RRDBNet (ESRGAN/BasicSR)`;
+}

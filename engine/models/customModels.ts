@@ -1,0 +1,123 @@
+/**
+ * User-imported ("custom") models: any supported weights file converted to ONNX, smoke-tested and
+ * installed under <modelsDir>/custom, with a small JSON registry beside them so they can be listed
+ * with their detected scale and origin. Kept apart from catalog files so an import can never
+ * overwrite a catalog model.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { readFile, rename, rm, writeFile, mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { convertModelFile, type ConvertOptions, type SourceFormat } from '../convert/convert.js';
+import { installModel, type SmokeRunner } from './install.js';
+
+export const CUSTOM_DIR = 'custom';
+export const CUSTOM_REGISTRY = 'custom-models.json';
+
+const NAME_RE = /^[A-Za-z0-9][\w.-]{0,63}$/;
+
+const customModelSchema = z.object({
+  name: z.string().regex(NAME_RE),
+  file: z.string().regex(/^[\w.-]+\.onnx$/),
+  scale: z.number().int().min(1).max(16),
+  format: z.enum(['pth', 'safetensors', 'ncnn', 'onnx']),
+  source: z.string(),
+  description: z.string(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  importedAt: z.string(),
+});
+
+export type CustomModel = z.infer<typeof customModelSchema> & { format: SourceFormat };
+
+export interface CustomModelListing extends CustomModel {
+  /** Absolute path of the ONNX file. */
+  path: string;
+}
+
+export class CustomModelError extends Error {
+  override readonly name = 'CustomModelError';
+}
+
+export function customModelsDir(modelsDir: string): string {
+  return path.join(modelsDir, CUSTOM_DIR);
+}
+
+async function readRegistry(modelsDir: string): Promise<CustomModel[]> {
+  const file = path.join(customModelsDir(modelsDir), CUSTOM_REGISTRY);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const parsed = z.array(customModelSchema).safeParse(JSON.parse(text));
+  if (!parsed.success) throw new CustomModelError(`custom model registry ${file} is invalid: ${parsed.error.issues[0]?.message ?? ''}`);
+  return parsed.data;
+}
+
+async function writeRegistry(modelsDir: string, models: CustomModel[]): Promise<void> {
+  const dir = customModelsDir(modelsDir);
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, CUSTOM_REGISTRY);
+  const tmp = `${file}.${randomUUID()}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(models, null, 2)}\n`);
+  await rename(tmp, file);
+}
+
+/** Custom models whose ONNX file is present, in import order. */
+export async function listCustomModels(modelsDir: string): Promise<CustomModelListing[]> {
+  const dir = customModelsDir(modelsDir);
+  return (await readRegistry(modelsDir))
+    .map((m) => ({ ...m, path: path.join(dir, m.file) }))
+    .filter((m) => existsSync(m.path));
+}
+
+export interface ImportOptions extends ConvertOptions {
+  modelsDir: string;
+  /** Name to list the model under (default: the file name without extension). */
+  name?: string;
+  smokeRun?: SmokeRunner;
+}
+
+export function defaultCustomName(file: string): string {
+  const base = path.basename(file).replace(/\.(pth|pt|ckpt|safetensors|onnx|param|bin)$/i, '');
+  const cleaned = base.replace(/[^\w.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64);
+  return cleaned || 'custom-model';
+}
+
+/** Converts (if needed), smoke-tests and installs one file as a custom model; replaces a same-named one. */
+export async function importCustomModel(file: string, opts: ImportOptions): Promise<CustomModelListing> {
+  const name = opts.name ?? defaultCustomName(file);
+  if (!NAME_RE.test(name)) throw new CustomModelError(`invalid model name ${JSON.stringify(name)} (letters, digits, . _ - ; at most 64)`);
+  const converted = await convertModelFile(file, opts);
+  const fileName = `${name}.onnx`;
+  const installed = await installModel(converted.onnx, {
+    modelsDir: customModelsDir(opts.modelsDir),
+    fileName,
+    ...(opts.smokeRun ? { run: opts.smokeRun } : {}),
+  });
+  const entry: CustomModel = {
+    name,
+    file: fileName,
+    scale: installed.scale,
+    format: converted.format,
+    source: path.basename(file),
+    description: converted.description,
+    sha256: createHash('sha256').update(converted.onnx).digest('hex'),
+    importedAt: new Date().toISOString(),
+  };
+  const models = (await readRegistry(opts.modelsDir)).filter((m) => m.name !== name);
+  models.push(entry);
+  await writeRegistry(opts.modelsDir, models);
+  return { ...entry, path: installed.path };
+}
+
+export async function removeCustomModel(modelsDir: string, name: string): Promise<boolean> {
+  const models = await readRegistry(modelsDir);
+  const found = models.find((m) => m.name === name);
+  if (!found) return false;
+  await writeRegistry(modelsDir, models.filter((m) => m.name !== name));
+  await rm(path.join(customModelsDir(modelsDir), found.file), { force: true });
+  return true;
+}
