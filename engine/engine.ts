@@ -22,7 +22,8 @@ import {
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { createInference, type ExecutionProviderChoice, type Inference } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
-import { modelSearchDirs, resolveModel, ModelNotInstalledError } from './models/catalog.js';
+import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
+import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
 import { materializeInputs } from './tasks/taskInputs.js';
@@ -44,6 +45,11 @@ export interface EngineOptions {
   /** Fixed tile size in input pixels; automatic when absent. */
   tileSize?: number;
   modelDirs?: string[];
+  /**
+   * extension (local mode): the models directory whose custom/ registry (`crisp models import`) is
+   * offered as `custom:<name>` models. Absent — as in `crisp serve` — only the contract's 12 names exist.
+   */
+  customModelsDir?: string;
   /** Adds server-specific fields (downloadLink) to output FileData. */
   decorateFile?: DecorateFile;
   /** How often expired uploads and outputs are swept (0 disables the timer). */
@@ -73,6 +79,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const now = opts.now ?? Date.now;
   const meter = opts.credits ?? UNMETERED;
   const modelDirs = opts.modelDirs ?? modelSearchDirs();
+  const modelSources: TaskModelSources = {
+    modelDirs,
+    ...(opts.customModelsDir !== undefined ? { customModelsDir: path.resolve(opts.customModelsDir) } : {}),
+    denoiseCacheDir: path.join(dataDir, 'models-cache'),
+  };
   const decorate: DecorateFile = opts.decorateFile ?? ((_t, f) => f);
   const signer = createUrlSigner(await loadOrCreateSecret(dataDir));
   const uploads = new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now);
@@ -100,7 +111,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     now,
     getInference,
     tileSize: opts.tileSize,
-    modelDirs,
+    models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
   });
@@ -112,9 +123,16 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   };
 
   async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
-    const req: StartTaskRequest = parseStartTask(input.fields, input.file, { maxFilesPerTask: limits.maxFilesPerTask });
+    // Read the registry per task so a model imported while the engine runs is usable at once.
+    const custom = opts.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
+    const req: StartTaskRequest = parseStartTask(
+      input.fields,
+      input.file,
+      { maxFilesPerTask: limits.maxFilesPerTask },
+      custom ? { extraModels: (name) => custom.has(name) } : {},
+    );
     try {
-      resolveModel(req.model, modelDirs);
+      await resolveTaskModel(req, modelSources, { build: false });
     } catch (e) {
       if (e instanceof ModelNotInstalledError) throw errors.badRequest(e.message);
       throw e;
@@ -137,6 +155,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
           saveImageAs: req.saveImageAs,
           enhanceFace: req.enhanceFace,
           compression: req.compression,
+          ...(req.denoise !== undefined ? { denoise: req.denoise } : {}),
         },
         createdAt: t,
         updatedAt: t,

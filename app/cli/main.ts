@@ -6,7 +6,9 @@ import { Command, CommanderError } from 'commander';
 import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
 import { registerModelsList } from './commands/modelsList.js';
+import { register as registerServe } from './commands/serve.js';
 import { registerUpscale } from './commands/upscale.js';
+import { register as registerUsers } from './commands/users.js';
 import { CliError } from './cliError.js';
 
 export function buildProgram(): Command {
@@ -16,6 +18,8 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run "crisp --help" for usage)')
     .exitOverride();
   registerUpscale(program);
+  registerServe(program);
+  registerUsers(program);
   const models = program.command('models').description('List, download and import upscaling models');
   registerModelsList(models);
   registerModelsFetch(models);

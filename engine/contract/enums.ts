@@ -19,6 +19,18 @@ export const MODEL_NAMES = [
 ] as const;
 export type ModelName = (typeof MODEL_NAMES)[number];
 
+/**
+ * extension: a user-imported model, `custom:<name>`. Only an engine given a custom models registry accepts
+ * these (local mode); by default, and always over HTTP, the contract's 12 names are the only valid ones.
+ */
+export const CUSTOM_MODEL_PREFIX = 'custom:';
+export type CustomModelName = `custom:${string}`;
+/** What a task's `model` may hold: a contract name, or (local mode only) a custom one. */
+export type TaskModelName = ModelName | CustomModelName;
+
+/** extension: `denoise` (0–1) blends realesr-general-x4v3 with its wdn twin; only this model has one. */
+export const DENOISE_MODEL: ModelName = 'service-lite-4x';
+
 export const SCALES = [1, 2, 3, 4, 5, 6, 7, 8] as const;
 export type Scale = (typeof SCALES)[number];
 
@@ -54,6 +66,9 @@ export const FORMAT_MAX_SIDE: Readonly<Record<SaveImageAs, number>> = {
 
 export function isModelName(value: unknown): value is ModelName {
   return typeof value === 'string' && (MODEL_NAMES as readonly string[]).includes(value);
+}
+export function isCustomModelName(value: unknown): value is CustomModelName {
+  return typeof value === 'string' && value.startsWith(CUSTOM_MODEL_PREFIX) && value.length > CUSTOM_MODEL_PREFIX.length;
 }
 export function isScale(value: unknown): value is Scale {
   return typeof value === 'number' && (SCALES as readonly number[]).includes(value);

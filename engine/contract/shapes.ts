@@ -2,7 +2,7 @@
  * Request and response shapes of the contract (spec: "Resources", "Endpoints").
  * Timestamps are Unix epoch milliseconds. Fields marked "extension" are Crisp additions documented in docs/api.md.
  */
-import type { InputMimeType, ModelName, SaveImageAs, Scale, TaskStatus } from './enums.js';
+import type { InputMimeType, SaveImageAs, Scale, TaskModelName, TaskStatus } from './enums.js';
 
 export interface Dimensions {
   width: number;
@@ -30,7 +30,8 @@ export interface TaskRecord {
   files: FileData[];
   filesCount: number;
   enhanceFace: boolean;
-  model: ModelName;
+  /** A contract model name; `custom:<name>` (extension) only from a local engine with custom models. */
+  model: TaskModelName;
   scale: Scale;
   saveImageAs: SaveImageAs;
   compression: number;
@@ -94,11 +95,13 @@ export interface SourceFile {
 export type UploadedFileRef = Pick<FileData, 'path'> & Partial<FileData>;
 
 export interface TaskSettings {
-  model: ModelName;
+  model: TaskModelName;
   scale: Scale;
   saveImageAs: SaveImageAs;
   enhanceFace: boolean;
   compression: number;
+  /** extension: denoise strength 0–1 for service-lite-4x (1 = the plain model); absent = not asked for. */
+  denoise?: number;
 }
 
 /** start-task after validation: settings plus exactly one source. */
@@ -125,7 +128,9 @@ export interface TaskStatusData {
   files: FileData[];
   deductedCredits: number;
   creditsDeducted: boolean;
-  model: ModelName;
+  model: TaskModelName;
+  /** extension: the denoise strength the task was started with, when one was given. */
+  denoise?: number;
   scale: Scale;
   saveImageAs: SaveImageAs;
   compression: number;

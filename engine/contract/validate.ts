@@ -8,7 +8,9 @@ import {
   COMPRESSION_MAX,
   COMPRESSION_MIN,
   DEFAULT_COMPRESSION,
+  DENOISE_MODEL,
   INPUT_MIME_TYPES,
+  isCustomModelName,
   MODEL_NAMES,
   OUTPUT_FORMATS,
   SCALES,
@@ -46,11 +48,23 @@ function fail(detail: string): ContractError {
   return errors.badRequest(detail);
 }
 
-export function parseModel(value: unknown): TaskSettings['model'] {
-  if (value === undefined || value === '') throw fail(`model is required (one of ${describe(MODEL_NAMES)})`);
+/**
+ * Options of settings validation. The defaults are the contract's: only its 12 model names. A local
+ * engine that offers imported models passes `extraModels` (see EngineOptions.customModelsDir).
+ */
+export interface TaskSettingsOptions {
+  /** extension: accepts a `custom:<name>` model name when this answers true. */
+  extraModels?: (name: string) => boolean;
+}
+
+export function parseModel(value: unknown, options: TaskSettingsOptions = {}): TaskSettings['model'] {
+  const custom = options.extraModels ? ' or an imported custom:<name> model' : '';
+  if (value === undefined || value === '') throw fail(`model is required (one of ${describe(MODEL_NAMES)}${custom})`);
   const m = MODEL_NAMES.find((n) => n === value);
-  if (!m) throw fail(`model ${showValue(value)} is not one of ${describe(MODEL_NAMES)}`);
-  return m;
+  if (m) return m;
+  if (isCustomModelName(value) && options.extraModels?.(value)) return value;
+  if (custom && isCustomModelName(value)) throw fail(`model ${showValue(value)} is not an imported custom model (see "crisp models list")`);
+  throw fail(`model ${showValue(value)} is not one of ${describe(MODEL_NAMES)}${custom}`);
 }
 
 export function parseScale(value: unknown): TaskSettings['scale'] {
@@ -85,14 +99,38 @@ export function parseEnhanceFace(value: unknown): boolean {
   return r.data;
 }
 
-export function parseTaskSettings(fields: Record<string, unknown>): TaskSettings {
-  return {
-    model: parseModel(fields.model),
+/** Decimal numbers as form strings ("0.5", ".5", "1") or as numbers in-process. */
+const numberLike = z.union([z.number(), z.string().trim().regex(/^(\d+\.?\d*|\.\d+)$/).transform(Number)]);
+
+/**
+ * extension: denoise strength 0–1 (absent when not given). Only service-lite-4x (realesr-general-x4v3)
+ * has a denoising twin to blend with, so any other model is refused rather than silently ignoring it.
+ */
+export function parseDenoise(value: unknown, model: TaskSettings['model']): number | undefined {
+  if (value === undefined || value === '' || value === null) return undefined;
+  const r = numberLike.safeParse(value);
+  if (!r.success || !Number.isFinite(r.data) || r.data < 0 || r.data > 1) {
+    throw fail(`denoise ${showValue(value)} is not a number from 0 to 1`);
+  }
+  if (model !== DENOISE_MODEL) {
+    throw fail(`denoise is only available with model '${DENOISE_MODEL}' (the general photo model), not ${showValue(model)}`);
+  }
+  // Four decimals, like the blend cache: 0.5 and 0.50000001 are the same model and the same task.
+  return Number(r.data.toFixed(4));
+}
+
+export function parseTaskSettings(fields: Record<string, unknown>, options: TaskSettingsOptions = {}): TaskSettings {
+  const model = parseModel(fields.model, options);
+  const settings: TaskSettings = {
+    model,
     scale: parseScale(fields.scale),
     saveImageAs: parseFormat(fields.saveImageAs),
     enhanceFace: parseEnhanceFace(fields.enhanceFace),
     compression: parseCompression(fields.compression),
   };
+  const denoise = parseDenoise(fields.denoise, model);
+  if (denoise !== undefined) settings.denoise = denoise;
+  return settings;
 }
 
 /** A client-supplied file name is data, never a path: keep the base name, drop control characters. */
@@ -134,8 +172,9 @@ export function parseStartTask(
   fields: Record<string, unknown>,
   file: SourceFile[] | undefined,
   limits: StartTaskLimits,
+  options: TaskSettingsOptions = {},
 ): StartTaskRequest {
-  const settings = parseTaskSettings(fields);
+  const settings = parseTaskSettings(fields, options);
   const hasFile = file !== undefined && file.length > 0;
   const hasFiles = fields.files !== undefined && fields.files !== '';
   const hasUrls = fields.urls !== undefined && fields.urls !== '';

@@ -18,6 +18,7 @@ export function toStatusData(task: StoredTask, decorate: DecorateFile): TaskStat
     compression: task.settings.compression,
     batchMode: task.batchMode,
   };
+  if (task.settings.denoise !== undefined) data.denoise = task.settings.denoise;
   if (task.error !== undefined) data.error = task.error;
   if (task.warnings.length > 0) data.warnings = [...task.warnings];
   return data;

@@ -10,7 +10,7 @@ import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
 import { fetchImage } from '../inputs/fetchImage.js';
 import type { Inference } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
-import { resolveModel } from '../models/catalog.js';
+import { resolveTaskModel, type TaskModelSources } from '../models/taskModel.js';
 import { upscaleImage } from '../pipeline/index.js';
 import { checkedInput } from './taskInputs.js';
 import { outputFileName } from './outputNames.js';
@@ -24,7 +24,8 @@ export interface TaskRunnerDeps {
   now: () => number;
   getInference: () => Inference;
   tileSize: number | undefined;
-  modelDirs: string[];
+  /** Catalog dirs, the custom registry and the denoise cache the task's model is resolved from. */
+  models: TaskModelSources;
   allowPrivateUrls: boolean;
   onFailed: (task: StoredTask) => Promise<void>;
 }
@@ -97,7 +98,7 @@ export class TaskRunner {
 
   private async run(task: StoredTask, signal: AbortSignal): Promise<void> {
     const { store, limits, now } = this.deps;
-    const model = resolveModel(task.settings.model, this.deps.modelDirs);
+    const model = await resolveTaskModel(task.settings, this.deps.models);
     const inference = this.deps.getInference();
     const outDir = path.join(store.taskDir(task.id), 'outputs');
     const n = task.inputs.length;

@@ -170,10 +170,9 @@ export class UploadStore {
       const target = path.join(dir, session.fileName);
       const tmp = tempPathFor(target);
       try {
-        const out = createWriteStream(tmp);
-        for (let n = 1; n <= count; n++) {
-          await pipeline(createReadStream(path.join(dir, 'parts', String(n))), out, { end: n === count });
-        }
+        await pipeline(async function* () {
+          for (let n = 1; n <= count; n++) yield* createReadStream(path.join(dir, 'parts', String(n)));
+        }, createWriteStream(tmp));
         const head = await readHead(tmp);
         const actual = sniffImageType(head);
         if (actual !== session.fileType) {

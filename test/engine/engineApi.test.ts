@@ -6,6 +6,7 @@ import { LOCAL_CALLER, type Caller } from '../../engine/api.js';
 import { ContractError, type TaskStatusData } from '../../engine/contract/index.js';
 import type { Engine } from '../../engine/engine.js';
 import { FAST_MODEL, listFiles, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
+import { hugePng } from '../helpers/craftedImages.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png');
@@ -100,7 +101,7 @@ describe('engine API (in-process contract)', () => {
     const cases: Array<[string, () => Promise<{ fields: Record<string, unknown>; file?: ReturnType<typeof fileFrom>[] }>, number, RegExp | string]> = [
       ['a text file named .jpg', async () => ({ fields: settings, file: [fileFrom(await write('notes.jpg', 'hello, not an image'))] }), 400, 'Bad Request: notes.jpg is not a JPG, PNG or WEBP image'],
       ['an empty file', async () => ({ fields: settings, file: [fileFrom(await write('empty.png', ''))] }), 400, 'Bad Request: empty.png is empty'],
-      ['a header claiming 100000×100000', async () => ({ fields: settings, file: [fileFrom(await write('huge.png', hugePngHeader()))] }), 400, /huge\.png.*100000.*100000/],
+      ['a header claiming 100000×100000', async () => ({ fields: settings, file: [fileFrom(await write('huge.png', hugePng(100000, 100000)))] }), 400, /huge\.png.*100000.*100000/],
       ['an unknown model', async () => ({ fields: { ...settings, model: 'ultra-9000' }, file: [fileFrom(BIRD)] }), 400, /^Bad Request: model 'ultra-9000' is not one of 'service-standard-4x'/],
       ['scale 9', async () => ({ fields: { ...settings, scale: 9 }, file: [fileFrom(BIRD)] }), 400, 'Bad Request: scale 9 is not an integer from 1 to 8'],
       ['format gif', async () => ({ fields: { ...settings, saveImageAs: 'gif' }, file: [fileFrom(BIRD)] }), 400, "Bad Request: saveImageAs 'gif' is not one of 'jpg', 'png', 'webp'"],
@@ -204,29 +205,4 @@ async function waitUntil(cond: () => Promise<boolean>, timeoutMs = 30_000): Prom
     if (Date.now() > deadline) throw new Error('condition not reached');
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-/** A valid PNG signature and IHDR claiming 100000×100000, with no pixel data: must be refused from the header. */
-function hugePngHeader(): Buffer {
-  const sig = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(100000, 0);
-  ihdr.writeUInt32BE(100000, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // RGB
-  const type = Buffer.from('IHDR');
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(13);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(Buffer.concat([type, ihdr])));
-  return Buffer.concat([sig, len, type, ihdr, crc]);
-}
-
-function crc32(buf: Buffer): number {
-  let c = ~0;
-  for (const b of buf) {
-    c ^= b;
-    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
-  }
-  return ~c >>> 0;
 }

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { MODELS_DIR, REPO_ROOT } from './paths.js';
 
@@ -8,12 +10,15 @@ export interface CliResult {
   stderr: string;
 }
 
+/** An empty user data folder, so the real home directory's models and settings never leak into a test. */
+const ISOLATED_DATA_HOME = mkdtempSync(path.join(os.tmpdir(), 'crisp-home-'));
+
 /** Runs the real `crisp` entry point (bin/crisp.js) as a child process. */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/crisp.js'), ...args], {
       cwd: REPO_ROOT,
-      env: { ...process.env, CRISP_MODELS_DIR: MODELS_DIR, ...env },
+      env: { ...process.env, XDG_DATA_HOME: ISOLATED_DATA_HOME, CRISP_MODELS_DIR: MODELS_DIR, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

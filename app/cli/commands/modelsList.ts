@@ -1,23 +1,53 @@
 import type { Command } from 'commander';
-import { listModels, modelSearchDirs } from '../../../engine/models/catalog.js';
+import { listModels, modelSearchDirs, userModelsDir } from '../../../engine/models/catalog.js';
+import { customModelsDir, listCustomModels, type CustomModelListing } from '../../../engine/models/customModels.js';
+import { architectureOf, customModelName } from '../../../engine/models/taskModel.js';
+
+/** An imported model as listed: `custom:<name>`, with the scale its import measured. */
+function customRow(m: CustomModelListing) {
+  return {
+    name: customModelName(m.name),
+    model: m.source,
+    architecture: architectureOf(m.description),
+    scale: m.scale,
+    licence: 'custom',
+    kind: 'custom' as const,
+    format: m.format,
+    description: m.description,
+    importedAt: m.importedAt,
+    installed: true,
+    path: m.path,
+  };
+}
 
 export function registerModelsList(models: Command): void {
   models
     .command('list')
-    .description('Every contract model with its open model, licence, and whether it is installed')
+    .description('Every contract model with its open model, licence, and whether it is installed; then imported custom models')
     .option('--json', 'print JSON instead of a table')
-    .action((opts: { json?: boolean }) => {
+    .action(async (opts: { json?: boolean }) => {
       const dirs = modelSearchDirs();
-      const rows = listModels(dirs);
+      const customDir = userModelsDir();
+      let custom: ReturnType<typeof customRow>[] = [];
+      let customError: string | undefined;
+      try {
+        custom = (await listCustomModels(customDir)).map(customRow);
+      } catch (e) {
+        // The catalog is still worth listing when the custom registry is damaged.
+        customError = e instanceof Error ? e.message : String(e);
+      }
+      const rows = [...listModels(dirs), ...custom];
+      if (customError) process.stderr.write(`crisp: warning: ${customError}\n`);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         return;
       }
-      const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed']);
-      const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS'];
+      const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed', `x${m.scale}`]);
+      const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE'];
       const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (r[i] ?? '').length)));
       const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
       process.stdout.write(`${[line(header), ...table.map(line)].join('\n')}\n`);
       process.stdout.write(`\nModels are looked up in:\n${dirs.map((d) => `  ${d}`).join('\n')}\n`);
+      process.stdout.write(`Custom models ("crisp models import") are in:\n  ${customModelsDir(customDir)}\n`);
     });
 }

@@ -1,0 +1,73 @@
+/**
+ * `crisp users add|list|credit`: operator commands on the server's accounts file. Safe while
+ * `crisp serve` runs on the same --data: both go through the same locked, atomic state file.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { AccountError, createJsonAccountStore, openAccountsState, type AccountStore } from '../../../engine/accounts/accountStore.js';
+import { CliError } from '../cliError.js';
+import { DEFAULT_DATA_DIR } from './serve.js';
+
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+}
+
+async function withStore<T>(dataDir: string, fn: (store: AccountStore) => Promise<T>): Promise<T> {
+  const store = createJsonAccountStore(await openAccountsState(dataDir));
+  try {
+    return await fn(store);
+  } catch (e) {
+    if (e instanceof AccountError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+export function register(program: Command): void {
+  const users = program.command('users').description('Manage the API users of "crisp serve"');
+
+  users
+    .command('add')
+    .description('Create a user; prints the new API key alone on the last line (it is shown only once)')
+    .requiredOption('--email <email>', "the user's e-mail address")
+    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
+    .option('--credits <n>', 'initial credits', count, 0)
+    .option('--extra-credits <n>', 'initial extra credits (spent after regular credits)', count, 0)
+    .action(async (o: { email: string; data: string; credits: number; extraCredits: number }) => {
+      const { account, apiKey } = await withStore(o.data, (s) => s.addUser({ email: o.email, credits: o.credits, extraCredits: o.extraCredits }));
+      process.stdout.write(`Created user ${account.userId} <${account.email}> with ${account.credits} credits and ${account.extraCredits} extra credits.\n`);
+      process.stdout.write('API key (store it now; only its hash is kept):\n');
+      process.stdout.write(`${apiKey}\n`);
+    });
+
+  users
+    .command('list')
+    .description('List users and balances')
+    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
+    .option('--json', 'print JSON')
+    .action(async (o: { data: string; json?: boolean }) => {
+      const list = await withStore(o.data, (s) => s.listUsers());
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+        return;
+      }
+      const rows = list.map((u) => [u.userId, u.email, String(u.credits), String(u.extraCredits), new Date(u.createdAt).toISOString()]);
+      const header = ['USER ID', 'EMAIL', 'CREDITS', 'EXTRA', 'CREATED'];
+      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+      const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+      process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n`);
+    });
+
+  users
+    .command('credit')
+    .description("Add credits to a user's balance")
+    .requiredOption('--email <email>', "the user's e-mail address")
+    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
+    .option('--add <n>', 'regular credits to add', count, 0)
+    .option('--add-extra <n>', 'extra credits to add', count, 0)
+    .action(async (o: { email: string; data: string; add: number; addExtra: number }) => {
+      if (o.add === 0 && o.addExtra === 0) throw new CliError('nothing to add: pass --add N and/or --add-extra N');
+      const a = await withStore(o.data, (s) => s.addCredits(o.email, { credits: o.add, extraCredits: o.addExtra }));
+      process.stdout.write(`${a.email}: ${a.credits} credits, ${a.extraCredits} extra credits\n`);
+    });
+}

@@ -1,0 +1,220 @@
+/**
+ * The only module that talks to onnxruntime. Everything else sees `Inference` / `ModelSession`, so swapping
+ * the runtime or its providers never touches the pipeline.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import type { ResolvedModel } from '../models/catalog.js';
+
+export const EXECUTION_PROVIDERS = ['auto', 'cpu', 'webgpu', 'cuda', 'dml', 'coreml'] as const;
+export type ExecutionProviderRequest = (typeof EXECUTION_PROVIDERS)[number];
+/** Alias used by the engine's options. */
+export type ExecutionProviderChoice = ExecutionProviderRequest;
+export type ExecutionProvider = Exclude<ExecutionProviderRequest, 'auto'>;
+
+export interface InferenceOptions {
+  executionProvider: ExecutionProviderRequest;
+  /** Intra-op threads for CPU; default: onnxruntime's choice (one per core). */
+  threads?: number;
+  /** Where fallback notices go (once per provider); default console.warn. */
+  log?: (message: string) => void;
+}
+
+export interface TensorResult {
+  data: Float32Array;
+  /** [N, C, H, W] */
+  dims: readonly [number, number, number, number];
+}
+
+export interface ModelSession {
+  readonly model: ResolvedModel;
+  /** The provider that actually runs the model now (auto may have fallen back to cpu). */
+  readonly provider: ExecutionProvider;
+  /** Native upscale factor of the model. */
+  readonly scale: number;
+  /** Runs NCHW float32 RGB (0..1) of shape [n,3,h,w]; answers [n,3,h·scale,w·scale] (not clamped). */
+  run(input: Float32Array, n: number, h: number, w: number): Promise<TensorResult>;
+}
+
+export interface Inference {
+  readonly requested: ExecutionProviderRequest;
+  /** The session for a model, created once per (model file, provider) and reused. */
+  session(model: ResolvedModel): Promise<ModelSession>;
+  /** Disposes every session; later session() calls create new ones. */
+  release(): Promise<void>;
+}
+
+export class InferenceProviderError extends Error {
+  override readonly name = 'InferenceProviderError';
+  constructor(
+    readonly provider: ExecutionProvider,
+    cause: unknown,
+  ) {
+    super(`The '${provider}' execution provider could not run the model: ${messageOf(cause)}. Use --provider cpu or auto.`);
+  }
+}
+
+function messageOf(e: unknown): string {
+  const m = e instanceof Error ? e.message : String(e);
+  // onnxruntime prefixes messages with a source location and the failed check; keep the human part.
+  const last = m.split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? m;
+  return last.replace(/^\/onnxruntime_src\/.*? was false\.\s*/, '');
+}
+
+function providerLibExists(name: string): boolean {
+  try {
+    const require = createRequire(import.meta.url);
+    const bin = path.join(path.dirname(require.resolve('onnxruntime-node')), '..', 'bin');
+    const file = process.platform === 'win32' ? `onnxruntime_providers_${name}.dll` : `libonnxruntime_providers_${name}.so`;
+    for (const napi of readdirSync(bin)) {
+      if (existsSync(path.join(bin, napi, process.platform, process.arch, file))) return true;
+    }
+  } catch {
+    // No bin directory to look in: the provider is not there.
+  }
+  return false;
+}
+
+/** GPU providers worth trying on this platform, best first; cpu is always the last resort. */
+export function autoProviders(platform: NodeJS.Platform = process.platform): ExecutionProvider[] {
+  const built = new Set(ort.listSupportedBackends().map((b) => b.name));
+  const order: ExecutionProvider[] = [];
+  if (built.has('webgpu')) order.push('webgpu');
+  // cuda ships separately from the npm package ("bundled: false"); only try it when its library is present.
+  if ((platform === 'linux' || platform === 'win32') && built.has('cuda') && providerLibExists('cuda')) order.push('cuda');
+  if (platform === 'win32' && built.has('dml')) order.push('dml');
+  if (platform === 'darwin' && built.has('coreml')) order.push('coreml');
+  order.push('cpu');
+  return order;
+}
+
+export function createInference(opts: InferenceOptions): Inference {
+  const log = opts.log ?? ((m: string) => console.warn(m));
+  const requested = opts.executionProvider;
+  const raw = new Map<string, Promise<ort.InferenceSession>>();
+  const wrapped = new Map<string, Promise<ModelSession>>();
+  /** Providers that failed once; auto does not try them again in this Inference. */
+  const broken = new Set<ExecutionProvider>();
+
+  function sessionOptions(provider: ExecutionProvider): ort.InferenceSession.SessionOptions {
+    return {
+      executionProviders: [provider],
+      graphOptimizationLevel: 'all',
+      // Errors reach us as exceptions; onnxruntime's own warnings would only be noise on the console.
+      logSeverityLevel: 3,
+      ...(provider === 'cpu' && opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
+    };
+  }
+
+  function rawSession(file: string, provider: ExecutionProvider): Promise<ort.InferenceSession> {
+    const key = `${file}\u0000${provider}`;
+    let s = raw.get(key);
+    if (!s) {
+      s = ort.InferenceSession.create(file, sessionOptions(provider));
+      // A failed creation must not stay cached, or a retry could never succeed.
+      s.catch(() => raw.delete(key));
+      raw.set(key, s);
+    }
+    return s;
+  }
+
+  function markBroken(provider: ExecutionProvider, e: unknown): void {
+    if (broken.has(provider)) return;
+    broken.add(provider);
+    log(`Crisp: the '${provider}' execution provider is unavailable (${messageOf(e)}); falling back.`);
+  }
+
+  async function open(model: ResolvedModel): Promise<{ session: ort.InferenceSession; provider: ExecutionProvider }> {
+    if (requested !== 'auto') {
+      try {
+        return { session: await rawSession(model.path, requested), provider: requested };
+      } catch (e) {
+        throw new InferenceProviderError(requested, e);
+      }
+    }
+    let last: unknown;
+    for (const provider of autoProviders()) {
+      if (broken.has(provider)) continue;
+      try {
+        return { session: await rawSession(model.path, provider), provider };
+      } catch (e) {
+        last = e;
+        if (provider === 'cpu') break;
+        markBroken(provider, e);
+      }
+    }
+    throw new InferenceProviderError('cpu', last);
+  }
+
+  async function makeSession(model: ResolvedModel): Promise<ModelSession> {
+    let current = await open(model);
+    const run = async (input: Float32Array, n: number, h: number, w: number): Promise<TensorResult> => {
+      const exec = async (): Promise<TensorResult> => {
+        const s = current.session;
+        const feeds = { [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [n, 3, h, w]) };
+        const out = await s.run(feeds);
+        const t = out[s.outputNames[0] ?? 'output'];
+        if (!t || t.type !== 'float32' || t.dims.length !== 4) throw new Error('The model returned an unexpected output');
+        const [on = 0, oc = 0, oh = 0, ow = 0] = t.dims;
+        return { data: t.data as Float32Array, dims: [on, oc, oh, ow] };
+      };
+      try {
+        return await exec();
+      } catch (e) {
+        // A GPU provider can load yet fail on a real graph (memory, unsupported op): auto retries on cpu.
+        if (requested !== 'auto' || current.provider === 'cpu') {
+          if (requested !== 'auto' && requested !== 'cpu') throw new InferenceProviderError(requested, e);
+          throw e;
+        }
+        markBroken(current.provider, e);
+        current = { session: await rawSession(model.path, 'cpu'), provider: 'cpu' };
+        return exec();
+      }
+    };
+    return {
+      model,
+      get provider() {
+        return current.provider;
+      },
+      scale: model.entry.scale,
+      run,
+    };
+  }
+
+  return {
+    requested,
+    session(model) {
+      let s = wrapped.get(model.path);
+      if (!s) {
+        s = makeSession(model);
+        s.catch(() => wrapped.delete(model.path));
+        wrapped.set(model.path, s);
+      }
+      return s;
+    },
+    async release() {
+      const all = [...raw.values()];
+      raw.clear();
+      wrapped.clear();
+      await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.release()));
+    },
+  };
+}
+
+/**
+ * One-off run of an in-memory ONNX model on the CPU (model install smoke tests): keeps onnxruntime behind
+ * this module for callers whose model is not a catalog file yet. The session is released afterwards.
+ */
+export async function runModelBytes(onnx: Uint8Array, input: Float32Array, dims: readonly number[]): Promise<{ dims: readonly number[]; data: Float32Array }> {
+  const s = await ort.InferenceSession.create(onnx, { executionProviders: ['cpu'], logSeverityLevel: 3 });
+  try {
+    const out = await s.run({ [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]) });
+    const t = out[s.outputNames[0] ?? 'output'];
+    if (!t || t.type !== 'float32') throw new Error('The model returned no float32 output');
+    return { dims: [...t.dims], data: t.data as Float32Array };
+  } finally {
+    await s.release();
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * ImageInputError: a problem with the user's image (unreadable, too large, not representable in the chosen
+ * format). Its message is shown to end users as is: it names the file and says what to do.
+ */
+export class ImageInputError extends Error {
+  override readonly name = 'ImageInputError';
+  constructor(
+    readonly fileName: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function isImageInputError(e: unknown): e is ImageInputError {
+  return e instanceof ImageInputError;
+}

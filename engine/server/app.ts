@@ -1,0 +1,71 @@
+/**
+ * The Fastify application: a thin HTTP transport over an UpscalingEngine. Composition only: plugins
+ * (multipart, rate limit), error mapping, auth, and the routes; it opens no files and starts nothing.
+ */
+import { createHash } from 'node:crypto';
+import fastifyMultipart from '@fastify/multipart';
+import fastifyRateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AccountStore } from '../accounts/accountStore.js';
+import type { UpscalingEngine } from '../api.js';
+import { errors } from '../contract/index.js';
+import type { CreditMeter } from '../credits/meter.js';
+import type { EngineLimits } from '../limits.js';
+import { apiKeyOf } from './auth.js';
+import type { DownloadLinks } from './downloadLinks.js';
+import { installErrorMapping } from './errorMapping.js';
+import { loggerOptions } from './logging.js';
+import type { ServerLimits } from './options.js';
+import { registerContractRoutes } from './routes/contract.js';
+import { registerDownloadRoutes } from './routes/downloads.js';
+import { registerPartRoutes } from './routes/parts.js';
+
+export interface AppDeps {
+  engine: UpscalingEngine;
+  accounts: AccountStore;
+  meter: CreditMeter;
+  links: DownloadLinks;
+  engineLimits: Pick<EngineLimits, 'maxFileSize' | 'maxFilesPerTask'>;
+  serverLimits: ServerLimits;
+  logLevel?: string;
+  logStream?: NodeJS.WritableStream;
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { serverLimits: sl, engineLimits: el } = deps;
+  const app = Fastify({
+    logger: loggerOptions(deps.logLevel ?? 'info', deps.logStream),
+    bodyLimit: sl.bodyLimit,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.decorateRequest('caller', null);
+  installErrorMapping(app, sl.bodyLimit);
+
+  await app.register(fastifyRateLimit, {
+    global: true,
+    max: sl.rateLimitMax,
+    timeWindow: sl.rateLimitWindowMs,
+    hook: 'onRequest',
+    // Per key, not per IP: many users may share a NAT. The key is hashed so the limiter's memory never
+    // holds credentials. Requests without a key (part URLs, downloads) are limited per IP.
+    keyGenerator: (request) => {
+      const key = apiKeyOf(request);
+      return key ? `k:${createHash('sha256').update(key).digest('base64url')}` : `ip:${request.ip}`;
+    },
+    errorResponseBuilder: () => Object.assign(errors.rateLimited(), { statusCode: 429 }),
+  });
+  await app.register(fastifyMultipart, {
+    limits: { fileSize: el.maxFileSize, files: el.maxFilesPerTask + 100, fieldSize: sl.bodyLimit, fields: 32 },
+  });
+
+  registerContractRoutes(app, {
+    engine: deps.engine,
+    accounts: deps.accounts,
+    meter: deps.meter,
+    form: { maxFileSize: el.maxFileSize, maxFilesPerTask: el.maxFilesPerTask, maxFieldBytes: sl.bodyLimit },
+  });
+  registerPartRoutes(app, deps.engine);
+  registerDownloadRoutes(app, deps.engine, deps.accounts, deps.links);
+  return app;
+}

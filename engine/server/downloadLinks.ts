@@ -1,0 +1,49 @@
+/**
+ * Download links: `${publicUrl}/downloads/<taskId>/<fileName>?user=<userId>&expires=…&signature=…`.
+ * The HMAC covers the path (task + file) and the user, so a link cannot be re-pointed at another file or
+ * owner. Expiry is rounded up to the hour so repeated polls hand out the same link (cache-friendly),
+ * and never outlives the file itself.
+ */
+import type { FileData } from '../contract/index.js';
+import type { UrlSigner } from '../security/urlSigner.js';
+
+const HOUR = 3_600_000;
+
+export interface DownloadTarget {
+  userId: string;
+  taskId: string;
+  fileName: string;
+}
+
+export interface DownloadLinks {
+  link(target: DownloadTarget, fileExpiresAt: number): string;
+  /** Checks a request path+query; answers the target or why it was refused. */
+  verify(url: string): { ok: true; target: DownloadTarget } | { ok: false; reason: 'invalid' | 'expired' };
+}
+
+export function createDownloadLinks(signer: UrlSigner, publicUrl: string, ttlMs: number, now: () => number = Date.now): DownloadLinks {
+  const origin = publicUrl.replace(/\/$/, '');
+  return {
+    link({ userId, taskId, fileName }, fileExpiresAt) {
+      const until = Math.ceil((now() + ttlMs) / HOUR) * HOUR;
+      const expiresAt = Math.min(until, fileExpiresAt > 0 ? fileExpiresAt : until);
+      return origin + signer.sign(`/downloads/${encodeURIComponent(taskId)}/${encodeURIComponent(fileName)}`, { user: userId }, expiresAt);
+    },
+    verify(url) {
+      const v = signer.verify(url, now());
+      if (!v.ok) return v;
+      const m = /^\/downloads\/([^/]+)\/([^/]+)$/.exec(v.pathname);
+      const userId = v.params.user;
+      if (!m || !userId) return { ok: false, reason: 'invalid' };
+      try {
+        return { ok: true, target: { userId, taskId: decodeURIComponent(m[1]!), fileName: decodeURIComponent(m[2]!) } };
+      } catch {
+        return { ok: false, reason: 'invalid' };
+      }
+    },
+  };
+}
+
+export function withDownloadLink(links: DownloadLinks, task: { id: string; userId: string }, file: FileData): FileData {
+  return { ...file, downloadLink: links.link({ userId: task.userId, taskId: task.id, fileName: file.fileName }, file.expiresAt) };
+}

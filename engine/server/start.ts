@@ -1,0 +1,110 @@
+/**
+ * Starts `crisp serve`: opens the accounts state and ledger, creates the engine with the ledger as its
+ * CreditMeter (the engine frees reservations of tasks it finds interrupted while doing so), builds the
+ * app and listens. Also used in-process by the tests, which may wrap the meter or engine to inject
+ * failures.
+ */
+import { createServer } from 'node:net';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createJsonAccountStore, openAccountsState, type AccountStore } from '../accounts/accountStore.js';
+import type { UpscalingEngine } from '../api.js';
+import type { CreditMeter } from '../credits/meter.js';
+import { createLedger, type Ledger } from '../credits/ledger.js';
+import { createEngine, type Engine } from '../engine.js';
+import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
+import { buildApp } from './app.js';
+import { createDownloadLinks, withDownloadLink } from './downloadLinks.js';
+import { DEFAULT_SERVER_LIMITS, type ServerConfig } from './options.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  engine: Engine;
+  accounts: AccountStore;
+  ledger: Ledger;
+  /** Base URL the server answers on (publicUrl). */
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface ServerOverrides {
+  /** Wraps the meter the engine and routes use (tests: a failing dependency for the 500 rows). */
+  meter?: (ledger: Ledger) => CreditMeter;
+  /** Wraps the engine the routes use. */
+  engine?: (engine: Engine) => UpscalingEngine;
+}
+
+/** Port 0 must be resolved before the engine exists, because part URLs embed the public origin. */
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function originFor(host: string, port: number): string {
+  const h = host.includes(':') ? `[${host}]` : host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${h}:${port}`;
+}
+
+export async function startServer(config: ServerConfig, overrides: ServerOverrides = {}): Promise<RunningServer> {
+  const dataDir = path.resolve(config.dataDir);
+  const serverLimits = { ...DEFAULT_SERVER_LIMITS, ...config.serverLimits };
+  const port = config.port === 0 ? await freePort(config.host) : config.port;
+  const publicUrl = (config.publicUrl ?? originFor(config.host, port)).replace(/\/$/, '');
+
+  const state = await openAccountsState(dataDir);
+  const accounts = createJsonAccountStore(state);
+  const ledger = createLedger(state);
+  const meter = overrides.meter ? overrides.meter(ledger) : ledger;
+  const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
+
+  const engine = await createEngine({
+    dataDir,
+    credits: meter,
+    publicUrl,
+    allowPrivateUrls: config.allowPrivateUrls,
+    ...(config.engineLimits ? { limits: config.engineLimits } : {}),
+    ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
+    ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
+    ...(config.threads ? { threads: config.threads } : {}),
+    decorateFile: (task, file) => withDownloadLink(links, task, file),
+  });
+  const routesEngine = overrides.engine ? overrides.engine(engine) : engine;
+
+  const app = await buildApp({
+    engine: routesEngine,
+    accounts,
+    meter,
+    links,
+    engineLimits: engine.limits,
+    serverLimits,
+    ...(config.logLevel ? { logLevel: config.logLevel } : {}),
+    ...(config.logStream ? { logStream: config.logStream } : {}),
+  });
+  try {
+    await app.listen({ host: config.host, port });
+  } catch (e) {
+    await engine.close();
+    throw e;
+  }
+  let closed = false;
+  return {
+    app,
+    engine,
+    accounts,
+    ledger,
+    url: publicUrl,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await engine.close();
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * `crisp serve` as a real child process: users are managed with `crisp users`, the server is killed
+ * with SIGKILL mid-task and restarted on the same --data. Balances, tasks and outputs survive; the task
+ * that was running ends PROCESSING_FAILED with its reservation freed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountsFile } from '../../engine/accounts/accountStore.js';
+import type { AccountsState } from '../../engine/accounts/state.js';
+import { ONNX_DIR, REPO_ROOT } from '../helpers/paths.js';
+import { BASIC, dataOf, httpGet, pollStatus, postForm, postJson, SET5, taskForm, tempDir } from './helpers.js';
+
+const ENTRY = path.join(REPO_ROOT, 'app/cli/main.ts');
+let dataDir: string;
+const children: ChildProcess[] = [];
+
+function crisp(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], { cwd: REPO_ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function serve(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', ENTRY, 'serve', '--port', '0', '--data', dataDir, '--models-dir', ONNX_DIR, '--log-level', 'warn'],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  children.push(child);
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+  return { child, url };
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+beforeAll(async () => {
+  dataDir = await tempDir('crisp-restart-');
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('crisp users + crisp serve across a SIGKILL restart', () => {
+  it('keeps users, balances, tasks and outputs; fails the interrupted task and frees its reservation', async () => {
+    const added = await crisp(['users', 'add', '--data', dataDir, '--email', 'rs@example.com', '--credits', '3', '--extra-credits', '2']);
+    expect(added.code).toBe(0);
+    const key = added.stdout.trim().split('\n').pop()!;
+    expect(key).toMatch(/^crisp_[A-Za-z0-9_-]{43}$/);
+    expect(await readFile(accountsFile(dataDir), 'utf8')).not.toContain(key);
+    const bad = await crisp(['users', 'add', '--data', dataDir, '--email', 'rs@example.com']);
+    expect(bad.code).not.toBe(0);
+
+    let server = await serve();
+    const bird = await readFile(path.join(SET5, 'bird.png'));
+    const first = dataOf<{ taskId: string }>(await postForm(server.url, key, taskForm(BASIC, [{ name: 'file', fileName: 'bird.png', bytes: bird }])));
+    expect(await pollStatus(server.url, key, first.taskId)).toMatchObject({ status: 'PROCESSED', deductedCredits: 1 });
+
+    // A task big enough to still be running when the process is killed (noise 900², ×4 ≈ 13 MP out).
+    const noise = await sharp(randomBytes(900 * 900 * 3), { raw: { width: 900, height: 900, channels: 3 } }).png().toBuffer();
+    const slow = await postForm(server.url, key, taskForm({ ...BASIC, scale: '4' }, [{ name: 'file', fileName: 'noise.png', bytes: noise }]));
+    expect(slow.headers['x-task-cost']).toBe('2');
+    const slowId = dataOf<{ taskId: string }>(slow).taskId;
+    const running = dataOf<{ status: string }>(await postJson(server.url, '/get-task-status', key, { data: { taskId: slowId } }));
+    expect(['PROCESSING', 'ENHANCING']).toContain(running.status);
+    await killed(server.child);
+
+    const onDisk = JSON.parse(await readFile(accountsFile(dataDir), 'utf8')) as AccountsState;
+    expect(onDisk.charges[slowId]?.state).toBe('reserved');
+
+    server = await serve();
+    expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({ currentCredits: 2, currentExtraCredits: 2 });
+    const before = await pollStatus(server.url, key, first.taskId);
+    expect(before).toMatchObject({ status: 'PROCESSED', creditsDeducted: true, deductedCredits: 1 });
+    const dl = await httpGet(before.files[0]!.downloadLink);
+    expect(dl.status).toBe(200);
+    expect(await sharp(dl.bytes).metadata()).toMatchObject({ width: 576, height: 576 });
+
+    const interrupted = await pollStatus(server.url, key, slowId);
+    expect(interrupted).toMatchObject({ status: 'PROCESSING_FAILED', creditsDeducted: false, deductedCredits: 0 });
+    const after = JSON.parse(await readFile(accountsFile(dataDir), 'utf8')) as AccountsState;
+    expect(after.charges[slowId]?.state).toBe('released');
+
+    // The operator credits the user while the server runs; the server sees it.
+    const credited = await crisp(['users', 'credit', '--data', dataDir, '--email', 'rs@example.com', '--add', '5']);
+    expect(credited.stdout).toBe('rs@example.com: 7 credits, 2 extra credits\n');
+    expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({ currentCredits: 7, currentExtraCredits: 2 });
+    const listed = await crisp(['users', 'list', '--data', dataDir]);
+    expect(listed.stdout).toMatch(/rs@example\.com\s+7\s+2\s/);
+    // SIGTERM: graceful shutdown, exit code 0.
+    const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+    server.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
