@@ -18,6 +18,8 @@ export interface InferenceOptions {
   executionProvider: ExecutionProviderRequest;
   /** Intra-op threads for CPU; default: onnxruntime's choice (one per core). */
   threads?: number;
+  /** auto's candidates, best first (default: autoProviders()); lets tests exercise the fallback. */
+  candidates?: ExecutionProvider[];
   /** Where fallback notices go (once per provider); default console.warn. */
   log?: (message: string) => void;
 }
@@ -52,7 +54,7 @@ export class InferenceProviderError extends Error {
     readonly provider: ExecutionProvider,
     cause: unknown,
   ) {
-    super(`The '${provider}' execution provider could not run the model: ${messageOf(cause)}. Use --provider cpu or auto.`);
+    super(`The '${provider}' execution provider could not run the model: ${messageOf(cause)}. Choose the cpu or auto execution provider instead.`);
   }
 }
 
@@ -77,11 +79,26 @@ function providerLibExists(name: string): boolean {
   return false;
 }
 
+/**
+ * WebGPU on Linux runs on Vulkan. Without a Vulkan loader, trying it only makes Dawn print a native
+ * warning on every start, so auto skips it (an explicit --ep webgpu still tries and reports why).
+ */
+function vulkanLoaderPresent(): boolean {
+  const dirs = [
+    ...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean),
+    `/usr/lib/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`,
+    '/usr/lib64',
+    '/usr/lib',
+    '/usr/local/lib',
+  ];
+  return dirs.some((d) => existsSync(path.join(d, 'libvulkan.so.1')));
+}
+
 /** GPU providers worth trying on this platform, best first; cpu is always the last resort. */
-export function autoProviders(platform: NodeJS.Platform = process.platform): ExecutionProvider[] {
+export function autoProviders(platform: NodeJS.Platform = process.platform, hasVulkan = platform === 'linux' && vulkanLoaderPresent()): ExecutionProvider[] {
   const built = new Set(ort.listSupportedBackends().map((b) => b.name));
   const order: ExecutionProvider[] = [];
-  if (built.has('webgpu')) order.push('webgpu');
+  if (built.has('webgpu') && (platform !== 'linux' || hasVulkan)) order.push('webgpu');
   // cuda ships separately from the npm package ("bundled: false"); only try it when its library is present.
   if ((platform === 'linux' || platform === 'win32') && built.has('cuda') && providerLibExists('cuda')) order.push('cuda');
   if (platform === 'win32' && built.has('dml')) order.push('dml');
@@ -135,7 +152,7 @@ export function createInference(opts: InferenceOptions): Inference {
       }
     }
     let last: unknown;
-    for (const provider of autoProviders()) {
+    for (const provider of opts.candidates ?? autoProviders()) {
       if (broken.has(provider)) continue;
       try {
         return { session: await rawSession(model.path, provider), provider };

@@ -2,15 +2,14 @@
  * Installs an ONNX model into a models directory: smoke-test first (a 16×16 input must give a
  * finite output of scale × the size), then write to a temporary file in the same directory and
  * rename, so a reader never sees a partial model and a broken model never lands.
- *
- * The smoke test opens its own onnxruntime session: engine/inference sessions are keyed to catalog
- * entries, and a model being installed is not one yet. Callers may inject `run` instead.
+ * The smoke test runs through engine/inference's one-off runner (a model being installed is not a
+ * catalog file yet); callers may inject `run` instead.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
 import { readOnnx } from '../convert/onnxReader.js';
+import { runModelBytes } from '../inference/index.js';
 
 export class ModelInstallError extends Error {
   override readonly name = 'ModelInstallError';
@@ -37,21 +36,6 @@ export interface SmokeTestResult {
   inputChannels: number;
 }
 
-const ortRunner: SmokeRunner = async (onnx, input, dims) => {
-  const session = await ort.InferenceSession.create(onnx, { graphOptimizationLevel: 'all', intraOpNumThreads: 1 });
-  try {
-    const name = session.inputNames[0];
-    const outName = session.outputNames[0];
-    if (!name || !outName) throw new ModelInstallError('model has no input or no output');
-    const result = await session.run({ [name]: new ort.Tensor('float32', input, [...dims]) });
-    const out = result[outName];
-    if (!out || out.type !== 'float32') throw new ModelInstallError('model output is not float32');
-    return { dims: out.dims, data: out.data as Float32Array };
-  } finally {
-    await session.release();
-  }
-};
-
 function inputChannelsOf(onnx: Uint8Array): number {
   let c: number | string | null | undefined;
   try {
@@ -71,7 +55,7 @@ export async function smokeTest(onnx: Uint8Array, opts: SmokeTestOptions = {}): 
   for (let i = 0; i < input.length; i++) input[i] = ((i * 37) % 251) / 250;
   let out: SmokeOutput;
   try {
-    out = await (opts.run ?? ortRunner)(onnx, input, [1, c, size, size]);
+    out = await (opts.run ?? runModelBytes)(onnx, input, [1, c, size, size]);
   } catch (e) {
     if (e instanceof ModelInstallError) throw e;
     throw new ModelInstallError(`model failed its test run: ${(e as Error).message.split('\n')[0]}`);
