@@ -3,6 +3,7 @@
  * as one line on stderr and a non-zero exit code — never a stack trace (set CRISP_DEBUG=1 to see one).
  */
 import { Command, CommanderError } from 'commander';
+import { registerBatch } from './commands/batch.js';
 import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
 import { registerModelsList } from './commands/modelsList.js';
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run "crisp --help" for usage)')
     .exitOverride();
   registerUpscale(program);
+  registerBatch(program);
   registerServe(program);
   registerUsers(program);
   const models = program.command('models').description('List, download and import upscaling models');

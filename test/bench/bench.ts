@@ -112,6 +112,8 @@ async function child(job: ChildJob): Promise<ChildResult> {
   return { inputMp: inputPx / 1e6, e2eS, modelS: acc.s, tiledMp: acc.px / 1e6, peakRssMb, provider, baseMp: basePx / 1e6, baseS };
 }
 
+import { runServerBench } from './serverBench.js';
+
 async function main(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-bench-'));
@@ -135,7 +137,7 @@ async function main(): Promise<void> {
     const models = listModels([MODELS_DIR]).filter((m): m is ListedModel & { installed: true } => m.installed);
     const self = fileURLToPath(import.meta.url);
     console.log(`Crisp pipeline bench — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ×4, PNG output, cpu provider${quick ? ', QUICK' : ''}`);
-    const header = ['model', 'input', 'MP', 'e2e MP/s', 'model MP/s', 'tile ovh', 'peak RSS', 'base MP/s'];
+    const header = ['model', 'input', 'MP', 'e2e MP/s', 'model MP/s', 'tile ovh', 'peak RSS', 'base MP/s', 'model ÷ base', 'e2e ÷ base'];
     const rows: string[][] = [];
     for (const m of models) {
       for (const set of sets) {
@@ -151,6 +153,8 @@ async function main(): Promise<void> {
           `${((r.tiledMp / r.inputMp - 1) * 100).toFixed(1)}%`,
           `${Math.round(r.peakRssMb)} MB`,
           `${(r.baseMp / r.baseS).toFixed(3)}${set.crop ? '*' : ''}`,
+          `${(r.inputMp / r.modelS / (r.baseMp / r.baseS)).toFixed(2)}×`,
+          `${(r.inputMp / r.e2eS / (r.baseMp / r.baseS)).toFixed(2)}×`,
         ]);
         console.error(`done: ${m.name} ${set.label}`);
       }
@@ -161,6 +165,8 @@ async function main(): Promise<void> {
     console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
     for (const r of rows) console.log(line(r));
     if (sets.some((s) => s.crop)) console.log('* baseline on the central 512×512 crop (whole-image inference at this size needs several GB).');
+    console.log('\nServer (crisp serve on loopback; client and server share this machine)');
+    for (const row of await runServerBench()) console.log(`| ${row.name} | ${row.value} ${row.unit} | ${row.note} |`);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -1,17 +1,24 @@
 /**
  * `crisp upscale <input...>`: runs the engine in-process through the contract (startTask, then
- * getTaskStatus until done), one task per input so one bad file does not sink the others.
+ * getTaskStatus until done), one task per input so one bad file does not sink the others. With
+ * `--remote URL` the same contract is spoken over HTTP to a service (app/remote), key from
+ * --api-key-file or CRISP_API_KEY.
  */
 import { copyFile, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { LOCAL_CALLER } from '../../../engine/api.js';
-import { isContractError, parseTaskSettings, type TaskStatusData } from '../../../engine/contract/index.js';
+import { DENOISE_MODEL, isContractError, parseTaskSettings, type TaskStatusData } from '../../../engine/contract/index.js';
 import { createEngine, type Engine } from '../../../engine/engine.js';
 import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engine/inference/index.js';
-import { defaultModel, modelSearchDirs } from '../../../engine/models/catalog.js';
+import { defaultModel, modelSearchDirs, userModelsDir } from '../../../engine/models/catalog.js';
+import { customModelNames } from '../../../engine/models/taskModel.js';
 import { tempPathFor } from '../../../engine/storage/atomicFile.js';
+import { errorMessage } from '../../backends/errors.js';
+import { createRemoteBackend } from '../../remote/remoteBackend.js';
+import { ApiKeyMissingError, resolveCliApiKey } from '../../secrets/apiKeySource.js';
+import { outputFileName } from '../../../engine/tasks/outputNames.js';
 import { CliError } from '../cliError.js';
 import { createProgressView } from '../progressView.js';
 
@@ -27,6 +34,9 @@ interface UpscaleOptions {
   threads?: string;
   json?: boolean;
   data?: string;
+  denoise?: string;
+  remote?: string;
+  apiKeyFile?: string;
 }
 
 function positiveInt(name: string, value: string | undefined, max: number): number | undefined {
@@ -45,6 +55,7 @@ export function registerUpscale(program: Command): void {
     .option('-s, --scale <1-8>', 'output scale', '4')
     .option('-f, --format <jpg|png|webp>', 'output format', 'png')
     .option('-c, --compression <0-100>', '0 = best quality; jpg/webp quality is 100 − compression', '0')
+    .option('--denoise <0-1>', `denoise strength for ${DENOISE_MODEL} (1 = none, 0 = strongest); implies --model ${DENOISE_MODEL}`)
     .option('--face', 'enhance faces (recorded; not applied in this version)')
     .option('-o, --out <dir>', 'output folder (default: beside each input)')
     .option('--tile <n>', 'tile size in input pixels (default: automatic)')
@@ -52,6 +63,8 @@ export function registerUpscale(program: Command): void {
     .option('--threads <n>', 'CPU threads for inference')
     .option('--json', 'print the final status object(s) as JSON')
     .option('--data <dir>', 'keep the engine data (tasks, outputs) in this folder')
+    .option('--remote <url>', 'upscale through the service at this base URL instead of locally')
+    .option('--api-key-file <file>', 'with --remote: file holding the API key (default: $CRISP_API_KEY)')
     .action(async (inputs: string[], opts: UpscaleOptions) => {
       process.exitCode = await runUpscale(inputs, opts);
     });
@@ -63,15 +76,20 @@ async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<numbe
   const tileSize = positiveInt('tile', opts.tile, 4096);
   const threads = positiveInt('threads', opts.threads, 256);
   const dirs = modelSearchDirs();
+  // Custom models live where "crisp models import" puts them by default; a remote service offers none.
+  const customDir = userModelsDir();
+  const custom = opts.remote ? new Set<string>() : await customModelNames(customDir);
   const fields = {
-    model: opts.model ?? defaultModel(dirs),
+    // --denoise only exists for one model, so it chooses that model rather than failing on the default.
+    model: opts.model ?? (opts.denoise !== undefined ? DENOISE_MODEL : defaultModel(dirs)),
     scale: opts.scale,
     saveImageAs: opts.format,
     compression: opts.compression,
     enhanceFace: opts.face ?? false,
+    ...(opts.denoise !== undefined ? { denoise: opts.denoise } : {}),
   };
   try {
-    parseTaskSettings(fields);
+    parseTaskSettings(fields, opts.remote ? {} : { extraModels: (name) => custom.has(name) });
   } catch (e) {
     throw new CliError(isContractError(e) ? e.message.replace(/^Bad Request: /, '') : String(e));
   }
@@ -79,6 +97,7 @@ async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<numbe
     const st = await stat(opts.out).catch(() => undefined);
     if (st && !st.isDirectory()) throw new CliError(`--out ${opts.out} is not a folder`);
   }
+  if (opts.remote) return runRemoteUpscale(inputs, fields, opts);
 
   const dataDir = opts.data ?? (await mkdtemp(path.join(os.tmpdir(), 'crisp-')));
   const engine = await createEngine({
@@ -87,6 +106,7 @@ async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<numbe
     threads,
     tileSize,
     modelDirs: dirs,
+    customModelsDir: customDir,
     sweepIntervalMs: 0,
   });
   const stop = () => void engine.close();
@@ -198,4 +218,69 @@ function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1048576) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1048576).toFixed(1)} MB`;
+}
+
+/** --remote: each input through the service (small files as a file part, large ones via multipart). */
+async function runRemoteUpscale(inputs: string[], fields: Record<string, unknown>, opts: UpscaleOptions): Promise<number> {
+  let apiKey: string;
+  try {
+    apiKey = await resolveCliApiKey(opts.apiKeyFile);
+  } catch (e) {
+    throw new CliError(e instanceof ApiKeyMissingError ? e.message : String(e));
+  }
+  const s = parseTaskSettings(fields);
+  const backend = createRemoteBackend({ baseUrl: opts.remote!, apiKey });
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  const view = opts.json ? undefined : createProgressView(inputs.length);
+  const results: unknown[] = [];
+  const failed: string[] = [];
+  const taken = new Set<string>();
+  try {
+    for (const input of inputs) {
+      const started = Date.now();
+      try {
+        const st = await stat(input).catch(() => undefined);
+        if (!st?.isFile()) throw new CliError(`${input}: no such file`);
+        const name = outputFileName(path.basename(input), s, taken);
+        taken.add(name);
+        const target = path.join(opts.out ?? path.dirname(input), name);
+        const r = await backend.upscale({
+          inputPath: input,
+          inputName: path.basename(input),
+          settings: {
+            model: s.model,
+            scale: s.scale,
+            saveImageAs: s.saveImageAs,
+            compression: s.compression,
+            enhanceFace: s.enhanceFace,
+            ...(s.denoise !== undefined ? { denoise: s.denoise } : {}),
+          },
+          outputPath: target,
+          signal: controller.signal,
+          onProgress: (p) => view?.update(path.basename(input), p),
+        });
+        view?.done();
+        results.push({ status: 'PROCESSED', input, output: path.resolve(target), dimensions: r.dimensions, fileSize: r.fileSize, deductedCredits: r.creditsDeducted, warnings: r.warnings });
+        if (!opts.json) {
+          process.stdout.write(
+            `${input} → ${target} (${r.dimensions.width}×${r.dimensions.height}, ${formatBytes(r.fileSize)}, ${((Date.now() - started) / 1000).toFixed(1)} s, ${r.creditsDeducted} credit${r.creditsDeducted === 1 ? '' : 's'})\n`,
+          );
+        }
+        for (const w of r.warnings) process.stderr.write(`crisp: warning: ${w}\n`);
+      } catch (e) {
+        view?.done();
+        const message = e instanceof CliError ? e.message : `${input}: ${errorMessage(e)}`;
+        failed.push(message);
+        results.push({ status: 'PROCESSING_FAILED', input, error: errorMessage(e) });
+      }
+    }
+  } finally {
+    view?.stop();
+    process.off('SIGINT', stop);
+  }
+  if (opts.json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : results, null, 2)}\n`);
+  for (const f of failed) process.stderr.write(`crisp: error: ${f}\n`);
+  return failed.length > 0 ? 1 : 0;
 }

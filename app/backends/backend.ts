@@ -1,0 +1,54 @@
+/**
+ * UpscaleBackend: one interface over the contract, two implementations: the local engine in a worker
+ * process (localBackend) and any service speaking the contract over HTTP (remoteBackend). The job queue
+ * only ever sees this interface.
+ */
+import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
+import type { AccountView, Mode } from '../service/crispService.js';
+
+export interface UpscaleSettings {
+  /** A contract model name; a backend passes anything else through and lets its engine or server refuse it. */
+  model: string;
+  scale: Scale;
+  saveImageAs: SaveImageAs;
+  compression: number;
+  enhanceFace: boolean;
+  /** extension: denoise strength 0–1, only for the contract's DENOISE_MODEL; absent = not asked for. */
+  denoise?: number;
+}
+
+export interface Dimensions {
+  width: number;
+  height: number;
+}
+
+export interface UpscaleRequest {
+  inputPath: string;
+  /** The name shown to the person and sent as originalFileName. */
+  inputName: string;
+  settings: UpscaleSettings;
+  /** Final output path: written atomically (temp + rename); on failure or cancel nothing exists under it. */
+  outputPath: string;
+  signal?: AbortSignal;
+  /** 0–100, never decreasing. */
+  onProgress?: (percent: number) => void;
+}
+
+export interface UpscaleOutcome {
+  outputPath: string;
+  dimensions: Dimensions;
+  fileSize: number;
+  /** Credits the service deducted for this image (0 locally). */
+  creditsDeducted: number;
+  warnings: string[];
+}
+
+export interface UpscaleBackend {
+  readonly mode: Mode;
+  upscale(request: UpscaleRequest): Promise<UpscaleOutcome>;
+  /** Credits `itemCount` images with these settings will cost (0 locally). */
+  estimate(settings: UpscaleSettings, itemCount: number): Promise<number>;
+  /** Balance where the service offers one; `available: false` otherwise (never an error for a missing endpoint). */
+  getAccount(): Promise<AccountView>;
+  close(): Promise<void>;
+}

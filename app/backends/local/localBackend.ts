@@ -1,0 +1,199 @@
+/**
+ * The local backend: the engine runs in a separate worker process, so a native crash, GPU fault or OOM
+ * kill fails the current item with a clear message and never takes the app down; the next item starts a
+ * fresh worker. Items run one at a time (the engine runs one inference at a time anyway).
+ */
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { tempPathFor } from '../../../engine/storage/atomicFile.js';
+import { Mutex } from '../../../engine/storage/mutex.js';
+import type { AccountView } from '../../service/crispService.js';
+import type { FromWorker, WorkerEngineOptions } from '../../worker/protocol.js';
+import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest } from '../backend.js';
+import { BadRequestError, CancelledError, ProcessingFailedError, WorkerCrashedError } from '../errors.js';
+import { createForkSpawner, type WorkerExit, type WorkerHandle, type WorkerSpawner } from './workerSpawner.js';
+
+export interface LocalBackendOptions extends WorkerEngineOptions {
+  spawner?: WorkerSpawner;
+  /** How long a worker may take to load the engine before it counts as failed. */
+  startupTimeoutMs?: number;
+  /** After a cancel, how long the worker gets to stop the task before it is killed. */
+  cancelGraceMs?: number;
+}
+
+export interface LocalBackend extends UpscaleBackend {
+  /** The current worker's process id (diagnostics, tests); undefined when none runs. */
+  workerPid(): number | undefined;
+}
+
+interface Pending {
+  onMessage(msg: FromWorker): void;
+  onExit(exit: WorkerExit): void;
+}
+
+interface Worker {
+  handle: WorkerHandle;
+  exited: boolean;
+  ready: Promise<void>;
+  pending: Map<string, Pending>;
+}
+
+function describeExit(e: WorkerExit): string {
+  if (e.signal) return `it was stopped by ${e.signal}`;
+  if (e.code !== null) return `it exited with code ${e.code}`;
+  return 'it could not be started';
+}
+
+export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
+  const spawner = opts.spawner ?? createForkSpawner();
+  const lock = new Mutex();
+  let worker: Worker | undefined;
+  let closed = false;
+
+  function startWorker(): Worker {
+    const handle = spawner.spawn();
+    const pending = new Map<string, Pending>();
+    let settleReady: { resolve: () => void; reject: (e: Error) => void } | undefined;
+    const ready = new Promise<void>((resolve, reject) => (settleReady = { resolve, reject }));
+    const timer = setTimeout(() => {
+      settleReady?.reject(new WorkerCrashedError('The local engine did not start in time.'));
+      handle.kill();
+    }, opts.startupTimeoutMs ?? 60_000);
+    const w: Worker = { handle, ready, pending, exited: false };
+    handle.onMessage((msg) => {
+      if (msg.type === 'ready') {
+        clearTimeout(timer);
+        settleReady?.resolve();
+      } else if (msg.type === 'initFailed') {
+        clearTimeout(timer);
+        settleReady?.reject(new WorkerCrashedError(`The local engine could not start: ${msg.message}`));
+        handle.kill();
+      } else {
+        pending.get(msg.jobId)?.onMessage(msg);
+      }
+    });
+    handle.onExit((exit) => {
+      w.exited = true;
+      clearTimeout(timer);
+      if (worker === w) worker = undefined;
+      settleReady?.reject(new WorkerCrashedError(`The local engine could not start (${describeExit(exit)}).`));
+      for (const p of pending.values()) p.onExit(exit);
+      pending.clear();
+    });
+    const { spawner: _s, startupTimeoutMs: _t, cancelGraceMs: _c, ...engineOptions } = opts;
+    handle.send({ type: 'init', options: engineOptions });
+    return w;
+  }
+
+  async function ensureWorker(): Promise<Worker> {
+    if (closed) throw new CancelledError('Crisp is shutting down.');
+    worker ??= startWorker();
+    const w = worker;
+    await w.ready;
+    return w;
+  }
+
+  async function run(req: UpscaleRequest): Promise<UpscaleOutcome> {
+    if (req.signal?.aborted) throw new CancelledError();
+    const w = await ensureWorker();
+    const jobId = randomUUID();
+    const result = await new Promise<Extract<FromWorker, { type: 'done' }>>((resolve, reject) => {
+      let killTimer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        w.handle.send({ type: 'cancel', jobId });
+        // A worker stuck in native code cannot honour a cancel; it is killed, and the next item gets a fresh one.
+        killTimer = setTimeout(() => w.handle.kill(), opts.cancelGraceMs ?? 10_000);
+      };
+      const finish = () => {
+        clearTimeout(killTimer);
+        req.signal?.removeEventListener('abort', onAbort);
+        w.pending.delete(jobId);
+      };
+      w.pending.set(jobId, {
+        onMessage(msg) {
+          if (msg.type === 'progress') req.onProgress?.(Math.min(99, msg.percent));
+          else if (msg.type === 'done') {
+            finish();
+            resolve(msg);
+          } else if (msg.type === 'failed') {
+            finish();
+            if (msg.cancelled || req.signal?.aborted) reject(new CancelledError());
+            else if (msg.status === 400) reject(new BadRequestError(msg.message.replace(/^Bad Request: /, ''), 400));
+            else reject(new ProcessingFailedError(msg.message));
+          }
+        },
+        onExit(exit) {
+          finish();
+          if (req.signal?.aborted) return reject(new CancelledError());
+          reject(
+            new WorkerCrashedError(
+              `The local engine stopped unexpectedly while upscaling ${req.inputName} (${describeExit(exit)}; ` +
+                'possibly out of memory or a graphics driver fault). The next image starts a fresh engine.',
+            ),
+          );
+        },
+      });
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      const s = req.settings;
+      w.handle.send({
+        type: 'upscale',
+        jobId,
+        inputPath: path.resolve(req.inputPath),
+        inputName: req.inputName,
+        fields: {
+          model: s.model,
+          scale: s.scale,
+          saveImageAs: s.saveImageAs,
+          compression: s.compression,
+          enhanceFace: s.enhanceFace,
+          ...(s.denoise !== undefined ? { denoise: s.denoise } : {}),
+        },
+      });
+    });
+    if (req.signal?.aborted) throw new CancelledError();
+    await mkdir(path.dirname(req.outputPath), { recursive: true });
+    const tmp = tempPathFor(req.outputPath);
+    try {
+      await copyFile(result.outputPath, tmp);
+      if (req.signal?.aborted) throw new CancelledError();
+      await rename(tmp, req.outputPath);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    req.onProgress?.(100);
+    return {
+      outputPath: req.outputPath,
+      dimensions: result.file.dimensions,
+      fileSize: result.file.fileSize,
+      creditsDeducted: 0,
+      warnings: result.warnings,
+    };
+  }
+
+  return {
+    mode: 'local',
+    upscale: (req) => lock.run(() => run(req)),
+    estimate: async () => 0,
+    getAccount: async (): Promise<AccountView> => ({ available: false }),
+    workerPid: () => worker?.handle.pid,
+    async close() {
+      closed = true;
+      const w = worker;
+      worker = undefined;
+      if (!w || w.exited) return;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          w.handle.kill();
+          resolve();
+        }, 5_000);
+        w.handle.onExit(() => {
+          clearTimeout(t);
+          resolve();
+        });
+        w.handle.send({ type: 'shutdown' });
+      });
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * `crisp ui [--port N]`: the desktop UI in a browser on this computer, for machines where Electron
+ * cannot run. Binds 127.0.0.1 only; the printed URL carries the access token.
+ */
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { CliError } from '../cliError.js';
+import { DEFAULT_APP_DATA_DIR, UiNotBuiltError, startUi } from '../../ui/startUi.js';
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number 0–65535');
+  return n;
+}
+
+interface UiFlags {
+  port: number;
+  data: string;
+  modelsDir?: string[];
+}
+
+export function registerUi(program: Command): void {
+  program
+    .command('ui')
+    .description('Open the Crisp app in a web browser on this computer (127.0.0.1 only, token-protected)')
+    .option('--port <port>', 'port to listen on (0: any free port)', port, 0)
+    .option('--data <dir>', 'app data folder (settings, queue, API key)', DEFAULT_APP_DATA_DIR)
+    .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
+    .action(async (flags: UiFlags) => {
+      let ui;
+      try {
+        ui = await startUi({
+          port: flags.port,
+          dataDir: flags.data,
+          ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
+        });
+      } catch (e) {
+        if (e instanceof UiNotBuiltError) throw new CliError(e.message);
+        if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CliError(`port ${flags.port} is already in use: pick another with --port, or 0 for any`);
+        throw e;
+      }
+      // Tests and scripts read this line to find the address.
+      process.stdout.write(`crisp ui: open ${ui.server.url}\n`);
+      process.stdout.write('crisp ui: press Ctrl+C to stop\n');
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await ui.close();
+    });
+}

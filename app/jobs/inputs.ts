@@ -1,0 +1,56 @@
+/**
+ * Expands what the person added (files and folders, optionally recursive) into image files. Folders keep
+ * only supported images, identified by their bytes (JPG, PNG, WEBP), never by their extension.
+ */
+import { open, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { InputMimeType } from '../../engine/contract/index.js';
+import { sniffImageType } from '../../engine/storage/imageSniff.js';
+
+export async function sniffFile(file: string): Promise<InputMimeType | undefined> {
+  try {
+    const fh = await open(file, 'r');
+    try {
+      const head = new Uint8Array(16);
+      const { bytesRead } = await fh.read(head, 0, head.length, 0);
+      return sniffImageType(head.subarray(0, bytesRead));
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+export interface ExpandedInput {
+  path: string;
+  /** Set for an explicitly named file that is not a supported image (folders drop those silently). */
+  problem?: string;
+}
+
+export async function expandInputs(paths: string[], recursive: boolean): Promise<ExpandedInput[]> {
+  const out: ExpandedInput[] = [];
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    entries.sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }));
+    for (const e of entries) {
+      // Hidden files include our own temp files (".name.xxxx.tmp") from an interrupted write.
+      if (e.name.startsWith('.')) continue;
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (recursive && depth < 32) await walk(p, depth + 1);
+      } else if (e.isFile() && (await sniffFile(p))) {
+        out.push({ path: p });
+      }
+    }
+  };
+  for (const raw of paths) {
+    const p = path.resolve(raw);
+    const st = await stat(p).catch(() => undefined);
+    if (!st) out.push({ path: p, problem: `${path.basename(p)} does not exist.` });
+    else if (st.isDirectory()) await walk(p, 0);
+    else if (await sniffFile(p)) out.push({ path: p });
+    else out.push({ path: p, problem: `${path.basename(p)} is not a JPG, PNG or WEBP image.` });
+  }
+  return out;
+}

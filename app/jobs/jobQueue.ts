@@ -1,0 +1,323 @@
+/**
+ * The job queue: inputs, an output folder and name template, an overwrite policy; per-item and
+ * whole-batch progress; cancel one or all; retry failed items. Items run one at a time through an
+ * UpscaleBackend; one item's failure never stops the rest. State persists (queueFile) and resumes.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import sharp from 'sharp';
+import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
+import { sanitizeFileName } from '../../engine/contract/index.js';
+import { sniffImageType } from '../../engine/storage/imageSniff.js';
+import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
+import { Mutex } from '../../engine/storage/mutex.js';
+import type { UpscaleBackend, UpscaleSettings } from '../backends/backend.js';
+import { CancelledError, errorMessage } from '../backends/errors.js';
+import type { ItemStatus, JobItem, OverwritePolicy, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
+import { expandInputs } from './inputs.js';
+import { decideOutput, renderTemplate } from './outputNames.js';
+import { loadQueueFile, saveQueueFile } from './queueFile.js';
+
+export interface JobSettings {
+  model: string;
+  scale: Scale;
+  format: SaveImageAs;
+  compression: number;
+  face: boolean;
+  /** Empty: beside each input. */
+  outputFolder: string;
+  template: string;
+  overwrite: OverwritePolicy;
+}
+
+export interface JobQueueOptions {
+  /** Where the queue persists; none: in memory only (e.g. a one-off CLI batch). */
+  stateFile?: string;
+  /** Where bytes from addFile are kept (required for addFile). */
+  dropsDir?: string;
+  /** Asked at the start of each item, so a settings change (mode, key) applies to the next item. */
+  backend: () => Promise<UpscaleBackend> | UpscaleBackend;
+  /** Read once when a run starts: a run's items share one set of settings. */
+  settings: () => Promise<JobSettings> | JobSettings;
+  onEvent?: (event: ServiceEvent) => void;
+}
+
+const FINISHED: readonly ItemStatus[] = ['done', 'failed', 'cancelled', 'skipped'];
+const isFinished = (s: ItemStatus) => FINISHED.includes(s);
+
+export class JobQueue {
+  private items: JobItem[] = [];
+  private readonly controllers = new Map<string, AbortController>();
+  private readonly saveLock = new Mutex();
+  /** The current (or last) run: its item ids and the highest percent reported, so it never goes back. */
+  private run: { ids: Set<string>; peak: number; active: boolean } = { ids: new Set(), peak: 0, active: false };
+  private loop: Promise<void> | undefined;
+  private closing = false;
+
+  private constructor(private readonly opts: JobQueueOptions) {}
+
+  static async open(opts: JobQueueOptions): Promise<JobQueue> {
+    const q = new JobQueue(opts);
+    if (opts.stateFile) q.items = await loadQueueFile(opts.stateFile);
+    return q;
+  }
+
+  // ---- queries ----
+
+  snapshot(): QueueSnapshot {
+    const runItems = this.items.filter((i) => this.run.ids.has(i.id));
+    const total = runItems.length;
+    const finished = runItems.filter((i) => isFinished(i.status)).length;
+    const raw = total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + (isFinished(i.status) ? 100 : i.percent), 0) / total);
+    this.run.peak = Math.max(this.run.peak, Math.min(100, raw));
+    return { items: this.items.map((i) => ({ ...i })), finished, total, percent: this.run.peak, running: this.run.active };
+  }
+
+  get(id: string): JobItem | undefined {
+    return this.items.find((i) => i.id === id);
+  }
+
+  queuedItems(): JobItem[] {
+    return this.items.filter((i) => i.status === 'queued');
+  }
+
+  /** Resolves when no run is active. */
+  async idle(): Promise<void> {
+    while (this.loop) await this.loop;
+  }
+
+  // ---- changes ----
+
+  async addPaths(paths: string[], options: { recursive?: boolean } = {}): Promise<JobItem[]> {
+    const expanded = await expandInputs(paths, options.recursive ?? false);
+    const active = new Set(this.items.filter((i) => !isFinished(i.status)).map((i) => i.inputPath));
+    const added: JobItem[] = [];
+    for (const e of expanded) {
+      if (!e.problem && active.has(e.path)) continue; // already waiting: adding it twice would upscale it twice
+      const item: JobItem = {
+        id: randomUUID(),
+        inputPath: e.path,
+        inputName: path.basename(e.path),
+        status: e.problem ? 'failed' : 'queued',
+        percent: 0,
+        ...(e.problem ? { error: e.problem } : {}),
+      };
+      if (!e.problem) {
+        const dims = await imageSize(e.path);
+        if (dims) item.inputDimensions = dims;
+      }
+      active.add(e.path);
+      added.push(item);
+    }
+    this.items.push(...added);
+    // Items added while a run is active join it, so "N of M" counts them.
+    if (this.run.active) for (const i of added) if (i.status === 'queued') this.run.ids.add(i.id);
+    await this.changed();
+    return added.map((i) => ({ ...i }));
+  }
+
+  async addFile(name: string, bytes: Uint8Array): Promise<JobItem> {
+    if (!this.opts.dropsDir) throw new Error('this queue cannot take dropped files');
+    if (!sniffImageType(bytes.subarray(0, 16))) throw new Error(`${sanitizeFileName(name)} is not a JPG, PNG or WEBP image.`);
+    const target = path.join(this.opts.dropsDir, randomUUID(), sanitizeFileName(name));
+    await writeFileAtomic(target, bytes);
+    const [item] = await this.addPaths([target]);
+    if (!item) throw new Error(`${sanitizeFileName(name)} is already in the queue.`);
+    return item;
+  }
+
+  async remove(id: string): Promise<void> {
+    const item = this.get(id);
+    if (!item) return;
+    if (item.status === 'running') await this.cancel(id);
+    this.items = this.items.filter((i) => i.id !== id);
+    this.run.ids.delete(id);
+    await this.removeDrop(item);
+    await this.changed();
+  }
+
+  async clearFinished(): Promise<void> {
+    const gone = this.items.filter((i) => isFinished(i.status));
+    this.items = this.items.filter((i) => !isFinished(i.status));
+    for (const i of gone) {
+      this.run.ids.delete(i.id);
+      await this.removeDrop(i);
+    }
+    await this.changed();
+  }
+
+  /** Starts a run over every queued item (no-op when one is active). Resolves once the run has begun. */
+  async start(): Promise<void> {
+    if (this.run.active || this.closing) return;
+    const queued = this.items.filter((i) => i.status === 'queued');
+    this.run = { ids: new Set(queued.map((i) => i.id)), peak: 0, active: queued.length > 0 };
+    if (!this.run.active) {
+      this.emitQueue();
+      return;
+    }
+    const settings = await this.opts.settings();
+    this.emitQueue();
+    this.loop = this.runLoop(settings).finally(() => {
+      this.loop = undefined;
+    });
+  }
+
+  async cancel(id?: string): Promise<void> {
+    const targets = id === undefined ? this.items : this.items.filter((i) => i.id === id);
+    for (const item of targets) {
+      if (item.status === 'queued') this.setStatus(item, 'cancelled');
+      else if (item.status === 'running') this.controllers.get(item.id)?.abort(new CancelledError());
+    }
+    await this.changed();
+  }
+
+  async retry(id?: string): Promise<void> {
+    const targets = this.items.filter((i) => (id === undefined || i.id === id) && (i.status === 'failed' || i.status === 'cancelled'));
+    for (const item of targets) {
+      // A named file that was never an image cannot succeed by retrying.
+      if (item.status === 'failed' && !item.inputDimensions && (await imageSize(item.inputPath)) === undefined) continue;
+      item.status = 'queued';
+      item.percent = 0;
+      delete item.error;
+      if (this.run.active) this.run.ids.add(item.id);
+    }
+    await this.changed();
+    if (!this.run.active) await this.start();
+  }
+
+  /** Stops the active item (it will run again after a restart) and writes the state. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const c of this.controllers.values()) c.abort(new CancelledError('Crisp is shutting down.'));
+    await this.idle();
+    await this.saveLock.run(() => undefined);
+  }
+
+  // ---- the run ----
+
+  private async runLoop(settings: JobSettings): Promise<void> {
+    try {
+      for (;;) {
+        const item = this.closing ? undefined : this.items.find((i) => i.status === 'queued' && this.run.ids.has(i.id));
+        if (!item) break;
+        await this.runItem(item, settings);
+      }
+    } finally {
+      this.run.active = false;
+      const runItems = this.items.filter((i) => this.run.ids.has(i.id));
+      await this.changed();
+      this.opts.onEvent?.({
+        type: 'batchFinished',
+        done: runItems.filter((i) => i.status === 'done').length,
+        failed: runItems.filter((i) => i.status === 'failed').length,
+        total: runItems.length,
+      });
+    }
+  }
+
+  private async runItem(item: JobItem, settings: JobSettings): Promise<void> {
+    const controller = new AbortController();
+    this.controllers.set(item.id, controller);
+    item.status = 'running';
+    item.percent = 0;
+    delete item.error;
+    await this.changed();
+    try {
+      const dir = settings.outputFolder || path.dirname(item.inputPath);
+      const name = renderTemplate(settings.template, { inputPath: item.inputPath, model: settings.model, scale: settings.scale, format: settings.format });
+      const decision = await decideOutput(dir, name, settings.overwrite);
+      if (decision.action === 'skip') {
+        item.outputPath = decision.path;
+        this.setStatus(item, 'skipped');
+        return;
+      }
+      await mkdir(dir, { recursive: true });
+      const backend = await this.opts.backend();
+      const upscale: UpscaleSettings = {
+        model: settings.model,
+        scale: settings.scale,
+        saveImageAs: settings.format,
+        compression: settings.compression,
+        enhanceFace: settings.face,
+      };
+      const out = await backend.upscale({
+        inputPath: item.inputPath,
+        inputName: item.inputName,
+        settings: upscale,
+        outputPath: decision.path,
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p <= item.percent || item.status !== 'running') return;
+          item.percent = Math.min(100, p);
+          this.emitItem(item);
+        },
+      });
+      item.outputPath = out.outputPath;
+      item.outputDimensions = out.dimensions;
+      if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
+      item.percent = 100;
+      this.setStatus(item, 'done');
+    } catch (e) {
+      if (controller.signal.aborted || e instanceof CancelledError) {
+        const shuttingDown = controller.signal.reason instanceof CancelledError && controller.signal.reason.message === 'Crisp is shutting down.';
+        item.percent = 0;
+        // Stopped by a shutdown: queued again so the next start resumes it.
+        this.setStatus(item, shuttingDown ? 'queued' : 'cancelled');
+      } else {
+        item.error = errorMessage(e);
+        this.setStatus(item, 'failed');
+      }
+    } finally {
+      this.controllers.delete(item.id);
+      await this.changed();
+      if (this.opts.onEvent) void this.emitAccountLater();
+    }
+  }
+
+  // ---- plumbing ----
+
+  private setStatus(item: JobItem, status: ItemStatus): void {
+    item.status = status;
+    this.emitItem(item);
+  }
+
+  private emitItem(item: JobItem): void {
+    this.opts.onEvent?.({ type: 'item', item: { ...item } });
+    this.emitQueue();
+  }
+
+  private emitQueue(): void {
+    this.opts.onEvent?.({ type: 'queue', queue: this.snapshot() });
+  }
+
+  /** Hook for the service: balance refresh after a cloud item (set by createService). */
+  onItemSettled: (() => Promise<void>) | undefined;
+  private async emitAccountLater(): Promise<void> {
+    await this.onItemSettled?.().catch(() => undefined);
+  }
+
+  private async changed(): Promise<void> {
+    this.emitQueue();
+    const file = this.opts.stateFile;
+    if (!file) return;
+    const items = this.items.map((i) => ({ ...i }));
+    await this.saveLock.run(() => saveQueueFile(file, items));
+  }
+
+  private async removeDrop(item: JobItem): Promise<void> {
+    const drops = this.opts.dropsDir;
+    if (drops && path.resolve(item.inputPath).startsWith(path.resolve(drops) + path.sep)) {
+      await rm(path.dirname(item.inputPath), { recursive: true, force: true });
+    }
+  }
+}
+
+async function imageSize(file: string): Promise<{ width: number; height: number } | undefined> {
+  try {
+    const m = await sharp(file, { limitInputPixels: false }).metadata();
+    return m.width && m.height ? { width: m.width, height: m.height } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * The persisted queue: a versioned JSON file written atomically, so a crash mid-write leaves the previous
+ * version. Loading validates with zod and resumes: an item that was running when the app stopped is
+ * queued again; finished items keep their state and are never redone.
+ */
+import { z } from 'zod';
+import { readJson, writeJsonAtomic } from '../../engine/storage/atomicFile.js';
+import type { JobItem } from '../service/crispService.js';
+
+const dims = z.object({ width: z.number(), height: z.number() });
+const itemSchema = z.object({
+  id: z.string().min(1),
+  inputPath: z.string().min(1),
+  inputName: z.string(),
+  status: z.enum(['queued', 'running', 'done', 'failed', 'cancelled', 'skipped']),
+  percent: z.number().min(0).max(100),
+  error: z.string().optional(),
+  outputPath: z.string().optional(),
+  inputDimensions: dims.optional(),
+  outputDimensions: dims.optional(),
+  creditsDeducted: z.number().optional(),
+});
+const fileSchema = z.object({ version: z.literal(1), items: z.array(itemSchema) });
+
+export async function loadQueueFile(file: string): Promise<JobItem[]> {
+  let raw: unknown;
+  try {
+    raw = await readJson<unknown>(file);
+  } catch {
+    return []; // unreadable JSON: start empty rather than refuse to start the app
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) return [];
+  return parsed.data.items.map((item) => (item.status === 'running' ? { ...item, status: 'queued', percent: 0 } : item));
+}
+
+export async function saveQueueFile(file: string, items: readonly JobItem[]): Promise<void> {
+  await writeJsonAtomic(file, { version: 1, items });
+}

@@ -1,0 +1,152 @@
+/**
+ * An undici client of the upscaling contract for any base URL and API key: the four endpoints, the
+ * get-account extension, part PUTs and downloads. Each call is one HTTP request; retry policy lives with
+ * the callers (multipartUpload, remoteBackend), which know what is safe to repeat.
+ */
+import { FormData, request, type Dispatcher } from 'undici';
+import type {
+  CompletedPart,
+  FileData,
+  GetUploadUrlRequest,
+  StartTaskResult,
+  TaskStatusData,
+  UploadSession,
+} from '../../engine/contract/index.js';
+import type { UpscaleSettings } from '../backends/backend.js';
+import { errorFromResponse, errorFromTransport } from './responseErrors.js';
+
+export interface ContractClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  dispatcher?: Dispatcher;
+  /** Per-request timeout for headers and body (a stalled connection becomes a Network error). */
+  timeoutMs?: number;
+}
+
+export interface AccountData {
+  userId?: string;
+  email?: string;
+  currentCredits?: number;
+  currentExtraCredits?: number;
+}
+
+export type StartTaskSource =
+  | { kind: 'file'; fileName: string; bytes: Uint8Array; mime: string }
+  | { kind: 'files'; files: Partial<FileData>[] };
+
+export interface ContractClient {
+  readonly origin: string;
+  getUploadUrl(req: GetUploadUrlRequest, signal?: AbortSignal): Promise<UploadSession>;
+  putPart(signedUrl: string, bytes: Uint8Array, signal?: AbortSignal): Promise<string>;
+  completeMultipartUpload(uploadId: string, key: string, parts: CompletedPart[], signal?: AbortSignal): Promise<void>;
+  startTask(settings: UpscaleSettings, source: StartTaskSource, signal?: AbortSignal): Promise<StartTaskResult & { taskCost?: number }>;
+  getTaskStatus(taskId: string, signal?: AbortSignal): Promise<TaskStatusData>;
+  getAccount(signal?: AbortSignal): Promise<AccountData>;
+  download(url: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; contentType?: string }>;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+export function createContractClient(opts: ContractClientOptions): ContractClient {
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const origin = new URL(base).origin;
+  const timeout = opts.timeoutMs ?? 60_000;
+
+  async function send(
+    url: string,
+    init: { method: 'POST' | 'PUT' | 'GET'; headers?: Record<string, string>; body?: string | Uint8Array | FormData; auth: boolean },
+    signal?: AbortSignal,
+  ): Promise<{ status: number; headers: Headers; bytes: Uint8Array }> {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.auth) headers['x-api-key'] = opts.apiKey;
+    try {
+      const res = await request(url, {
+        method: init.method,
+        headers,
+        body: init.body,
+        signal,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
+      });
+      const bytes = new Uint8Array(await res.body.arrayBuffer());
+      return { status: res.statusCode, headers: res.headers, bytes };
+    } catch (e) {
+      throw errorFromTransport(e, origin, signal);
+    }
+  }
+
+  function unwrap<T>(r: { status: number; headers: Headers; bytes: Uint8Array }): T {
+    const text = Buffer.from(r.bytes).toString('utf8');
+    if (r.status < 200 || r.status >= 300) throw errorFromResponse(r.status, text, r.headers);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered with something that is not JSON.`), r.headers);
+    }
+    if (!body || typeof body !== 'object' || !('data' in body)) {
+      throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered without a data object.`), r.headers);
+    }
+    return (body as { data: T }).data;
+  }
+
+  const postJson = async <T>(route: string, data: unknown, signal?: AbortSignal): Promise<T> =>
+    unwrap<T>(
+      await send(
+        `${base}/${route}`,
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data }), auth: true },
+        signal,
+      ),
+    );
+
+  return {
+    origin,
+    getUploadUrl: (req, signal) => postJson<UploadSession>('get-upload-url', req, signal),
+
+    async putPart(signedUrl, bytes, signal) {
+      // Part URLs carry their own signature (spec: Authentication 4): no API key is sent to them.
+      const r = await send(signedUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: bytes, auth: false }, signal);
+      const data = unwrap<{ ETag?: string }>(r);
+      const etag = (Array.isArray(r.headers.etag) ? r.headers.etag[0] : r.headers.etag) ?? data.ETag;
+      if (!etag) throw errorFromResponse(502, JSON.stringify('The service stored a part without answering its ETag.'), r.headers);
+      return etag;
+    },
+
+    async completeMultipartUpload(uploadId, key, parts, signal) {
+      await postJson<unknown>('complete-multipart-upload', { uploadId, key, parts }, signal);
+    },
+
+    async startTask(settings, source, signal) {
+      const form = new FormData();
+      form.append('model', settings.model);
+      form.append('scale', String(settings.scale));
+      form.append('saveImageAs', settings.saveImageAs);
+      form.append('enhanceFace', String(settings.enhanceFace));
+      form.append('compression', String(settings.compression));
+      if (settings.denoise !== undefined) form.append('denoise', String(settings.denoise));
+      if (source.kind === 'file') form.append('file', new Blob([source.bytes], { type: source.mime }), source.fileName);
+      else form.append('files', JSON.stringify(source.files));
+      const r = await send(`${base}/start-task`, { method: 'POST', body: form, auth: true }, signal);
+      const data = unwrap<StartTaskResult>(r);
+      const cost = Number(r.headers['x-task-cost']);
+      return Number.isFinite(cost) ? { ...data, taskCost: cost } : data;
+    },
+
+    getTaskStatus: (taskId, signal) => postJson<TaskStatusData>('get-task-status', { taskId }, signal),
+    getAccount: (signal) => postJson<AccountData>('get-account', {}, signal),
+
+    async download(url, signal) {
+      // Send the key only to the service's own origin: a download link elsewhere must not learn it.
+      const sameOrigin = new URL(url).origin === origin;
+      const r = await send(url, { method: 'GET', auth: sameOrigin }, signal);
+      if (r.status !== 200) throw errorFromResponse(r.status, Buffer.from(r.bytes).toString('utf8'), r.headers);
+      const declared = Number(r.headers['content-length']);
+      if (Number.isFinite(declared) && declared !== r.bytes.length) {
+        throw errorFromTransport(Object.assign(new Error('truncated download'), { code: 'TRUNCATED_DOWNLOAD' }), origin);
+      }
+      const ct = r.headers['content-type'];
+      return { bytes: r.bytes, ...(typeof ct === 'string' ? { contentType: ct } : {}) };
+    },
+  };
+}

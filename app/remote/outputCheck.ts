@@ -1,0 +1,36 @@
+/**
+ * Checks a downloaded output before it may replace anything on disk: the byte count the service declared,
+ * and that sharp decodes it to the dimensions the service declared. Then writes it atomically.
+ */
+import sharp, { type Metadata } from 'sharp';
+import type { FileData } from '../../engine/contract/index.js';
+import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
+import { InvalidOutputError } from '../backends/errors.js';
+import type { Dimensions } from '../backends/backend.js';
+
+export async function checkOutput(bytes: Uint8Array, file: Pick<FileData, 'fileSize' | 'dimensions' | 'fileName'>): Promise<Dimensions> {
+  if (file.fileSize > 0 && bytes.length !== file.fileSize) {
+    throw new InvalidOutputError(`The downloaded ${file.fileName} has ${bytes.length} bytes; the service said ${file.fileSize}.`);
+  }
+  let meta: Metadata;
+  try {
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+    // metadata() reads headers only; a stats pass decodes every pixel, catching a truncated body.
+    await sharp(bytes, { limitInputPixels: false }).stats();
+  } catch {
+    throw new InvalidOutputError(`The downloaded ${file.fileName} is not a readable image.`);
+  }
+  const dims = { width: meta.width ?? 0, height: meta.height ?? 0 };
+  if (file.dimensions && (dims.width !== file.dimensions.width || dims.height !== file.dimensions.height)) {
+    throw new InvalidOutputError(
+      `The downloaded ${file.fileName} is ${dims.width}×${dims.height}; the service said ${file.dimensions.width}×${file.dimensions.height}.`,
+    );
+  }
+  return dims;
+}
+
+export async function writeCheckedOutput(target: string, bytes: Uint8Array, file: Pick<FileData, 'fileSize' | 'dimensions' | 'fileName'>): Promise<Dimensions> {
+  const dims = await checkOutput(bytes, file);
+  await writeFileAtomic(target, bytes);
+  return dims;
+}

@@ -1,0 +1,197 @@
+/**
+ * The Cloud backend: the contract over HTTP against any base URL. Small inputs go as start-task's `file`
+ * part; inputs above `multipartThreshold` go through the multipart upload flow. Status is polled with
+ * backoff and jitter; the output is downloaded from its downloadLink, checked, and written atomically.
+ */
+import { open, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import type { Dispatcher } from 'undici';
+import { parseProgress, type TaskStatusData } from '../../engine/contract/index.js';
+import { sniffImageType } from '../../engine/storage/imageSniff.js';
+import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest, UpscaleSettings } from '../backends/backend.js';
+import {
+  BackendError,
+  BadRequestError,
+  CancelledError,
+  InvalidOutputError,
+  NotFoundError,
+  ProcessingFailedError,
+  RateLimitedError,
+} from '../backends/errors.js';
+import { estimateCredits } from '../credits/estimate.js';
+import type { AccountView } from '../service/crispService.js';
+import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
+import { createContractClient, type ContractClient, type StartTaskSource } from './contractClient.js';
+import { uploadMultipart } from './multipartUpload.js';
+import { writeCheckedOutput } from './outputCheck.js';
+
+export interface RemoteBackendOptions {
+  baseUrl: string;
+  apiKey: string;
+  dispatcher?: Dispatcher;
+  /** Inputs larger than this (bytes) use the multipart upload flow. */
+  multipartThreshold: number;
+  partConcurrency: number;
+  partAttempts: number;
+  retry: BackoffPolicy;
+  poll: BackoffPolicy;
+  /** Consecutive failed polls (network, 5xx) tolerated before the item fails. */
+  pollAttempts: number;
+  /** How often a 429 is waited out (Retry-After) before it becomes the item's error. */
+  rateLimitRetries: number;
+  /** Longest Retry-After honoured; a longer one fails the item at once. */
+  maxRetryAfterMs: number;
+  requestTimeoutMs: number;
+}
+
+export const DEFAULT_REMOTE_OPTIONS: Omit<RemoteBackendOptions, 'baseUrl' | 'apiKey'> = {
+  multipartThreshold: 8 * 1024 * 1024,
+  partConcurrency: 3,
+  partAttempts: 5,
+  retry: { initialMs: 300, maxMs: 5_000, factor: 2, jitter: 0.5 },
+  poll: { initialMs: 250, maxMs: 2_000, factor: 1.5, jitter: 0.3 },
+  pollAttempts: 6,
+  rateLimitRetries: 2,
+  maxRetryAfterMs: 30_000,
+  requestTimeoutMs: 120_000,
+};
+
+/** Upload up to 10 %, processing to 95 %, download and check the rest. */
+const UPLOAD_SHARE = 10;
+const PROCESS_END = 95;
+
+export interface RemoteBackend extends UpscaleBackend {
+  readonly client: ContractClient;
+}
+
+export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl' | 'apiKey'> & Partial<RemoteBackendOptions>): RemoteBackend {
+  const opts: RemoteBackendOptions = { ...DEFAULT_REMOTE_OPTIONS, ...options };
+  const client = createContractClient({
+    baseUrl: opts.baseUrl,
+    apiKey: opts.apiKey,
+    timeoutMs: opts.requestTimeoutMs,
+    ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
+  });
+
+  /** Waits out 429s the server rejected before doing anything, so repeating the call is safe. */
+  async function rateLimited<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (!(e instanceof RateLimitedError) || attempt >= opts.rateLimitRetries) throw e;
+        const wait = e.retryAfterMs ?? backoffDelay(opts.retry, attempt);
+        if (wait > opts.maxRetryAfterMs) throw e;
+        await sleep(wait, signal);
+      }
+    }
+  }
+
+  async function poll(taskId: string, signal: AbortSignal | undefined, report: (p: number) => void): Promise<TaskStatusData> {
+    let failures = 0;
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw new CancelledError();
+      let status: TaskStatusData | undefined;
+      try {
+        status = await rateLimited(() => client.getTaskStatus(taskId, signal), signal);
+        failures = 0;
+      } catch (e) {
+        // Polling is idempotent, so a dropped connection or a passing 5xx costs only a later poll.
+        if (!(e instanceof BackendError) || !(e.kind === 'Network' || e.kind === 'ServerError') || ++failures >= opts.pollAttempts) throw e;
+      }
+      if (status) {
+        report(UPLOAD_SHARE + ((PROCESS_END - UPLOAD_SHARE) * parseProgress(status.progress)) / 100);
+        if (status.status === 'PROCESSED' || status.status === 'PROCESSING_FAILED') return status;
+      }
+      await sleep(backoffDelay(opts.poll, attempt), signal);
+    }
+  }
+
+  async function source(req: UpscaleRequest, report: (p: number) => void): Promise<StartTaskSource> {
+    const size = (await stat(req.inputPath)).size;
+    const head = new Uint8Array(16);
+    const fh = await open(req.inputPath, 'r');
+    try {
+      await fh.read(head, 0, head.length, 0);
+    } finally {
+      await fh.close();
+    }
+    const mime = sniffImageType(head);
+    if (!mime) throw new BadRequestError(`${req.inputName} is not a JPG, PNG or WEBP image.`);
+    if (size <= opts.multipartThreshold) {
+      return { kind: 'file', fileName: req.inputName, bytes: new Uint8Array(await readFile(req.inputPath)), mime };
+    }
+    const ref = await uploadMultipart(
+      client,
+      { path: req.inputPath, size, mime, originalFileName: req.inputName },
+      {
+        concurrency: opts.partConcurrency,
+        partAttempts: opts.partAttempts,
+        retry: opts.retry,
+        onProgress: (done, total) => report((UPLOAD_SHARE * done) / total),
+      },
+      req.signal,
+    );
+    return { kind: 'files', files: [ref] };
+  }
+
+  return {
+    mode: 'cloud',
+    client,
+
+    async upscale(req: UpscaleRequest): Promise<UpscaleOutcome> {
+      const { signal } = req;
+      let last = 0;
+      const report = (p: number) => {
+        const v = Math.min(100, Math.floor(p));
+        if (v <= last) return;
+        last = v;
+        req.onProgress?.(v);
+      };
+      if (signal?.aborted) throw new CancelledError();
+      const src = await source(req, report);
+      const started = await rateLimited(() => client.startTask(req.settings, src, signal), signal);
+      report(UPLOAD_SHARE);
+      const status = await poll(started.taskId, signal, report);
+      if (status.status === 'PROCESSING_FAILED') {
+        throw new ProcessingFailedError(status.error ?? 'The service could not upscale this image.');
+      }
+      const file = status.files[0];
+      if (!file?.downloadLink) throw new InvalidOutputError('The service finished the task but offered no download link.');
+      const { bytes } = await client.download(file.downloadLink, signal);
+      report(98);
+      if (signal?.aborted) throw new CancelledError();
+      const dims = await writeCheckedOutput(req.outputPath, bytes, file);
+      report(100);
+      return {
+        outputPath: req.outputPath,
+        dimensions: dims,
+        fileSize: bytes.length,
+        creditsDeducted: status.deductedCredits,
+        warnings: status.warnings ?? [],
+      };
+    },
+
+    async estimate(settings: UpscaleSettings, itemCount: number): Promise<number> {
+      return estimateCredits('cloud', settings, itemCount).credits;
+    },
+
+    async getAccount(): Promise<AccountView> {
+      try {
+        const a = await client.getAccount();
+        return {
+          available: true,
+          ...(a.email !== undefined ? { email: a.email } : {}),
+          ...(typeof a.currentCredits === 'number' ? { currentCredits: a.currentCredits } : {}),
+          ...(typeof a.currentExtraCredits === 'number' ? { currentExtraCredits: a.currentExtraCredits } : {}),
+        };
+      } catch (e) {
+        // get-account is an extension: a service without it answers 404 (or 405); the balance is then not shown.
+        if (e instanceof NotFoundError || (e instanceof BackendError && e.status === 405)) return { available: false };
+        throw e;
+      }
+    },
+
+    async close(): Promise<void> {},
+  };
+}

@@ -1,0 +1,23 @@
+/** Messages between the app and the engine worker process (structured-clone / JSON safe). */
+import type { FileData } from '../../engine/contract/index.js';
+
+export interface WorkerEngineOptions {
+  dataDir: string;
+  modelDirs?: string[];
+  executionProvider?: string;
+  threads?: number;
+  tileSize?: number;
+}
+
+export type ToWorker =
+  | { type: 'init'; options: WorkerEngineOptions }
+  | { type: 'upscale'; jobId: string; inputPath: string; inputName: string; fields: Record<string, string | number | boolean> }
+  | { type: 'cancel'; jobId: string }
+  | { type: 'shutdown' };
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'initFailed'; message: string }
+  | { type: 'progress'; jobId: string; percent: number }
+  | { type: 'done'; jobId: string; outputPath: string; file: FileData; warnings: string[] }
+  | { type: 'failed'; jobId: string; message: string; status?: number; cancelled?: boolean };

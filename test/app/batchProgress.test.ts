@@ -1,0 +1,154 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalBackend, type LocalBackend } from '../../app/backends/local/localBackend.js';
+import { JobQueue, type JobSettings } from '../../app/jobs/jobQueue.js';
+import { createRemoteBackend } from '../../app/remote/remoteBackend.js';
+import type { QueueSnapshot, ServiceEvent } from '../../app/service/crispService.js';
+import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
+import { ONNX_DIR } from '../helpers/paths.js';
+import type { TestServer } from '../server/helpers.js';
+import { addUser, FAST_POLL, makeBatch, startServer } from './appHelpers.js';
+
+describe('a batch of 20 images', () => {
+  let dir: string;
+  let local: LocalBackend;
+  let inputs: string;
+  beforeAll(async () => {
+    dir = await tempDir('crisp-app-batch-');
+    inputs = path.join(dir, 'in');
+    await mkdir(inputs);
+    await makeBatch(inputs, 20);
+    // Small tiles: a cancel is honoured between tiles, so the tile bounds how long a cancel takes.
+    local = createLocalBackend({ dataDir: path.join(dir, 'engine'), modelDirs: [ONNX_DIR], executionProvider: 'cpu', tileSize: 48 });
+  });
+  afterAll(async () => {
+    await local.close();
+    await removeDir(dir);
+  });
+
+  const settings = (out: string): JobSettings => ({
+    model: FAST_MODEL,
+    scale: 2,
+    format: 'png',
+    compression: 0,
+    face: false,
+    outputFolder: out,
+    template: '{name}_{model}_x{scale}.{ext}',
+    overwrite: 'replace',
+  });
+
+  it('reports N of M and an overall percent that never go backwards', async () => {
+    const out = path.join(dir, 'out1');
+    const snaps: QueueSnapshot[] = [];
+    const events: ServiceEvent[] = [];
+    const queue = await JobQueue.open({
+      backend: () => local,
+      settings: () => settings(out),
+      onEvent: (e) => {
+        events.push(e);
+        if (e.type === 'queue') snaps.push(e.queue);
+      },
+    });
+    const added = await queue.addPaths([inputs]);
+    expect(added).toHaveLength(20);
+    await queue.start();
+    await queue.idle();
+    const during = snaps.filter((s) => s.total === 20);
+    expect(during.length).toBeGreaterThan(40);
+    for (let i = 1; i < during.length; i++) {
+      expect(during[i]!.finished).toBeGreaterThanOrEqual(during[i - 1]!.finished);
+      expect(during[i]!.percent).toBeGreaterThanOrEqual(during[i - 1]!.percent);
+    }
+    // every count from 0 to 20 was reported ("7 of 20")
+    expect(new Set(during.map((s) => s.finished))).toEqual(new Set(Array.from({ length: 21 }, (_, i) => i)));
+    const last = queue.snapshot();
+    expect([last.finished, last.total, last.percent, last.running]).toEqual([20, 20, 100, false]);
+    expect(last.items.every((i) => i.status === 'done' && i.percent === 100)).toBe(true);
+    expect(events.at(-1)).toEqual({ type: 'batchFinished', done: 20, failed: 0, total: 20 });
+    expect(await listFiles(out)).toHaveLength(20);
+    // per-item percent never goes backwards either
+    const perItem = new Map<string, number>();
+    for (const e of events) {
+      if (e.type !== 'item') continue;
+      if (e.item.status === 'running') expect(e.item.percent).toBeGreaterThanOrEqual(perItem.get(e.item.id) ?? 0);
+      perItem.set(e.item.id, e.item.percent);
+    }
+  });
+
+  it('cancel all stops within one tile and leaves no partial output', async () => {
+    const out = path.join(dir, 'out2');
+    let cancelAt = 0;
+    let queue: JobQueue | undefined;
+    const cancelled = new Promise<void>((resolve) => {
+      void JobQueue.open({
+        backend: () => local,
+        settings: () => settings(out),
+        onEvent: (e) => {
+          // Cancel while the 4th image is part-way through inference.
+          if (!cancelAt && e.type === 'item' && e.item.status === 'running' && e.item.percent >= 10 && queue!.snapshot().finished === 3) {
+            cancelAt = Date.now();
+            void queue!.cancel().then(resolve);
+          }
+        },
+      }).then(async (q) => {
+        queue = q;
+        await q.addPaths([inputs]);
+        await q.start();
+      });
+    });
+    await cancelled;
+    await queue!.idle();
+    const stoppedAfter = Date.now() - cancelAt;
+    expect(stoppedAfter).toBeLessThan(1500);
+    const snap = queue!.snapshot();
+    expect(snap.items.map((i) => i.status)).toEqual([...Array(3).fill('done'), ...Array(17).fill('cancelled')]);
+    expect(snap.running).toBe(false);
+    expect(snap.finished).toBe(20);
+    // exactly the three finished outputs; no temp file, nothing for the cancelled item
+    const files = await listFiles(out);
+    expect(files).toHaveLength(3);
+    expect(files.every((f) => !f.startsWith('.') && !f.endsWith('.tmp'))).toBe(true);
+    expect(snap.items[3]!.outputPath).toBeUndefined();
+
+    // retry brings the cancelled ones back and finishes them
+    await queue!.retry(snap.items[3]!.id);
+    await queue!.idle();
+    expect(queue!.snapshot().items[3]!.status).toBe('done');
+    expect(await listFiles(out)).toHaveLength(4);
+  });
+
+  describe('remote', () => {
+    let server: TestServer;
+    beforeAll(async () => {
+      server = await startServer({ engineLimits: {} });
+    });
+    afterAll(async () => server.stop());
+
+    it('cancel stops within one poll interval', async () => {
+      const key = await addUser(server, 'cancel@example.com', 100);
+      const poll = { ...FAST_POLL, initialMs: 100, maxMs: 100 };
+      const remote = createRemoteBackend({ baseUrl: server.url, apiKey: key, poll });
+      const out = path.join(dir, 'out3');
+      let cancelAt = 0;
+      let queue: JobQueue | undefined;
+      queue = await JobQueue.open({
+        backend: () => remote,
+        settings: () => ({ ...settings(out), scale: 4 }),
+        onEvent: (e) => {
+          // percent > 10: start-task answered and the task is being polled
+          if (!cancelAt && e.type === 'item' && e.item.status === 'running' && e.item.percent > 10) {
+            cancelAt = Date.now();
+            void queue!.cancel(e.item.id);
+          }
+        },
+      });
+      await queue.addPaths([path.join(inputs, 'img01_baby_LRBI_x4.png')]);
+      await queue.start();
+      await queue.idle();
+      expect(Date.now() - cancelAt).toBeLessThan(100 + 250);
+      expect(queue.snapshot().items[0]!.status).toBe('cancelled');
+      expect(await listFiles(out)).toEqual([]);
+    });
+  });
+});

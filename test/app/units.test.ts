@@ -1,0 +1,107 @@
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorFromResponse, retryAfterMs } from '../../app/remote/responseErrors.js';
+import { backoffDelay } from '../../app/remote/backoff.js';
+import { decideOutput, renderTemplate, templateProblem } from '../../app/jobs/outputNames.js';
+import { expandInputs } from '../../app/jobs/inputs.js';
+import { openSettingsStore } from '../../app/settings/settingsStore.js';
+import { DEFAULT_SETTINGS } from '../../app/settings/settingsSchema.js';
+import { createFileSecretStore } from '../../app/secrets/fileSecretStore.js';
+import { resolveCliApiKey } from '../../app/secrets/apiKeySource.js';
+import { estimateCredits } from '../../app/credits/estimate.js';
+import { removeDir, tempDir } from '../helpers/engineHarness.js';
+import { BIRD, makeBatch } from './appHelpers.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await tempDir('crisp-app-unit-');
+});
+afterAll(async () => removeDir(dir));
+
+describe('output names and overwrite policy', () => {
+  it('renders the template and sanitises the model', () => {
+    const parts = { inputPath: '/x/My Photo.jpeg', model: 'custom:my-net', scale: 4 as const, format: 'webp' as const };
+    expect(renderTemplate('{name}_{model}_x{scale}.{ext}', parts)).toBe('My Photo_my-net_x4.webp');
+    expect(renderTemplate('{name}-big', parts)).toBe('My Photo-big.webp');
+    expect(templateProblem('{name}.{ext}')).toBeUndefined();
+    expect(templateProblem('out.{ext}')).toMatch(/must contain \{name\}/);
+    expect(templateProblem('{name}/{ext}')).toMatch(/not a path/);
+  });
+
+  it('skip, replace, keep both', async () => {
+    await writeFile(path.join(dir, 'a.png'), 'x');
+    await writeFile(path.join(dir, 'a-2.png'), 'x');
+    expect(await decideOutput(dir, 'a.png', 'skip')).toEqual({ action: 'skip', path: path.join(dir, 'a.png') });
+    expect(await decideOutput(dir, 'a.png', 'replace')).toEqual({ action: 'write', path: path.join(dir, 'a.png') });
+    expect(await decideOutput(dir, 'a.png', 'keep')).toEqual({ action: 'write', path: path.join(dir, 'a-3.png') });
+    expect(await decideOutput(dir, 'new.png', 'skip')).toEqual({ action: 'write', path: path.join(dir, 'new.png') });
+  });
+
+  it('folders keep only supported images (by content), recursively on request', async () => {
+    const d = path.join(dir, 'tree');
+    await mkdir(path.join(d, 'deep'), { recursive: true });
+    await makeBatch(path.join(d, 'deep'), 1);
+    await writeFile(path.join(d, 'fake.png'), 'not a png');
+    await writeFile(path.join(d, 'renamed.dat'), await readFile(BIRD));
+    expect((await expandInputs([d], false)).map((e) => path.relative(d, e.path))).toEqual(['renamed.dat']);
+    expect((await expandInputs([d], true)).map((e) => path.relative(d, e.path))).toEqual(['deep/img01_baby_LRBI_x4.png', 'renamed.dat']);
+    expect(await expandInputs([path.join(d, 'fake.png')], false)).toEqual([{ path: path.join(d, 'fake.png'), problem: 'fake.png is not a JPG, PNG or WEBP image.' }]);
+  });
+});
+
+describe('settings', () => {
+  it('persist, validate, and salvage a damaged file field by field', async () => {
+    const file = path.join(dir, 'settings.json');
+    const s = await openSettingsStore(file);
+    expect(await s.get()).toEqual(DEFAULT_SETTINGS);
+    await s.update({ scale: 2, theme: 'dark' });
+    await expect(s.update({ compression: 101 })).rejects.toThrow(/^Invalid setting compression/);
+    await expect(s.update({ apiKey: 'k' } as never)).rejects.toThrow(/Invalid setting/);
+    await expect(s.update({ baseUrl: 'ftp://x' })).rejects.toThrow(/baseUrl: must be an http\(s\) URL/);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ version: 1, scale: 2, theme: 'dark', compression: 0 });
+    await writeFile(file, JSON.stringify({ version: 1, scale: 'huge', theme: 'dark', model: 'custom:mine' }));
+    const again = await (await openSettingsStore(file)).get();
+    expect([again.scale, again.theme, again.model]).toEqual([DEFAULT_SETTINGS.scale, 'dark', 'custom:mine']);
+  });
+
+  it('file secret store is 0600 and keeps nothing else', async () => {
+    const file = path.join(dir, 'sec', 'secrets.json');
+    const store = createFileSecretStore(file);
+    expect(await store.get('apiKey')).toBeUndefined();
+    await store.set('apiKey', 'k-123');
+    expect(await store.get('apiKey')).toBe('k-123');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700);
+    await store.set('apiKey', null);
+    expect(await store.get('apiKey')).toBeUndefined();
+    await writeFile(path.join(dir, 'k.txt'), ' key-from-file \nsecond line');
+    expect(await resolveCliApiKey(path.join(dir, 'k.txt'), {})).toBe('key-from-file');
+    expect(await resolveCliApiKey(undefined, { CRISP_API_KEY: 'env-key' })).toBe('env-key');
+  });
+});
+
+describe('errors, backoff, estimates', () => {
+  it('maps statuses to typed errors with the server message', () => {
+    const h = {};
+    expect(errorFromResponse(402, '"Insufficient credits"', h)).toMatchObject({ kind: 'InsufficientCredits', message: 'Insufficient credits' });
+    expect(errorFromResponse(400, '"Bad Request: Missing User ID"', h)).toMatchObject({ kind: 'Unauthorized', status: 400 });
+    expect(errorFromResponse(404, '"Task not found"', h)).toMatchObject({ kind: 'NotFound', message: 'Task not found' });
+    expect(errorFromResponse(500, '"Error getting data"', h)).toMatchObject({ kind: 'ServerError', message: 'Error getting data' });
+    expect(errorFromResponse(502, '<html>bad gateway</html>', h)).toMatchObject({ kind: 'ServerError', message: '<html>bad gateway</html>' });
+    expect(errorFromResponse(429, '"Too Many Requests"', { 'retry-after': '7' })).toMatchObject({ kind: 'RateLimited', retryAfterMs: 7000 });
+    expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);
+  });
+
+  it('backoff grows, is capped and jittered', () => {
+    const p = { initialMs: 100, maxMs: 1000, factor: 2, jitter: 0.5 };
+    expect([0, 1, 2, 5].map((a) => backoffDelay(p, a, () => 0))).toEqual([100, 200, 400, 1000]);
+    expect(backoffDelay(p, 5, () => 1)).toBe(500);
+  });
+
+  it('local is free; cloud follows the price table', () => {
+    expect(estimateCredits('local', { scale: 8, enhanceFace: true }, 5)).toEqual({ mode: 'local', credits: 0, items: 5 });
+    expect(estimateCredits('cloud', { scale: 4, enhanceFace: false }, 5)).toEqual({ mode: 'cloud', credits: 10, items: 5 });
+    expect(estimateCredits('cloud', { scale: 8, enhanceFace: true }, 2)).toEqual({ mode: 'cloud', credits: 10, items: 2 });
+  });
+});
