@@ -14,22 +14,12 @@ import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
 import { Mutex } from '../../engine/storage/mutex.js';
 import type { UpscaleBackend, UpscaleSettings } from '../backends/backend.js';
 import { CancelledError, errorMessage } from '../backends/errors.js';
-import type { ItemStatus, JobItem, OverwritePolicy, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
+import type { ItemStatus, JobItem, QueueSnapshot, ServiceEvent, Settings } from '../service/crispService.js';
 import { expandInputs } from './inputs.js';
 import { decideOutput, renderTemplate } from './outputNames.js';
 import { loadQueueFile, saveQueueFile } from './queueFile.js';
 
-export interface JobSettings {
-  model: string;
-  scale: Scale;
-  format: SaveImageAs;
-  compression: number;
-  face: boolean;
-  /** Empty: beside each input. */
-  outputFolder: string;
-  template: string;
-  overwrite: OverwritePolicy;
-}
+export type JobSettings = Pick<Settings, 'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'>;
 
 export interface JobQueueOptions {
   /** Where the queue persists; none: in memory only (e.g. a one-off CLI batch). */
