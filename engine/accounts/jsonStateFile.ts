@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { Mutex } from './mutex.js';
+import { Mutex } from '../storage/mutex.js';
 
 export interface StateFile<T> {
   /** The last committed state (may be stale by another process's write; call refresh() to catch up). */

@@ -17,5 +17,4 @@ export { inferTiles, tileInput } from './infer.js';
 export { stitchTile } from './stitch.js';
 export { resizeRaster } from './resize.js';
 export { encodeRaster, jpegQuality, pngLevel, type EncodeOptions, type EncodedImage } from './encode.js';
-export { writeFileAtomic } from './write.js';
 export type { BitDepth, PixelArray, Raster } from './raster.js';

@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type Ima
 import { allocRaster } from './raster.js';
 import { resizeRaster } from './resize.js';
 import { chooseTileSize, planTiles } from './tiles.js';
-import { writeFileAtomic } from './write.js';
+import { writeFileAtomic } from '../storage/atomicFile.js';
 
 export interface UpscaleJob {
   input: ImageSource;

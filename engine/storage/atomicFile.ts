@@ -13,17 +13,19 @@ export function tempPathFor(target: string): string {
   return path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
-export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<void> {
+/** `signal`: checked after the bytes are on disk, so a cancel between write and rename leaves nothing. */
+export async function writeFileAtomic(target: string, data: string | Uint8Array, signal?: AbortSignal): Promise<void> {
   await mkdir(path.dirname(target), { recursive: true });
   const tmp = tempPathFor(target);
   try {
-    const fh = await open(tmp, 'w', 0o644);
+    const fh = await open(tmp, 'wx', 0o644);
     try {
       await fh.writeFile(data);
       await fh.sync();
     } finally {
       await fh.close();
     }
+    signal?.throwIfAborted();
     await rename(tmp, target);
   } catch (e) {
     await rm(tmp, { force: true });
