@@ -8,6 +8,7 @@ import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
 import { registerModelsList } from './commands/modelsList.js';
 import { register as registerServe } from './commands/serve.js';
+import { registerUi } from './commands/ui.js';
 import { registerUpscale } from './commands/upscale.js';
 import { register as registerUsers } from './commands/users.js';
 import { CliError } from './cliError.js';
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerUpscale(program);
   registerBatch(program);
   registerServe(program);
+  registerUi(program);
   registerUsers(program);
   const models = program.command('models').description('List, download and import upscaling models');
   registerModelsList(models);

@@ -1,0 +1,86 @@
+/**
+ * One zod schema per CrispService method's argument list, and the single place where an untrusted call
+ * (from Electron IPC or from `crisp ui`'s HTTP bridge) is checked and dispatched. Both transports call
+ * `callServiceMethod`, so neither can forget a check and neither writes the schemas twice.
+ * Enumerations come from the contract module; nothing here re-declares a model, scale or format.
+ */
+import { z } from 'zod';
+import { COMPRESSION_MAX, COMPRESSION_MIN, OUTPUT_FORMATS, SCALES, isScale, type Scale } from '../../engine/contract/enums.js';
+import { SERVICE_METHODS, type CrispService, type ServiceMethod } from '../service/crispService.js';
+
+/** Generous bounds that still stop a hostile page from sending megabytes of "settings". */
+const shortText = z.string().max(4096);
+const itemId = z.string().min(1).max(200);
+
+const scaleSchema = z.custom<Scale>(isScale, `scale must be one of ${SCALES.join(', ')}`);
+
+export const settingsPatchSchema = z
+  .object({
+    mode: z.enum(['local', 'cloud']),
+    baseUrl: shortText,
+    model: z.string().min(1).max(200),
+    scale: scaleSchema,
+    format: z.enum(OUTPUT_FORMATS),
+    compression: z.number().int().min(COMPRESSION_MIN).max(COMPRESSION_MAX),
+    face: z.boolean(),
+    outputFolder: shortText,
+    template: z.string().min(1).max(256),
+    overwrite: z.enum(['skip', 'replace', 'keep']),
+    executionProvider: z.enum(['auto', 'cpu', 'webgpu', 'cuda', 'dml', 'coreml']),
+    tileSize: z.number().int().min(16).max(8192).nullable(),
+    threads: z.number().int().min(1).max(1024).nullable(),
+    theme: z.enum(['system', 'light', 'dark']),
+  })
+  .partial()
+  .strict();
+
+/** Largest single file the UI may hand over as bytes (a drop, a paste, a browser file input). */
+export const MAX_ADD_FILE_BYTES = 200 * 1024 * 1024;
+
+const bytesSchema = z.instanceof(Uint8Array).refine((b) => b.byteLength <= MAX_ADD_FILE_BYTES, 'file is too large');
+
+/** Every method's argument tuple. `satisfies` makes a new method in SERVICE_METHODS a compile error here. */
+export const SERVICE_ARGS = {
+  getSettings: z.tuple([]),
+  updateSettings: z.tuple([settingsPatchSchema]),
+  setApiKey: z.tuple([z.string().max(1024).nullable()]),
+  hasApiKey: z.tuple([]),
+  listModels: z.tuple([]),
+  addPaths: z.tuple([z.array(shortText.min(1)).max(10_000), z.object({ recursive: z.boolean().optional() }).strict().optional()]),
+  addFile: z.tuple([z.string().min(1).max(1024), bytesSchema]),
+  removeItem: z.tuple([itemId]),
+  clearFinished: z.tuple([]),
+  start: z.tuple([]),
+  cancel: z.tuple([itemId.optional()]),
+  retry: z.tuple([itemId.optional()]),
+  getQueue: z.tuple([]),
+  estimate: z.tuple([]),
+  getAccount: z.tuple([]),
+  readImage: z.tuple([itemId, z.enum(['input', 'output'])]),
+  revealOutput: z.tuple([itemId]),
+} satisfies Record<ServiceMethod, z.ZodType<unknown[]>>;
+
+export function isServiceMethod(name: unknown): name is ServiceMethod {
+  return typeof name === 'string' && (SERVICE_METHODS as readonly string[]).includes(name);
+}
+
+/** A call the transport refused before it reached the service (unknown method, bad arguments). */
+export class ServiceCallError extends Error {
+  override readonly name = 'ServiceCallError';
+}
+
+/** Trailing `undefined`s are dropped by JSON; optional tail elements make `[]` and `[undefined]` equal. */
+export function parseServiceArgs(method: ServiceMethod, args: unknown): unknown[] {
+  if (!Array.isArray(args)) throw new ServiceCallError(`${method}: arguments must be a list`);
+  const parsed = SERVICE_ARGS[method].safeParse(args);
+  if (!parsed.success) throw new ServiceCallError(`${method}: invalid arguments (${z.prettifyError(parsed.error).replace(/\s+/g, ' ').trim()})`);
+  return parsed.data as unknown[];
+}
+
+/** Validates then invokes. The service's own errors pass through unchanged (they are written for users). */
+export async function callServiceMethod(service: CrispService, method: unknown, args: unknown): Promise<unknown> {
+  if (!isServiceMethod(method)) throw new ServiceCallError(`unknown method ${JSON.stringify(String(method)).slice(0, 80)}`);
+  const checked = parseServiceArgs(method, args);
+  const fn = service[method] as (...a: unknown[]) => Promise<unknown>;
+  return fn.apply(service, checked);
+}

@@ -1,0 +1,115 @@
+/**
+ * Electron main process: a thin adapter. It wires Electron's APIs (windows, dialogs, IPC, menu,
+ * notifications, utilityProcess, safeStorage) into the app layer's createService and the small,
+ * Node-tested modules beside this file. No application logic lives here.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BrowserWindow, Menu, Notification, app, dialog, ipcMain, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
+import { createService, type ServiceHandle } from '../../app/service/createService.js';
+import { appMenuTemplate } from './appMenu.js';
+import { appPaths } from './appPaths.js';
+import { createAppProtocolHandler } from './appProtocol.js';
+import { followBatch } from './batchFeedback.js';
+import { createNativeDialogs } from './nativeDialogs.js';
+import { createSafeStorageSecretStore } from './safeStorageSecretStore.js';
+import { registerServiceIpc } from './serviceIpc.js';
+import { createUtilityProcessSpawner } from './utilityWorkerSpawner.js';
+import { APP_SCHEME, APP_URL, hardenContents, hardenSession, mainWindowOptions } from './windowSecurity.js';
+
+const paths = appPaths(path.dirname(fileURLToPath(import.meta.url)), app.isPackaged, process.resourcesPath);
+// The engine (here and in its utility process) finds the model catalogue and bundled models here.
+process.env.CRISP_RESOURCES_DIR ??= paths.resources;
+
+// Privileged before "ready": a standard, secure scheme gives the page a real origin for the CSP.
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+
+let win: BrowserWindow | null = null;
+let service: ServiceHandle | null = null;
+
+function createWindow(): BrowserWindow {
+  const w = new BrowserWindow(mainWindowOptions(paths.preload, paths.icon));
+  w.once('ready-to-show', () => w.show());
+  w.on('closed', () => {
+    if (win === w) win = null;
+  });
+  void w.loadURL(APP_URL);
+  return w;
+}
+
+async function start(): Promise<void> {
+  hardenSession(session.defaultSession);
+  protocol.handle(APP_SCHEME, createAppProtocolHandler(paths.renderer));
+  app.on('web-contents-created', (_e, contents) => hardenContents(contents, (url) => void shell.openExternal(url)));
+
+  const userData = app.getPath('userData');
+  const svc = await createService({
+    dataDir: userData,
+    secrets: createSafeStorageSecretStore(safeStorage, path.join(userData, 'secrets.json')),
+    spawner: createUtilityProcessSpawner((modulePath, args, options) => utilityProcess.fork(modulePath, args, options), paths.engineWorker, process.env),
+    revealOutput: (file) => {
+      shell.showItemInFolder(file);
+      return true;
+    },
+  });
+  service = svc;
+
+  const dialogs = createNativeDialogs((options) => (win ? dialog.showOpenDialog(win, options) : dialog.showOpenDialog(options)));
+  registerServiceIpc(ipcMain, svc, {
+    pickImages: () => dialogs.pickImages(),
+    pickInputFolder: () => dialogs.pickInputFolder(),
+    pickOutputFolder: () => dialogs.pickOutputFolder(),
+  });
+
+  const report = (e: unknown) => dialog.showErrorBox('Crisp', e instanceof Error ? e.message : String(e));
+  Menu.setApplicationMenu(
+    Menu.buildFromTemplate(
+      appMenuTemplate(
+        {
+          addImages: () => void dialogs.pickImages().then((p) => (p.length ? svc.addPaths(p) : undefined)).catch(report),
+          addFolder: () => void dialogs.pickInputFolder().then((f) => (f ? svc.addPaths([f], { recursive: true }) : undefined)).catch(report),
+          chooseOutputFolder: () => void dialogs.pickOutputFolder().then((f) => (f ? svc.updateSettings({ outputFolder: f }) : undefined)).catch(report),
+          upscale: () => void svc.start().catch(report),
+          stop: () => void svc.cancel().catch(report),
+          openDocs: () => void shell.openExternal('https://github.com/crisp-upscaler/crisp#readme'),
+        },
+        process.platform,
+      ),
+    ),
+  );
+
+  followBatch(svc, () => win, (title, body) => {
+    if (Notification.isSupported()) new Notification({ title, body }).show();
+  });
+
+  win = createWindow();
+}
+
+if (!app.requestSingleInstanceLock()) {
+  // A second launch hands over to the first window (see 'second-instance') and leaves.
+  app.quit();
+} else {
+  app.on('second-instance', () => {
+    if (!win) return;
+    if (win.isMinimized()) win.restore();
+    win.focus();
+  });
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+  app.on('activate', () => {
+    if (!win && service) win = createWindow();
+  });
+  let closing = false;
+  app.on('before-quit', (event) => {
+    // Flush the queue and stop the engine process before exiting, once.
+    if (closing || !service) return;
+    closing = true;
+    event.preventDefault();
+    void service.close().finally(() => app.quit());
+  });
+  app.whenReady().then(start, (e: unknown) => {
+    dialog.showErrorBox('Crisp could not start', e instanceof Error ? e.message : String(e));
+    app.exit(1);
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * Builds `window.crisp` from SERVICE_METHODS and DESKTOP_METHODS over two injected functions, so the
+ * object can be tested in Node without Electron. No channel name or ipcRenderer escapes this file:
+ * the renderer gets plain async methods.
+ */
+import { SERVICE_METHODS, type CrispService, type ServiceEvent } from '../../app/service/crispService.js';
+import type { CallResult } from '../shared/ipcChannels.js';
+import type { CrispDesktopApi, DesktopMethod } from './desktopApi.js';
+
+export interface PreloadTransport {
+  callService(method: string, args: unknown[]): Promise<CallResult>;
+  callDesktop(method: DesktopMethod): Promise<CallResult>;
+  /** Starts forwarding; returns a function that stops it. */
+  listen(fn: (event: ServiceEvent) => void): () => void;
+  pathForFile(file: File): string;
+}
+
+function unwrap(result: CallResult): unknown {
+  if (result.ok) return result.value;
+  throw new Error(result.message);
+}
+
+export function buildDesktopApi(transport: PreloadTransport): CrispDesktopApi {
+  const methods = Object.fromEntries(
+    SERVICE_METHODS.map((m) => [m, async (...args: unknown[]) => unwrap(await transport.callService(m, args))]),
+  ) as unknown as Omit<CrispService, 'subscribe'>;
+
+  const listeners = new Set<(event: ServiceEvent) => void>();
+  let stop: (() => void) | null = null;
+
+  const api: CrispDesktopApi = {
+    ...methods,
+    subscribe(listener) {
+      listeners.add(listener);
+      stop ??= transport.listen((event) => {
+        for (const l of [...listeners]) l(event);
+      });
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && stop) {
+          stop();
+          stop = null;
+        }
+      };
+    },
+    desktop: {
+      pathForFile: (file) => transport.pathForFile(file),
+      pickImages: async () => unwrap(await transport.callDesktop('pickImages')) as string[],
+      pickInputFolder: async () => unwrap(await transport.callDesktop('pickInputFolder')) as string | null,
+      pickOutputFolder: async () => unwrap(await transport.callDesktop('pickOutputFolder')) as string | null,
+    },
+  };
+  // contextBridge copies the object; freezing it here keeps the page from patching it in tests too.
+  return Object.freeze(api);
+}

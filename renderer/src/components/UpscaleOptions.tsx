@@ -1,0 +1,131 @@
+/** Model, scale, format, compression, faces and output folder: what every item of the batch gets. */
+import { useEffect, useId, useRef, useState } from 'react';
+import { OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
+import { useActions, useApp, useSettings } from '../stores/appContext.js';
+import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from '../stores/settingsStore.js';
+
+const FORMAT_LABELS: Record<SaveImageAs, string> = { jpg: 'JPEG', png: 'PNG', webp: 'WebP' };
+const COMMIT_DELAY_MS = 300;
+
+export function UpscaleOptions() {
+  const settings = useSettings(selectSettings);
+  const models = useSettings(selectModels);
+  const current = useSettings(selectCurrentModel);
+  const isCloud = useSettings(selectIsCloud);
+  const { updateSettings } = useActions();
+  const { desktop } = useApp();
+  const id = useId();
+
+  // Range inputs fire on every step; the stored value follows once the user pauses.
+  const [compression, setCompression] = useState(settings?.compression ?? 0);
+  const commitTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => setCompression(settings?.compression ?? 0), [settings?.compression]);
+  const [outputFolder, setOutputFolder] = useState(settings?.outputFolder ?? '');
+  useEffect(() => setOutputFolder(settings?.outputFolder ?? ''), [settings?.outputFolder]);
+
+  if (!settings) return <p className="muted">Loading settings…</p>;
+
+  const commitFolder = () => {
+    if (outputFolder !== settings.outputFolder) void updateSettings({ outputFolder: outputFolder.trim() });
+  };
+
+  return (
+    <fieldset className="options">
+      <legend>Upscaling</legend>
+      <div className="field">
+        <label htmlFor={`${id}-model`}>Model</label>
+        <select id={`${id}-model`} value={settings.model} aria-describedby={`${id}-model-desc`} onChange={(e) => void updateSettings({ model: e.target.value })}>
+          {models.map((m) => (
+            <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
+              {m.title}
+              {m.installed ? '' : ' (not installed)'}
+            </option>
+          ))}
+        </select>
+        <p id={`${id}-model-desc`} className="hint">
+          {current ? current.description : 'Choose a model.'}
+          {current && !current.installed && !isCloud ? (
+            <strong className="warning"> Not installed on this computer: run “crisp models fetch {current.name}” or switch to Cloud.</strong>
+          ) : null}
+        </p>
+      </div>
+      <div className="field-row">
+        <div className="field">
+          <label htmlFor={`${id}-scale`}>Scale</label>
+          <select id={`${id}-scale`} value={settings.scale} onChange={(e) => void updateSettings({ scale: Number(e.target.value) as Scale })}>
+            {SCALES.map((s) => (
+              <option key={s} value={s}>
+                ×{s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-format`}>Format</label>
+          <select id={`${id}-format`} value={settings.format} onChange={(e) => void updateSettings({ format: e.target.value as SaveImageAs })}>
+            {OUTPUT_FORMATS.map((f) => (
+              <option key={f} value={f}>
+                {FORMAT_LABELS[f]}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-compression`}>Compression</label>
+        <div className="range-row">
+          <input
+            id={`${id}-compression`}
+            type="range"
+            min={0}
+            max={100}
+            value={compression}
+            aria-describedby={`${id}-compression-hint`}
+            onChange={(e) => {
+              const value = Number(e.target.value);
+              setCompression(value);
+              clearTimeout(commitTimer.current);
+              commitTimer.current = setTimeout(() => void updateSettings({ compression: value }), COMMIT_DELAY_MS);
+            }}
+          />
+          <output htmlFor={`${id}-compression`}>{compression}</output>
+        </div>
+        <p id={`${id}-compression-hint`} className="hint">
+          0 is best quality; higher values make smaller files{settings.format === 'png' ? ' (PNG stays lossless)' : ''}.
+        </p>
+      </div>
+      <label className="check">
+        <input type="checkbox" checked={settings.face} onChange={(e) => void updateSettings({ face: e.target.checked })} />
+        Enhance faces
+      </label>
+      <div className="field">
+        <label htmlFor={`${id}-out`}>Output folder</label>
+        <div className="input-row">
+          <input
+            id={`${id}-out`}
+            type="text"
+            value={outputFolder}
+            placeholder="Beside each image"
+            spellCheck={false}
+            onChange={(e) => setOutputFolder(e.target.value)}
+            onBlur={commitFolder}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') commitFolder();
+            }}
+          />
+          {desktop ? (
+            <button
+              type="button"
+              onClick={async () => {
+                const folder = await desktop.pickOutputFolder();
+                if (folder) void updateSettings({ outputFolder: folder });
+              }}
+            >
+              Choose…
+            </button>
+          ) : null}
+        </div>
+      </div>
+    </fieldset>
+  );
+}

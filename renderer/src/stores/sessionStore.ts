@@ -1,0 +1,54 @@
+/** This session's account view, the credit estimate for the waiting items, and the notice line. */
+import { createStore } from 'zustand/vanilla';
+import type { AccountView, CreditEstimate } from '../../../app/service/crispService.js';
+
+export interface Notice {
+  kind: 'error' | 'info';
+  text: string;
+}
+
+export interface BatchSummary {
+  done: number;
+  failed: number;
+  total: number;
+}
+
+export interface SessionState {
+  account: AccountView | null;
+  estimate: CreditEstimate | null;
+  notice: Notice | null;
+  lastBatch: BatchSummary | null;
+  setAccount(account: AccountView | null): void;
+  setEstimate(estimate: CreditEstimate | null): void;
+  showNotice(notice: Notice | null): void;
+  setLastBatch(summary: BatchSummary | null): void;
+}
+
+export type SessionStore = ReturnType<typeof createSessionStore>;
+
+export function createSessionStore() {
+  return createStore<SessionState>()((set) => ({
+    account: null,
+    estimate: null,
+    notice: null,
+    lastBatch: null,
+    setAccount: (account) => set({ account }),
+    setEstimate: (estimate) => set({ estimate }),
+    showNotice: (notice) => set({ notice }),
+    setLastBatch: (lastBatch) => set({ lastBatch }),
+  }));
+}
+
+/** Regular plus extra credits; null when the server does not report a balance. */
+export const selectBalance = (s: SessionState): number | null =>
+  s.account?.available && s.account.currentCredits !== undefined ? s.account.currentCredits + (s.account.currentExtraCredits ?? 0) : null;
+
+/** True only when both numbers are known and the waiting items need more than the balance. */
+export const selectInsufficient = (s: SessionState): boolean => {
+  const balance = selectBalance(s);
+  return balance !== null && s.estimate !== null && s.estimate.mode === 'cloud' && s.estimate.credits > balance;
+};
+export const selectNotice = (s: SessionState) => s.notice;
+export const selectEstimate = (s: SessionState) => s.estimate;
+export const selectAccount = (s: SessionState) => s.account;
+export const selectLastBatch = (s: SessionState) => s.lastBatch;

@@ -1,0 +1,83 @@
+/**
+ * `crisp ui` in Cloud mode against a real `crisp serve` (same server code, real models) whose user has
+ * few credits: the estimate is shown before starting, the balance drops by exactly the credits each
+ * task deducted, and a batch beyond the balance says "Insufficient credits" and changes nothing.
+ */
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../server/helpers.js';
+import { launchChromium } from './browser.js';
+import { FAST_MODEL, LR, listDir, openUi, screenshot, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
+
+const START_CREDITS = 5;
+let browser: Browser;
+let server: TestServer;
+let ui: UiUnderTest;
+let apiKey: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ({ apiKey } = await server.accounts.addUser({ email: 'few@example.test', credits: START_CREDITS, extraCredits: 0 }));
+  ui = await startUiUnderTest({ model: FAST_MODEL, scale: 4, format: 'png' });
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await ui?.cleanup();
+  await server?.stop();
+});
+
+async function serverBalance(): Promise<number> {
+  const users = await server.accounts.listUsers();
+  const u = users.find((x) => x.email === 'few@example.test')!;
+  return u.credits + u.extraCredits;
+}
+
+describe('crisp ui, cloud mode against crisp serve', () => {
+  it('shows the estimate, deducts exactly, and refuses a batch beyond the balance', async () => {
+    const { page, problems } = await openUi(browser, ui.ui.server.url);
+    await page.getByRole('radiogroup', { name: 'Mode' }).getByRole('radio', { name: 'Cloud' }).check();
+    const url = page.getByRole('textbox', { name: 'Service URL' });
+    await url.fill(server.url);
+    await url.press('Enter');
+    await page.getByRole('textbox', { name: 'API key' }).fill(apiKey);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page.getByText('An API key is stored').waitFor();
+
+    const credits = page.getByRole('region', { name: 'Credits' });
+    await credits.getByTestId('balance').getByText(`${START_CREDITS} credits`).waitFor();
+
+    // Two images at ×4: the price table says 2 credits each.
+    await page.getByLabel('Add images').setInputFiles([path.join(LR, 'bird_LRBI_x4.png'), path.join(LR, 'head_LRBI_x4.png')]);
+    await credits.getByTestId('estimate').getByText('4 credits for 2 images').waitFor();
+    await screenshot(page, 'cloud-estimate');
+    await page.getByRole('button', { name: 'Upscale' }).click();
+    await page.getByText('2 of 2 finished').waitFor({ timeout: 90_000 });
+
+    const items = (await ui.ui.service.getQueue()).items;
+    expect(items.map((i) => i.status)).toEqual(['done', 'done']);
+    const deducted = items.reduce((s, i) => s + (i.creditsDeducted ?? 0), 0);
+    expect(deducted).toBe(4);
+    expect(await serverBalance()).toBe(START_CREDITS - deducted);
+    await credits.getByTestId('balance').getByText(`${START_CREDITS - deducted} credit`, { exact: true }).waitFor();
+    await credits.getByTestId('deducted').getByText('4 credits').waitFor();
+    expect(await listDir(ui.outDir)).toHaveLength(2);
+    await credits.scrollIntoViewIfNeeded();
+    await screenshot(page, 'cloud-credits');
+
+    // One more image needs 2 credits; 1 is left.
+    await page.getByRole('button', { name: 'Clear finished' }).click();
+    await page.getByLabel('Add images').setInputFiles([path.join(LR, 'woman_LRBI_x4.png')]);
+    await credits.getByRole('alert').getByText(/Insufficient credits/).waitFor();
+    await page.getByRole('button', { name: 'Upscale' }).click();
+    await expect.poll(async () => page.getByText(/Insufficient credits/).count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(async () => (await ui.ui.service.getQueue()).running, { timeout: 30_000 }).toBe(false);
+    await credits.scrollIntoViewIfNeeded();
+    await screenshot(page, 'cloud-insufficient');
+    expect(await serverBalance()).toBe(START_CREDITS - deducted);
+    expect(await listDir(ui.outDir)).toHaveLength(2);
+    await credits.getByTestId('balance').getByText(`${START_CREDITS - deducted} credit`, { exact: true }).waitFor();
+    expect(problems.filter((p) => !/status of 4\d\d/.test(p))).toEqual([]);
+  });
+});

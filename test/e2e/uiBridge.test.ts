@@ -1,0 +1,114 @@
+/**
+ * `crisp ui`'s HTTP bridge over real HTTP with an in-memory service: the guards (token, Host, CSP),
+ * argument validation, raw bytes both ways, Server-Sent Events, and the renderer's HTTP client.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startUiServer, type RunningUiServer } from '../../app/ui/bridgeServer.js';
+import { createHttpService } from '../../renderer/src/service/httpService.js';
+import { FakeCrispService, PNG_1x1 } from '../renderer/fakeService.js';
+
+let server: RunningUiServer;
+let fake: FakeCrispService;
+let rendererDir: string;
+
+beforeAll(async () => {
+  rendererDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-ui-test-'));
+  await mkdir(path.join(rendererDir, 'assets'));
+  await writeFile(path.join(rendererDir, 'index.html'), '<!doctype html><title>Crisp</title>');
+  await writeFile(path.join(rendererDir, 'assets', 'app.js'), 'console.log(1)');
+  fake = new FakeCrispService();
+  server = await startUiServer({ service: fake, rendererDir });
+});
+afterAll(async () => {
+  await server.close();
+  await rm(rendererDir, { recursive: true, force: true });
+});
+
+const api = (method: string, init: RequestInit = {}, token = server.token) =>
+  fetch(`${server.origin}/api/${method}`, { method: 'POST', ...init, headers: { 'content-type': 'application/json', 'x-crisp-token': token, ...(init.headers ?? {}) } });
+
+describe('crisp ui bridge', () => {
+  it('prints a 127.0.0.1 URL with a long random token', () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{40,}$/);
+  });
+
+  it('serves the page only with the token, with a strict CSP', async () => {
+    expect((await fetch(`${server.origin}/`)).status).toBe(403);
+    expect((await fetch(`${server.origin}/?token=wrong`)).status).toBe(403);
+    const page = await fetch(server.url);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe');
+    expect((await fetch(`${server.origin}/assets/app.js`)).status).toBe(200);
+    expect((await fetch(`${server.origin}/assets/../../etc/passwd`)).status).toBe(404);
+    expect((await fetch(`${server.origin}/%2e%2e/%2e%2e/etc/passwd`)).status).toBe(404);
+  });
+
+  it('refuses a foreign Host header (DNS rebinding)', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: server.port, path: `/?token=${server.token}`, headers: { host: 'evil.example:80' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(421);
+  });
+
+  it('requires the token on every API call and validates arguments', async () => {
+    expect((await api('getSettings', { body: '{"args":[]}' }, 'nope')).status).toBe(403);
+    const ok = await api('getSettings', { body: '{"args":[]}' });
+    expect(((await ok.json()) as { result: { model: string } }).result.model).toBe('digital-art-4x');
+    const bad = await api('updateSettings', { body: JSON.stringify({ args: [{ scale: 9 }] }) });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/updateSettings: invalid arguments/);
+    expect((await api('constructor', { body: '{"args":[]}' })).status).toBe(404);
+    expect((await api('getSettings', { body: '{"args":[]}', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    expect(fake.calls.some((c) => c.method === 'updateSettings')).toBe(false);
+  });
+
+  it('passes the service’s own errors through in plain words', async () => {
+    await fake.updateSettings({ mode: 'cloud' });
+    const res = await api('start', { body: '{"args":[]}' });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { error: string }).error).toBe('Cloud mode needs an API key: add one in Cloud settings.');
+    await fake.updateSettings({ mode: 'local' });
+  });
+
+  it('round-trips bytes through the renderer’s HTTP client and streams events', async () => {
+    const client = createHttpService({ baseUrl: server.origin, token: server.token });
+    const events: string[] = [];
+    const stream = await fetch(`${server.origin}/api/events?token=${server.token}`);
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = stream.body!.getReader();
+    const pump = (async () => {
+      const decoder = new TextDecoder();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        for (const line of decoder.decode(value).split('\n')) if (line.startsWith('data: ')) events.push((JSON.parse(line.slice(6)) as { type: string }).type);
+        if (events.includes('queue')) return;
+      }
+    })();
+    const item = await client.addFile('héllo wörld.png', PNG_1x1);
+    expect(item.inputName).toBe('héllo wörld.png');
+    expect(fake.calls.find((c) => c.method === 'addFile')?.args).toEqual(['héllo wörld.png', PNG_1x1.byteLength]);
+    const image = await client.readImage(item.id, 'input');
+    expect(image.mime).toBe('image/png');
+    expect([...image.bytes]).toEqual([...PNG_1x1]);
+    await pump;
+    await reader.cancel();
+    expect(events).toContain('queue');
+    await expect(client.readImage('missing', 'input')).rejects.toThrow('No such item.');
+    expect(await client.cancel()).toBeUndefined();
+    expect((await client.getQueue()).items).toHaveLength(1);
+  });
+});

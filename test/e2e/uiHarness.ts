@@ -1,0 +1,81 @@
+/**
+ * Shared setup of the browser e2e tests: a fresh renderer build, `crisp ui` (real app layer, real
+ * engine worker, real models) on temporary folders, and headless Chromium pointed at its URL.
+ */
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { build } from 'vite';
+import type { Settings } from '../../app/service/crispService.js';
+import { startUi, type RunningUi } from '../../app/ui/startUi.js';
+import { IMAGES_DIR, MODELS_DIR, REPO_ROOT } from '../helpers/paths.js';
+
+export const LR = path.join(IMAGES_DIR, 'set5-x4', 'lr');
+export const SET14 = path.join(IMAGES_DIR, 'set14');
+export const FAST_MODEL = 'digital-art-4x';
+export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'test-results', 'e2e');
+
+let built: Promise<string> | undefined;
+
+/** One renderer build per test process, into a temporary folder (never over someone's out/). */
+export function buildRendererOnce(): Promise<string> {
+  built ??= (async () => {
+    const outDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-renderer-'));
+    await build({ configFile: path.join(REPO_ROOT, 'vite.config.ts'), logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+    return outDir;
+  })();
+  return built;
+}
+
+export interface UiUnderTest {
+  ui: RunningUi;
+  dataDir: string;
+  outDir: string;
+  cleanup(): Promise<void>;
+}
+
+export async function startUiUnderTest(settings: Partial<Settings> = {}): Promise<UiUnderTest> {
+  // The engine worker inherits the environment: point it at the real weights.
+  process.env.CRISP_MODELS_DIR = MODELS_DIR;
+  const rendererDir = await buildRendererOnce();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-ui-data-'));
+  const outDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-ui-out-'));
+  const ui = await startUi({
+    dataDir,
+    rendererDir,
+    settingsDefaults: { outputFolder: outDir, executionProvider: 'cpu', ...settings },
+  });
+  return {
+    ui,
+    dataDir,
+    outDir,
+    async cleanup() {
+      await ui.close();
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(outDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A page on the UI that fails the test on any script error or CSP violation. */
+export async function openUi(browser: Browser, url: string): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(url);
+  await page.getByRole('combobox', { name: 'Model' }).waitFor();
+  return { page, problems };
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
+}
+
+export async function listDir(dir: string): Promise<string[]> {
+  return (await readdir(dir)).sort();
+}

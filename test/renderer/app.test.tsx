@@ -1,0 +1,197 @@
+// @vitest-environment jsdom
+/** The renderer end to end against an in-memory service: names, flows, keyboard, cloud credits. */
+import { act, cleanup, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { pngFile, renderApp } from './renderApp.js';
+
+afterEach(cleanup);
+
+async function addThree(user: ReturnType<typeof userEvent.setup>) {
+  await user.upload(screen.getByLabelText('Add images'), [pngFile('a.png'), pngFile('b.png'), pngFile('c.png')]);
+  const queue = screen.getByRole('region', { name: 'Queue' });
+  await waitFor(() => expect(within(queue).getAllByRole('listitem')).toHaveLength(3));
+  return queue;
+}
+
+describe('renderer', () => {
+  it('exposes the controls under their documented accessible names', async () => {
+    renderApp();
+    expect(await screen.findByRole('combobox', { name: 'Model' })).toBeTruthy();
+    expect(screen.getByLabelText('Add images')).toBeTruthy();
+    expect(screen.getByRole('combobox', { name: 'Scale' })).toBeTruthy();
+    expect(screen.getByRole('combobox', { name: 'Format' })).toBeTruthy();
+    expect(screen.getByRole('slider', { name: 'Compression' })).toBeTruthy();
+    expect(screen.getByRole('checkbox', { name: 'Enhance faces' })).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Upscale' })).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Stop' })).toBeTruthy();
+    expect(screen.getByRole('region', { name: 'Queue' })).toBeTruthy();
+    const mode = screen.getByRole('radiogroup', { name: 'Mode' });
+    expect(within(mode).getByRole('radio', { name: 'Local' })).toBeTruthy();
+    expect(within(mode).getByRole('radio', { name: 'Cloud' })).toBeTruthy();
+  });
+
+  it('shows "not installed" honestly and describes the chosen model', async () => {
+    renderApp({ notInstalled: ['natural-max-4x'] });
+    const model = await screen.findByRole('combobox', { name: 'Model' });
+    await waitFor(() => expect(within(model).getAllByRole('option').length).toBeGreaterThan(5));
+    const missing = within(model).getByRole('option', { name: /Natural Max.*not installed/ }) as HTMLOptionElement;
+    expect(missing.disabled).toBe(true);
+    expect(screen.getByText('The digital-art-4x model.')).toBeTruthy();
+  });
+
+  it('sends each setting change to the service', async () => {
+    const user = userEvent.setup();
+    const { fake } = renderApp();
+    await user.selectOptions(await screen.findByRole('combobox', { name: 'Scale' }), '2');
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Format' }), 'webp');
+    await user.click(screen.getByRole('checkbox', { name: 'Enhance faces' }));
+    await waitFor(() => expect(fake.settings).toMatchObject({ scale: 2, format: 'webp', face: true }));
+    expect((screen.getByRole('combobox', { name: 'Scale' }) as HTMLSelectElement).value).toBe('2');
+  });
+
+  it('adds files, upscales with per-item and batch progress, and compares a result', async () => {
+    const user = userEvent.setup();
+    const { fake } = renderApp();
+    const queue = await addThree(user);
+    expect(fake.calls.filter((c) => c.method === 'addFile').map((c) => c.args[0])).toEqual(['a.png', 'b.png', 'c.png']);
+
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Stop' }) as HTMLButtonElement).disabled).toBe(false));
+    act(() => fake.step(50));
+    await waitFor(() => expect(screen.getByRole('progressbar', { name: 'a.png progress' }).getAttribute('value')).toBe('50'));
+    expect(within(queue).getByText('Upscaling… 50%')).toBeTruthy();
+
+    act(() => fake.finishAll());
+    await waitFor(() => expect(within(queue).getAllByText('Done')).toHaveLength(3));
+    expect(screen.getByRole('progressbar', { name: 'Batch progress' }).getAttribute('value')).toBe('100');
+    expect(screen.getByText('Finished: 3 of 3 upscaled.')).toBeTruthy();
+
+    await user.click(screen.getByRole('button', { name: 'Compare b.png' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Compare b.png' });
+    const slider = within(dialog).getByRole('slider', { name: 'Compare' });
+    await waitFor(() => expect(document.activeElement).toBe(slider));
+    expect(slider.getAttribute('aria-valuenow')).toBe('50');
+    await user.keyboard('{ArrowRight}{ArrowRight}');
+    expect(slider.getAttribute('aria-valuenow')).toBe('54');
+    await user.keyboard('{Home}');
+    expect(slider.getAttribute('aria-valuenow')).toBe('0');
+    await user.click(within(dialog).getByRole('button', { name: 'Zoom in' }));
+    expect(within(dialog).getByText('125%')).toBeTruthy();
+    await waitFor(() => expect(within(dialog).getByRole('img', { name: /After: b.png/ })).toBeTruthy());
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('dialog')).toBeNull();
+  });
+
+  it('stops a running batch', async () => {
+    const user = userEvent.setup();
+    const { fake } = renderApp();
+    const queue = await addThree(user);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    act(() => fake.step(100));
+    await user.click(await screen.findByRole('button', { name: 'Stop' }));
+    await waitFor(() => expect(within(queue).getAllByText('Stopped')).toHaveLength(2));
+    expect(fake.calls.some((c) => c.method === 'cancel' && c.args.length === 0)).toBe(true);
+  });
+
+  it('shows a failed item in plain words while the others finish', async () => {
+    const user = userEvent.setup();
+    const { fake } = renderApp({ failNames: /^b\.png$/ });
+    const queue = await addThree(user);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    act(() => fake.finishAll());
+    await waitFor(() => expect(within(queue).getAllByText('Done')).toHaveLength(2));
+    expect(within(queue).getByText(/b\.png is not an image Crisp can read/)).toBeTruthy();
+    expect(screen.getByRole('alert').textContent).toMatch('2 of 3 upscaled, 1 failed');
+    expect(screen.getByRole('button', { name: 'Retry b.png' })).toBeTruthy();
+  });
+
+  it('is usable from the keyboard: Tab reaches the controls, Ctrl+Enter upscales', async () => {
+    const user = userEvent.setup();
+    const { fake } = renderApp();
+    await addThree(user);
+    screen.getByRole('radio', { name: 'Local' }).focus();
+    await user.keyboard('{ArrowRight}');
+    await waitFor(() => expect(fake.settings.mode).toBe('cloud'));
+    await user.keyboard('{ArrowLeft}');
+    await waitFor(() => expect(fake.settings.mode).toBe('local'));
+    await user.tab();
+    expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Theme' }));
+    await user.keyboard('{Control>}{Enter}{/Control}');
+    await waitFor(() => expect(fake.calls.some((c) => c.method === 'start')).toBe(true));
+  });
+
+  it('pastes an image from the clipboard, but not into a text field', async () => {
+    const { fake } = renderApp();
+    await screen.findByRole('combobox', { name: 'Model' });
+    const paste = (target: EventTarget) => {
+      const event = new Event('paste', { bubbles: true }) as Event & { clipboardData: unknown };
+      event.clipboardData = { files: [pngFile('image.png')] };
+      target.dispatchEvent(event);
+    };
+    act(() => paste(document.body));
+    await waitFor(() => expect(fake.items).toHaveLength(1));
+    expect(fake.items[0]?.inputName).toMatch(/^pasted-.*\.png$/);
+    act(() => paste(screen.getByRole('textbox', { name: 'Output folder' })));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(fake.items).toHaveLength(1);
+  });
+
+  it('uses native dialogs and real paths on the desktop', async () => {
+    const user = userEvent.setup();
+    const desktop = {
+      pathForFile: (f: File) => `/photos/${f.name}`,
+      pickImages: vi.fn(async () => ['/photos/x.png']),
+      pickInputFolder: vi.fn(async () => '/photos'),
+      pickOutputFolder: vi.fn(async () => '/out'),
+    };
+    const { fake } = renderApp({ desktop });
+    await user.click(await screen.findByRole('button', { name: 'Choose images…' }));
+    await user.click(screen.getByRole('button', { name: 'Choose a folder…' }));
+    await user.upload(screen.getByLabelText('Add images'), [pngFile('y.png')]);
+    await waitFor(() => expect(fake.calls.filter((c) => c.method === 'addPaths').map((c) => c.args[0])).toEqual([['/photos/x.png'], ['/photos'], ['/photos/y.png']]));
+    await user.click(screen.getByRole('button', { name: 'Choose…' }));
+    await waitFor(() => expect(fake.settings.outputFolder).toBe('/out'));
+  });
+
+  it('cloud mode: stores the key, shows balance and estimate, deducts per item', async () => {
+    const user = userEvent.setup();
+    const { fake } = renderApp({ balance: 5, creditsPerImage: 1 });
+    await user.click(await screen.findByRole('radio', { name: 'Cloud' }));
+    const key = await screen.findByRole('textbox', { name: 'API key' });
+    await user.type(key, 'k-123');
+    await user.click(screen.getByRole('button', { name: 'Save key' }));
+    await waitFor(() => expect(fake.apiKey).toBe('k-123'));
+    expect((key as HTMLInputElement).value).toBe('');
+    const credits = screen.getByRole('region', { name: 'Credits' });
+    await waitFor(() => expect(within(credits).getByTestId('balance').textContent).toBe('5 credits'));
+    await addThree(user);
+    await waitFor(() => expect(within(credits).getByTestId('estimate').textContent).toBe('3 credits for 3 images'));
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    act(() => fake.finishAll());
+    await waitFor(() => expect(within(credits).getByTestId('balance').textContent).toBe('2 credits'));
+    expect(within(credits).getByTestId('deducted').textContent).toBe('3 credits');
+    expect(screen.getAllByText('−1 credit')).toHaveLength(3);
+  });
+
+  it('cloud mode: a batch beyond the balance says "Insufficient credits" and changes nothing', async () => {
+    const user = userEvent.setup();
+    const { fake } = renderApp({ balance: 2, creditsPerImage: 1 });
+    await fake.setApiKey('k');
+    await user.click(await screen.findByRole('radio', { name: 'Cloud' }));
+    await addThree(user);
+    const credits = screen.getByRole('region', { name: 'Credits' });
+    await waitFor(() => expect(within(credits).getByRole('alert').textContent).toMatch('Insufficient credits'));
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await waitFor(() => expect(screen.getAllByText(/Insufficient credits/).length).toBeGreaterThanOrEqual(2));
+    expect(fake.balance).toBe(2);
+    expect(fake.items.every((i) => i.status === 'queued')).toBe(true);
+  });
+
+  it('switches themes through settings', async () => {
+    const user = userEvent.setup();
+    renderApp();
+    await user.selectOptions(await screen.findByRole('combobox', { name: 'Theme' }), 'dark');
+    await waitFor(() => expect(document.documentElement.dataset.theme).toBe('dark'));
+  });
+});

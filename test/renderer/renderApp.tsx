@@ -1,0 +1,44 @@
+/** Renders the whole renderer against a FakeCrispService in jsdom. */
+import { render } from '@testing-library/react';
+import { App } from '../../renderer/src/App.js';
+import { AppProvider } from '../../renderer/src/stores/appContext.js';
+import type { DesktopHost } from '../../electron/preload/desktopApi.js';
+import { FakeCrispService, type FakeOptions } from './fakeService.js';
+
+let urls = 0;
+/** jsdom has no object URLs; thumbnails only need a distinct string. */
+export function stubObjectUrls(): void {
+  URL.createObjectURL = () => `blob:fake/${++urls}`;
+  URL.revokeObjectURL = () => undefined;
+}
+
+/** jsdom's Blob lacks arrayBuffer(); browsers and Electron have it. FileReader is jsdom's way in. */
+function polyfillBlobArrayBuffer(): void {
+  if (typeof Blob.prototype.arrayBuffer === 'function') return;
+  Blob.prototype.arrayBuffer = function arrayBuffer(this: Blob) {
+    return new Promise<ArrayBuffer>((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result as ArrayBuffer);
+      reader.onerror = () => reject(reader.error);
+      reader.readAsArrayBuffer(this);
+    });
+  };
+}
+
+export function renderApp(options: FakeOptions & { desktop?: DesktopHost } = {}) {
+  stubObjectUrls();
+  polyfillBlobArrayBuffer();
+  // user-event's radio arrow-key walk calls CSS.escape, which jsdom does not provide.
+  if (typeof globalThis.CSS === 'undefined') Object.assign(globalThis, { CSS: { escape: (s: string) => s.replace(/([^\w-])/g, '\\$1') } });
+  const fake = new FakeCrispService(options);
+  const view = render(
+    <AppProvider service={fake} desktop={options.desktop ?? null}>
+      <App />
+    </AppProvider>,
+  );
+  return { fake, ...view };
+}
+
+export function pngFile(name: string): File {
+  return new File([new Uint8Array([137, 80, 78, 71])], name, { type: 'image/png' });
+}
