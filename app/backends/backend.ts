@@ -32,6 +32,13 @@ export interface UpscaleRequest {
   signal?: AbortSignal;
   /** 0–100, never decreasing. */
   onProgress?: (percent: number) => void;
+  /**
+   * An opaque token from an earlier attempt's onResumable. A backend that recognises it (same service, same
+   * settings) picks up that attempt's task instead of starting, and paying for, a new one.
+   */
+  resume?: string;
+  /** Called as soon as the attempt can be resumed (remote: the task was accepted); persist the token. */
+  onResumable?: (token: string) => void;
 }
 
 export interface UpscaleOutcome {

@@ -13,13 +13,16 @@ import { sniffImageType } from '../../engine/storage/imageSniff.js';
 import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
 import { Mutex } from '../../engine/storage/mutex.js';
 import type { UpscaleBackend, UpscaleSettings } from '../backends/backend.js';
-import { CancelledError, errorMessage } from '../backends/errors.js';
+import { CancelledError, errorMessage, ProcessingFailedError } from '../backends/errors.js';
 import type { ItemStatus, JobItem, QueueSnapshot, ServiceEvent, Settings } from '../service/crispService.js';
 import { expandInputs } from './inputs.js';
 import { decideOutput, renderTemplate } from './outputNames.js';
 import { loadQueueFile, saveQueueFile } from './queueFile.js';
 
-export type JobSettings = Pick<Settings, 'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'>;
+export type JobSettings = Pick<Settings, 'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'> & {
+  /** Sent as the `denoise` extension field when present (the service sets it only where it applies). */
+  denoise?: number;
+};
 
 export interface JobQueueOptions {
   /** Where the queue persists; none: in memory only (e.g. a one-off CLI batch). */
@@ -38,6 +41,8 @@ const isFinished = (s: ItemStatus) => FINISHED.includes(s);
 
 export class JobQueue {
   private items: JobItem[] = [];
+  /** Item id → resume token of a task the service already accepted (kept until the item is done). */
+  private resume: Record<string, string> = {};
   private readonly controllers = new Map<string, AbortController>();
   private readonly saveLock = new Mutex();
   /** The current (or last) run: its item ids and the highest percent reported, so it never goes back. */
@@ -49,7 +54,7 @@ export class JobQueue {
 
   static async open(opts: JobQueueOptions): Promise<JobQueue> {
     const q = new JobQueue(opts);
-    if (opts.stateFile) q.items = await loadQueueFile(opts.stateFile);
+    if (opts.stateFile) ({ items: q.items, resume: q.resume } = await loadQueueFile(opts.stateFile));
     return q;
   }
 
@@ -123,6 +128,7 @@ export class JobQueue {
     if (item.status === 'running') await this.cancel(id);
     this.items = this.items.filter((i) => i.id !== id);
     this.run.ids.delete(id);
+    delete this.resume[id];
     await this.removeDrop(item);
     await this.changed();
   }
@@ -132,6 +138,7 @@ export class JobQueue {
     this.items = this.items.filter((i) => !isFinished(i.status));
     for (const i of gone) {
       this.run.ids.delete(i.id);
+      delete this.resume[i.id];
       await this.removeDrop(i);
     }
     await this.changed();
@@ -230,6 +237,7 @@ export class JobQueue {
         saveImageAs: settings.format,
         compression: settings.compression,
         enhanceFace: settings.face,
+        ...(settings.denoise !== undefined ? { denoise: settings.denoise } : {}),
       };
       const out = await backend.upscale({
         inputPath: item.inputPath,
@@ -237,6 +245,11 @@ export class JobQueue {
         settings: upscale,
         outputPath: decision.path,
         signal: controller.signal,
+        ...(this.resume[item.id] ? { resume: this.resume[item.id] } : {}),
+        onResumable: (token) => {
+          this.resume[item.id] = token;
+          void this.changed();
+        },
         onProgress: (p) => {
           if (p <= item.percent || item.status !== 'running') return;
           item.percent = Math.min(100, p);
@@ -247,6 +260,7 @@ export class JobQueue {
       item.outputDimensions = out.dimensions;
       if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
       item.percent = 100;
+      delete this.resume[item.id];
       this.setStatus(item, 'done');
     } catch (e) {
       if (controller.signal.aborted || e instanceof CancelledError) {
@@ -255,6 +269,8 @@ export class JobQueue {
         // Stopped by a shutdown: queued again so the next start resumes it.
         this.setStatus(item, shuttingDown ? 'queued' : 'cancelled');
       } else {
+        // The service itself failed the task (nothing was charged): a retry must start a new one.
+        if (e instanceof ProcessingFailedError) delete this.resume[item.id];
         item.error = errorMessage(e);
         this.setStatus(item, 'failed');
       }
@@ -291,8 +307,8 @@ export class JobQueue {
     this.emitQueue();
     const file = this.opts.stateFile;
     if (!file) return;
-    const items = this.items.map((i) => ({ ...i }));
-    await this.saveLock.run(() => saveQueueFile(file, items));
+    const state = { items: this.items.map((i) => ({ ...i })), resume: { ...this.resume } };
+    await this.saveLock.run(() => saveQueueFile(file, state));
   }
 
   private async removeDrop(item: JobItem): Promise<void> {

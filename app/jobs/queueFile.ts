@@ -20,20 +20,33 @@ const itemSchema = z.object({
   outputDimensions: dims.optional(),
   creditsDeducted: z.number().optional(),
 });
-const fileSchema = z.object({ version: z.literal(1), items: z.array(itemSchema) });
+const fileSchema = z.object({
+  version: z.literal(1),
+  items: z.array(itemSchema),
+  /** Per item: a backend's token to pick up a task the service already accepted (see UpscaleRequest.resume). */
+  resume: z.record(z.string(), z.string()).optional(),
+});
 
-export async function loadQueueFile(file: string): Promise<JobItem[]> {
+export interface QueueState {
+  items: JobItem[];
+  resume: Record<string, string>;
+}
+
+export async function loadQueueFile(file: string): Promise<QueueState> {
   let raw: unknown;
   try {
     raw = await readJson<unknown>(file);
   } catch {
-    return []; // unreadable JSON: start empty rather than refuse to start the app
+    return { items: [], resume: {} }; // unreadable JSON: start empty rather than refuse to start the app
   }
   const parsed = fileSchema.safeParse(raw);
-  if (!parsed.success) return [];
-  return parsed.data.items.map((item) => (item.status === 'running' ? { ...item, status: 'queued', percent: 0 } : item));
+  if (!parsed.success) return { items: [], resume: {} };
+  return {
+    items: parsed.data.items.map((item) => (item.status === 'running' ? { ...item, status: 'queued', percent: 0 } : item)),
+    resume: parsed.data.resume ?? {},
+  };
 }
 
-export async function saveQueueFile(file: string, items: readonly JobItem[]): Promise<void> {
-  await writeJsonAtomic(file, { version: 1, items });
+export async function saveQueueFile(file: string, state: QueueState): Promise<void> {
+  await writeJsonAtomic(file, { version: 1, ...state });
 }

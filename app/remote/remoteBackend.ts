@@ -135,6 +135,22 @@ export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl
     return { kind: 'files', files: [ref] };
   }
 
+  /** Binds a task to this service and these settings, so a token never resumes the wrong work. */
+  function resumeToken(taskId: string, req: UpscaleRequest): string {
+    return JSON.stringify({ baseUrl: opts.baseUrl, taskId, settings: req.settings });
+  }
+
+  function resumedTaskId(req: UpscaleRequest): string | undefined {
+    if (!req.resume) return undefined;
+    try {
+      const t = JSON.parse(req.resume) as { baseUrl?: unknown; taskId?: unknown; settings?: unknown };
+      const same = t.baseUrl === opts.baseUrl && JSON.stringify(t.settings) === JSON.stringify(req.settings);
+      return same && typeof t.taskId === 'string' ? t.taskId : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   return {
     mode: 'cloud',
     client,
@@ -149,10 +165,23 @@ export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl
         req.onProgress?.(v);
       };
       if (signal?.aborted) throw new CancelledError();
-      const src = await source(req, report);
-      const started = await rateLimited(() => client.startTask(req.settings, src, signal), signal);
-      report(UPLOAD_SHARE);
-      const status = await poll(started.taskId, signal, report);
+      let status: TaskStatusData | undefined;
+      const resumable = resumedTaskId(req);
+      if (resumable) {
+        // The app stopped (or the item was cancelled) after the service accepted this image: the task
+        // may have run, and been paid for, already. Follow it rather than start a second one.
+        status = await poll(resumable, signal, report).catch((e: unknown) => {
+          if (e instanceof NotFoundError) return undefined; // expired or swept: start afresh
+          throw e;
+        });
+      }
+      if (!status) {
+        const src = await source(req, report);
+        const started = await rateLimited(() => client.startTask(req.settings, src, signal), signal);
+        req.onResumable?.(resumeToken(started.taskId, req));
+        report(UPLOAD_SHARE);
+        status = await poll(started.taskId, signal, report);
+      }
       if (status.status === 'PROCESSING_FAILED') {
         throw new ProcessingFailedError(status.error ?? 'The service could not upscale this image.');
       }

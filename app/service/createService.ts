@@ -4,10 +4,15 @@
  * backend the settings choose (local worker process or remote service), and fans events out to
  * subscribers.
  */
+import { watch, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { MODEL_NAMES } from '../../engine/contract/index.js';
-import { listModels as listCatalogModels, modelSearchDirs } from '../../engine/models/catalog.js';
+import type { Dispatcher } from 'undici';
+import { DENOISE_MODEL, MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
+import { listModels as listCatalogModels, loadCatalog, modelSearchDirs, userModelsDir, type CatalogEntry } from '../../engine/models/catalog.js';
+import { CUSTOM_REGISTRY, customModelsDir, listCustomModels } from '../../engine/models/customModels.js';
+import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
+import { customModelName } from '../../engine/models/taskModel.js';
 import { sniffImageType } from '../../engine/storage/imageSniff.js';
 import type { UpscaleBackend } from '../backends/backend.js';
 import { BadRequestError, UnauthorizedError } from '../backends/errors.js';
@@ -34,7 +39,26 @@ export interface ServiceDeps {
   remote?: Partial<Omit<RemoteBackendOptions, 'baseUrl' | 'apiKey'>>;
   /** Defaults for a first start (e.g. the CLI's --remote URL). */
   settingsDefaults?: Partial<Settings>;
+  /**
+   * The user's models folder: where downloadModel installs and where imported (custom) models are read
+   * from (<modelsDir>/custom). Default: the engine's userModelsDir(). Always searched by the local backend.
+   */
+  modelsDir?: string;
+  /** Model downloads: injected for tests (a local server) and proxies. */
+  download?: ModelDownloadOptions;
+  /** Quiet period before a change in the custom models folder is reported (default 300 ms). */
+  modelsWatchDebounceMs?: number;
 }
+
+export interface ModelDownloadOptions {
+  /** Where and what to fetch for a catalog entry (default: the entry's own download spec). */
+  target?: (entry: CatalogEntry) => FetchTarget;
+  dispatcher?: Dispatcher;
+  connectTimeoutMs?: number;
+}
+
+/** Progress events at most this often per download (the final one is always sent). */
+const DOWNLOAD_EVENT_INTERVAL_MS = 100;
 
 export interface ServiceHandle extends CrispService {
   /** Stops the running item (it resumes on the next start), the worker, and flushes state. */
@@ -45,7 +69,9 @@ const MIME_OF_EXT: Record<string, string> = { '.png': 'image/png', '.jpg': 'imag
 
 export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
   const settings = await openSettingsStore(path.join(deps.dataDir, 'settings.json'), deps.settingsDefaults);
-  const modelDirs = deps.modelDirs ?? modelSearchDirs();
+  const modelsDir = path.resolve(deps.modelsDir ?? userModelsDir());
+  // Downloads land in modelsDir, so the local backend must search it (after any folder given first).
+  const modelDirs = [...new Set([...(deps.modelDirs ?? modelSearchDirs()), modelsDir])];
   const listeners = new Set<(e: ServiceEvent) => void>();
   const emit = (e: ServiceEvent) => {
     for (const l of listeners) {
@@ -67,6 +93,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
         createLocalBackend({
           dataDir: path.join(deps.dataDir, 'engine'),
           modelDirs,
+          customModelsDir: modelsDir,
           executionProvider: s.executionProvider,
           ...(s.threads ? { threads: s.threads } : {}),
           ...(s.tileSize ? { tileSize: s.tileSize } : {}),
@@ -89,6 +116,8 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
   }
 
   const toJobSettings = (s: Settings): JobSettings => ({
+    // The denoise extension exists for one model, and only the local engine is known to accept it.
+    ...(s.mode === 'local' && s.model === DENOISE_MODEL ? { denoise: s.denoise } : {}),
     model: s.model,
     scale: s.scale,
     format: s.format,
@@ -117,6 +146,111 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     emit({ type: 'account', account: await getAccount() });
   };
 
+  async function localModels(): Promise<ModelInfo[]> {
+    const catalog: ModelInfo[] = listCatalogModels(modelDirs).map((m) => ({
+      name: m.name,
+      title: m.title,
+      description: m.description,
+      kind: m.kind,
+      scale: m.scale,
+      installed: m.installed,
+      licence: m.licence,
+    }));
+    let custom: ModelInfo[] = [];
+    try {
+      custom = (await listCustomModels(modelsDir)).map((m) => ({
+        name: customModelName(m.name),
+        title: m.name,
+        description: `Imported from ${m.source} (${m.description}).`,
+        kind: 'custom',
+        scale: m.scale,
+        installed: true,
+        licence: 'as imported',
+      }));
+    } catch {
+      // A damaged registry must not hide the catalog; "crisp models list" reports the damage.
+    }
+    return [...catalog, ...custom];
+  }
+
+  // Custom models folder: watched so an import (from the CLI or anywhere) shows up in the picker.
+  const customDir = customModelsDir(modelsDir);
+  const registryFile = path.join(customDir, CUSTOM_REGISTRY);
+  const debounceMs = deps.modelsWatchDebounceMs ?? 300;
+  let watcher: FSWatcher | undefined;
+  let pollingRegistry = false;
+  let changeTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const modelsChanged = () => {
+    clearTimeout(changeTimer);
+    changeTimer = setTimeout(() => emit({ type: 'modelsChanged' }), debounceMs);
+  };
+  const onRegistryStat = (cur: { mtimeMs: number }) => {
+    if (cur.mtimeMs === 0) return;
+    // The folder exists now: switch to a real watch.
+    stopPolling();
+    armWatch();
+    modelsChanged();
+  };
+  const stopPolling = () => {
+    if (pollingRegistry) unwatchFile(registryFile, onRegistryStat);
+    pollingRegistry = false;
+  };
+  function armWatch(): void {
+    if (closed || watcher) return;
+    try {
+      watcher = watch(customDir, { persistent: false }, () => modelsChanged());
+      watcher.on('error', () => {
+        // The folder was removed (or became unreadable): wait for it to come back.
+        watcher?.close();
+        watcher = undefined;
+        modelsChanged();
+        armPolling();
+      });
+    } catch {
+      armPolling();
+    }
+  }
+  function armPolling(): void {
+    if (closed || pollingRegistry) return;
+    // The folder does not exist yet; it is not created just to be watched. Polling one path is cheap.
+    pollingRegistry = true;
+    watchFile(registryFile, { persistent: false, interval: 1000 }, onRegistryStat);
+  }
+  armWatch();
+
+  const downloads = new Map<string, Promise<ModelInfo>>();
+  async function runDownload(entry: CatalogEntry): Promise<ModelInfo> {
+    const name = entry.name;
+    const target = deps.download?.target?.(entry) ?? entry;
+    let last: { received: number; total: number | null } = { received: 0, total: target.download.size };
+    let lastSent = 0;
+    emit({ type: 'modelDownload', name, received: 0, total: last.total, state: 'downloading' });
+    try {
+      await fetchModel(target, {
+        modelsDir,
+        ...(deps.download?.dispatcher ? { dispatcher: deps.download.dispatcher } : {}),
+        ...(deps.download?.connectTimeoutMs ? { connectTimeoutMs: deps.download.connectTimeoutMs } : {}),
+        onProgress: (received, total) => {
+          last = { received, total };
+          const now = Date.now();
+          if (now - lastSent < DOWNLOAD_EVENT_INTERVAL_MS && received !== total) return;
+          lastSent = now;
+          emit({ type: 'modelDownload', name, received, total, state: 'downloading' });
+        },
+      });
+    } catch (e) {
+      const error = `Could not install ${entry.title} (${name}): ${((e as Error).message ?? String(e)).split('\n')[0]}`;
+      emit({ type: 'modelDownload', name, ...last, state: 'failed', error });
+      throw new Error(error);
+    }
+    emit({ type: 'modelDownload', name, received: last.received, total: last.total ?? last.received, state: 'installed' });
+    emit({ type: 'modelsChanged' });
+    const info = (await localModels()).find((m) => m.name === name);
+    if (!info) throw new Error(`${name} is missing from the catalog`);
+    return info;
+  }
+
   function itemOrThrow(id: string) {
     const item = queue.get(id);
     if (!item) throw new Error('That item is no longer in the queue.');
@@ -143,15 +277,19 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
           return { name, title: m?.title ?? name, description: m?.description ?? '', kind: m?.kind ?? 'photo', scale: m?.scale ?? 4, installed: true, licence: m?.licence ?? '' };
         });
       }
-      return listCatalogModels(modelDirs).map((m) => ({
-        name: m.name,
-        title: m.title,
-        description: m.description,
-        kind: m.kind,
-        scale: m.scale,
-        installed: m.installed,
-        licence: m.licence,
-      }));
+      return localModels();
+    },
+    async downloadModel(name) {
+      if ((await settings.get()).mode === 'cloud') throw new BadRequestError('Cloud mode needs no downloads: the service has every model.');
+      if (!isModelName(name)) throw new BadRequestError(`${JSON.stringify(name)} is not a model Crisp can download.`);
+      const entry = loadCatalog().find((e) => e.name === name);
+      if (!entry) throw new BadRequestError(`${name} is missing from the model catalog.`);
+      let running = downloads.get(name);
+      if (!running) {
+        running = runDownload(entry).finally(() => downloads.delete(name));
+        downloads.set(name, running);
+      }
+      return running;
     },
     addPaths: (paths, options) => queue.addPaths(paths, options),
     addFile: (name, bytes) => queue.addFile(name, bytes),
@@ -184,6 +322,11 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
       return () => listeners.delete(listener);
     },
     async close() {
+      closed = true;
+      watcher?.close();
+      watcher = undefined;
+      stopPolling();
+      clearTimeout(changeTimer);
       await queue.close();
       await cached?.backend.close();
       cached = undefined;

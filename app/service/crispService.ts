@@ -32,6 +32,12 @@ export interface Settings {
   tileSize: number | null;
   threads: number | null;
   theme: Theme;
+  /**
+   * Local mode, service-lite-4x only: denoise strength 0–1 (sent as the `denoise` extension field).
+   * 1 (the default) is the plain model; lower values blend toward its weak-denoise twin (clear-boost-4x),
+   * keeping more grain and detail. Added within version 1: an older file without it gets the default.
+   */
+  denoise: number;
 }
 
 export interface ModelInfo {
@@ -90,12 +96,26 @@ export interface AccountView {
   currentExtraCredits?: number;
 }
 
+/** Progress of a `downloadModel` call; `total` is null while the size is unknown. */
+export interface ModelDownloadEvent {
+  type: 'modelDownload';
+  name: string;
+  received: number;
+  total: number | null;
+  state: 'downloading' | 'installed' | 'failed';
+  /** Plain-words reason, with state 'failed'. */
+  error?: string;
+}
+
 export type ServiceEvent =
   | { type: 'queue'; queue: QueueSnapshot }
   | { type: 'item'; item: JobItem }
   | { type: 'account'; account: AccountView }
   | { type: 'settings'; settings: Settings }
-  | { type: 'batchFinished'; done: number; failed: number; total: number };
+  | { type: 'batchFinished'; done: number; failed: number; total: number }
+  | ModelDownloadEvent
+  /** The installed or imported models changed (a download finished, a custom model was imported or removed): re-read listModels. */
+  | { type: 'modelsChanged' };
 
 export interface CrispService {
   getSettings(): Promise<Settings>;
@@ -105,6 +125,12 @@ export interface CrispService {
   setApiKey(key: string | null): Promise<void>;
   hasApiKey(): Promise<boolean>;
   listModels(): Promise<ModelInfo[]>;
+  /**
+   * Local mode: downloads, converts and installs a catalog model into the user's models folder, emitting
+   * `modelDownload` events; answers the installed model. A second call for a model already downloading
+   * joins the first. Refused in Cloud mode (the service has every model).
+   */
+  downloadModel(name: string): Promise<ModelInfo>;
   /** Files and folders (folders expanded, optionally recursively, keeping only supported images). */
   addPaths(paths: string[], options?: { recursive?: boolean }): Promise<JobItem[]>;
   /** Bytes from a drop, a paste or a browser file input. */
@@ -132,6 +158,7 @@ export const SERVICE_METHODS = [
   'setApiKey',
   'hasApiKey',
   'listModels',
+  'downloadModel',
   'addPaths',
   'addFile',
   'removeItem',

@@ -1,5 +1,6 @@
 /**
- * The settings file's schema (zod), version 1. Field set and types follow `Settings` in crispService.ts;
+ * The settings file's schema (zod), version 1. Fields added later within version 1 (`denoise`) are
+ * migrated by the store's salvage step: a file without them gets their defaults. Field set and types follow `Settings` in crispService.ts;
  * the `satisfies` checks below fail to compile if the two ever drift apart.
  */
 import { z } from 'zod';
@@ -44,6 +45,7 @@ export const settingsFields = {
   tileSize: z.number().int().min(32).max(4096).nullable(),
   threads: z.number().int().min(1).max(256).nullable(),
   theme: z.enum(['system', 'light', 'dark']),
+  denoise: z.number().min(0).max(1),
 };
 
 export const settingsSchema = z.object({ version: z.literal(SETTINGS_VERSION), ...settingsFields });
@@ -65,6 +67,8 @@ export const DEFAULT_SETTINGS: Settings = {
   tileSize: null,
   threads: null,
   theme: 'system',
+  // 1 = the plain service-lite-4x model: no blend, and nothing beyond that model has to be installed.
+  denoise: 1,
 };
 
 // Compile-time: the schema's output is exactly Settings.

@@ -5,7 +5,7 @@
  * Enumerations come from the contract module; nothing here re-declares a model, scale or format.
  */
 import { z } from 'zod';
-import { COMPRESSION_MAX, COMPRESSION_MIN, OUTPUT_FORMATS, SCALES, isScale, type Scale } from '../../engine/contract/enums.js';
+import { COMPRESSION_MAX, COMPRESSION_MIN, MODEL_NAMES, OUTPUT_FORMATS, SCALES, isScale, type Scale } from '../../engine/contract/enums.js';
 import { SERVICE_METHODS, type CrispService, type ServiceMethod } from '../service/crispService.js';
 
 /** Generous bounds that still stop a hostile page from sending megabytes of "settings". */
@@ -30,6 +30,7 @@ export const settingsPatchSchema = z
     tileSize: z.number().int().min(16).max(8192).nullable(),
     threads: z.number().int().min(1).max(1024).nullable(),
     theme: z.enum(['system', 'light', 'dark']),
+    denoise: z.number().min(0).max(1),
   })
   .partial()
   .strict();
@@ -46,6 +47,7 @@ export const SERVICE_ARGS = {
   setApiKey: z.tuple([z.string().max(1024).nullable()]),
   hasApiKey: z.tuple([]),
   listModels: z.tuple([]),
+  downloadModel: z.tuple([z.enum(MODEL_NAMES)]),
   addPaths: z.tuple([z.array(shortText.min(1)).max(10_000), z.object({ recursive: z.boolean().optional() }).strict().optional()]),
   addFile: z.tuple([z.string().min(1).max(1024), bytesSchema]),
   removeItem: z.tuple([itemId]),

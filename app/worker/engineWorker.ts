@@ -21,6 +21,7 @@ async function init(options: WorkerEngineOptions): Promise<void> {
     engine = await createEngine({
       dataDir: options.dataDir,
       ...(options.modelDirs ? { modelDirs: options.modelDirs } : {}),
+      ...(options.customModelsDir ? { customModelsDir: options.customModelsDir } : {}),
       executionProvider: (options.executionProvider ?? 'auto') as ExecutionProviderChoice,
       ...(options.threads ? { threads: options.threads } : {}),
       ...(options.tileSize ? { tileSize: options.tileSize } : {}),

@@ -4,6 +4,8 @@ import type { FileData } from '../../engine/contract/index.js';
 export interface WorkerEngineOptions {
   dataDir: string;
   modelDirs?: string[];
+  /** The models directory whose custom/ registry is offered (`custom:<name>` models); absent = none. */
+  customModelsDir?: string;
   executionProvider?: string;
   threads?: number;
   tileSize?: number;

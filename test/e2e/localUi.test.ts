@@ -54,7 +54,11 @@ describe('crisp ui, local mode (real engine)', () => {
     const { page, problems } = await openUi(browser, current.ui.server.url);
     await screenshot(page, 'empty');
 
+    // The denoise slider belongs to service-lite-4x only (issue 6).
+    await page.getByRole('combobox', { name: 'Model' }).selectOption('service-lite-4x');
+    await page.getByRole('slider', { name: 'Denoise strength' }).waitFor();
     await chooseOptions(page, '2', 'webp');
+    await page.getByRole('slider', { name: 'Denoise strength' }).waitFor({ state: 'detached' });
     const names = ['baby_LRBI_x4.png', 'bird_LRBI_x4.png', 'butterfly_LRBI_x4.png'];
     await addImages(page, names.map((n) => path.join(LR, n)));
     await expect.poll(async () => (await current!.ui.service.getSettings()).scale).toBe(2);

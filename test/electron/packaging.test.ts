@@ -44,7 +44,7 @@ describe('packaging', () => {
     expect(result.code).not.toBe(0);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^crisp: the Electron binary is not available.*crisp ui/);
+    expect(lines[0]).toMatch(/^crisp: the Electron binary is not available.*npm run ui/);
     expect(result.stdout).toBe('');
     expect(Date.now() - t0).toBeLessThan(30_000);
   });

@@ -22,6 +22,7 @@ export const DEFAULT_SETTINGS: Settings = {
   tileSize: null,
   threads: null,
   theme: 'system',
+  denoise: 1,
 };
 
 // 1×1 PNG: enough for <img> and for byte round-trips.
@@ -84,6 +85,30 @@ export class FakeCrispService implements CrispService {
   }
   async hasApiKey() {
     return this.apiKey !== null;
+  }
+  /** Downloads started with downloadModel, settled by the test (`progressDownload`, `finishDownload`). */
+  private pendingDownloads = new Map<string, { resolve: (m: ModelInfo) => void; reject: (e: Error) => void }>();
+  async downloadModel(name: string): Promise<ModelInfo> {
+    this.log('downloadModel', [name]);
+    if (this.settings.mode === 'cloud') throw new Error('Cloud mode needs no downloads: the service has every model.');
+    this.emit({ type: 'modelDownload', name, received: 0, total: 1000, state: 'downloading' });
+    return new Promise((resolve, reject) => this.pendingDownloads.set(name, { resolve, reject }));
+  }
+  progressDownload(name: string, received: number, total = 1000) {
+    this.emit({ type: 'modelDownload', name, received, total, state: 'downloading' });
+  }
+  async finishDownload(name: string, error?: string) {
+    const pending = this.pendingDownloads.get(name);
+    this.pendingDownloads.delete(name);
+    if (error) {
+      this.emit({ type: 'modelDownload', name, received: 0, total: 1000, state: 'failed', error });
+      pending?.reject(new Error(error));
+      return;
+    }
+    this.options.notInstalled = (this.options.notInstalled ?? []).filter((n) => n !== name);
+    this.emit({ type: 'modelDownload', name, received: 1000, total: 1000, state: 'installed' });
+    this.emit({ type: 'modelsChanged' });
+    pending?.resolve((await this.listModels()).find((m) => m.name === name)!);
   }
   async listModels(): Promise<ModelInfo[]> {
     return MODEL_NAMES.map((name) => ({
