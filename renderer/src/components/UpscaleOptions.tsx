@@ -1,8 +1,9 @@
 /** Model, scale, format, compression, faces and output folder: what every item of the batch gets. */
 import { useEffect, useId, useRef, useState } from 'react';
-import { OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
+import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
 import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from '../stores/settingsStore.js';
+import { ModelDownloads } from './ModelDownloads.js';
 
 const FORMAT_LABELS: Record<SaveImageAs, string> = { jpg: 'JPEG', png: 'PNG', webp: 'WebP' };
 const COMMIT_DELAY_MS = 300;
@@ -20,6 +21,9 @@ export function UpscaleOptions() {
   const [compression, setCompression] = useState(settings?.compression ?? 0);
   const commitTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => setCompression(settings?.compression ?? 0), [settings?.compression]);
+  const [denoise, setDenoise] = useState(settings?.denoise ?? 1);
+  const denoiseTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => setDenoise(settings?.denoise ?? 1), [settings?.denoise]);
   const [outputFolder, setOutputFolder] = useState(settings?.outputFolder ?? '');
   useEffect(() => setOutputFolder(settings?.outputFolder ?? ''), [settings?.outputFolder]);
 
@@ -45,10 +49,37 @@ export function UpscaleOptions() {
         <p id={`${id}-model-desc`} className="hint">
           {current ? current.description : 'Choose a model.'}
           {current && !current.installed && !isCloud ? (
-            <strong className="warning"> Not installed on this computer: run “crisp models fetch {current.name}” or switch to Cloud.</strong>
+            <strong className="warning"> Not installed on this computer: download it under “Download models” or switch to Cloud.</strong>
           ) : null}
         </p>
+        <ModelDownloads />
       </div>
+      {!isCloud && settings.model === DENOISE_MODEL ? (
+        <div className="field">
+          <label htmlFor={`${id}-denoise`}>Denoise strength</label>
+          <div className="range-row">
+            <input
+              id={`${id}-denoise`}
+              type="range"
+              min={0}
+              max={1}
+              step={0.05}
+              value={denoise}
+              aria-describedby={`${id}-denoise-hint`}
+              onChange={(e) => {
+                const value = Number(e.target.value);
+                setDenoise(value);
+                clearTimeout(denoiseTimer.current);
+                denoiseTimer.current = setTimeout(() => void updateSettings({ denoise: value }), COMMIT_DELAY_MS);
+              }}
+            />
+            <output htmlFor={`${id}-denoise`}>{denoise.toFixed(2)}</output>
+          </div>
+          <p id={`${id}-denoise-hint`} className="hint">
+            1 removes the most noise; lower values keep more grain and fine detail (they also need Clear Boost installed).
+          </p>
+        </div>
+      ) : null}
       <div className="field-row">
         <div className="field">
           <label htmlFor={`${id}-scale`}>Scale</label>

@@ -30,6 +30,8 @@ export interface AppActions {
   setApiKey(key: string | null): Promise<void>;
   reveal(id: string): Promise<void>;
   refreshAccount(): Promise<void>;
+  /** Local mode: downloads and installs a catalog model; progress arrives as events. */
+  downloadModel(name: string): Promise<void>;
   dismissNotice(): void;
 }
 
@@ -77,6 +79,14 @@ export function createActions(service: CrispService, stores: Stores): AppActions
     }
   };
 
+  const refreshModels = async () => {
+    try {
+      stores.settings.getState().setModels(await service.listModels());
+    } catch {
+      // The next change (or a mode switch) reads them again.
+    }
+  };
+
   const onEvent = (event: ServiceEvent) => {
     switch (event.type) {
       case 'queue':
@@ -101,6 +111,12 @@ export function createActions(service: CrispService, stores: Stores): AppActions
         scheduleEstimate();
         break;
       }
+      case 'modelDownload':
+        stores.settings.getState().setDownload(event);
+        break;
+      case 'modelsChanged':
+        void refreshModels();
+        break;
     }
   };
 
@@ -180,6 +196,19 @@ export function createActions(service: CrispService, stores: Stores): AppActions
       if (shown === false) notify('Showing files in the file manager only works in the desktop app.', 'info');
     },
     refreshAccount,
+    async downloadModel(name) {
+      const settings = stores.settings.getState();
+      // Shown at once, before the first progress event arrives.
+      if (settings.downloads[name]?.state !== 'downloading') settings.setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'downloading' });
+      const installed = await guarded(() => service.downloadModel(name));
+      if (installed) {
+        notify(`${installed.title} is installed.`, 'info');
+      } else if (stores.settings.getState().downloads[name]?.state === 'downloading') {
+        // The call failed before any event said so (e.g. refused): clear the bar.
+        stores.settings.getState().setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'failed' });
+      }
+      await refreshModels();
+    },
     dismissNotice: () => stores.session.getState().showNotice(null),
   };
 }

@@ -1,15 +1,18 @@
 /** Settings as stored by the app layer, the model catalogue, and whether an API key is stored. */
 import { createStore } from 'zustand/vanilla';
-import type { ModelInfo, Settings } from '../../../app/service/crispService.js';
+import type { ModelDownloadEvent, ModelInfo, Settings } from '../../../app/service/crispService.js';
 
 export interface SettingsState {
   /** null until the first getSettings answers. */
   settings: Settings | null;
   models: ModelInfo[];
   hasApiKey: boolean;
+  /** Latest progress of each model download of this session, by model name. */
+  downloads: Record<string, ModelDownloadEvent>;
   setSettings(settings: Settings): void;
   setModels(models: ModelInfo[]): void;
   setHasApiKey(has: boolean): void;
+  setDownload(event: ModelDownloadEvent): void;
 }
 
 export type SettingsStore = ReturnType<typeof createSettingsStore>;
@@ -19,9 +22,11 @@ export function createSettingsStore() {
     settings: null,
     models: [],
     hasApiKey: false,
+    downloads: {},
     setSettings: (settings) => set({ settings }),
     setModels: (models) => set({ models }),
     setHasApiKey: (hasApiKey) => set({ hasApiKey }),
+    setDownload: (event) => set((s) => ({ downloads: { ...s.downloads, [event.name]: event } })),
   }));
 }
 
@@ -31,3 +36,4 @@ export const selectIsCloud = (s: SettingsState) => s.settings?.mode === 'cloud';
 export const selectModels = (s: SettingsState) => s.models;
 export const selectCurrentModel = (s: SettingsState) => s.models.find((m) => m.name === s.settings?.model) ?? null;
 export const selectTheme = (s: SettingsState) => s.settings?.theme ?? 'system';
+export const selectDownloads = (s: SettingsState) => s.downloads;
