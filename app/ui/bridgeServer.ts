@@ -210,8 +210,10 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
     token,
     async close() {
       for (const s of streams) s.end();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A browser keeps sockets alive; without this, close() would wait for the page to let go of them.
       server.closeAllConnections();
+      await closed;
     },
   };
 }
