@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
 import { sanitizeFileName } from '../../engine/contract/index.js';
 import { sniffImageType } from '../../engine/storage/imageSniff.js';
 import { writeFileAtomic } from '../../engine/storage/atomicFile.js';

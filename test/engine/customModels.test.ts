@@ -7,12 +7,11 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER } from '../../engine/api.js';
-import { ContractError } from '../../engine/contract/index.js';
 import type { Engine } from '../../engine/engine.js';
 import { importCustomModel } from '../../engine/models/customModels.js';
 import { writeSafetensors } from '../convert/support/torchWriters.js';
 import { randomRrdb } from '../convert/support/reference.js';
-import { makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
+import { contractRefusal, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 import { runCli } from '../helpers/runCli.js';
 
@@ -46,14 +45,6 @@ async function run(engine: Engine, fields: Record<string, unknown>) {
   return { taskId: r.taskId, status: s, file: f, path: (await engine.openOutput(LOCAL_CALLER, r.taskId, f.fileName)).path };
 }
 
-async function refusal(p: Promise<unknown>): Promise<ContractError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ContractError);
-  return e as ContractError;
-}
 
 describe('custom models in the local engine', () => {
   let modelsDir: string;
@@ -111,13 +102,13 @@ describe('custom models in the local engine', () => {
   });
 
   it('an engine without customModelsDir refuses custom names with the contract message', async () => {
-    const e = await refusal(plain.startTask(LOCAL_CALLER, { fields: { ...base, model: 'custom:anime' }, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
+    const e = await contractRefusal(plain.startTask(LOCAL_CALLER, { fields: { ...base, model: 'custom:anime' }, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
     expect(e.status).toBe(400);
     expect(e.message).toMatch(/^Bad Request: model 'custom:anime' is not one of 'service-standard-4x', .*'texture-boost-4x'$/);
   });
 
   it('an unknown custom name is refused with 400 naming it', async () => {
-    const e = await refusal(engine.startTask(LOCAL_CALLER, { fields: { ...base, model: 'custom:nope' }, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
+    const e = await contractRefusal(engine.startTask(LOCAL_CALLER, { fields: { ...base, model: 'custom:nope' }, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
     expect(e.status).toBe(400);
     expect(e.message).toBe('Bad Request: model \'custom:nope\' is not an imported custom model (see "crisp models list")');
   });

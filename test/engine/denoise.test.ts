@@ -7,9 +7,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER } from '../../engine/api.js';
-import { ContractError } from '../../engine/contract/index.js';
 import type { Engine } from '../../engine/engine.js';
-import { makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
+import { contractRefusal, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 import { crispLines, runCli } from '../helpers/runCli.js';
 
@@ -26,14 +25,6 @@ function psnr(a: Buffer, b: Buffer): number {
   return se === 0 ? Infinity : 10 * Math.log10((255 * 255 * a.length) / se);
 }
 
-async function refusal(p: Promise<unknown>): Promise<ContractError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ContractError);
-  return e as ContractError;
-}
 
 describe('denoise strength through the engine', () => {
   let engine: Engine;
@@ -90,7 +81,7 @@ describe('denoise strength through the engine', () => {
     [{ ...base, denoise: 1.5 }, 'Bad Request: denoise 1.5 is not a number from 0 to 1'],
     [{ ...base, denoise: 'lots' }, "Bad Request: denoise 'lots' is not a number from 0 to 1"],
   ])('refuses %j with 400', async (fields, message) => {
-    const e = await refusal(engine.startTask(LOCAL_CALLER, { fields, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
+    const e = await contractRefusal(engine.startTask(LOCAL_CALLER, { fields, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
     expect([e.status, e.message]).toEqual([400, message]);
   });
 });

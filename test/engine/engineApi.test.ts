@@ -3,9 +3,9 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER, type Caller } from '../../engine/api.js';
-import { ContractError, type TaskStatusData } from '../../engine/contract/index.js';
+import type { TaskStatusData } from '../../engine/contract/index.js';
 import type { Engine } from '../../engine/engine.js';
-import { FAST_MODEL, listFiles, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
+import { contractRefusal, FAST_MODEL, listFiles, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
 import { hugePng } from '../helpers/craftedImages.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 
@@ -17,12 +17,7 @@ function fileFrom(p: string, name = path.basename(p)) {
 }
 
 async function expectContractError(p: Promise<unknown>, status: number, message: string | RegExp) {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ContractError);
-  const ce = e as ContractError;
+  const ce = await contractRefusal(p);
   expect(ce.status).toBe(status);
   if (typeof message === 'string') expect(ce.message).toBe(message);
   else expect(ce.message).toMatch(message);

@@ -3,7 +3,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { LOCAL_CALLER, type Caller } from '../../engine/api.js';
-import type { TaskStatusData } from '../../engine/contract/index.js';
+import { ContractError, type TaskStatusData } from '../../engine/contract/index.js';
+import { expect } from 'vitest';
 import { createEngine, type Engine, type EngineOptions } from '../../engine/engine.js';
 import { ONNX_DIR } from './paths.js';
 
@@ -56,4 +57,14 @@ export async function listFiles(dir: string): Promise<string[]> {
 
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
+}
+
+/** Awaits a call that must be refused, and answers the ContractError it was refused with. */
+export async function contractRefusal(p: Promise<unknown>): Promise<ContractError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(ContractError);
+  return e as ContractError;
 }

@@ -4,26 +4,11 @@
  * used by Node-side bridge tests).
  */
 import { MODEL_NAMES } from '../../engine/contract/enums.js';
+import { DEFAULT_SETTINGS as APP_DEFAULTS } from '../../app/settings/settingsSchema.js';
 import type { AccountView, CrispService, JobItem, ModelInfo, QueueSnapshot, ServiceEvent, Settings } from '../../app/service/crispService.js';
 
-export const DEFAULT_SETTINGS: Settings = {
-  version: 1,
-  mode: 'local',
-  baseUrl: 'https://api.example.test',
-  model: 'digital-art-4x',
-  scale: 4,
-  format: 'png',
-  compression: 0,
-  face: false,
-  outputFolder: '',
-  template: '{name}_{model}_x{scale}.{ext}',
-  overwrite: 'keep',
-  executionProvider: 'auto',
-  tileSize: null,
-  threads: null,
-  theme: 'system',
-  denoise: 1,
-};
+/** The app's defaults, with a fake service URL and the fastest model (what the component tests expect). */
+export const DEFAULT_SETTINGS: Settings = { ...APP_DEFAULTS, baseUrl: 'https://api.example.test', model: 'digital-art-4x', scale: 4 };
 
 // 1×1 PNG: enough for <img> and for byte round-trips.
 export const PNG_1x1 = Uint8Array.from(

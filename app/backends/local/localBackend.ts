@@ -141,14 +141,8 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         jobId,
         inputPath: path.resolve(req.inputPath),
         inputName: req.inputName,
-        fields: {
-          model: s.model,
-          scale: s.scale,
-          saveImageAs: s.saveImageAs,
-          compression: s.compression,
-          enhanceFace: s.enhanceFace,
-          ...(s.denoise !== undefined ? { denoise: s.denoise } : {}),
-        },
+        // UpscaleSettings are named after the contract's start-task fields, so they go as they are.
+        fields: { ...s },
       });
     });
     if (req.signal?.aborted) throw new CancelledError();

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { listModels, modelSearchDirs, userModelsDir } from '../../../engine/models/catalog.js';
 import { customModelsDir, listCustomModels, type CustomModelListing } from '../../../engine/models/customModels.js';
+import { formatTable } from '../table.js';
 import { architectureOf, customModelName } from '../../../engine/models/taskModel.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
@@ -44,9 +45,7 @@ export function registerModelsList(models: Command): void {
       }
       const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed', `x${m.scale}`]);
       const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE'];
-      const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (r[i] ?? '').length)));
-      const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-      process.stdout.write(`${[line(header), ...table.map(line)].join('\n')}\n`);
+      process.stdout.write(`${formatTable(header, table)}\n`);
       process.stdout.write(`\nModels are looked up in:\n${dirs.map((d) => `  ${d}`).join('\n')}\n`);
       process.stdout.write(`Custom models ("crisp models import") are in:\n  ${customModelsDir(customDir)}\n`);
     });

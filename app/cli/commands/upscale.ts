@@ -249,14 +249,7 @@ async function runRemoteUpscale(inputs: string[], fields: Record<string, unknown
         const r = await backend.upscale({
           inputPath: input,
           inputName: path.basename(input),
-          settings: {
-            model: s.model,
-            scale: s.scale,
-            saveImageAs: s.saveImageAs,
-            compression: s.compression,
-            enhanceFace: s.enhanceFace,
-            ...(s.denoise !== undefined ? { denoise: s.denoise } : {}),
-          },
+          settings: s,
           outputPath: target,
           signal: controller.signal,
           onProgress: (p) => view?.update(path.basename(input), p),

@@ -5,6 +5,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { AccountError, createJsonAccountStore, openAccountsState, type AccountStore } from '../../../engine/accounts/accountStore.js';
 import { CliError } from '../cliError.js';
+import { formatTable } from '../table.js';
 import { DEFAULT_DATA_DIR } from './serve.js';
 
 function count(value: string): number {
@@ -53,9 +54,7 @@ export function register(program: Command): void {
       }
       const rows = list.map((u) => [u.userId, u.email, String(u.credits), String(u.extraCredits), new Date(u.createdAt).toISOString()]);
       const header = ['USER ID', 'EMAIL', 'CREDITS', 'EXTRA', 'CREATED'];
-      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-      const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-      process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n`);
+      process.stdout.write(`${formatTable(header, rows)}\n`);
     });
 
   users

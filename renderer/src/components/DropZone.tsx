@@ -3,7 +3,7 @@
  * dropped file has a real path (addPaths: no copy); in the browser the bytes are sent (addFile), and
  * dropped folders are walked here because the browser gives no path.
  */
-import { useEffect, useRef, useState, type DragEvent } from 'react';
+import { useEffect, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
 import { useActions, useApp } from '../stores/appContext.js';
 
 const IMAGE_EXTENSIONS = /\.(png|jpe?g|webp)$/i;
@@ -81,6 +81,14 @@ export function DropZone() {
     await addFiles(files.filter(isImage));
   };
 
+  // Both pickers (files, folder) hand their selection over the same way; the input is reset so the
+  // same file can be picked again.
+  const onPicked = (e: ChangeEvent<HTMLInputElement>) => {
+    const files = [...(e.target.files ?? [])];
+    e.target.value = '';
+    void addFileList(files);
+  };
+
   return (
     <div
       className={over ? 'dropzone over' : 'dropzone'}
@@ -115,11 +123,7 @@ export function DropZone() {
         aria-label="Add images"
         className="visually-hidden"
         tabIndex={-1}
-        onChange={(e) => {
-          const files = [...(e.target.files ?? [])];
-          e.target.value = '';
-          void addFileList(files);
-        }}
+        onChange={onPicked}
       />
       <input
         ref={(el) => {
@@ -131,11 +135,7 @@ export function DropZone() {
         aria-label="Add a folder"
         className="visually-hidden"
         tabIndex={-1}
-        onChange={(e) => {
-          const files = [...(e.target.files ?? [])];
-          e.target.value = '';
-          void addFileList(files);
-        }}
+        onChange={onPicked}
       />
     </div>
   );
