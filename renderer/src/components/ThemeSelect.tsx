@@ -3,12 +3,22 @@ import type { Theme } from '../../../app/service/crispService.js';
 import { useActions, useSettings } from '../stores/appContext.js';
 import { selectTheme } from '../stores/settingsStore.js';
 
-/** The theme lives in settings; the stylesheet keys off data-theme ("system" follows the OS). */
+/**
+ * The theme lives in settings; the stylesheet keys off data-theme, which is always the effective
+ * "light" or "dark": "system" is resolved here and follows the OS while the app runs.
+ */
 export function ThemeSelect() {
   const theme = useSettings(selectTheme);
   const { updateSettings } = useActions();
   useEffect(() => {
-    document.documentElement.dataset.theme = theme;
+    const dark = window.matchMedia?.('(prefers-color-scheme: dark)');
+    const apply = () => {
+      document.documentElement.dataset.theme = theme === 'system' ? (dark?.matches ? 'dark' : 'light') : theme;
+    };
+    apply();
+    if (theme !== 'system' || !dark) return;
+    dark.addEventListener('change', apply);
+    return () => dark.removeEventListener('change', apply);
   }, [theme]);
   return (
     <label className="inline-field">
