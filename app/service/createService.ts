@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Dispatcher } from 'undici';
 import { DENOISE_MODEL, MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
-import { listModels as listCatalogModels, loadCatalog, modelSearchDirs, userModelsDir, type CatalogEntry } from '../../engine/models/catalog.js';
+import { defaultModel, listModels as listCatalogModels, loadCatalog, modelSearchDirs, userModelsDir, type CatalogEntry } from '../../engine/models/catalog.js';
 import { CUSTOM_REGISTRY, customModelsDir, listCustomModels } from '../../engine/models/customModels.js';
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
 import { customModelName } from '../../engine/models/taskModel.js';
@@ -68,10 +68,11 @@ export interface ServiceHandle extends CrispService {
 const MIME_OF_EXT: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
 
 export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
-  const settings = await openSettingsStore(path.join(deps.dataDir, 'settings.json'), deps.settingsDefaults);
   const modelsDir = path.resolve(deps.modelsDir ?? userModelsDir());
   // Downloads land in modelsDir, so the local backend must search it (after any folder given first).
   const modelDirs = [...new Set([...(deps.modelDirs ?? modelSearchDirs()), modelsDir])];
+  // A first start picks the best installed photo model, as the CLI does; a saved choice always wins.
+  const settings = await openSettingsStore(path.join(deps.dataDir, 'settings.json'), { model: defaultModel(modelDirs), ...deps.settingsDefaults });
   const listeners = new Set<(e: ServiceEvent) => void>();
   const emit = (e: ServiceEvent) => {
     for (const l of listeners) {
