@@ -18,6 +18,9 @@ export function buildProgram(): Command {
     .description('Crisp: AI image upscaling on this machine or through an upscaling service')
     .version('0.1.0')
     .showHelpAfterError('(run "crisp --help" for usage)')
+    // Usage errors read like every other error of ours: "crisp: error: …" (set before the subcommands,
+    // which inherit it).
+    .configureOutput({ outputError: (text, write) => write(`crisp: ${text}`) })
     .exitOverride();
   registerUpscale(program);
   registerBatch(program);

@@ -49,7 +49,7 @@ function positiveInt(name: string, value: string | undefined, max: number): numb
 export function registerUpscale(program: Command): void {
   program
     .command('upscale')
-    .description('Upscale images with a local model')
+    .description('Upscale images with a local model, or through a service with --remote')
     .argument('<input...>', 'JPG, PNG or WEBP files')
     .option('-m, --model <name>', 'model name (see "crisp models list"); default: the best installed photo model')
     .option('-s, --scale <1-8>', 'output scale', '4')
