@@ -56,6 +56,15 @@ describe('crisp CLI', () => {
     else expect(lines[0]).toMatch(message);
   });
 
+  it('usage errors read like every other error', async () => {
+    const missing = await runCli(['upscale']);
+    expect(missing.code).toBe(1);
+    expect(crispLines(missing.stderr)).toEqual(["crisp: error: missing required argument 'input'"]);
+    const unknown = await runCli(['upscale', BIRD, '--bogus']);
+    expect(unknown.code).toBe(1);
+    expect(crispLines(unknown.stderr)).toEqual(["crisp: error: unknown option '--bogus'"]);
+  });
+
   it('a bad file fails alone: the good one is still written, exit code 1', async () => {
     const bad = path.join(out, 'notes.jpg');
     await writeFile(bad, 'not an image');
