@@ -1,4 +1,4 @@
-/** Resize: from the model's native scale to the requested size, with Lanczos-3 (sharp premultiplies alpha). */
+/** Resize: a tile from the model's native scale to the requested one, with Lanczos-3 (sharp premultiplies alpha). */
 import sharp from 'sharp';
 import { rawInput, type Raster } from './raster.js';
 

@@ -1,17 +1,17 @@
 /**
- * upscaleImage: probe → decode → tile plan → infer (+ stitch) → resize → encode → atomic write.
+ * upscaleImage: probe → decode → tile plan → infer (+ per-tile resize, stitch) → encode → atomic write.
  * Every refusal that is about the user's image is an ImageInputError raised before heavy work starts.
+ * Only the requested output is ever held at full size (tiles are resized to the requested scale before they
+ * are stitched), so the output pixel limit applies to the requested output alone, not the model's native one.
  */
 import type { SaveImageAs, Scale } from '../contract/index.js';
 import type { ExecutionProvider, Inference } from '../inference/index.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { decodeImage } from './decode.js';
 import { encodeRaster } from './encode.js';
-import { ImageInputError } from './errors.js';
 import { inferTiles } from './infer.js';
 import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type ImageSource } from './probe.js';
 import { allocRaster } from './raster.js';
-import { resizeRaster } from './resize.js';
 import { chooseTileSize, planTiles } from './tiles.js';
 import { writeFileAtomic } from '../storage/atomicFile.js';
 
@@ -62,34 +62,23 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
   const info = await probeImage(job.input, name, limits);
   const out = checkOutputFits(info.width, info.height, job.scale, job.format, { name, maxOutputPixels: limits.maxOutputPixels });
   const session = await inference.session(job.model);
-  const native = session.scale;
-  if (info.width * native * info.height * native > limits.maxOutputPixels) {
-    throw new ImageInputError(
-      name,
-      `"${name}" (${info.width}×${info.height}) is too large to upscale with this model. Reduce the image size first.`,
-    );
-  }
 
   const decoded = await decodeImage(job.input, name, info, limits);
   job.signal?.throwIfAborted();
   const { width, height } = decoded.rgb;
   // 16 bits survive only into PNG; for JPEG/WebP the stitch writes 8-bit directly (half the memory).
   const depth = decoded.rgb.depth === 16 && job.format === 'png' ? 16 : 8;
-  const target = allocRaster(width * native, height * native, decoded.alpha ? 4 : 3, depth);
+  // Scales are integers, so out is exactly (width·scale × height·scale): whole tiles map onto whole pixels.
+  const target = allocRaster(out.width, out.height, decoded.alpha ? 4 : 3, depth);
   const plan = planTiles(width, height, job.tileSize ?? chooseTileSize(width, height, session.provider));
   const total = plan.tiles.length * (decoded.alpha ? 2 : 1);
   let done = 0;
   const onTile = () => progress((++done / total) * INFER_SHARE);
 
-  await inferTiles({ source: decoded.rgb, session, plan, target, channelOffset: 0, signal: job.signal, onTile });
-  if (decoded.alpha) {
-    // Alpha goes through the same network (replicated into RGB) so edges stay as sharp as the colour.
-    await inferTiles({ source: decoded.alpha, session, plan, target, channelOffset: 3, signal: job.signal, onTile });
-  }
-
-  const resized = await resizeRaster(target, out.width, out.height);
+  // Alpha goes through the same network (replicated into RGB) so edges stay as sharp as the colour.
+  await inferTiles({ rgb: decoded.rgb, ...(decoded.alpha ? { alpha: decoded.alpha } : {}), session, plan, target, scale: job.scale, signal: job.signal, onTile });
   job.signal?.throwIfAborted();
-  const encoded = await encodeRaster(resized, { format: job.format, compression: job.compression, exif: decoded.exif });
+  const encoded = await encodeRaster(target, { format: job.format, compression: job.compression, exif: decoded.exif });
   progress(0.95);
   job.signal?.throwIfAborted();
   await writeFileAtomic(job.outputPath, encoded.data, job.signal);
