@@ -88,4 +88,6 @@ export const errors = {
   /** extension: per-key rate limit (the server adds Retry-After). */
   rateLimited: () => new ContractError('RATE_LIMITED', 429, 'Too Many Requests'),
   serverFailure: (endpoint: Endpoint) => SERVER_FAILURE[endpoint](),
+  /** extension: a failure on a route outside the spec (part uploads, downloads, get-account). */
+  internal: () => new ContractError('INTERNAL', 500, 'Internal Server Error'),
 } as const;

@@ -71,7 +71,7 @@ export function installErrorMapping(app: FastifyInstance, bodyLimit: number): vo
       return sendError(reply, mapped);
     }
     request.log.error({ err: error }, 'request failed');
-    return sendError(reply, endpoint ? errors.serverFailure(endpoint) : new ContractError('INTERNAL', 500, 'Internal Server Error'));
+    return sendError(reply, endpoint ? errors.serverFailure(endpoint) : errors.internal());
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, errors.notFound('Not Found')));
 }
