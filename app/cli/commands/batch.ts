@@ -10,7 +10,6 @@ import path from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { isContractError, parseTaskSettings } from '../../../engine/contract/index.js';
-import { EXECUTION_PROVIDERS } from '../../../engine/inference/index.js';
 import { defaultModel, modelSearchDirs } from '../../../engine/models/catalog.js';
 import type { UpscaleBackend } from '../../backends/backend.js';
 import { createLocalBackend } from '../../backends/local/localBackend.js';
@@ -21,36 +20,25 @@ import { createRemoteBackend } from '../../remote/remoteBackend.js';
 import { resolveCliApiKey } from '../../secrets/apiKeySource.js';
 import type { JobItem, OverwritePolicy, QueueSnapshot } from '../../service/crispService.js';
 import { CliError } from '../cliError.js';
+import { addEngineOptions, parseEngineFlags, type EngineFlags } from '../engineOptions.js';
 
-interface BatchOptions {
+interface BatchOptions extends EngineFlags {
   recursive?: boolean;
   template: string;
   overwrite: string;
   out?: string;
-  remote?: string;
-  apiKeyFile?: string;
   model?: string;
   scale: string;
   format: string;
   compression: string;
   face?: boolean;
-  tile?: string;
-  ep: string;
-  threads?: string;
   json?: boolean;
 }
 
 const OVERWRITE: readonly OverwritePolicy[] = ['skip', 'replace', 'keep'];
 
-function positiveInt(name: string, value: string | undefined, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new CliError(`--${name} must be an integer from 1 to ${max}`);
-  return n;
-}
-
 export function registerBatch(program: Command): void {
-  program
+  addEngineOptions(program
     .command('batch')
     .description('Upscale every JPG, PNG and WEBP image in folders, locally or through a service')
     .argument('<folder...>', 'folders (or single images)')
@@ -63,12 +51,7 @@ export function registerBatch(program: Command): void {
     .option('-f, --format <jpg|png|webp>', 'output format', 'png')
     .option('-c, --compression <0-100>', '0 = best quality', '0')
     .option('--face', 'enhance faces (recorded; not applied in this version)')
-    .option('--tile <n>', 'local: tile size in input pixels (default: automatic)')
-    .option('--ep <provider>', `local: execution provider: ${EXECUTION_PROVIDERS.join('|')}`, 'auto')
-    .option('--threads <n>', 'local: CPU threads for inference')
-    .option('--remote <url>', 'upscale through the service at this base URL')
-    .option('--api-key-file <file>', 'with --remote: file holding the API key (default: $CRISP_API_KEY)')
-    .option('--json', 'print the final queue as JSON')
+    .option('--json', 'print the final queue as JSON'))
     .action(async (folders: string[], opts: BatchOptions) => {
       process.exitCode = await runBatch(folders, opts);
     });
@@ -79,10 +62,7 @@ async function runBatch(folders: string[], opts: BatchOptions): Promise<number> 
   if (!overwrite) throw new CliError(`--overwrite must be one of ${OVERWRITE.join(', ')}`);
   const problem = templateProblem(opts.template);
   if (problem) throw new CliError(`--template: ${problem}`);
-  const ep = EXECUTION_PROVIDERS.find((p) => p === opts.ep);
-  if (!ep) throw new CliError(`--ep must be one of ${EXECUTION_PROVIDERS.join(', ')}`);
-  const tileSize = positiveInt('tile', opts.tile, 4096);
-  const threads = positiveInt('threads', opts.threads, 256);
+  const { executionProvider: ep, tileSize, threads } = parseEngineFlags(opts);
   const dirs = modelSearchDirs();
   let settings;
   try {

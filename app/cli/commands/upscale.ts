@@ -11,7 +11,6 @@ import type { Command } from 'commander';
 import { LOCAL_CALLER } from '../../../engine/api.js';
 import { DENOISE_MODEL, isContractError, parseTaskSettings, type TaskStatusData } from '../../../engine/contract/index.js';
 import { createEngine, type Engine } from '../../../engine/engine.js';
-import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engine/inference/index.js';
 import { defaultModel, modelSearchDirs, userModelsDir } from '../../../engine/models/catalog.js';
 import { customModelNames } from '../../../engine/models/taskModel.js';
 import { tempPathFor } from '../../../engine/storage/atomicFile.js';
@@ -20,34 +19,23 @@ import { createRemoteBackend } from '../../remote/remoteBackend.js';
 import { ApiKeyMissingError, resolveCliApiKey } from '../../secrets/apiKeySource.js';
 import { outputFileName } from '../../../engine/tasks/outputNames.js';
 import { CliError } from '../cliError.js';
+import { addEngineOptions, parseEngineFlags, type EngineFlags } from '../engineOptions.js';
 import { createProgressView } from '../progressView.js';
 
-interface UpscaleOptions {
+interface UpscaleOptions extends EngineFlags {
   model?: string;
   scale: string;
   format: string;
   compression: string;
   face?: boolean;
   out?: string;
-  tile?: string;
-  ep: string;
-  threads?: string;
   json?: boolean;
   data?: string;
   denoise?: string;
-  remote?: string;
-  apiKeyFile?: string;
-}
-
-function positiveInt(name: string, value: string | undefined, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new CliError(`--${name} must be an integer from 1 to ${max}`);
-  return n;
 }
 
 export function registerUpscale(program: Command): void {
-  program
+  addEngineOptions(program
     .command('upscale')
     .description('Upscale images with a local model, or through a service with --remote')
     .argument('<input...>', 'JPG, PNG or WEBP files')
@@ -58,23 +46,15 @@ export function registerUpscale(program: Command): void {
     .option('--denoise <0-1>', `denoise strength for ${DENOISE_MODEL} (1 = none, 0 = strongest); implies --model ${DENOISE_MODEL}`)
     .option('--face', 'enhance faces (recorded; not applied in this version)')
     .option('-o, --out <dir>', 'output folder (default: beside each input)')
-    .option('--tile <n>', 'tile size in input pixels (default: automatic)')
-    .option('--ep <provider>', `execution provider: ${EXECUTION_PROVIDERS.join('|')}`, 'auto')
-    .option('--threads <n>', 'CPU threads for inference')
     .option('--json', 'print the final status object(s) as JSON')
-    .option('--data <dir>', 'keep the engine data (tasks, outputs) in this folder')
-    .option('--remote <url>', 'upscale through the service at this base URL instead of locally')
-    .option('--api-key-file <file>', 'with --remote: file holding the API key (default: $CRISP_API_KEY)')
+    .option('--data <dir>', 'keep the engine data (tasks, outputs) in this folder'))
     .action(async (inputs: string[], opts: UpscaleOptions) => {
       process.exitCode = await runUpscale(inputs, opts);
     });
 }
 
 async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<number> {
-  const ep = EXECUTION_PROVIDERS.find((p) => p === opts.ep);
-  if (!ep) throw new CliError(`--ep must be one of ${EXECUTION_PROVIDERS.join(', ')}`);
-  const tileSize = positiveInt('tile', opts.tile, 4096);
-  const threads = positiveInt('threads', opts.threads, 256);
+  const { executionProvider: ep, tileSize, threads } = parseEngineFlags(opts);
   const dirs = modelSearchDirs();
   // Custom models live where "crisp models import" puts them by default; a remote service offers none.
   const customDir = userModelsDir();
@@ -102,7 +82,7 @@ async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<numbe
   const dataDir = opts.data ?? (await mkdtemp(path.join(os.tmpdir(), 'crisp-')));
   const engine = await createEngine({
     dataDir,
-    executionProvider: ep as ExecutionProviderChoice,
+    executionProvider: ep,
     threads,
     tileSize,
     modelDirs: dirs,

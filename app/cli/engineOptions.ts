@@ -1,0 +1,43 @@
+/**
+ * Options `crisp upscale` and `crisp batch` share: where and how the local engine runs, and which
+ * service to use instead. Declared and validated once so both commands spell and check them alike.
+ */
+import type { Command } from 'commander';
+import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../engine/inference/index.js';
+import { CliError } from './cliError.js';
+
+export interface EngineFlags {
+  tile?: string;
+  ep: string;
+  threads?: string;
+  remote?: string;
+  apiKeyFile?: string;
+}
+
+export interface EngineChoice {
+  executionProvider: ExecutionProviderChoice;
+  tileSize: number | undefined;
+  threads: number | undefined;
+}
+
+export function addEngineOptions(command: Command): Command {
+  return command
+    .option('--tile <n>', 'local: tile size in input pixels (default: automatic)')
+    .option('--ep <provider>', `local: execution provider: ${EXECUTION_PROVIDERS.join('|')}`, 'auto')
+    .option('--threads <n>', 'local: CPU threads for inference')
+    .option('--remote <url>', 'upscale through the service at this base URL instead of locally')
+    .option('--api-key-file <file>', 'with --remote: file holding the API key (default: $CRISP_API_KEY)');
+}
+
+export function positiveInt(name: string, value: string | undefined, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new CliError(`--${name} must be an integer from 1 to ${max}`);
+  return n;
+}
+
+export function parseEngineFlags(opts: EngineFlags): EngineChoice {
+  const executionProvider = EXECUTION_PROVIDERS.find((p) => p === opts.ep);
+  if (!executionProvider) throw new CliError(`--ep must be one of ${EXECUTION_PROVIDERS.join(', ')}`);
+  return { executionProvider, tileSize: positiveInt('tile', opts.tile, 4096), threads: positiveInt('threads', opts.threads, 256) };
+}
