@@ -114,7 +114,7 @@ async function child(job: ChildJob): Promise<ChildResult> {
 
 import { runServerBench } from './serverBench.js';
 
-async function main(): Promise<void> {
+async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-bench-'));
   try {
@@ -165,10 +165,36 @@ async function main(): Promise<void> {
     console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
     for (const r of rows) console.log(line(r));
     if (sets.some((s) => s.crop)) console.log('* baseline on the central 512×512 crop (whole-image inference at this size needs several GB).');
-    console.log('\nServer (crisp serve on loopback; client and server share this machine)');
-    for (const row of await runServerBench()) console.log(`| ${row.name} | ${row.value} ${row.unit} | ${row.note} |`);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+async function serverBench(): Promise<void> {
+  console.log('\nServer (crisp serve on loopback; client and server share this machine)');
+  for (const row of await runServerBench()) console.log(`| ${row.name} | ${row.value} ${row.unit} | ${row.note} |`);
+}
+
+/**
+ * Every bench section, in the order `npm run bench` runs them. Each prints its own table.
+ * `npm run bench -- --only pipeline,server` runs a subset. A new subject adds one line here.
+ */
+const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
+  { name: 'pipeline', run: pipelineBench },
+  { name: 'server', run: serverBench },
+];
+
+async function main(): Promise<void> {
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt >= 0 ? new Set((process.argv[onlyAt + 1] ?? '').split(',').filter(Boolean)) : undefined;
+  const unknown = only ? [...only].filter((n) => !SECTIONS.some((s) => s.name === n)) : [];
+  if (unknown.length > 0) {
+    console.error(`bench: unknown section ${unknown.join(', ')}; sections: ${SECTIONS.map((s) => s.name).join(', ')}`);
+    process.exit(2);
+  }
+  for (const section of SECTIONS) {
+    if (only && !only.has(section.name)) continue;
+    await section.run();
   }
 }
 
