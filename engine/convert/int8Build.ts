@@ -1,0 +1,138 @@
+/**
+ * Calibrate → quantize → measure: the whole int8 step for one fp32 model, with no Python.
+ *
+ * Crops are split: three of every four calibrate the activation ranges, the fourth is held out to measure
+ * int8 against fp32 (PSNR on Y of 8-bit outputs). Each range method is tried and the best held-out score
+ * wins, so the manifest records the quality of the model that is actually written.
+ */
+import { openRawModel, type RawModel } from '../inference/rawModel.js';
+import { ActivationStats, RANGE_METHODS, type RangeMethod } from './calibrate.js';
+import type { CalibrationCrop } from './calibrationSet.js';
+import { readOnnx } from './onnxReader.js';
+import { calibrationModel, planQuantization, quantizeModel, type PlanOptions } from './quantize.js';
+
+export interface Int8BuildOptions extends PlanOptions {
+  /** Range methods to compare (default: all). */
+  methods?: readonly RangeMethod[];
+  /** Opens model bytes for inspection; default onnxruntime on the CPU (tests may inject). */
+  open?: (bytes: Uint8Array) => Promise<RawModel>;
+  onProgress?: (message: string) => void;
+}
+
+export interface Int8BuildResult {
+  bytes: Uint8Array;
+  method: RangeMethod;
+  psnrYVsFp32: number;
+  /** Every method's held-out score, best first. */
+  scores: Array<{ method: RangeMethod; psnrYVsFp32: number }>;
+  quantizedConvs: number;
+  totalConvs: number;
+  calibrationCrops: number;
+  evaluatedCrops: number;
+}
+
+/** Y (BT.601, MATLAB rgb2ycbcr scale) of planar float RGB clamped and rounded to 8 bits, as the app writes it. */
+function lumaOf(planarRgb: Float32Array, plane: number): Float64Array {
+  const y = new Float64Array(plane);
+  const q = (v: number) => (v <= 0 ? 0 : v >= 1 ? 255 : Math.round(v * 255));
+  for (let i = 0; i < plane; i++) {
+    y[i] = 16 + (65.481 * q(planarRgb[i]!) + 128.553 * q(planarRgb[plane + i]!) + 24.966 * q(planarRgb[2 * plane + i]!)) / 255;
+  }
+  return y;
+}
+
+/** PSNR-Y of two [1,3,h,w] outputs, with a border of `border` pixels left out (edges see zero padding). */
+export function psnrYPlanar(a: Float32Array, b: Float32Array, h: number, w: number, border = 4): number {
+  const plane = h * w;
+  const ya = lumaOf(a, plane);
+  const yb = lumaOf(b, plane);
+  let se = 0;
+  let n = 0;
+  for (let y = border; y < h - border; y++) {
+    for (let x = border; x < w - border; x++) {
+      se += (ya[y * w + x]! - yb[y * w + x]!) ** 2;
+      n++;
+    }
+  }
+  return se === 0 ? Infinity : 10 * Math.log10((255 * 255) / (se / n));
+}
+
+/** Mean squared error pooled over crops → one PSNR, so one bad crop is not hidden by an identical one. */
+async function scoreAgainst(candidate: RawModel, reference: Float32Array[], crops: CalibrationCrop[], outputName: string): Promise<number> {
+  let mse = 0;
+  for (const [k, crop] of crops.entries()) {
+    const out = (await candidate.run(crop.data, [1, 3, crop.size, crop.size])).get(outputName);
+    if (!out) throw new Error('The quantized model returned no output');
+    const [, , h = 0, w = 0] = out.dims;
+    const p = psnrYPlanar(reference[k]!, out.data, h, w);
+    mse += p === Infinity ? 0 : (255 * 255) / 10 ** (p / 10);
+  }
+  mse /= crops.length;
+  return mse === 0 ? Infinity : 10 * Math.log10((255 * 255) / mse);
+}
+
+export async function buildInt8Model(fp32: Uint8Array, crops: CalibrationCrop[], opts: Int8BuildOptions = {}): Promise<Int8BuildResult> {
+  const open = opts.open ?? ((b: Uint8Array) => openRawModel(b));
+  const progress = opts.onProgress ?? (() => undefined);
+  const info = readOnnx(fp32);
+  const plan = planQuantization(info, opts);
+  const outputName = info.outputs[0]?.name ?? 'output';
+  const held = crops.filter((_, i) => crops.length >= 4 && i % 4 === 3);
+  const calib = crops.filter((c) => !held.includes(c));
+  const evalSet = held.length > 0 ? held : crops;
+
+  progress(`calibrating on ${calib.length} crops`);
+  const stats = new ActivationStats();
+  const cal = await open(calibrationModel(fp32, plan));
+  try {
+    for (const crop of calib) {
+      const out = await cal.run(crop.data, [1, 3, crop.size, crop.size]);
+      for (const t of plan.tensors) {
+        const v = out.get(t);
+        if (!v) throw new Error(`Calibration did not produce activation '${t}'`);
+        stats.add(t, v.data);
+      }
+      stats.next();
+    }
+  } finally {
+    await cal.release();
+  }
+
+  const ref = await open(fp32);
+  const reference: Float32Array[] = [];
+  try {
+    for (const crop of evalSet) {
+      const out = (await ref.run(crop.data, [1, 3, crop.size, crop.size])).get(outputName);
+      if (!out) throw new Error('The fp32 model returned no output');
+      reference.push(out.data);
+    }
+  } finally {
+    await ref.release();
+  }
+
+  const candidates: Array<{ method: RangeMethod; bytes: Uint8Array; psnrYVsFp32: number }> = [];
+  for (const method of opts.methods ?? RANGE_METHODS) {
+    const bytes = quantizeModel(fp32, stats.ranges(method), { ...opts, note: `crisp int8 (QDQ, per-channel weights, ${method} activation ranges)` });
+    const m = await open(bytes);
+    try {
+      const psnrYVsFp32 = await scoreAgainst(m, reference, evalSet, outputName);
+      progress(`${method}: ${psnrYVsFp32.toFixed(2)} dB PSNR-Y against fp32`);
+      candidates.push({ method, bytes, psnrYVsFp32 });
+    } finally {
+      await m.release();
+    }
+  }
+  candidates.sort((a, b) => b.psnrYVsFp32 - a.psnrYVsFp32);
+  const best = candidates[0]!;
+  const totalConvs = info.nodes.filter((n) => n.opType === 'Conv').length;
+  return {
+    bytes: best.bytes,
+    method: best.method,
+    psnrYVsFp32: best.psnrYVsFp32,
+    scores: candidates.map(({ method, psnrYVsFp32 }) => ({ method, psnrYVsFp32 })),
+    quantizedConvs: plan.convs.length,
+    totalConvs,
+    calibrationCrops: calib.length,
+    evaluatedCrops: evalSet.length,
+  };
+}
