@@ -3,13 +3,14 @@
  * service to use instead. Declared and validated once so both commands spell and check them alike.
  */
 import type { Command } from 'commander';
-import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../engine/inference/index.js';
+import { EXECUTION_PROVIDERS, PRECISIONS, type ExecutionProviderChoice, type PrecisionRequest } from '../../engine/inference/index.js';
 import { CliError } from './cliError.js';
 
 export interface EngineFlags {
   tile?: string;
   ep: string;
   threads?: string;
+  precision?: string;
   remote?: string;
   apiKeyFile?: string;
 }
@@ -18,6 +19,7 @@ export interface EngineChoice {
   executionProvider: ExecutionProviderChoice;
   tileSize: number | undefined;
   threads: number | undefined;
+  precision: PrecisionRequest;
 }
 
 export function addEngineOptions(command: Command): Command {
@@ -25,6 +27,7 @@ export function addEngineOptions(command: Command): Command {
     .option('--tile <n>', 'local: tile size in input pixels (default: automatic)')
     .option('--ep <provider>', `local: execution provider: ${EXECUTION_PROVIDERS.join('|')}`, 'auto')
     .option('--threads <n>', 'local: CPU threads for inference')
+    .option('--precision <p>', `local: ${PRECISIONS.join('|')} (int8: CPU only, needs "crisp models quantize")`, 'auto')
     .option('--remote <url>', 'upscale through the service at this base URL instead of locally')
     .option('--api-key-file <file>', 'with --remote: file holding the API key (default: $CRISP_API_KEY)');
 }
@@ -39,5 +42,7 @@ export function positiveInt(name: string, value: string | undefined, max: number
 export function parseEngineFlags(opts: EngineFlags): EngineChoice {
   const executionProvider = EXECUTION_PROVIDERS.find((p) => p === opts.ep);
   if (!executionProvider) throw new CliError(`--ep must be one of ${EXECUTION_PROVIDERS.join(', ')}`);
-  return { executionProvider, tileSize: positiveInt('tile', opts.tile, 4096), threads: positiveInt('threads', opts.threads, 256) };
+  const precision = PRECISIONS.find((p) => p === (opts.precision ?? 'auto'));
+  if (!precision) throw new CliError(`--precision must be one of ${PRECISIONS.join(', ')}`);
+  return { executionProvider, tileSize: positiveInt('tile', opts.tile, 4096), threads: positiveInt('threads', opts.threads, 256), precision };
 }

@@ -9,6 +9,7 @@ export interface WorkerEngineOptions {
   executionProvider?: string;
   threads?: number;
   tileSize?: number;
+  precision?: 'auto' | 'fp32' | 'int8';
 }
 
 export type ToWorker =

@@ -5,9 +5,12 @@
  * int8 against fp32 (PSNR on Y of 8-bit outputs). Each range method is tried and the best held-out score
  * wins, so the manifest records the quality of the model that is actually written.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileSha256, INT8_QUALITY_BAR_DB, int8CacheDir, saveInt8Variant, type Int8Manifest, type Int8Variant } from '../inference/int8Variant.js';
 import { openRawModel, type RawModel } from '../inference/rawModel.js';
 import { ActivationStats, RANGE_METHODS, type RangeMethod } from './calibrate.js';
-import type { CalibrationCrop } from './calibrationSet.js';
+import { loadCalibrationCrops, syntheticCalibrationCrops, type CalibrationCrop } from './calibrationSet.js';
 import { readOnnx } from './onnxReader.js';
 import { calibrationModel, planQuantization, quantizeModel, type PlanOptions } from './quantize.js';
 
@@ -135,4 +138,35 @@ export async function buildInt8Model(fp32: Uint8Array, crops: CalibrationCrop[],
     calibrationCrops: calib.length,
     evaluatedCrops: evalSet.length,
   };
+}
+
+export interface MakeInt8Options extends Int8BuildOptions {
+  /** Folder of photos to calibrate on; default: the procedural set (calibrationSet.ts). */
+  calibrationDir?: string;
+  /** Number of crops (default 32: 24 calibrate, 8 measure). */
+  crops?: number;
+  /** Where the variant is written (default: the int8 cache). */
+  outDir?: string;
+}
+
+/** Quantizes an fp32 model file and stores `<base>.int8.onnx` + manifest; answers the stored variant and the build. */
+export async function makeInt8Variant(modelPath: string, opts: MakeInt8Options = {}): Promise<{ variant: Int8Variant; build: Int8BuildResult }> {
+  const fp32 = new Uint8Array(await readFile(modelPath));
+  const count = opts.crops ?? 32;
+  const crops = opts.calibrationDir ? await loadCalibrationCrops(opts.calibrationDir, { count }) : syntheticCalibrationCrops({ count });
+  const build = await buildInt8Model(fp32, crops, opts);
+  const manifest: Int8Manifest = {
+    format: 1,
+    source: { file: path.basename(modelPath), sha256: fileSha256(modelPath), bytes: fp32.length },
+    createdAt: new Date().toISOString(),
+    calibration: opts.calibrationDir ? { kind: 'folder', crops: crops.length, folder: path.resolve(opts.calibrationDir) } : { kind: 'synthetic', crops: crops.length },
+    method: build.method,
+    quantizedConvs: build.quantizedConvs,
+    totalConvs: build.totalConvs,
+    psnrYVsFp32: Number.isFinite(build.psnrYVsFp32) ? Number(build.psnrYVsFp32.toFixed(2)) : 99,
+    evaluatedCrops: build.evaluatedCrops,
+    passed: build.psnrYVsFp32 >= INT8_QUALITY_BAR_DB,
+  };
+  const variant = await saveInt8Variant(opts.outDir ?? int8CacheDir(), modelPath, build.bytes, manifest);
+  return { variant, build };
 }

@@ -62,7 +62,7 @@ async function runBatch(folders: string[], opts: BatchOptions): Promise<number> 
   if (!overwrite) throw new CliError(`--overwrite must be one of ${OVERWRITE.join(', ')}`);
   const problem = templateProblem(opts.template);
   if (problem) throw new CliError(`--template: ${problem}`);
-  const { executionProvider: ep, tileSize, threads } = parseEngineFlags(opts);
+  const { executionProvider: ep, tileSize, threads, precision } = parseEngineFlags(opts);
   const dirs = modelSearchDirs();
   let settings;
   try {
@@ -90,7 +90,7 @@ async function runBatch(folders: string[], opts: BatchOptions): Promise<number> 
     backend = createRemoteBackend({ baseUrl: opts.remote, apiKey });
   } else {
     engineDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-batch-'));
-    backend = createLocalBackend({ dataDir: engineDir, modelDirs: dirs, executionProvider: ep, ...(threads ? { threads } : {}), ...(tileSize ? { tileSize } : {}) });
+    backend = createLocalBackend({ dataDir: engineDir, modelDirs: dirs, executionProvider: ep, precision, ...(threads ? { threads } : {}), ...(tileSize ? { tileSize } : {}) });
   }
 
   const tty = Boolean(process.stderr.isTTY) && !opts.json;
