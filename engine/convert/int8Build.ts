@@ -11,10 +11,15 @@ import { fileSha256, INT8_QUALITY_BAR_DB, int8CacheDir, saveInt8Variant, type In
 import { openRawModel, type RawModel } from '../inference/rawModel.js';
 import { ActivationStats, RANGE_METHODS, type RangeMethod } from './calibrate.js';
 import { loadCalibrationCrops, syntheticCalibrationCrops, type CalibrationCrop } from './calibrationSet.js';
-import { readOnnx } from './onnxReader.js';
-import { calibrationModel, planQuantization, quantizeModel, type PlanOptions } from './quantize.js';
+import { ConvHessian, gptqQuantize } from './gptq.js';
+import { readOnnx, tensorFloats } from './onnxReader.js';
+import { calibrationModel, planQuantization, quantizeModel, quantizeWeights, type PlanOptions } from './quantize.js';
 
 export interface Int8BuildOptions extends PlanOptions {
+  /** Weight rounding: GPTQ against calibration inputs (default) or nearest. */
+  rounding?: 'gptq' | 'nearest';
+  /** im2col patches sampled per crop per conv for GPTQ's Hessian (default 96). */
+  hessianSamples?: number;
   /** Range methods to compare (default: all). */
   methods?: readonly RangeMethod[];
   /** Opens model bytes for inspection; default onnxruntime on the CPU (tests may inject). */
@@ -86,6 +91,19 @@ export async function buildInt8Model(fp32: Uint8Array, crops: CalibrationCrop[],
 
   progress(`calibrating on ${calib.length} crops`);
   const stats = new ActivationStats();
+  const inits = new Map(info.initializers.map((t) => [t.name, t]));
+  const hessians = new Map<number, ConvHessian>();
+  if ((opts.rounding ?? 'gptq') === 'gptq') {
+    for (const i of plan.convs) {
+      const n = info.nodes[i]!;
+      const w = inits.get(n.inputs[1]!)!;
+      const pads = Array.isArray(n.attrs.pads) ? n.attrs.pads : [0, 0, 0, 0];
+      const plain = [n.attrs.strides, n.attrs.dilations].every((a) => a === undefined || (Array.isArray(a) && a.every((v) => v === 1)));
+      // Only plain (stride 1, dilation 1, ungrouped) convs: the im2col sampler mirrors exactly that.
+      if (!plain || (n.attrs.group !== undefined && n.attrs.group !== 1) || typeof n.attrs.auto_pad === 'string') continue;
+      hessians.set(i, new ConvHessian(w.dims[1]!, w.dims[2]!, w.dims[3]!, [pads[0] ?? 0, pads[1] ?? 0]));
+    }
+  }
   const cal = await open(calibrationModel(fp32, plan));
   try {
     for (const crop of calib) {
@@ -94,6 +112,10 @@ export async function buildInt8Model(fp32: Uint8Array, crops: CalibrationCrop[],
         const v = out.get(t);
         if (!v) throw new Error(`Calibration did not produce activation '${t}'`);
         stats.add(t, v.data);
+      }
+      for (const [i, hess] of hessians) {
+        const x = out.get(info.nodes[i]!.inputs[0]!)!;
+        hess.add(x.data, x.dims[2]!, x.dims[3]!, opts.hessianSamples ?? 96);
       }
       stats.next();
     }
@@ -113,9 +135,18 @@ export async function buildInt8Model(fp32: Uint8Array, crops: CalibrationCrop[],
     await ref.release();
   }
 
+  const weights = new Map<string, { q: Int8Array; scales: Float32Array }>();
+  if (hessians.size > 0) progress(`rounding the weights of ${hessians.size} convolutions (GPTQ)`);
+  for (const [i, hess] of hessians) {
+    const w = inits.get(info.nodes[i]!.inputs[1]!)!;
+    const f = tensorFloats(w);
+    const { scales } = quantizeWeights(f, w.dims[0]!);
+    weights.set(w.name, { q: gptqQuantize(f, w.dims[0]!, scales, hess), scales });
+  }
+
   const candidates: Array<{ method: RangeMethod; bytes: Uint8Array; psnrYVsFp32: number }> = [];
   for (const method of opts.methods ?? RANGE_METHODS) {
-    const bytes = quantizeModel(fp32, stats.ranges(method), { ...opts, note: `crisp int8 (QDQ, per-channel weights, ${method} activation ranges)` });
+    const bytes = quantizeModel(fp32, stats.ranges(method), { ...opts, weights, note: `crisp int8 (QDQ, per-channel ${hessians.size > 0 ? 'GPTQ-rounded' : 'nearest-rounded'} weights, ${method} activation ranges)` });
     const m = await open(bytes);
     try {
       const psnrYVsFp32 = await scoreAgainst(m, reference, evalSet, outputName);

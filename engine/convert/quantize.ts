@@ -96,6 +96,8 @@ function bytesOf(a: Float32Array | Int8Array | Uint8Array | Int32Array): Uint8Ar
 export interface QuantizeOptions extends PlanOptions {
   /** Appended to the model's doc string. */
   note?: string;
+  /** Pre-rounded int8 weights by initializer name (gptq.ts); others are rounded to nearest. */
+  weights?: ReadonlyMap<string, { q: Int8Array; scales: Float32Array }>;
 }
 
 /**
@@ -139,7 +141,7 @@ export function quantizeModel(model: Uint8Array, ranges: ReadonlyMap<string, Act
     const n = info.nodes[i]!;
     const w = inits.get(n.inputs[1]!)!;
     const outC = w.dims[0]!;
-    const { q, scales } = quantizeWeights(tensorFloats(w), outC);
+    const { q, scales } = opts.weights?.get(w.name) ?? quantizeWeights(tensorFloats(w), outC);
     const wq = `${w.name}_quantized`;
     added.push({ name: wq, dims: w.dims, dataType: ONNX_INT8, raw: bytesOf(q) });
     added.push({ name: `${wq}_scale`, dims: [outC], dataType: ONNX_FLOAT, raw: bytesOf(scales) });
