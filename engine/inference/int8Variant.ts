@@ -26,8 +26,10 @@ export const int8ManifestSchema = z.object({
   totalConvs: z.number().int().nonnegative(),
   /** int8 against fp32 output on held-out crops, Y channel (BT.601), 8-bit outputs. */
   psnrYVsFp32: z.number(),
+  /** The worst held-out crop; `passed` is decided on it. */
+  worstCropPsnrY: z.number().optional(),
   evaluatedCrops: z.number().int().nonnegative(),
-  /** Whether psnrYVsFp32 reached INT8_QUALITY_BAR_DB when it was made. */
+  /** Whether the worst held-out crop reached INT8_QUALITY_BAR_DB when it was made. */
   passed: z.boolean(),
 });
 export type Int8Manifest = z.infer<typeof int8ManifestSchema>;

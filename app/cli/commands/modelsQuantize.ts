@@ -66,7 +66,7 @@ export function registerModelsQuantize(models: Command): void {
           process.stdout.write(`${JSON.stringify({ path: variant.path, ...m }, null, 2)}\n`);
           return;
         }
-        process.stdout.write(`${variant.path}: int8 (${m.quantizedConvs} of ${m.totalConvs} convolutions, ${m.method} ranges), ${m.psnrYVsFp32.toFixed(2)} dB PSNR-Y against fp32\n`);
+        process.stdout.write(`${variant.path}: int8 (${m.quantizedConvs} of ${m.totalConvs} convolutions, ${m.method} ranges), ${m.psnrYVsFp32.toFixed(2)} dB PSNR-Y against fp32 (worst held-out crop ${(m.worstCropPsnrY ?? m.psnrYVsFp32).toFixed(2)} dB)\n`);
         process.stdout.write(
           m.passed
             ? `Quality bar (${INT8_QUALITY_BAR_DB} dB) reached: --precision auto uses it on CPUs with int8 instructions.\n`
