@@ -7,10 +7,11 @@
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createJsonAccountStore, openAccountsState, type AccountStore } from '../accounts/accountStore.js';
+import type { AccountStore } from '../accounts/accountStore.js';
+import { openAccounts, type AccountsBackend } from '../accounts/openAccounts.js';
 import type { UpscalingEngine } from '../api.js';
 import type { CreditMeter } from '../credits/meter.js';
-import { createLedger, type Ledger } from '../credits/ledger.js';
+import type { Ledger } from '../credits/ledger.js';
 import { createEngine, type Engine } from '../engine.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
 import { buildApp } from './app.js';
@@ -58,53 +59,57 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   const port = config.port === 0 ? await freePort(config.host) : config.port;
   const publicUrl = (config.publicUrl ?? originFor(config.host, port)).replace(/\/$/, '');
 
-  const state = await openAccountsState(dataDir);
-  const accounts = createJsonAccountStore(state);
-  const ledger = createLedger(state);
-  const meter = overrides.meter ? overrides.meter(ledger) : ledger;
-  const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
-
-  const engine = await createEngine({
-    dataDir,
-    credits: meter,
-    publicUrl,
-    allowPrivateUrls: config.allowPrivateUrls,
-    ...(config.engineLimits ? { limits: config.engineLimits } : {}),
-    ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
-    ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
-    ...(config.threads ? { threads: config.threads } : {}),
-    decorateFile: (task, file) => withDownloadLink(links, task, file),
-  });
-  const routesEngine = overrides.engine ? overrides.engine(engine) : engine;
-
-  const app = await buildApp({
-    engine: routesEngine,
-    accounts,
-    meter,
-    links,
-    engineLimits: engine.limits,
-    serverLimits,
-    ...(config.logLevel ? { logLevel: config.logLevel } : {}),
-    ...(config.logStream ? { logStream: config.logStream } : {}),
-  });
+  const stores = await openAccounts({ dataDir, ...(config.db ? { db: config.db } : {}) });
+  let engine: Engine | undefined;
   try {
+    const { accounts, ledger } = stores;
+    const meter = overrides.meter ? overrides.meter(ledger) : ledger;
+    const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
+    engine = await createEngine({
+      dataDir,
+      credits: meter,
+      publicUrl,
+      allowPrivateUrls: config.allowPrivateUrls,
+      ...(config.engineLimits ? { limits: config.engineLimits } : {}),
+      ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
+      ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
+      ...(config.threads ? { threads: config.threads } : {}),
+      decorateFile: (task, file) => withDownloadLink(links, task, file),
+    });
+    const routesEngine = overrides.engine ? overrides.engine(engine) : engine;
+    const app = await buildApp({
+      engine: routesEngine,
+      accounts,
+      meter,
+      links,
+      engineLimits: engine.limits,
+      serverLimits,
+      ...(config.logLevel ? { logLevel: config.logLevel } : {}),
+      ...(config.logStream ? { logStream: config.logStream } : {}),
+    });
     await app.listen({ host: config.host, port });
+    return running(app, engine, stores, publicUrl);
   } catch (e) {
-    await engine.close();
+    await engine?.close();
+    await stores.close();
     throw e;
   }
+}
+
+function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, url: string): RunningServer {
   let closed = false;
   return {
     app,
     engine,
-    accounts,
-    ledger,
-    url: publicUrl,
+    accounts: stores.accounts,
+    ledger: stores.ledger,
+    url,
     async close() {
       if (closed) return;
       closed = true;
       await app.close();
       await engine.close();
+      await stores.close();
     },
   };
 }

@@ -40,6 +40,7 @@ interface ServeFlags {
   host: string;
   port: number;
   data: string;
+  db?: string;
   publicUrl?: string;
   allowPrivateUrls?: boolean;
   maxFileSize: number;
@@ -61,6 +62,7 @@ export function register(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 8787)
     .option('--data <dir>', 'data directory (users, credits, tasks, uploads, outputs)', DEFAULT_DATA_DIR)
+    .option('--db <url>', 'PostgreSQL URL for users and credits, shared by several server processes (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL)
     .option('--public-url <url>', 'base URL clients reach this server at (used in part URLs and download links)', publicUrl)
     .option('--allow-private-urls', 'let start-task urls reach loopback/private addresses (trusted networks only)')
     .option('--max-file-size <bytes>', 'largest input file', positiveInt, DEFAULT_LIMITS.maxFileSize)
@@ -83,6 +85,7 @@ export function register(program: Command): void {
         host: flags.host,
         port: flags.port,
         dataDir: flags.data,
+        ...(flags.db ? { db: flags.db } : {}),
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,

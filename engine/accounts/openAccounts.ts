@@ -1,0 +1,40 @@
+/**
+ * Picks where users and the credit ledger live: the JSON state file under the data directory (the
+ * default, nothing to install) or PostgreSQL (`--db postgres://…`, shared by several processes).
+ * `crisp serve` and `crisp users` both open accounts through here, so they always agree.
+ */
+import { createLedger, type Ledger } from '../credits/ledger.js';
+import { createPgLedger } from '../credits/pgLedger.js';
+import type { PriceTable } from '../credits/priceTable.js';
+import { openPostgres } from '../db/postgres.js';
+import { createJsonAccountStore, openAccountsState, type AccountStore } from './accountStore.js';
+import { createPgAccountStore } from './pgAccountStore.js';
+
+export interface AccountsBackend {
+  kind: 'json' | 'postgres';
+  accounts: AccountStore;
+  ledger: Ledger;
+  close(): Promise<void>;
+}
+
+export interface AccountsLocation {
+  /** Data directory of the JSON store (ignored with `db`). */
+  dataDir: string;
+  /** postgres:// URL; absent: the JSON store. */
+  db?: string | undefined;
+  priceTable?: PriceTable;
+}
+
+export async function openAccounts(where: AccountsLocation): Promise<AccountsBackend> {
+  if (where.db) {
+    const pool = await openPostgres(where.db);
+    return {
+      kind: 'postgres',
+      accounts: createPgAccountStore(pool),
+      ledger: createPgLedger(pool, where.priceTable),
+      close: () => pool.end(),
+    };
+  }
+  const state = await openAccountsState(where.dataDir);
+  return { kind: 'json', accounts: createJsonAccountStore(state), ledger: createLedger(state, where.priceTable), close: async () => {} };
+}
