@@ -70,6 +70,8 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       credits: meter,
       publicUrl,
       allowPrivateUrls: config.allowPrivateUrls,
+      // A task cut off by a crash or restart runs again from its stored inputs; its reservation stands.
+      resumeInterrupted: true,
       ...(config.engineLimits ? { limits: config.engineLimits } : {}),
       ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
       ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
