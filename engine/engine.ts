@@ -28,6 +28,7 @@ import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
 import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
+import { taskStats, type TaskStats } from './tasks/taskStats.js';
 import { TaskStore } from './tasks/taskStore.js';
 import type { StoredTask } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
@@ -71,6 +72,8 @@ export interface Engine extends UpscalingEngine {
   cancelTask(caller: Caller, taskId: string): Promise<void>;
   /** Removes expired uploads and tasks whose outputs have expired. */
   sweep(): Promise<void>;
+  /** Operator figures over the tasks this engine knows (`/metrics`). */
+  stats(): TaskStats;
 }
 
 const FACE_WARNING =
@@ -281,6 +284,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     cancelTask: async (caller, taskId) => runner.cancel(ownTask(caller, taskId)),
     idle: () => runner.idle(),
     sweep,
+    stats: () => taskStats(store.all()),
     close: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
       await runner.close();

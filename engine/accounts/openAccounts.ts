@@ -14,6 +14,8 @@ export interface AccountsBackend {
   kind: 'json' | 'postgres';
   accounts: AccountStore;
   ledger: Ledger;
+  /** Throws when the store cannot be used right now (readiness probe). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,9 +34,18 @@ export async function openAccounts(where: AccountsLocation): Promise<AccountsBac
       kind: 'postgres',
       accounts: createPgAccountStore(pool),
       ledger: createPgLedger(pool, where.priceTable),
+      ping: async () => {
+        await pool.query('SELECT 1');
+      },
       close: () => pool.end(),
     };
   }
   const state = await openAccountsState(where.dataDir);
-  return { kind: 'json', accounts: createJsonAccountStore(state), ledger: createLedger(state, where.priceTable), close: async () => {} };
+  return {
+    kind: 'json',
+    accounts: createJsonAccountStore(state),
+    ledger: createLedger(state, where.priceTable),
+    ping: () => state.refresh(),
+    close: async () => {},
+  };
 }

@@ -18,6 +18,7 @@ import { loggerOptions } from './logging.js';
 import type { ServerLimits } from './options.js';
 import { registerContractRoutes } from './routes/contract.js';
 import { registerDownloadRoutes } from './routes/downloads.js';
+import { registerHealthRoutes, type ServerHealth } from './routes/health.js';
 import { registerPartRoutes } from './routes/parts.js';
 
 export interface AppDeps {
@@ -29,6 +30,8 @@ export interface AppDeps {
   serverLimits: ServerLimits;
   logLevel?: string;
   logStream?: NodeJS.WritableStream;
+  /** Operator endpoints (/healthz, /readyz, /metrics); absent in tests that build the app alone. */
+  health?: ServerHealth;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -67,5 +70,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   registerPartRoutes(app, deps.engine);
   registerDownloadRoutes(app, deps.engine, deps.accounts, deps.links);
+  if (deps.health) registerHealthRoutes(app, deps.health);
   return app;
 }

@@ -36,6 +36,8 @@ export interface ServerConfig {
   /** CPU threads for inference. */
   threads?: number;
   logLevel?: string;
+  /** Bearer token that unlocks GET /metrics; absent: no /metrics route. */
+  metricsToken?: string;
   /** Where logs go (default stdout); tests capture them. */
   logStream?: NodeJS.WritableStream;
 }

@@ -4,6 +4,8 @@
  * app and listens. Also used in-process by the tests, which may wrap the meter or engine to inject
  * failures.
  */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +17,7 @@ import type { Ledger } from '../credits/ledger.js';
 import { createEngine, type Engine } from '../engine.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
 import { buildApp } from './app.js';
+import type { ServerHealth } from './routes/health.js';
 import { createDownloadLinks, withDownloadLink } from './downloadLinks.js';
 import { DEFAULT_SERVER_LIMITS, type ServerConfig } from './options.js';
 
@@ -65,7 +68,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     const { accounts, ledger } = stores;
     const meter = overrides.meter ? overrides.meter(ledger) : ledger;
     const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
-    engine = await createEngine({
+    const created = await createEngine({
       dataDir,
       credits: meter,
       publicUrl,
@@ -78,24 +81,46 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       ...(config.threads ? { threads: config.threads } : {}),
       decorateFile: (task, file) => withDownloadLink(links, task, file),
     });
-    const routesEngine = overrides.engine ? overrides.engine(engine) : engine;
+    engine = created;
+    const routesEngine = overrides.engine ? overrides.engine(created) : created;
+    const health: ServerHealth = {
+      notReadyReason: () => notReadyReason(stores, dataDir),
+      stats: () => created.stats(),
+      metricsToken: config.metricsToken,
+    };
     const app = await buildApp({
+      health,
       engine: routesEngine,
       accounts,
       meter,
       links,
-      engineLimits: engine.limits,
+      engineLimits: created.limits,
       serverLimits,
       ...(config.logLevel ? { logLevel: config.logLevel } : {}),
       ...(config.logStream ? { logStream: config.logStream } : {}),
     });
     await app.listen({ host: config.host, port });
-    return running(app, engine, stores, publicUrl);
+    return running(app, created, stores, publicUrl);
   } catch (e) {
     await engine?.close();
     await stores.close();
     throw e;
   }
+}
+
+/** Ready = the accounts store answers and the data directory takes a write. */
+async function notReadyReason(stores: AccountsBackend, dataDir: string): Promise<string | undefined> {
+  try {
+    await stores.ping();
+  } catch (e) {
+    return `the accounts store is not reachable: ${(e as Error).message}`;
+  }
+  try {
+    await access(dataDir, constants.W_OK);
+  } catch {
+    return `the data directory ${dataDir} is not writable`;
+  }
+  return undefined;
 }
 
 function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, url: string): RunningServer {

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
 import { createPgLedger } from '../../engine/credits/pgLedger.js';
@@ -144,9 +145,29 @@ describe('crisp serve --db and crisp users --db', () => {
       expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ email: 'team@example.com', credits: 4, extraCredits: 0 })]);
       // accounts.json is not used with --db.
       await expect(readFile(path.join(one.dataDir, 'accounts.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+      expect((await request(`${one.url}/readyz`)).statusCode).toBe(200);
     } finally {
       await one.stop();
       await two.stop();
+    }
+  });
+
+  it('/readyz answers 503 with the reason when the database goes away', async () => {
+    const { url } = await freshDb(0);
+    const srv = await startTestServer({ db: url });
+    try {
+      const name = new URL(url).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: server.url });
+      await admin.connect();
+      await admin.query(`DROP DATABASE "${name}" WITH (FORCE)`);
+      await admin.end();
+      const r = await request(`${srv.url}/readyz`);
+      expect(r.statusCode).toBe(503);
+      const body = (await r.body.json()) as { status: string; reason: string };
+      expect(body.status).toBe('not ready');
+      expect(body.reason).toMatch(/^the accounts store is not reachable: /);
+    } finally {
+      await srv.stop();
     }
   });
 });

@@ -53,6 +53,7 @@ interface ServeFlags {
   executionProvider: ExecutionProviderChoice;
   threads?: number;
   logLevel: string;
+  metricsToken?: string;
 }
 
 export function register(program: Command): void {
@@ -75,6 +76,7 @@ export function register(program: Command): void {
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
     .action(async (flags: ServeFlags) => {
       const engineLimits: Partial<EngineLimits> = {
         maxFileSize: flags.maxFileSize,
@@ -94,6 +96,7 @@ export function register(program: Command): void {
         executionProvider: flags.executionProvider,
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
+        ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);
