@@ -140,7 +140,10 @@ export interface CrispService {
   start(): Promise<void>;
   /** One item, or everything when id is absent. */
   cancel(id?: string): Promise<void>;
+  /** Failed and stopped items: one, or all when id is absent ("Retry all"); starts a run when none is active. */
   retry(id?: string): Promise<void>;
+  /** After Stop: queues the stopped items again (failed ones stay failed) and starts. */
+  resume(): Promise<void>;
   getQueue(): Promise<QueueSnapshot>;
   estimate(): Promise<CreditEstimate>;
   getAccount(): Promise<AccountView>;
@@ -148,30 +151,10 @@ export interface CrispService {
   readImage(id: string, which: 'input' | 'output'): Promise<{ mime: string; bytes: Uint8Array }>;
   /** Desktop only: show the output in the file manager (the browser UI reports false). */
   revealOutput(id: string): Promise<boolean>;
+  /** Desktop only: open the output in the system's image viewer (the browser UI reports false). */
+  openOutput(id: string): Promise<boolean>;
   subscribe(listener: (event: ServiceEvent) => void): () => void;
 }
 
-/** Method names, for transports that check calls against the interface (preload, HTTP bridge). */
-export const SERVICE_METHODS = [
-  'getSettings',
-  'updateSettings',
-  'setApiKey',
-  'hasApiKey',
-  'listModels',
-  'downloadModel',
-  'addPaths',
-  'addFile',
-  'removeItem',
-  'clearFinished',
-  'start',
-  'cancel',
-  'retry',
-  'getQueue',
-  'estimate',
-  'getAccount',
-  'readImage',
-  'revealOutput',
-] as const satisfies ReadonlyArray<Exclude<keyof CrispService, 'subscribe'>>;
-
-export type ServiceMethod = (typeof SERVICE_METHODS)[number];
-
+/** The method table (subject and wire form of every method) lives beside this file; re-exported for transports. */
+export { SERVICE_METHODS, SERVICE_TABLE, type ServiceMethod } from './methodTable.js';

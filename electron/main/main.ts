@@ -51,6 +51,8 @@ async function start(): Promise<void> {
       shell.showItemInFolder(file);
       return true;
     },
+    // openPath answers '' on success, otherwise the OS's reason.
+    openOutput: async (file) => (await shell.openPath(file)) === '',
   });
   service = svc;
 

@@ -1,5 +1,5 @@
 /**
- * Builds `window.crisp` from SERVICE_METHODS and DESKTOP_METHODS over two injected functions, so the
+ * Builds `window.crisp` from the method table (SERVICE_METHODS) and DESKTOP_METHODS over two injected functions, so the
  * object can be tested in Node without Electron. No channel name or ipcRenderer escapes this file:
  * the renderer gets plain async methods.
  */

@@ -4,7 +4,7 @@
  */
 import type { CrispService, ServiceEvent, Settings } from '../../../app/service/crispService.js';
 import type { QueueStore } from './queueStore.js';
-import type { SessionStore } from './sessionStore.js';
+import { selectBalance, selectEstimate, selectInsufficient, type SessionStore } from './sessionStore.js';
 import type { SettingsStore } from './settingsStore.js';
 
 export interface Stores {
@@ -174,6 +174,12 @@ export function createActions(service: CrispService, stores: Stores): AppActions
     },
     async start() {
       stores.session.getState().showNotice(null);
+      const session = stores.session.getState();
+      if (selectInsufficient(session)) {
+        // Refused before anything is sent: no task starts, nothing is charged.
+        notify(`Insufficient credits: these images need ${selectEstimate(session)?.credits} credits and the account has ${selectBalance(session)}.`);
+        return;
+      }
       await guarded(() => service.start());
     },
     stop: async () => void (await guarded(() => service.cancel())),

@@ -1,0 +1,189 @@
+/**
+ * Subject "models": the picker's list (catalog + imported custom models), downloads with progress, and a
+ * watch on the custom models folder so an import from anywhere (the CLI included) shows up in the picker.
+ */
+import { watch, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import type { Dispatcher } from 'undici';
+import { MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
+import { listModels as listCatalogModels, loadCatalog, type CatalogEntry } from '../../engine/models/catalog.js';
+import { CUSTOM_REGISTRY, customModelsDir, listCustomModels } from '../../engine/models/customModels.js';
+import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
+import { customModelName } from '../../engine/models/taskModel.js';
+import { BadRequestError } from '../backends/errors.js';
+import type { SettingsStore } from '../settings/settingsStore.js';
+import type { ModelInfo } from './crispService.js';
+import type { SubjectService } from './methodTable.js';
+import type { ServiceEvents } from './serviceEvents.js';
+
+export interface ModelDownloadOptions {
+  /** Where and what to fetch for a catalog entry (default: the entry's own download spec). */
+  target?: (entry: CatalogEntry) => FetchTarget;
+  dispatcher?: Dispatcher;
+  connectTimeoutMs?: number;
+}
+
+export interface ModelMethodsDeps {
+  settings: SettingsStore;
+  events: ServiceEvents;
+  /** Folders searched for weights (the user's models folder included). */
+  modelDirs: string[];
+  /** The user's models folder: downloads land here, imports in <modelsDir>/custom. */
+  modelsDir: string;
+  download?: ModelDownloadOptions;
+  /** Quiet period before a change in the custom models folder is reported (default 300 ms). */
+  watchDebounceMs?: number;
+}
+
+/** Progress events at most this often per download (the final one is always sent). */
+const DOWNLOAD_EVENT_INTERVAL_MS = 100;
+
+export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<'models'>; close(): void } {
+  const { events, modelDirs, modelsDir } = deps;
+
+  async function localModels(): Promise<ModelInfo[]> {
+    const catalog: ModelInfo[] = listCatalogModels(modelDirs).map((m) => ({
+      name: m.name,
+      title: m.title,
+      description: m.description,
+      kind: m.kind,
+      scale: m.scale,
+      installed: m.installed,
+      licence: m.licence,
+    }));
+    let custom: ModelInfo[] = [];
+    try {
+      custom = (await listCustomModels(modelsDir)).map((m) => ({
+        name: customModelName(m.name),
+        title: m.name,
+        description: `Imported from ${m.source} (${m.description}).`,
+        kind: 'custom',
+        scale: m.scale,
+        installed: true,
+        licence: 'as imported',
+      }));
+    } catch {
+      // A damaged registry must not hide the catalog; "crisp models list" reports the damage.
+    }
+    return [...catalog, ...custom];
+  }
+
+  const watcher = watchCustomModels(customModelsDir(modelsDir), deps.watchDebounceMs ?? 300, () => events.emit({ type: 'modelsChanged' }));
+
+  const downloads = new Map<string, Promise<ModelInfo>>();
+  async function runDownload(entry: CatalogEntry): Promise<ModelInfo> {
+    const name = entry.name;
+    const target = deps.download?.target?.(entry) ?? entry;
+    let last: { received: number; total: number | null } = { received: 0, total: target.download.size };
+    let lastSent = 0;
+    events.emit({ type: 'modelDownload', name, received: 0, total: last.total, state: 'downloading' });
+    try {
+      await fetchModel(target, {
+        modelsDir,
+        ...(deps.download?.dispatcher ? { dispatcher: deps.download.dispatcher } : {}),
+        ...(deps.download?.connectTimeoutMs ? { connectTimeoutMs: deps.download.connectTimeoutMs } : {}),
+        onProgress: (received, total) => {
+          last = { received, total };
+          const now = Date.now();
+          if (now - lastSent < DOWNLOAD_EVENT_INTERVAL_MS && received !== total) return;
+          lastSent = now;
+          events.emit({ type: 'modelDownload', name, received, total, state: 'downloading' });
+        },
+      });
+    } catch (e) {
+      const error = `Could not install ${entry.title} (${name}): ${((e as Error).message ?? String(e)).split('\n')[0]}`;
+      events.emit({ type: 'modelDownload', name, ...last, state: 'failed', error });
+      throw new Error(error);
+    }
+    events.emit({ type: 'modelDownload', name, received: last.received, total: last.total ?? last.received, state: 'installed' });
+    events.emit({ type: 'modelsChanged' });
+    const info = (await localModels()).find((m) => m.name === name);
+    if (!info) throw new Error(`${name} is missing from the catalog`);
+    return info;
+  }
+
+  return {
+    methods: {
+      async listModels() {
+        if ((await deps.settings.get()).mode === 'cloud') {
+          const local = new Map(listCatalogModels(modelDirs).map((m) => [m.name, m]));
+          return MODEL_NAMES.map((name) => {
+            const m = local.get(name);
+            return { name, title: m?.title ?? name, description: m?.description ?? '', kind: m?.kind ?? 'photo', scale: m?.scale ?? 4, installed: true, licence: m?.licence ?? '' };
+          });
+        }
+        return localModels();
+      },
+      async downloadModel(name) {
+        if ((await deps.settings.get()).mode === 'cloud') throw new BadRequestError('Cloud mode needs no downloads: the service has every model.');
+        if (!isModelName(name)) throw new BadRequestError(`${JSON.stringify(name)} is not a model Crisp can download.`);
+        const entry = loadCatalog().find((e) => e.name === name);
+        if (!entry) throw new BadRequestError(`${name} is missing from the model catalog.`);
+        let running = downloads.get(name);
+        if (!running) {
+          running = runDownload(entry).finally(() => downloads.delete(name));
+          downloads.set(name, running);
+        }
+        return running;
+      },
+    },
+    close: () => watcher.close(),
+  };
+}
+
+/**
+ * Watches the custom models folder; while it does not exist, polls its registry file instead (the folder
+ * is not created just to be watched, and polling one path is cheap).
+ */
+function watchCustomModels(customDir: string, debounceMs: number, onChange: () => void): { close(): void } {
+  const registryFile = path.join(customDir, CUSTOM_REGISTRY);
+  let watcher: FSWatcher | undefined;
+  let polling = false;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const changed = () => {
+    clearTimeout(timer);
+    timer = setTimeout(onChange, debounceMs);
+  };
+  const onRegistryStat = (cur: { mtimeMs: number }) => {
+    if (cur.mtimeMs === 0) return;
+    // The folder exists now: switch to a real watch.
+    stopPolling();
+    armWatch();
+    changed();
+  };
+  const stopPolling = () => {
+    if (polling) unwatchFile(registryFile, onRegistryStat);
+    polling = false;
+  };
+  function armWatch(): void {
+    if (closed || watcher) return;
+    try {
+      watcher = watch(customDir, { persistent: false }, changed);
+      watcher.on('error', () => {
+        // The folder was removed (or became unreadable): wait for it to come back.
+        watcher?.close();
+        watcher = undefined;
+        changed();
+        armPolling();
+      });
+    } catch {
+      armPolling();
+    }
+  }
+  function armPolling(): void {
+    if (closed || polling) return;
+    polling = true;
+    watchFile(registryFile, { persistent: false, interval: 1000 }, onRegistryStat);
+  }
+  armWatch();
+  return {
+    close() {
+      closed = true;
+      watcher?.close();
+      watcher = undefined;
+      stopPolling();
+      clearTimeout(timer);
+    },
+  };
+}
