@@ -5,11 +5,12 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BrowserWindow, Menu, Notification, app, dialog, ipcMain, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
+import { BrowserWindow, Menu, Notification, app, dialog, ipcMain, nativeImage, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
 import { createService, type ServiceHandle } from '../../app/service/createService.js';
 import { appMenuTemplate } from './appMenu.js';
 import { appPaths } from './appPaths.js';
 import { createAppProtocolHandler } from './appProtocol.js';
+import { createDragOut } from './dragOut.js';
 import { followBatch } from './batchFeedback.js';
 import { createNativeDialogs } from './nativeDialogs.js';
 import { createSafeStorageSecretStore } from './safeStorageSecretStore.js';
@@ -61,6 +62,7 @@ async function start(): Promise<void> {
     pickImages: () => dialogs.pickImages(),
     pickInputFolder: () => dialogs.pickInputFolder(),
     pickOutputFolder: () => dialogs.pickOutputFolder(),
+    startDrag: createDragOut(svc, (file) => nativeImage.createFromPath(file).resize({ width: 64 })),
   });
 
   const report = (e: unknown) => dialog.showErrorBox('Crisp', e instanceof Error ? e.message : String(e));

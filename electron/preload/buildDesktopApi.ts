@@ -9,7 +9,7 @@ import type { CrispDesktopApi, DesktopMethod } from './desktopApi.js';
 
 export interface PreloadTransport {
   callService(method: string, args: unknown[]): Promise<CallResult>;
-  callDesktop(method: DesktopMethod): Promise<CallResult>;
+  callDesktop(method: DesktopMethod, ...args: string[]): Promise<CallResult>;
   /** Starts forwarding; returns a function that stops it. */
   listen(fn: (event: ServiceEvent) => void): () => void;
   pathForFile(file: File): string;
@@ -48,6 +48,8 @@ export function buildDesktopApi(transport: PreloadTransport): CrispDesktopApi {
       pickImages: async () => unwrap(await transport.callDesktop('pickImages')) as string[],
       pickInputFolder: async () => unwrap(await transport.callDesktop('pickInputFolder')) as string | null,
       pickOutputFolder: async () => unwrap(await transport.callDesktop('pickOutputFolder')) as string | null,
+      // Fire and forget: the drag is the OS's from here on; a refusal has nothing to show.
+      startDrag: (id) => void transport.callDesktop('startDrag', id).catch(() => undefined),
     },
   };
   // contextBridge copies the object; freezing it here keeps the page from patching it in tests too.

@@ -129,6 +129,7 @@ export const electronModule = {
     showErrorBox: (_t: string, m: string) => electronState.errors.push(m),
   },
   shell: { showItemInFolder: () => undefined, openPath: async () => '', openExternal: async () => undefined },
+  nativeImage: { createFromPath: () => ({ resize: () => ({}) }) },
   utilityProcess: {
     fork: (p: string) => {
       electronState.forks.push(p);

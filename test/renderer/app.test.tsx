@@ -14,7 +14,7 @@ afterEach(async () => {
 async function addThree(user: ReturnType<typeof userEvent.setup>) {
   await user.upload(screen.getByLabelText('Add images'), [pngFile('a.png'), pngFile('b.png'), pngFile('c.png')]);
   const queue = screen.getByRole('region', { name: 'Queue' });
-  await waitFor(() => expect(within(queue).getAllByRole('listitem')).toHaveLength(3));
+  await waitFor(() => expect(within(within(queue).getByRole('list', { name: 'Images' })).getAllByRole('listitem')).toHaveLength(3));
   return queue;
 }
 
@@ -67,9 +67,10 @@ describe('renderer', () => {
     expect(within(queue).getByText('Upscaling… 50%')).toBeTruthy();
 
     await act(() => fake.finishAll());
-    await waitFor(() => expect(within(queue).getAllByText('Done')).toHaveLength(3));
+    await waitFor(() => expect(within(queue).getAllByText(/^Done/)).toHaveLength(3));
     expect(screen.getByRole('progressbar', { name: 'Batch progress' }).getAttribute('value')).toBe('100');
-    expect(screen.getByText('Finished: 3 of 3 upscaled.')).toBeTruthy();
+    expect(await screen.findByText('Finished: 3 of 3 images upscaled.')).toBeTruthy();
+    expect(screen.getByTestId('batch-status').textContent).toBe('3 done');
 
     await user.click(screen.getByRole('button', { name: 'Compare b.png' }));
     const dialog = await screen.findByRole('dialog', { name: 'Compare b.png' });
@@ -104,9 +105,9 @@ describe('renderer', () => {
     const queue = await addThree(user);
     await user.click(screen.getByRole('button', { name: 'Upscale' }));
     await act(() => fake.finishAll());
-    await waitFor(() => expect(within(queue).getAllByText('Done')).toHaveLength(2));
+    await waitFor(() => expect(within(queue).getAllByText(/^Done/)).toHaveLength(2));
     expect(within(queue).getByText(/b\.png is not an image Crisp can read/)).toBeTruthy();
-    expect(screen.getByRole('alert').textContent).toMatch('2 of 3 upscaled, 1 failed');
+    await waitFor(() => expect(screen.getByRole('alert').textContent).toMatch('Finished: 2 of 3 images upscaled, 1 failed.'));
     expect(screen.getByRole('button', { name: 'Retry b.png' })).toBeTruthy();
   });
 
@@ -119,6 +120,8 @@ describe('renderer', () => {
     await waitFor(() => expect(fake.settings.mode).toBe('cloud'));
     await user.keyboard('{ArrowLeft}');
     await waitFor(() => expect(fake.settings.mode).toBe('local'));
+    await user.tab();
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Keyboard shortcuts' }));
     await user.tab();
     expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Theme' }));
     await user.keyboard('{Control>}{Enter}{/Control}');
@@ -148,6 +151,7 @@ describe('renderer', () => {
       pickImages: vi.fn(async () => ['/photos/x.png']),
       pickInputFolder: vi.fn(async () => '/photos'),
       pickOutputFolder: vi.fn(async () => '/out'),
+      startDrag: vi.fn(),
     };
     const { fake } = await renderApp({ desktop });
     await user.click(await screen.findByRole('button', { name: 'Choose images…' }));
@@ -164,9 +168,10 @@ describe('renderer', () => {
     await user.click(await screen.findByRole('radio', { name: 'Cloud' }));
     const key = await screen.findByRole('textbox', { name: 'API key' });
     await user.type(key, 'k-123');
-    await user.click(screen.getByRole('button', { name: 'Save key' }));
+    await user.click(screen.getByRole('button', { name: 'Test connection' }));
     await waitFor(() => expect(fake.apiKey).toBe('k-123'));
-    expect((key as HTMLInputElement).value).toBe('');
+    await waitFor(() => expect(screen.getByTestId('connection').textContent).toBe('Connected as user@example.test: 10 credits available.'));
+    expect((screen.getByRole('textbox', { name: 'API key' }) as HTMLInputElement).value).toBe('');
     const credits = screen.getByRole('region', { name: 'Credits' });
     await waitFor(() => expect(within(credits).getByTestId('balance').textContent).toBe('10 credits'));
     await addThree(user);
@@ -180,8 +185,7 @@ describe('renderer', () => {
 
   it('cloud mode: a batch beyond the balance says "Insufficient credits" and changes nothing', async () => {
     const user = userEvent.setup();
-    const { fake } = await renderApp({ balance: 4 });
-    await fake.setApiKey('k');
+    const { fake } = await renderApp({ balance: 4, apiKey: 'k' });
     await user.click(await screen.findByRole('radio', { name: 'Cloud' }));
     await addThree(user);
     const credits = screen.getByRole('region', { name: 'Credits' });

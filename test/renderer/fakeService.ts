@@ -222,7 +222,7 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
     async close() {
       open.delete(fake);
       await real.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
     },
   };
   open.add(fake);

@@ -69,6 +69,10 @@ export class ScriptedEngine {
         },
       };
       const onAbort = () => job.settle(new CancelledError());
+      if (request.signal?.aborted) {
+        reject(new CancelledError());
+        return;
+      }
       request.signal?.addEventListener('abort', onAbort, { once: true });
       this.active = job;
       for (const w of this.waiters.splice(0)) w();

@@ -85,6 +85,6 @@ describe('actions', () => {
       throw new Error("Error invoking remote method 'crisp:call': Error: Insufficient credits.");
     };
     await actions.start();
-    expect(stores.session.getState().notice).toEqual({ kind: 'error', text: 'Insufficient credits.' });
+    expect(stores.session.getState().notice).toMatchObject({ kind: 'error', text: 'Insufficient credits.' });
   });
 });

@@ -25,7 +25,7 @@ const AppContext = createContext<AppContextValue | null>(null);
 
 export function createAppContext(service: CrispService, desktop: DesktopHost | null, browser: BrowserHost | null = null): AppContextValue {
   const stores: Stores = { queue: createQueueStore(), settings: createSettingsStore(), session: createSessionStore() };
-  return { ...stores, service, desktop, browser, actions: createActions(service, stores), images: createImageCache(service) };
+  return { ...stores, service, desktop, browser, actions: createActions(service, stores, { desktop, browser }), images: createImageCache(service) };
 }
 
 export function AppProvider(props: { service: CrispService; desktop?: DesktopHost | null; browser?: BrowserHost | null; children: ReactNode }) {
