@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerServiceIpc, type IpcEventLike, type IpcMainLike, type IpcSender } from '../../electron/main/serviceIpc.js';
 import { IPC, type CallResult } from '../../electron/shared/ipcChannels.js';
+import { createDragOut } from '../../electron/main/dragOut.js';
 import { NO_API_KEY } from '../../app/service/backendSelection.js';
 import { closeFakes, createFakeService, type FakeService } from '../renderer/fakeService.js';
 
@@ -25,6 +26,8 @@ function sender(id = 1) {
     send: (_channel: string, payload: unknown) => void s.sent.push(payload),
     isDestroyed: () => s.destroyed,
     once: (_e: 'destroyed', fn: () => void) => void s.onDestroyed.push(fn),
+    drags: [] as { file: string; icon: unknown }[],
+    startDrag: (item: { file: string; icon: never }) => void s.drags.push(item),
   };
   return s satisfies IpcSender;
 }
@@ -47,6 +50,7 @@ beforeEach(async () => {
     },
     pickInputFolder: async () => null,
     pickOutputFolder: async () => '/out',
+    startDrag: createDragOut(fake, (file) => ({ icon: file })),
   });
 });
 
@@ -104,5 +108,20 @@ describe('service IPC', () => {
     s.onDestroyed.forEach((fn) => fn());
     await fake.addPaths(await fake.images('z.png'));
     expect(s.sent).toHaveLength(1);
+  });
+
+  it('drags out only a finished item’s own output file, named by id', async () => {
+    const [item] = await fake.addPaths(await fake.images('drag.png'));
+    const s = sender(3);
+    const drag = (arg: unknown) => ipc.handlers.get(IPC.desktop)!(fromApp(s), 'startDrag', arg);
+    expect(await drag(item!.id)).toEqual({ ok: true, value: false });
+    await fake.start();
+    await fake.finishAll();
+    expect(await drag(item!.id)).toEqual({ ok: true, value: true });
+    const output = fake.items[0]!.outputPath!;
+    expect(s.drags).toEqual([{ file: output, icon: { icon: output } }]);
+    expect(await drag({ file: '/etc/passwd' })).toEqual({ ok: false, message: 'Invalid desktop call.' });
+    expect(await drag('no-such-id')).toEqual({ ok: true, value: false });
+    expect(s.drags).toHaveLength(1);
   });
 });
