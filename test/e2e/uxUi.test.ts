@@ -77,7 +77,7 @@ async function tabTo(page: Page, name: string | RegExp, max = 80): Promise<void>
 async function shoot(page: Page, name: string): Promise<void> {
   for (const theme of ['light', 'dark'] as const) {
     await page.evaluate(`document.documentElement.dataset.theme = ${JSON.stringify(theme)}`);
-    await page.screenshot({ path: path.join(DOCS_SCREENSHOTS, `${name}-${theme}.png`), fullPage: true });
+    await page.screenshot({ path: path.join(DOCS_SCREENSHOTS, `${name}-${theme}.png`) });
   }
 }
 
@@ -137,7 +137,7 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     await page.getByRole('button', { name: 'Resume (1)' }).waitFor();
     await audit(page, 'done');
     for (const width of [1024, 1920, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      await page.setViewportSize({ width, height: { 390: 844, 1024: 768, 1920: 1080 }[width] ?? 900 });
       await shoot(page, `done-${width}`);
     }
     await page.setViewportSize({ width: 1280, height: 860 });
@@ -149,6 +149,9 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     const dialog = page.getByRole('dialog', { name: 'Compare bird_LRBI_x4.png' });
     await dialog.getByRole('img', { name: /^After/ }).waitFor();
     await audit(page, 'compare');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await shoot(page, 'compare-1024');
+    await page.setViewportSize({ width: 1280, height: 860 });
     const download = page.waitForEvent('download');
     await tabTo(page, 'Download bird_LRBI_x4.png', 20);
     await page.keyboard.press('Enter');

@@ -6,6 +6,7 @@ import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { useActions, useQueue, useSettings } from '../stores/appContext.js';
 import { selectBatch, selectCanStart, selectItems, selectStopped } from '../stores/queueStore.js';
+import { isCloudConfigured } from '../stores/actions.js';
 import { selectCurrentModel, selectIsCloud } from '../stores/settingsStore.js';
 import { countStates, etaMs, formatDuration, statusLine } from '../stores/statusModel.js';
 
@@ -24,7 +25,9 @@ export function useStartable(): boolean {
   const canStart = useQueue(selectCanStart);
   const model = useSettings(selectCurrentModel);
   const isCloud = useSettings(selectIsCloud);
-  return canStart && !(!!model && !model.installed && !isCloud);
+  // Cloud without a URL and key cannot run anything: the connect card says what to do instead.
+  const cloudReady = useSettings((s) => isCloudConfigured(s.settings, s.hasApiKey));
+  return canStart && (isCloud ? cloudReady : !(!!model && !model.installed));
 }
 
 export function ActionBar() {

@@ -156,6 +156,14 @@ export function UpscaleOptions() {
             </button>
           ) : null}
         </div>
+        {desktop ? null : (
+          // The browser UI copies uploads into Crisp's data folder; say where results go and how long they stay.
+          <p className="hint" data-testid="retention">
+            {outputFolder
+              ? 'Results are saved in this folder on the computer running “crisp ui”; each row shows where.'
+              : 'Uploaded images and their results are kept in Crisp’s data folder (each row shows where) until you remove them or press Clear finished: download them first, or set a folder here.'}
+          </p>
+        )}
       </div>
     </fieldset>
   );
