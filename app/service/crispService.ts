@@ -50,6 +50,8 @@ export interface ModelInfo {
   /** Local mode: weights present. Cloud mode: always true for contract models. */
   installed: boolean;
   licence: string;
+  /** Bytes a download fetches (catalog models not installed yet); null or absent when unknown. */
+  downloadSize?: number | null;
 }
 
 export type ItemStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';

@@ -50,6 +50,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       scale: m.scale,
       installed: m.installed,
       licence: m.licence,
+      ...(m.installed ? {} : { downloadSize: m.download.size }),
     }));
     let custom: ModelInfo[] = [];
     try {

@@ -36,7 +36,7 @@ async function chooseOptions(page: Page, scale: string, format: string) {
 
 async function addImages(page: Page, files: string[]) {
   await page.getByLabel('Add images').setInputFiles(files);
-  await expect.poll(() => queueRegion(page).getByRole('list', { name: 'Images' }).getByRole('listitem').count()).toBe(files.length);
+  await expect.poll(() => queueRegion(page).getByRole('list', { name: 'Images' }).getByRole('listitem').count(), { timeout: 30_000 }).toBe(files.length);
 }
 
 function recordItems(ui: UiUnderTest): Map<string, number[]> {

@@ -81,6 +81,7 @@ function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'],
         scale: 4,
         installed: mode() === 'cloud' || !notInstalled.has(name),
         licence: 'BSD-3-Clause',
+        ...(mode() === 'local' && notInstalled.has(name) ? { downloadSize: 17_000_000 } : {}),
       }));
     },
     async downloadModel(name) {

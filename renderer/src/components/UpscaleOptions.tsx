@@ -39,12 +39,15 @@ export function UpscaleOptions() {
       <div className="field">
         <label htmlFor={`${id}-model`}>Model</label>
         <select id={`${id}-model`} value={settings.model} aria-describedby={`${id}-model-desc`} onChange={(e) => void updateSettings({ model: e.target.value })}>
-          {models.map((m) => (
-            <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
-              {m.title}
-              {m.installed ? '' : ' (not installed)'}
-            </option>
-          ))}
+          {/* Local: only what can run here (plus the saved choice); the rest is under "Download models". */}
+          {models
+            .filter((m) => isCloud || m.installed || m.name === settings.model)
+            .map((m) => (
+              <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
+                {m.title}
+                {m.installed ? '' : ' (not installed)'}
+              </option>
+            ))}
         </select>
         <p id={`${id}-model-desc`} className="hint">
           {current ? current.description : 'Choose a model.'}
