@@ -82,9 +82,14 @@ async function start(): Promise<void> {
     ),
   );
 
-  followBatch(svc, () => win, (title, body) => {
-    if (Notification.isSupported()) new Notification({ title, body }).show();
-  });
+  followBatch(
+    svc,
+    () => win,
+    (title, body) => {
+      if (Notification.isSupported()) new Notification({ title, body }).show();
+    },
+    (count) => app.setBadgeCount(count),
+  );
 
   win = createWindow();
 }

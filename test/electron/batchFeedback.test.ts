@@ -16,7 +16,8 @@ describe('batch feedback', () => {
     const fake = await createFakeService();
     const win = { setProgressBar: vi.fn(), isFocused: () => false, isDestroyed: () => false };
     const notify = vi.fn();
-    followBatch(fake, () => win, notify);
+    const badges: number[] = [];
+    followBatch(fake, () => win, notify, (n) => badges.push(n));
     await fake.addPaths(await fake.images('a.png', 'b.png'));
     await fake.start();
     await fake.step(50);
@@ -24,6 +25,8 @@ describe('batch feedback', () => {
     await fake.finishAll();
     expect(win.setProgressBar).toHaveBeenLastCalledWith(-1);
     expect(notify).toHaveBeenCalledWith('Crisp: batch finished', '2 images upscaled.');
+    // The badge counts the images still to do, and clears at the end.
+    expect(badges).toEqual([2, 1, 0]);
   });
 
   it('does not pop up over a focused window, and words failures plainly', async () => {
@@ -35,6 +38,7 @@ describe('batch feedback', () => {
     await fake.finishAll();
     expect(notify).not.toHaveBeenCalled();
     expect(batchMessage({ type: 'batchFinished', done: 1, failed: 2, total: 3 })).toBe('1 image upscaled, 2 failed.');
+    expect(batchMessage({ type: 'batchFinished', done: 7, failed: 0, total: 20 })).toBe('7 images upscaled, 13 stopped.');
   });
 });
 

@@ -141,7 +141,9 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
   });
   settingsMirror = await real.getSettings();
   let items: JobItem[] = [];
+  let batchesFinished = 0;
   real.subscribe((e) => {
+    if (e.type === 'batchFinished') batchesFinished++;
     if (e.type === 'queue') items = e.queue.items;
     if (e.type === 'settings') settingsMirror = e.settings;
   });
@@ -215,7 +217,11 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
       if (job.percent >= 100 && id) await settled(id);
     },
     async finishAll() {
+      const before = batchesFinished;
+      if (!(await running())) return;
       while (await running()) await fake.step(100);
+      // The run ends with its batchFinished event; wait for it, so the test sees the whole ending.
+      for (let i = 0; batchesFinished === before && i < 2000; i++) await new Promise((r) => setTimeout(r, 5));
     },
     progressDownload: models.control.progress,
     finishDownload: models.control.finish,
