@@ -102,6 +102,8 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     events,
     modelDirs,
     modelsDir,
+    scratchDir: path.join(deps.dataDir, 'imports'),
+    ...(deps.openFolder ? { openFolder: deps.openFolder } : {}),
     ...(deps.download ? { download: deps.download } : {}),
     ...(deps.modelsWatchDebounceMs !== undefined ? { watchDebounceMs: deps.modelsWatchDebounceMs } : {}),
   });

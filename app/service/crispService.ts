@@ -133,6 +133,15 @@ export interface CrispService {
    * joins the first. Refused in Cloud mode (the service has every model).
    */
   downloadModel(name: string): Promise<ModelInfo>;
+  /**
+   * Imports a model file (.pth, .safetensors, .ckpt, .onnx) as a custom model: converted, smoke-tested and
+   * installed in the user's models folder; answers it as `custom:<name>`.
+   */
+  importModel(fileName: string, bytes: Uint8Array): Promise<ModelInfo>;
+  /** Removes an imported (`custom:`) model; a saved choice of it falls back to the default model. */
+  removeModel(name: string): Promise<void>;
+  /** Desktop only: opens the custom models folder in the file manager (the browser UI reports false). */
+  openModelsFolder(): Promise<boolean>;
   /** Files and folders (folders expanded, optionally recursively, keeping only supported images). */
   addPaths(paths: string[], options?: { recursive?: boolean }): Promise<JobItem[]>;
   /** Bytes from a drop, a paste or a browser file input. */

@@ -12,7 +12,7 @@ import type { CrispService } from './crispService.js';
 export type Subject = 'settings' | 'models' | 'queue' | 'results' | 'credits';
 
 /**
- * json: arguments and result as JSON. bytesIn: the last argument is raw bytes (addFile). bytesOut: the
+ * json: arguments and result as JSON. bytesIn: (name, bytes) with raw bytes (addFile, importModel). bytesOut: the
  * result is `{ mime, bytes }` sent as the body itself (readImage). Transports that cannot carry bytes as
  * JSON use this instead of special-casing method names.
  */
@@ -32,6 +32,9 @@ export const SERVICE_TABLE = {
   hasApiKey: { subject: 'settings', wire: 'json' },
   listModels: { subject: 'models', wire: 'json' },
   downloadModel: { subject: 'models', wire: 'json' },
+  importModel: { subject: 'models', wire: 'bytesIn' },
+  removeModel: { subject: 'models', wire: 'json' },
+  openModelsFolder: { subject: 'models', wire: 'json' },
   addPaths: { subject: 'queue', wire: 'json' },
   addFile: { subject: 'queue', wire: 'bytesIn' },
   removeItem: { subject: 'queue', wire: 'json' },

@@ -3,11 +3,13 @@
  * watch on the custom models folder so an import from anywhere (the CLI included) shows up in the picker.
  */
 import { watch, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Dispatcher } from 'undici';
 import { MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
-import { listModels as listCatalogModels, loadCatalog, type CatalogEntry } from '../../engine/models/catalog.js';
-import { CUSTOM_REGISTRY, customModelsDir, listCustomModels } from '../../engine/models/customModels.js';
+import { defaultModel, listModels as listCatalogModels, loadCatalog, type CatalogEntry } from '../../engine/models/catalog.js';
+import { CUSTOM_REGISTRY, customModelsDir, defaultCustomName, importCustomModel, listCustomModels, removeCustomModel } from '../../engine/models/customModels.js';
+import { sanitizeFileName } from '../../engine/contract/index.js';
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
 import { customModelName } from '../../engine/models/taskModel.js';
 import { BadRequestError } from '../backends/errors.js';
@@ -33,7 +35,13 @@ export interface ModelMethodsDeps {
   download?: ModelDownloadOptions;
   /** Quiet period before a change in the custom models folder is reported (default 300 ms). */
   watchDebounceMs?: number;
+  /** Where uploaded model files wait while they are converted (removed afterwards). */
+  scratchDir: string;
+  /** Desktop: opens a folder in the file manager. */
+  openFolder?: (folder: string) => boolean | Promise<boolean>;
 }
+
+const IMPORTABLE = /\.(pth|pt|ckpt|safetensors|onnx)$/i;
 
 /** Progress events at most this often per download (the final one is always sent). */
 const DOWNLOAD_EVENT_INTERVAL_MS = 100;
@@ -126,6 +134,39 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           downloads.set(name, running);
         }
         return running;
+      },
+      async importModel(fileName, bytes) {
+        const safe = sanitizeFileName(fileName);
+        if (!IMPORTABLE.test(safe)) throw new BadRequestError(`${safe} is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with \`crisp models import\`).`);
+        await mkdir(deps.scratchDir, { recursive: true });
+        const dir = await mkdtemp(path.join(deps.scratchDir, 'import-'));
+        try {
+          const file = path.join(dir, safe);
+          await writeFile(file, bytes);
+          const name = defaultCustomName(safe);
+          let imported;
+          try {
+            imported = await importCustomModel(file, { modelsDir, name });
+          } catch (e) {
+            throw new BadRequestError(`Could not import ${safe}: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+          }
+          events.emit({ type: 'modelsChanged' });
+          return { name: customModelName(imported.name), title: imported.name, description: `Imported from ${imported.source} (${imported.description}).`, kind: 'custom', scale: imported.scale, installed: true, licence: 'as imported' };
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      },
+      async removeModel(name) {
+        const id = name.replace(/^custom:/, '');
+        if (!(await removeCustomModel(modelsDir, id))) throw new BadRequestError(`${name} is not an imported model (it may have been removed already).`);
+        if ((await deps.settings.get()).model === name) events.emit({ type: 'settings', settings: await deps.settings.update({ model: defaultModel(modelDirs) }) });
+        events.emit({ type: 'modelsChanged' });
+      },
+      async openModelsFolder() {
+        if (!deps.openFolder) return false;
+        const dir = customModelsDir(modelsDir);
+        await mkdir(dir, { recursive: true });
+        return deps.openFolder(dir);
       },
     },
     close: () => watcher.close(),

@@ -12,6 +12,8 @@ export interface DesktopShell {
   revealOutput?: (outputPath: string) => boolean | Promise<boolean>;
   /** Open the file in the system's default app. */
   openOutput?: (outputPath: string) => boolean | Promise<boolean>;
+  /** Open a folder in the file manager (the custom models folder). */
+  openFolder?: (folder: string) => boolean | Promise<boolean>;
 }
 
 const MIME_OF_EXT: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };

@@ -54,6 +54,7 @@ async function start(): Promise<void> {
     },
     // openPath answers '' on success, otherwise the OS's reason.
     openOutput: async (file) => (await shell.openPath(file)) === '',
+    openFolder: async (folder) => (await shell.openPath(folder)) === '',
   });
   service = svc;
 

@@ -1,6 +1,7 @@
 import { CloudSettings } from './components/CloudSettings.js';
 import { CompareDialog } from './components/CompareDialog.js';
 import { CreditsPanel } from './components/CreditsPanel.js';
+import { CustomModels } from './components/CustomModels.js';
 import { DropOverlay, DropZone } from './components/DropZone.js';
 import { EngineSettings } from './components/EngineSettings.js';
 import { ModeSwitch } from './components/ModeSwitch.js';
@@ -39,6 +40,7 @@ export function App() {
           {/* In Cloud mode the balance comes first: it decides what can be started at all. */}
           {isCloud && configured ? <CreditsPanel /> : null}
           <UpscaleOptions />
+          <CustomModels />
           {isCloud ? configured ? <CloudSettings /> : null : <EngineSettings />}
           {isCloud ? null : <p className="hint free">Local upscaling is free and stays on this computer.</p>}
         </aside>

@@ -68,12 +68,30 @@ export async function closeFakes(): Promise<void> {
   await Promise.all(all.map((f) => f.close()));
 }
 
-/** A scripted models subject: the contract's models, some marked not installed, downloads moved by the test. */
+/** A scripted models subject: the contract's models, some marked not installed, downloads moved by the test, imports kept in memory. */
 function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'], emit: (e: ServiceEvent) => void) {
   const pending = new Map<string, { resolve: (m: ModelInfo) => void; reject: (e: Error) => void }>();
+  const custom: ModelInfo[] = [];
   const methods: SubjectService<'models'> = {
+    async importModel(fileName, bytes) {
+      if (!/\.(pth|safetensors|ckpt|onnx)$/i.test(fileName)) throw new Error(`${fileName} is not a model file Crisp can import.`);
+      const name = fileName.replace(/\.[^.]+$/, '');
+      const info: ModelInfo = { name: `custom:${name}`, title: name, description: `Imported from ${fileName} (${bytes.byteLength} bytes).`, kind: 'custom', scale: 4, installed: true, licence: 'as imported' };
+      custom.push(info);
+      emit({ type: 'modelsChanged' });
+      return info;
+    },
+    async removeModel(name) {
+      const at = custom.findIndex((m) => m.name === name);
+      if (at < 0) throw new Error(`${name} is not an imported model.`);
+      custom.splice(at, 1);
+      emit({ type: 'modelsChanged' });
+    },
+    async openModelsFolder() {
+      return false;
+    },
     async listModels() {
-      return MODEL_NAMES.map((name) => ({
+      return [...MODEL_NAMES.map((name) => ({
         name,
         title: name.replace(/-4x$/, '').replace(/(^|-)(\w)/g, (_, d: string, c: string) => `${d ? ' ' : ''}${c.toUpperCase()}`),
         description: `The ${name} model.`,
@@ -82,7 +100,7 @@ function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'],
         installed: mode() === 'cloud' || !notInstalled.has(name),
         licence: 'BSD-3-Clause',
         ...(mode() === 'local' && notInstalled.has(name) ? { downloadSize: 17_000_000 } : {}),
-      }));
+      })), ...(mode() === 'local' ? custom : [])];
     },
     async downloadModel(name) {
       if (mode() === 'cloud') throw new Error('Cloud mode needs no downloads: the service has every model.');

@@ -11,7 +11,7 @@ describe('method table', () => {
   it('lists every method once, grouped by subject, with bytes only where they travel', () => {
     expect(new Set(SERVICE_METHODS).size).toBe(SERVICE_METHODS.length);
     expect(Object.keys(SERVICE_ARGS).sort()).toEqual([...SERVICE_METHODS].sort());
-    expect(methodsWithWire('bytesIn')).toEqual(['addFile']);
+    expect(methodsWithWire('bytesIn')).toEqual(['importModel', 'addFile']);
     expect(methodsWithWire('bytesOut')).toEqual(['readImage']);
     expect([...new Set(Object.values(SERVICE_TABLE).map((m) => m.subject))].sort()).toEqual(['credits', 'models', 'queue', 'results', 'settings']);
   });

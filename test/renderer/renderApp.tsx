@@ -1,10 +1,14 @@
 /** Renders the whole renderer against the generated fake service (the real app layer, scripted edges) in jsdom. */
-import { render } from '@testing-library/react';
+import { configure, render } from '@testing-library/react';
 import { App } from '../../renderer/src/App.js';
 import { AppProvider } from '../../renderer/src/stores/appContext.js';
 import type { DesktopHost } from '../../electron/preload/desktopApi.js';
 import type { BrowserHost } from '../../renderer/src/service/httpService.js';
 import { createFakeService, PNG_1x1, type FakeOptions } from './fakeService.js';
+
+// The fake runs the real queue (files, a settings store): on a loaded shared machine a step can take
+// longer than Testing Library's 1 s default. Waiting longer never makes a wrong answer pass.
+configure({ asyncUtilTimeout: 15_000 });
 
 let urls = 0;
 /** jsdom has no object URLs; thumbnails only need a distinct string. */

@@ -225,3 +225,20 @@ describe('keyboard', () => {
     expect(screen.queryByRole('dialog')).toBeNull();
   });
 });
+
+describe('custom models', () => {
+  it('imports a model file, offers it under Model, and removes it', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    await user.click(await screen.findByText('Custom models (0)'));
+    await user.upload(screen.getByLabelText('Import a model file'), new File([new Uint8Array(64)], 'anime.pth'));
+    const list = await screen.findByRole('list', { name: 'Imported models' });
+    expect(within(list).getByRole('listitem').textContent).toContain('anime');
+    await waitFor(() => expect(within(screen.getByRole('combobox', { name: 'Model' })).getByRole('option', { name: 'anime' })).toBeTruthy());
+    expect(screen.getByText('anime is imported: choose “anime” under Model.')).toBeTruthy();
+    expect(fake.calls.find((c) => c.method === 'importModel')?.args).toEqual(['anime.pth', 64]);
+    await user.click(within(list).getByRole('button', { name: 'Remove anime' }));
+    await waitFor(() => expect(screen.getByText('Custom models (0)')).toBeTruthy());
+    expect(within(screen.getByRole('combobox', { name: 'Model' })).queryByRole('option', { name: 'anime' })).toBeNull();
+  });
+});

@@ -48,6 +48,10 @@ export interface AppActions {
   refreshAccount(): Promise<void>;
   /** Local mode: downloads and installs a catalog model; progress arrives as events. */
   downloadModel(name: string): Promise<void>;
+  /** Imports a model file as a custom model; true when it was imported. */
+  importModel(file: File): Promise<boolean>;
+  removeModel(name: string): Promise<void>;
+  openModelsFolder(): Promise<void>;
   dismissNotice(): void;
 }
 
@@ -324,6 +328,24 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         stores.settings.getState().setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'failed' });
       }
       await refreshModels();
+    },
+    async importModel(file) {
+      const info = await guarded(async () => service.importModel(file.name, new Uint8Array(await file.arrayBuffer())));
+      if (!info) return false;
+      notify(`${info.title} is imported: choose “${info.title}” under Model.`, 'info');
+      await refreshModels();
+      return true;
+    },
+    async removeModel(name) {
+      const ok = await guarded(async () => {
+        await service.removeModel(name);
+        return true;
+      });
+      if (ok) await refreshModels();
+    },
+    async openModelsFolder() {
+      const opened = await guarded(() => service.openModelsFolder());
+      if (opened === false) notify('Opening folders only works in the desktop app.', 'info');
     },
     dismissNotice: () => stores.session.getState().showNotice(null),
   };

@@ -1,0 +1,65 @@
+/** Custom models managed from the app: import a real .pth through the service (and its HTTP bridge), choose it, remove it. */
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createService, type ServiceHandle } from '../../app/service/createService.js';
+import { createMemorySecretStore } from '../../app/secrets/secretStore.js';
+import { startUiServer, type RunningUiServer } from '../../app/ui/bridgeServer.js';
+import { createHttpService } from '../../renderer/src/service/httpService.js';
+import { MODELS_DIR } from '../helpers/paths.js';
+
+const PTH = path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth');
+let dir: string;
+let svc: ServiceHandle;
+let server: RunningUiServer;
+const opened: string[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'crisp-model-mgmt-'));
+  svc = await createService({
+    dataDir: path.join(dir, 'data'),
+    secrets: createMemorySecretStore(),
+    modelDirs: [],
+    modelsDir: path.join(dir, 'models'),
+    modelsWatchDebounceMs: 20,
+    openFolder: (folder) => {
+      opened.push(folder);
+      return true;
+    },
+  });
+  server = await startUiServer({ service: svc, rendererDir: dir });
+});
+afterAll(async () => {
+  await server.close();
+  await svc.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('custom models from the app', () => {
+  it('imports a .pth sent as bytes over the bridge, lists it, and removes it (resetting a saved choice)', async () => {
+    const client = createHttpService({ baseUrl: server.origin, token: server.token });
+    const info = await client.importModel('my anime.pth', new Uint8Array(await readFile(PTH)));
+    expect(info).toMatchObject({ name: 'custom:my-anime', title: 'my-anime', kind: 'custom', scale: 4, installed: true });
+    expect((await svc.listModels()).filter((m) => m.kind === 'custom').map((m) => m.name)).toEqual(['custom:my-anime']);
+    // The uploaded file does not linger in the data folder once converted.
+    expect(await readdir(path.join(dir, 'data', 'imports'))).toEqual([]);
+
+    await svc.updateSettings({ model: 'custom:my-anime' });
+    await client.removeModel('custom:my-anime');
+    expect((await svc.listModels()).some((m) => m.kind === 'custom')).toBe(false);
+    expect((await svc.getSettings()).model).not.toBe('custom:my-anime');
+    await expect(client.removeModel('custom:my-anime')).rejects.toThrow('custom:my-anime is not an imported model (it may have been removed already).');
+    await expect(client.removeModel('digital-art-4x')).rejects.toThrow(/only imported \(custom:\) models can be removed/);
+  });
+
+  it('refuses what it cannot import in plain words, and opens the folder on the desktop', async () => {
+    const client = createHttpService({ baseUrl: server.origin, token: server.token });
+    await expect(client.importModel('notes.txt', new Uint8Array([1, 2, 3]))).rejects.toThrow(
+      'notes.txt is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with `crisp models import`).',
+    );
+    await expect(client.importModel('broken.pth', new Uint8Array([80, 75, 3, 4, 0, 0]))).rejects.toThrow(/^Could not import broken\.pth: /);
+    expect(await client.openModelsFolder()).toBe(true);
+    expect(opened).toEqual([path.join(dir, 'models', 'custom')]);
+  });
+});
