@@ -242,3 +242,31 @@ describe('custom models', () => {
     expect(within(screen.getByRole('combobox', { name: 'Model' })).queryByRole('option', { name: 'anime' })).toBeNull();
   });
 });
+
+describe('notifications', () => {
+  it('browser UI: asks once on Upscale, and announces a batch that ends in a background tab', async () => {
+    const user = userEvent.setup();
+    const shown: { title: string; body: string | undefined }[] = [];
+    const requestPermission = vi.fn(async () => 'granted' as const);
+    class FakeNotification {
+      static permission: NotificationPermission = 'default';
+      static requestPermission = requestPermission;
+      constructor(title: string, options?: { body?: string }) {
+        shown.push({ title, body: options?.body });
+      }
+    }
+    vi.stubGlobal('Notification', FakeNotification);
+    try {
+      const { fake } = await renderApp({ browser: { downloadLink: async () => '' } });
+      await addImages(user, ['a.png']);
+      await user.click(screen.getByRole('button', { name: 'Upscale' }));
+      expect(requestPermission).toHaveBeenCalledTimes(1);
+      FakeNotification.permission = 'granted';
+      vi.spyOn(document, 'hidden', 'get').mockReturnValue(true);
+      await act(() => fake.finishAll());
+      await waitFor(() => expect(shown).toEqual([{ title: 'Crisp', body: 'Finished: 1 of 1 image upscaled.' }]));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});

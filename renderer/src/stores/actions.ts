@@ -143,7 +143,8 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         stores.session.getState().setLastBatch({ done, failed, total });
         const summary = batchSummary(event);
         notify(summary.text, summary.kind);
-        systemNotification('Crisp', summary.text);
+        // The desktop app notifies from the main process (and denies page permissions).
+        if (hosts.browser) systemNotification('Crisp', summary.text);
         scheduleEstimate();
         break;
       }
@@ -243,7 +244,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         notify(`Insufficient credits: these images need ${selectEstimate(session)?.credits} credits and the account has ${selectBalance(session)}.`);
         return;
       }
-      askNotificationPermission();
+      if (hosts.browser) askNotificationPermission();
       await guarded(() => service.start());
     },
     stop: async () => void (await guarded(() => service.cancel())),
