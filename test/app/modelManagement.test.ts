@@ -1,5 +1,5 @@
 /** Custom models managed from the app: import a real .pth through the service (and its HTTP bridge), choose it, remove it. */
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,5 +61,17 @@ describe('custom models from the app', () => {
     await expect(client.importModel('broken.pth', new Uint8Array([80, 75, 3, 4, 0, 0]))).rejects.toThrow(/^Could not import broken\.pth: /);
     expect(await client.openModelsFolder()).toBe(true);
     expect(opened).toEqual([path.join(dir, 'models', 'custom')]);
+  });
+});
+
+describe('output folder', () => {
+  it('is checked when chosen: a relative path, a file or an unwritable place is refused in words', async () => {
+    const file = path.join(dir, 'a-file.txt');
+    await writeFile(file, 'not a folder');
+    await expect(svc.updateSettings({ outputFolder: 'Pictures/out' })).rejects.toThrow(/^The output folder must be a full path \(for example .*\), not "Pictures\/out"\.$/);
+    await expect(svc.updateSettings({ outputFolder: file })).rejects.toThrow(`Crisp cannot create or write to ${file}: choose another output folder.`);
+    const fresh = path.join(dir, 'results', 'new');
+    expect((await svc.updateSettings({ outputFolder: fresh })).outputFolder).toBe(fresh);
+    expect((await svc.updateSettings({ outputFolder: '' })).outputFolder).toBe('');
   });
 });

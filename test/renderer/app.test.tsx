@@ -3,6 +3,9 @@
 import { act, cleanup, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { closeFakes } from './fakeService.js';
 import { pngFile, renderApp } from './renderApp.js';
 
@@ -148,11 +151,13 @@ describe('renderer', () => {
 
   it('uses native dialogs and real paths on the desktop', async () => {
     const user = userEvent.setup();
+    // A real, writable folder: the service checks the output folder when it is chosen.
+    const outDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-out-'));
     const desktop = {
       pathForFile: (f: File) => `/photos/${f.name}`,
       pickImages: vi.fn(async () => ['/photos/x.png']),
       pickInputFolder: vi.fn(async () => '/photos'),
-      pickOutputFolder: vi.fn(async () => '/out'),
+      pickOutputFolder: vi.fn(async () => outDir),
       startDrag: vi.fn(),
     };
     const { fake } = await renderApp({ desktop });
@@ -161,7 +166,8 @@ describe('renderer', () => {
     await user.upload(screen.getByLabelText('Add images'), [pngFile('y.png')]);
     await waitFor(() => expect(fake.calls.filter((c) => c.method === 'addPaths').map((c) => c.args[0])).toEqual([['/photos/x.png'], ['/photos'], ['/photos/y.png']]));
     await user.click(screen.getByRole('button', { name: 'Choose…' }));
-    await waitFor(() => expect(fake.settings.outputFolder).toBe('/out'));
+    await waitFor(() => expect(fake.settings.outputFolder).toBe(outDir));
+    await rm(outDir, { recursive: true, force: true });
   });
 
   it('cloud mode: stores the key, shows balance and estimate, deducts per item', async () => {
