@@ -8,6 +8,7 @@ import { ModeSwitch } from './components/ModeSwitch.js';
 import { NoticeBar } from './components/NoticeBar.js';
 import { QueueView } from './components/QueueView.js';
 import { ShortcutsDialog, useGlobalShortcuts } from './components/Shortcuts.js';
+import { SoundToggle } from './components/SoundToggle.js';
 import { ThemeSelect } from './components/ThemeSelect.js';
 import { UpscaleOptions } from './components/UpscaleOptions.js';
 import { ActionBar } from './components/ActionBar.js';
@@ -43,6 +44,7 @@ export function App() {
           <CustomModels />
           {isCloud ? configured ? <CloudSettings /> : null : <EngineSettings />}
           {isCloud ? null : <p className="hint free">Local upscaling is free and stays on this computer.</p>}
+          <SoundToggle />
         </aside>
         <main className="content">
           <NoticeBar />

@@ -270,3 +270,43 @@ describe('notifications', () => {
     }
   });
 });
+
+describe('sound', () => {
+  it('plays the chime at the end of a batch only when switched on, and remembers the choice', async () => {
+    const user = userEvent.setup();
+    const started: number[] = [];
+    class FakeAudioContext {
+      currentTime = 0;
+      destination = {};
+      createOscillator() {
+        return { frequency: { value: 0 }, connect: (g: unknown) => g, start: () => started.push(1), stop: () => undefined };
+      }
+      createGain() {
+        return { gain: { setValueAtTime: () => undefined, exponentialRampToValueAtTime: () => undefined }, connect: (d: unknown) => d };
+      }
+      close() {
+        return Promise.resolve();
+      }
+    }
+    vi.stubGlobal('AudioContext', FakeAudioContext);
+    localStorage.removeItem('crisp-sound');
+    try {
+      const { fake } = await renderApp();
+      await addImages(user, ['a.png']);
+      await user.click(screen.getByRole('button', { name: 'Upscale' }));
+      await act(() => fake.finishAll());
+      await screen.findByText('Finished: 1 of 1 image upscaled.');
+      expect(started).toEqual([]);
+      await user.click(screen.getByRole('checkbox', { name: 'Play a sound when a batch finishes' }));
+      expect(localStorage.getItem('crisp-sound')).toBe('on');
+      await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+      await addImages(user, ['b.png']);
+      await user.click(screen.getByRole('button', { name: 'Upscale' }));
+      await act(() => fake.finishAll());
+      // Two tones, once.
+      await waitFor(() => expect(started).toEqual([1, 1]));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});

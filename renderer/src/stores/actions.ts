@@ -7,6 +7,7 @@
 import type { CrispService, ServiceEvent, Settings } from '../../../app/service/crispService.js';
 import type { DesktopHost } from '../../../electron/preload/desktopApi.js';
 import type { BrowserHost } from '../service/httpService.js';
+import { chime, soundEnabled } from '../service/chime.js';
 import { copyImageToClipboard } from '../service/clipboard.js';
 import type { QueueStore } from './queueStore.js';
 import { selectBalance, selectEstimate, selectInsufficient, type Notice, type SessionStore } from './sessionStore.js';
@@ -145,6 +146,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         notify(summary.text, summary.kind);
         // The desktop app notifies from the main process (and denies page permissions).
         if (hosts.browser) systemNotification('Crisp', summary.text);
+        if (soundEnabled()) chime();
         scheduleEstimate();
         break;
       }
