@@ -7,9 +7,9 @@ import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unzipEntries } from '../helpers/unzip.js';
 import { startUiServer, type RunningUiServer } from '../../app/ui/bridgeServer.js';
 import { createHttpService } from '../../renderer/src/service/httpService.js';
-import yauzl from 'yauzl';
 import { NO_API_KEY } from '../../app/service/backendSelection.js';
 import { createDownloadSigner, LINK_LIFETIME_MS } from '../../app/ui/downloadLinks.js';
 import { createFakeService, PNG_1x1, type FakeService } from '../renderer/fakeService.js';
@@ -136,7 +136,7 @@ describe('crisp ui bridge', () => {
     const link = await client.downloadLink(done.map((i) => i.id));
     const zip = await fetch(link);
     expect([zip.status, zip.headers.get('content-type'), zip.headers.get('content-disposition')]).toEqual([200, 'application/zip', `attachment; filename="crisp-results.zip"; filename*=UTF-8''crisp-results.zip`]);
-    const entries = await unzip(Buffer.from(await zip.arrayBuffer()));
+    const entries = await unzipEntries(Buffer.from(await zip.arrayBuffer()));
     expect(Object.keys(entries).sort()).toEqual(done.map((i) => path.basename(i.outputPath!)).sort());
     for (const i of done) expect(entries[path.basename(i.outputPath!)]!.equals(await readFile(i.outputPath!))).toBe(true);
 
@@ -153,26 +153,3 @@ describe('crisp ui bridge', () => {
     expect(res.status).toBe(403);
   });
 });
-
-function unzip(buffer: Buffer): Promise<Record<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buffer, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err ?? new Error('no zip'));
-      const out: Record<string, Buffer> = {};
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e ?? new Error('no stream'));
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            out[entry.fileName] = Buffer.concat(chunks);
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.on('error', reject);
-      zip.readEntry();
-    });
-  });
-}

@@ -9,8 +9,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
-import yauzl from 'yauzl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unzipEntries } from '../helpers/unzip.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { launchChromium } from './browser.js';
 import { FAST_MODEL, LR, openUi, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
@@ -81,29 +81,6 @@ async function shoot(page: Page, name: string): Promise<void> {
   }
 }
 
-function unzipNames(buffer: Buffer): Promise<Record<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buffer, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err ?? new Error('no zip'));
-      const out: Record<string, Buffer> = {};
-      zip.on('entry', (entry: yauzl.Entry) =>
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e ?? new Error('no stream'));
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            out[entry.fileName] = Buffer.concat(chunks);
-            zip.readEntry();
-          });
-        }),
-      );
-      zip.on('end', () => resolve(out));
-      zip.on('error', reject);
-      zip.readEntry();
-    });
-  });
-}
-
 describe('crisp ui, the app a designer keeps open all day', () => {
   it('keyboard only: add, pick, start, cancel one, finish, compare, download (bytes equal the file on disk); axe in every state; no overflow', async () => {
     const { page, problems } = await openUi(browser, ui.ui.server.url);
@@ -168,7 +145,7 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     await page.keyboard.press('Enter');
     const zip = await zipDownload;
     expect(zip.suggestedFilename()).toBe('crisp-results.zip');
-    const entries = await unzipNames(await readFile((await zip.path())!));
+    const entries = await unzipEntries(await readFile((await zip.path())!));
     const done = (await ui.ui.service.getQueue()).items.filter((i) => i.status === 'done');
     expect(Object.keys(entries).sort()).toEqual(done.map((i) => path.basename(i.outputPath!)).sort());
     for (const i of done) expect(entries[path.basename(i.outputPath!)]!.equals(await readFile(i.outputPath!))).toBe(true);
