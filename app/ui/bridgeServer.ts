@@ -17,8 +17,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createReadStream } from 'node:fs';
+import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { CrispService, JobItem, ServiceEvent } from '../service/crispService.js';
+import { mimeOf } from '../service/resultMethods.js';
 import { SERVICE_TABLE } from '../service/methodTable.js';
 import { contentDisposition, createDownloadSigner, DOWNLOAD_PATH } from './downloadLinks.js';
 import { uniqueNames, zipArchive } from './zipArchive.js';
@@ -29,6 +33,8 @@ import { serveStatic } from './staticFiles.js';
 export const TOKEN_HEADER = 'x-crisp-token';
 export const FILE_NAME_HEADER = 'x-crisp-file-name';
 const MAX_JSON_BODY = 1024 * 1024;
+/** "Download all" builds its zip in memory; beyond this the person is asked to download one by one. */
+const MAX_ZIP_BYTES = 2 * 2 ** 30;
 const HEARTBEAT_MS = 15_000;
 
 export interface UiServerOptions {
@@ -186,35 +192,47 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
     const verdict = signer.verify(url.searchParams);
     if ('refused' in verdict) throw new HttpError(403, verdict.refused);
     const items = await finishedResults(verdict.ids);
-    const read = async (item: JobItem) => (await service.readImage(item.id, 'output')).bytes;
-    let body: Buffer;
-    let type: string;
-    let name: string;
-    const only = items.length === 1 ? items[0] : undefined;
-    if (only) {
-      const image = await service.readImage(only.id, 'output');
-      body = Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength);
-      type = image.mime;
-      name = path.basename(only.outputPath ?? only.inputName);
-    } else {
-      const names = uniqueNames(items.map((i) => path.basename(i.outputPath ?? i.inputName)));
-      const entries = [];
-      for (const [n, item] of items.entries()) entries.push({ name: names[n] ?? item.inputName, bytes: await read(item) });
-      try {
-        body = zipArchive(entries);
-      } catch (e) {
-        throw new HttpError(413, (e as Error).message);
-      }
-      type = 'application/zip';
-      name = 'crisp-results.zip';
-    }
-    res.writeHead(200, {
+    const files = items.map((i) => i.outputPath ?? '');
+    const sizes = await Promise.all(files.map(async (f) => (await stat(f).catch(() => undefined))?.size));
+    const missing = items.find((_, n) => sizes[n] === undefined);
+    if (missing) throw new HttpError(410, `The result of ${missing.inputName} is no longer on disk: upscale it again.`);
+    const headers = (type: string, length: number, name: string) => ({
       ...SECURITY_HEADERS,
       'content-type': type,
-      'content-length': String(body.byteLength),
+      'content-length': String(length),
       'content-disposition': contentDisposition(name),
       'cache-control': 'no-store',
     });
+    const only = items.length === 1 ? items[0] : undefined;
+    if (only) {
+      // One result is streamed from disk: a 16k × 16k output never has to fit in memory.
+      const file = files[0]!;
+      const head = new Uint8Array(16);
+      const fh = await open(file, 'r');
+      try {
+        await fh.read(head, 0, 16, 0);
+      } finally {
+        await fh.close();
+      }
+      res.writeHead(200, headers(mimeOf(file, head), sizes[0]!, path.basename(file)));
+      await pipeline(createReadStream(file), res);
+      return;
+    }
+    // A zip is built in memory, so "Download all" has a size limit that says what to do instead.
+    const total = sizes.reduce((a: number, b) => a + (b ?? 0), 0);
+    if (total > MAX_ZIP_BYTES) {
+      throw new HttpError(413, `These ${items.length} results add up to ${(total / 2 ** 30).toFixed(1)} GiB, more than Download all packs (${MAX_ZIP_BYTES / 2 ** 30} GiB): download them one by one.`);
+    }
+    const names = uniqueNames(files.map((f) => path.basename(f)));
+    const entries = [];
+    for (const [n, file] of files.entries()) entries.push({ name: names[n] ?? path.basename(file), bytes: new Uint8Array(await readFile(file)) });
+    let body: Buffer;
+    try {
+      body = zipArchive(entries);
+    } catch (e) {
+      throw new HttpError(413, (e as Error).message);
+    }
+    res.writeHead(200, headers('application/zip', body.byteLength, 'crisp-results.zip'));
     res.end(body);
   }
 

@@ -148,6 +148,10 @@ describe('crisp ui bridge', () => {
     const signed = new URLSearchParams(later.sign(['x'], 0).split('?')[1]);
     expect(later.verify(signed, LINK_LIFETIME_MS - 1)).toEqual({ ids: ['x'] });
     expect(later.verify(signed, LINK_LIFETIME_MS + 1)).toEqual({ refused: 'This download link has expired: press Download again in Crisp.' });
+    // A result deleted behind Crisp's back is said so, not served half.
+    await rm(done[1]!.outputPath!);
+    const gone = await fetch(await client.downloadLink([done[1]!.id]));
+    expect([gone.status, (await gone.text()).trim()]).toEqual([410, `The result of ${done[1]!.inputName} is no longer on disk: upscale it again.`]);
     // Asking for a link needs the page's token.
     const res = await fetch(`${server.origin}/links/download`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ids: [done[0]!.id] }) });
     expect(res.status).toBe(403);
