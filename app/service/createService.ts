@@ -103,6 +103,12 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     modelDirs,
     modelsDir,
     scratchDir: path.join(deps.dataDir, 'imports'),
+    previewsDir: path.join(deps.dataDir, 'previews'),
+    async renderPreview(model, input, output) {
+      // Always the local engine (a preview shows what this computer's copy of the model does).
+      const backend = await backends.backendFor({ ...(await settings.get()), mode: 'local' });
+      await backend.upscale({ inputPath: input, inputName: 'preview-sample.png', settings: { model, scale: 4, saveImageAs: 'png', compression: 0, enhanceFace: false }, outputPath: output });
+    },
     ...(deps.openFolder ? { openFolder: deps.openFolder } : {}),
     ...(deps.download ? { download: deps.download } : {}),
     ...(deps.modelsWatchDebounceMs !== undefined ? { watchDebounceMs: deps.modelsWatchDebounceMs } : {}),

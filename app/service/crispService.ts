@@ -138,6 +138,11 @@ export interface CrispService {
    * installed in the user's models folder; answers it as `custom:<name>`.
    */
   importModel(fileName: string, bytes: Uint8Array): Promise<ModelInfo>;
+  /**
+   * Local mode: what an installed model makes of the same small sample crop (PNG, ×4), so models can be
+   * compared before choosing. Made once per model and kept in the data folder.
+   */
+  modelPreview(name: string): Promise<{ mime: string; bytes: Uint8Array }>;
   /** Removes an imported (`custom:`) model; a saved choice of it falls back to the default model. */
   removeModel(name: string): Promise<void>;
   /** Desktop only: opens the custom models folder in the file manager (the browser UI reports false). */

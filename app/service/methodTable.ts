@@ -13,7 +13,7 @@ export type Subject = 'settings' | 'models' | 'queue' | 'results' | 'credits';
 
 /**
  * json: arguments and result as JSON. bytesIn: (name, bytes) with raw bytes (addFile, importModel). bytesOut: the
- * result is `{ mime, bytes }` sent as the body itself (readImage). Transports that cannot carry bytes as
+ * result is `{ mime, bytes }` sent as the body itself (readImage, modelPreview). Transports that cannot carry bytes as
  * JSON use this instead of special-casing method names.
  */
 export type Wire = 'json' | 'bytesIn' | 'bytesOut';
@@ -34,6 +34,7 @@ export const SERVICE_TABLE = {
   downloadModel: { subject: 'models', wire: 'json' },
   importModel: { subject: 'models', wire: 'bytesIn' },
   removeModel: { subject: 'models', wire: 'json' },
+  modelPreview: { subject: 'models', wire: 'bytesOut' },
   openModelsFolder: { subject: 'models', wire: 'json' },
   addPaths: { subject: 'queue', wire: 'json' },
   addFile: { subject: 'queue', wire: 'bytesIn' },

@@ -3,11 +3,11 @@
  * watch on the custom models folder so an import from anywhere (the CLI included) shows up in the picker.
  */
 import { watch, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Dispatcher } from 'undici';
 import { MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
-import { defaultModel, listModels as listCatalogModels, loadCatalog, type CatalogEntry } from '../../engine/models/catalog.js';
+import { bundledModelsDir, defaultModel, listModels as listCatalogModels, loadCatalog, type CatalogEntry } from '../../engine/models/catalog.js';
 import { CUSTOM_REGISTRY, customModelsDir, defaultCustomName, importCustomModel, listCustomModels, removeCustomModel } from '../../engine/models/customModels.js';
 import { sanitizeFileName } from '../../engine/contract/index.js';
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
@@ -39,7 +39,14 @@ export interface ModelMethodsDeps {
   scratchDir: string;
   /** Desktop: opens a folder in the file manager. */
   openFolder?: (folder: string) => boolean | Promise<boolean>;
+  /** Runs one local upscale (×4, PNG) of `input` with `model` into `output`: how previews are made. */
+  renderPreview: (model: string, input: string, output: string) => Promise<void>;
+  /** Where previews are kept, one PNG per model. */
+  previewsDir: string;
 }
+
+/** The preview's input: a small crop shipped beside the model catalog, the same for every model. */
+const PREVIEW_SAMPLE = () => path.join(bundledModelsDir(), 'preview-sample.png');
 
 const IMPORTABLE = /\.(pth|pt|ckpt|safetensors|onnx)$/i;
 
@@ -80,6 +87,8 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
   const watcher = watchCustomModels(customModelsDir(modelsDir), deps.watchDebounceMs ?? 300, () => events.emit({ type: 'modelsChanged' }));
 
   const downloads = new Map<string, Promise<ModelInfo>>();
+  const previews = new Map<string, Promise<Uint8Array>>();
+  const previewFile = (name: string) => path.join(deps.previewsDir, `${name.replace(/[^\w.-]+/g, '_')}.png`);
   async function runDownload(entry: CatalogEntry): Promise<ModelInfo> {
     const name = entry.name;
     const target = deps.download?.target?.(entry) ?? entry;
@@ -156,9 +165,36 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           await rm(dir, { recursive: true, force: true });
         }
       },
+      async modelPreview(name) {
+        if ((await deps.settings.get()).mode === 'cloud') throw new BadRequestError('Previews are made on this computer: switch to Local to see them.');
+        const model = (await localModels()).find((m) => m.name === name);
+        if (!model) throw new BadRequestError(`${name} is not a model Crisp knows.`);
+        if (!model.installed) throw new BadRequestError(`${model.title} is not installed: download it first to see its preview.`);
+        // One render per model, shared by concurrent asks; a failure is not cached.
+        let pending = previews.get(name);
+        if (!pending) {
+          pending = (async () => {
+            const file = previewFile(name);
+            const cached = await readFile(file).catch(() => undefined);
+            if (cached) return new Uint8Array(cached);
+            await mkdir(deps.previewsDir, { recursive: true });
+            try {
+              await deps.renderPreview(name, PREVIEW_SAMPLE(), file);
+            } catch (e) {
+              throw new Error(`Could not make a preview with ${model.title}: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+            }
+            return new Uint8Array(await readFile(file));
+          })();
+          pending.catch(() => previews.delete(name));
+          previews.set(name, pending);
+        }
+        return { mime: 'image/png', bytes: await pending };
+      },
       async removeModel(name) {
         const id = name.replace(/^custom:/, '');
         if (!(await removeCustomModel(modelsDir, id))) throw new BadRequestError(`${name} is not an imported model (it may have been removed already).`);
+        previews.delete(name);
+        await rm(previewFile(name), { force: true });
         if ((await deps.settings.get()).model === name) events.emit({ type: 'settings', settings: await deps.settings.update({ model: defaultModel(modelDirs) }) });
         events.emit({ type: 'modelsChanged' });
       },

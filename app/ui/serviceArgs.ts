@@ -52,6 +52,7 @@ export const SERVICE_ARGS = {
   importModel: z.tuple([z.string().min(1).max(1024), bytesSchema]),
   removeModel: z.tuple([z.string().regex(/^custom:[\w.-]{1,100}$/, 'only imported (custom:) models can be removed')]),
   openModelsFolder: z.tuple([]),
+  modelPreview: z.tuple([z.string().min(1).max(200)]),
   addPaths: z.tuple([z.array(shortText.min(1)).max(10_000), z.object({ recursive: z.boolean().optional() }).strict().optional()]),
   addFile: z.tuple([z.string().min(1).max(1024), bytesSchema]),
   removeItem: z.tuple([itemId]),

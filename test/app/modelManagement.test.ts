@@ -7,7 +7,8 @@ import { createService, type ServiceHandle } from '../../app/service/createServi
 import { createMemorySecretStore } from '../../app/secrets/secretStore.js';
 import { startUiServer, type RunningUiServer } from '../../app/ui/bridgeServer.js';
 import { createHttpService } from '../../renderer/src/service/httpService.js';
-import { MODELS_DIR } from '../helpers/paths.js';
+import sharp from 'sharp';
+import { MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 
 const PTH = path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth');
 let dir: string;
@@ -20,7 +21,7 @@ beforeAll(async () => {
   svc = await createService({
     dataDir: path.join(dir, 'data'),
     secrets: createMemorySecretStore(),
-    modelDirs: [],
+    modelDirs: [ONNX_DIR],
     modelsDir: path.join(dir, 'models'),
     modelsWatchDebounceMs: 20,
     openFolder: (folder) => {
@@ -61,6 +62,20 @@ describe('custom models from the app', () => {
     await expect(client.importModel('broken.pth', new Uint8Array([80, 75, 3, 4, 0, 0]))).rejects.toThrow(/^Could not import broken\.pth: /);
     expect(await client.openModelsFolder()).toBe(true);
     expect(opened).toEqual([path.join(dir, 'models', 'custom')]);
+  });
+});
+
+describe('model previews', () => {
+  it('renders the sample crop ×4 with a real installed model once, then answers from the cache', async () => {
+    const client = createHttpService({ baseUrl: server.origin, token: server.token });
+    const first = await client.modelPreview('digital-art-4x');
+    expect(first.mime).toBe('image/png');
+    const meta = await sharp(Buffer.from(first.bytes)).metadata();
+    expect([meta.width, meta.height]).toEqual([192, 192]);
+    const cached = path.join(dir, 'data', 'previews', 'digital-art-4x.png');
+    expect((await readFile(cached)).equals(Buffer.from(first.bytes))).toBe(true);
+    expect(Buffer.from((await svc.modelPreview('digital-art-4x')).bytes).equals(Buffer.from(first.bytes))).toBe(true);
+    await expect(client.modelPreview('nope')).rejects.toThrow('nope is not a model Crisp knows.');
   });
 });
 

@@ -90,6 +90,11 @@ function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'],
     async openModelsFolder() {
       return false;
     },
+    async modelPreview(name) {
+      if (mode() === 'cloud') throw new Error('Previews are made on this computer: switch to Local to see them.');
+      if (notInstalled.has(name)) throw new Error(`${name} is not installed: download it first to see its preview.`);
+      return { mime: 'image/png', bytes: PNG_1x1 };
+    },
     async listModels() {
       return [...MODEL_NAMES.map((name) => ({
         name,

@@ -12,7 +12,7 @@ describe('method table', () => {
     expect(new Set(SERVICE_METHODS).size).toBe(SERVICE_METHODS.length);
     expect(Object.keys(SERVICE_ARGS).sort()).toEqual([...SERVICE_METHODS].sort());
     expect(methodsWithWire('bytesIn')).toEqual(['importModel', 'addFile']);
-    expect(methodsWithWire('bytesOut')).toEqual(['readImage']);
+    expect(methodsWithWire('bytesOut')).toEqual(['modelPreview', 'readImage']);
     expect([...new Set(Object.values(SERVICE_TABLE).map((m) => m.subject))].sort()).toEqual(['credits', 'models', 'queue', 'results', 'settings']);
   });
 

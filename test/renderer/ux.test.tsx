@@ -226,6 +226,20 @@ describe('keyboard', () => {
   });
 });
 
+describe('model previews', () => {
+  it('shows what the chosen model makes of the sample crop, on request', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp({ notInstalled: ['natural-max-4x'] });
+    await user.click(await screen.findByRole('button', { name: 'Preview Digital Art' }));
+    expect(await screen.findByRole('img', { name: 'The sample crop upscaled by Digital Art' })).toBeTruthy();
+    expect(screen.getByRole('img', { name: 'The sample crop, enlarged without a model' })).toBeTruthy();
+    expect(fake.calls.filter((c) => c.method === 'modelPreview').map((c) => c.args)).toEqual([['digital-art-4x']]);
+    // Cloud: no previews (they are made on this computer).
+    await user.click(screen.getByRole('radio', { name: 'Cloud' }));
+    await waitFor(() => expect(screen.queryByRole('img', { name: /upscaled by/ })).toBeNull());
+  });
+});
+
 describe('custom models', () => {
   it('imports a model file, offers it under Model, and removes it', async () => {
     const user = userEvent.setup();

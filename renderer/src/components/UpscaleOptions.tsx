@@ -4,6 +4,7 @@ import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } f
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
 import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from '../stores/settingsStore.js';
 import { ModelDownloads } from './ModelDownloads.js';
+import { ModelPreview } from './ModelPreview.js';
 
 const FORMAT_LABELS: Record<SaveImageAs, string> = { jpg: 'JPEG', png: 'PNG', webp: 'WebP' };
 const COMMIT_DELAY_MS = 300;
@@ -55,6 +56,7 @@ export function UpscaleOptions() {
             <strong className="warning"> Not installed on this computer: download it under “Download models” or switch to Cloud.</strong>
           ) : null}
         </p>
+        <ModelPreview />
         <ModelDownloads />
       </div>
       {!isCloud && settings.model === DENOISE_MODEL ? (
