@@ -157,7 +157,9 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     await page.getByRole('alert').filter({ hasText: 'broken.png is damaged' }).waitFor();
     await audit(page, 'error');
 
-    // Settings: the engine settings opened.
+    // Settings: a real model preview made through the bridge, and the engine settings opened.
+    await page.getByRole('button', { name: 'Preview Digital Art' }).click();
+    await page.getByRole('img', { name: 'The sample crop upscaled by Digital Art' }).waitFor({ timeout: 60_000 });
     await page.getByText('Engine settings').click();
     await audit(page, 'settings');
 
