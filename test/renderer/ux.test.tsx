@@ -226,6 +226,26 @@ describe('keyboard', () => {
   });
 });
 
+describe('double upscale', () => {
+  it('Again queues the result as a new input; upscaling it runs the model on the result', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    await addImages(user, ['a.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    const first = fake.items[0]!;
+    await user.click(await screen.findByRole('button', { name: 'Upscale a.png again' }));
+    await waitFor(() => expect(fake.items).toHaveLength(2));
+    const second = fake.items[1]!;
+    expect([second.inputPath, second.status]).toEqual([first.outputPath, 'queued']);
+    expect(await screen.findByText(new RegExp(`^${second.inputName.replace(/[.]/g, '\\.')} is queued: press Upscale`))).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await waitFor(() => expect(fake.items[1]?.status).toBe('done'));
+    expect(fake.items[1]!.outputPath).not.toBe(first.outputPath);
+  });
+});
+
 describe('model previews', () => {
   it('shows what the chosen model makes of the sample crop, on request', async () => {
     const user = userEvent.setup();

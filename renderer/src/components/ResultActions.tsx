@@ -1,14 +1,14 @@
 /**
  * What can be done with a finished image, the same in the queue row and in the comparison: Open and
- * Show in folder (desktop), Download (browser UI: a signed link), Copy image, and drag it out of the
- * window (desktop: a native file drag).
+ * Show in folder (desktop), Download (browser UI: a signed link), Copy image, Again (double upscale: the
+ * result joins the queue as a new input), and drag it out of the window (desktop: a native file drag).
  */
 import type { JobItem } from '../../../app/service/crispService.js';
 import { useActions, useApp } from '../stores/appContext.js';
 
 export function ResultActions({ item }: { item: JobItem }) {
   const { desktop, browser } = useApp();
-  const { open, reveal, download, copyImage } = useActions();
+  const { open, reveal, download, copyImage, upscaleAgain } = useActions();
   const name = item.inputName;
   if (item.status !== 'done') return null;
   return (
@@ -30,6 +30,9 @@ export function ResultActions({ item }: { item: JobItem }) {
       ) : null}
       <button type="button" aria-label={`Copy ${name}`} onClick={() => void copyImage(item.id)}>
         Copy
+      </button>
+      <button type="button" aria-label={`Upscale ${name} again`} title="Double upscale: run the result through the model again" onClick={() => void upscaleAgain(item.id)}>
+        Again
       </button>
     </>
   );

@@ -46,6 +46,8 @@ export interface AppActions {
   /** Browser UI: downloads one result, or a zip of several, through a signed link. */
   download(ids: string[]): Promise<void>;
   copyImage(id: string): Promise<void>;
+  /** Double upscale: queues a finished result as a new input, to run it through the model again. */
+  upscaleAgain(id: string): Promise<void>;
   refreshAccount(): Promise<void>;
   /** Local mode: downloads and installs a catalog model; progress arrives as events. */
   downloadModel(name: string): Promise<void>;
@@ -317,6 +319,15 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     async copyImage(id) {
       const copied = await guarded(async () => copyImageToClipboard(await service.readImage(id, 'output')));
       if (copied) notify('Copied the image to the clipboard.', 'info');
+    },
+    async upscaleAgain(id) {
+      const item = stores.queue.getState().queue.items.find((i) => i.id === id);
+      if (!item?.outputPath) return;
+      const added = await guarded(() => service.addPaths([item.outputPath!]));
+      const again = added?.[0];
+      if (!again || again.status !== 'queued') return;
+      const scale = stores.settings.getState().settings?.scale ?? 1;
+      notify(`${again.inputName} is queued: press Upscale to run the result through the model again (×${scale} on top of its ${item.outputDimensions ? `${item.outputDimensions.width}×${item.outputDimensions.height}` : 'size'}).`, 'info');
     },
     refreshAccount,
     async downloadModel(name) {
