@@ -5,7 +5,7 @@
  * in every state; no horizontal overflow from 360 px to 4K; and the README's screenshots at 390, 1024
  * and 1920 px in light and dark, written to docs/screenshots/.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
@@ -152,7 +152,7 @@ describe('crisp ui, the app a designer keeps open all day', () => {
 
     // Error: a broken file is refused at once, with its own line.
     const broken = path.join(ui.dataDir, 'broken.png');
-    await (await import('node:fs/promises')).writeFile(broken, Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), Buffer.alloc(500, 7)]));
+    await writeFile(broken, Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), Buffer.alloc(500, 7)]));
     await page.getByLabel('Add images').setInputFiles([broken]);
     await page.getByRole('alert').filter({ hasText: 'broken.png is damaged' }).waitFor();
     await audit(page, 'error');

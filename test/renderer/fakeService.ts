@@ -7,7 +7,7 @@
  * store (memory). There is no second queue here to drift from the real one.
  * DOM-free on purpose: Node-side bridge and Electron tests use it too.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MODEL_NAMES } from '../../engine/contract/enums.js';
@@ -223,7 +223,7 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
     dataDir,
     async images(...names) {
       const dir = path.join(dataDir, 'inputs');
-      await import('node:fs/promises').then((fs) => fs.mkdir(dir, { recursive: true }));
+      await mkdir(dir, { recursive: true });
       return Promise.all(
         names.map(async (n) => {
           const file = path.join(dir, n);

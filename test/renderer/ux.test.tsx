@@ -4,6 +4,7 @@
  * model, Resume and Retry all, result actions, the Cloud connect card and its scoped errors, drop
  * anywhere with one line per refused file, keyboard shortcuts and the first-run steps.
  */
+import { readFile } from 'node:fs/promises';
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -187,7 +188,7 @@ describe('adding files', () => {
 
   it('first run: the three steps, and the sample image joins the queue', async () => {
     const user = userEvent.setup();
-    const sample = new Uint8Array(await (await import('node:fs/promises')).readFile('renderer/src/assets/sample.png'));
+    const sample = new Uint8Array(await readFile('renderer/src/assets/sample.png'));
     vi.stubGlobal('fetch', vi.fn(async () => new Response(sample)));
     try {
       const { fake } = await renderApp();
