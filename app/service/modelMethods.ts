@@ -159,6 +159,9 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           } catch (e) {
             throw new BadRequestError(`Could not import ${safe}: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
           }
+          // A re-import under the same name replaces the model, so its old preview goes too.
+          previews.delete(customModelName(imported.name));
+          await rm(previewFile(customModelName(imported.name)), { force: true });
           events.emit({ type: 'modelsChanged' });
           return { name: customModelName(imported.name), title: imported.name, description: `Imported from ${imported.source} (${imported.description}).`, kind: 'custom', scale: imported.scale, installed: true, licence: 'as imported' };
         } finally {
