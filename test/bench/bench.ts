@@ -114,6 +114,7 @@ async function child(job: ChildJob): Promise<ChildResult> {
 
 import { runServerBench } from './serverBench.js';
 import { runInt8Bench } from './int8Bench.js';
+import { uxBench } from './uxBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
@@ -184,6 +185,7 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'pipeline', run: pipelineBench },
   { name: 'server', run: serverBench },
   { name: 'int8', run: runInt8Bench },
+  { name: 'ux', run: uxBench },
 ];
 
 async function main(): Promise<void> {
