@@ -5,8 +5,12 @@ export interface EngineLimits {
   maxFilesPerTask: number;
   /** Largest decoded input, in pixels; checked from the header before any decoding. */
   maxInputPixels: number;
-  /** Largest output, in pixels (an 8-bit RGB output buffer is 3 bytes a pixel). */
+  /** Largest output, in pixels. Outputs above streamAboveBytes stream to a temp raster on disk (3 bytes a pixel for 8-bit RGB). */
   maxOutputPixels: number;
+  /** Outputs whose raster is larger than this (bytes) stream their tiles to disk instead of memory. */
+  streamAboveBytes: number;
+  /** Free disk kept untouched on top of a job's temp raster and output; a job that would eat into it is refused. */
+  diskReserveBytes: number;
   /** Lifetime of part URLs and unfinished uploads. */
   uploadTtlMs: number;
   /** Lifetime of completed uploads and of task outputs. */
@@ -22,8 +26,11 @@ export const DEFAULT_LIMITS: EngineLimits = {
   maxFileSize: 100 * MiB,
   maxFilesPerTask: 50,
   maxInputPixels: 40_000_000,
-  // 16384² — enough for a 2000×2000 image at ×8; the output buffer alone is then 768 MiB.
-  maxOutputPixels: 16384 * 16384,
+  // 2^30 (32768², 1.07 gigapixels): a 8192² image at ×4. Large outputs stream to disk, so memory stays
+  // under 1 GB; the temp raster needs 3 bytes a pixel (3.2 GB at the limit for 8-bit RGB).
+  maxOutputPixels: 2 ** 30,
+  streamAboveBytes: 64 * MiB,
+  diskReserveBytes: 64 * MiB,
   uploadTtlMs: 1 * HOUR,
   fileTtlMs: 24 * HOUR,
   urlFetchTimeoutMs: 30_000,
