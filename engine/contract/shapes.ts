@@ -139,6 +139,8 @@ export interface TaskStatusData {
   error?: string;
   /** extension: things the engine could not do as asked (e.g. face enhancement not applied). */
   warnings?: string[];
+  /** extension: estimated whole seconds until the task is PROCESSED, while it runs (time-weighted over tiles and encode). */
+  etaSeconds?: number;
 }
 
 export interface SuccessBody<T> {
