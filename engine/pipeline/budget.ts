@@ -108,10 +108,10 @@ export async function checkDiskBudget(o: DiskCheck): Promise<void> {
     if (need.bytes === 0) continue;
     const free = await read(need.dir);
     if (free - o.reserveBytes < need.bytes) {
-      const what = o.budget.streamed ? 'its temporary raster and output' : 'its output';
+      const what = o.budget.streamed ? 'its temporary raster and output need' : 'its output needs';
       throw new ImageInputError(
         o.name,
-        `Not enough free disk space to upscale "${o.name}": ${what} need about ${gb(need.bytes)} in ${need.dir}, ` +
+        `Not enough free disk space to upscale "${o.name}": ${what} about ${gb(need.bytes)} in ${need.dir}, ` +
           `but only ${gb(Math.max(0, free))} is free${o.reserveBytes > 0 ? ` (${gb(o.reserveBytes)} is kept in reserve)` : ''}. ` +
           'Free some space, choose a smaller scale or JPEG, or write the output to another disk.',
       );
