@@ -113,6 +113,7 @@ async function child(job: ChildJob): Promise<ChildResult> {
 }
 
 import { runServerBench } from './serverBench.js';
+import { hugeBench } from './hugeBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
@@ -182,6 +183,7 @@ async function serverBench(): Promise<void> {
 const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'pipeline', run: pipelineBench },
   { name: 'server', run: serverBench },
+  { name: 'huge', run: hugeBench },
 ];
 
 async function main(): Promise<void> {

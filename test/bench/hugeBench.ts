@@ -1,0 +1,127 @@
+/**
+ * Huge-image bench (`npm run bench -- --only huge`): peak memory and throughput of large outputs.
+ *
+ * Rows: a 12 MP (4000×3000) and a 3 MP (2000×1500) photo at ×4 — 192 and 48 MP out, both streamed to a disk
+ * raster — against a 768×768 input at ×4 (9.4 MP out, the in-memory path) as the baseline, for PNG and
+ * JPEG. Each row runs in its own child process, so its peak RSS (getrusage maxRSS, after a warm-up that
+ * loads the model) is its own. Targets (issue 13): 12 MP ≤ 1 GB peak RSS; 3 MP within 25 % of it; output
+ * MP/s within 10 % of the 768² row of the same format. The machine is shared: compare ratios within one run.
+ *
+ * CRISP_BENCH_HUGE_MODEL picks the model (default service-lite-4x); CRISP_BENCH_QUICK=1 runs 6 and 1.5 MP.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import type { ModelName, SaveImageAs } from '../../engine/contract/index.js';
+import { createInference } from '../../engine/inference/index.js';
+import { resolveModel } from '../../engine/models/catalog.js';
+import { upscaleImage } from '../../engine/pipeline/index.js';
+import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
+
+interface HugeChildJob {
+  model: ModelName;
+  input: string;
+  format: SaveImageAs;
+  tmp: string;
+}
+
+interface HugeChildResult {
+  outMp: number;
+  seconds: number;
+  peakRssMb: number;
+  streamed: boolean;
+  estMemoryMb: number;
+  estTempMb: number;
+  outputMb: number;
+}
+
+async function child(job: HugeChildJob): Promise<HugeChildResult> {
+  const model = resolveModel(job.model, [MODELS_DIR]);
+  const inference = createInference({ executionProvider: 'cpu' });
+  // Warm-up: the model session is created before the timed run (and counts in the peak, as in real use).
+  const warm = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#888' } }).png().toBuffer();
+  await upscaleImage({ input: { data: warm }, inputName: 'warm', model, scale: 4, format: job.format, compression: 0, outputPath: path.join(job.tmp, `warm-${process.pid}.${job.format}`) }, inference);
+  const out = path.join(job.tmp, `out-${process.pid}.${job.format}`);
+  const t0 = performance.now();
+  const r = await upscaleImage({ input: { path: job.input }, inputName: path.basename(job.input), model, scale: 4, format: job.format, compression: 0, outputPath: out }, inference);
+  const seconds = (performance.now() - t0) / 1000;
+  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  rmSync(out, { force: true });
+  return {
+    outMp: (r.width * r.height) / 1e6,
+    seconds,
+    peakRssMb,
+    streamed: r.budget.streamed,
+    estMemoryMb: r.budget.memoryBytes / 2 ** 20,
+    estTempMb: r.budget.tempDiskBytes / 2 ** 20,
+    outputMb: r.bytes / 2 ** 20,
+  };
+}
+
+export async function hugeBench(): Promise<void> {
+  const quick = process.env.CRISP_BENCH_QUICK === '1';
+  const modelName = (process.env.CRISP_BENCH_HUGE_MODEL ?? 'service-lite-4x') as ModelName;
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-bench-huge-'));
+  try {
+    const source = path.join(IMAGES_DIR, 'set14', 'baboon.png');
+    const make = async (w: number, h: number) => {
+      const p = path.join(tmp, `baboon-${w}x${h}.png`);
+      await sharp(source).resize(w, h, { fit: 'fill', kernel: 'lanczos3' }).png().toFile(p);
+      return p;
+    };
+    const sizes: Array<{ label: string; w: number; h: number; role: 'base' | 'big' | 'mid' }> = [
+      { label: '768×768', w: 768, h: 768, role: 'base' },
+      quick ? { label: '3000×2000 (6 MP)', w: 3000, h: 2000, role: 'big' } : { label: '4000×3000 (12 MP)', w: 4000, h: 3000, role: 'big' },
+      quick ? { label: '1500×1000 (1.5 MP)', w: 1500, h: 1000, role: 'mid' } : { label: '2000×1500 (3 MP)', w: 2000, h: 1500, role: 'mid' },
+    ];
+    const self = fileURLToPath(import.meta.url);
+    console.log(
+      `\nHuge images — ${modelName}, ×4, cpu provider, ${os.cpus().length} CPUs (shared machine: compare ratios within this run)${quick ? ', QUICK' : ''}`,
+    );
+    const header = ['input', 'format', 'out MP', 'path', 'seconds', 'out MP/s', 'MP/s ÷ 768² row', 'peak RSS', 'RSS ÷ big row', 'est. RAM', 'temp disk', 'file'];
+    const rows: string[][] = [];
+    for (const format of ['png', 'jpg'] as const) {
+      const results: Array<{ role: string; label: string; r: HugeChildResult }> = [];
+      for (const s of sizes) {
+        const input = await make(s.w, s.h);
+        const job: HugeChildJob = { model: modelName, input, format, tmp };
+        const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--huge-child', JSON.stringify(job)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+        results.push({ role: s.role, label: s.label, r: JSON.parse(out.trim().split('\n').pop() ?? '{}') as HugeChildResult });
+        console.error(`done: ${format} ${s.label}`);
+      }
+      const base = results.find((x) => x.role === 'base')!.r;
+      const big = results.find((x) => x.role === 'big')!.r;
+      for (const { label, r } of results) {
+        rows.push([
+          label,
+          format,
+          r.outMp.toFixed(1),
+          r.streamed ? 'streamed' : 'memory',
+          r.seconds.toFixed(1),
+          (r.outMp / r.seconds).toFixed(2),
+          `${(r.outMp / r.seconds / (base.outMp / base.seconds)).toFixed(2)}×`,
+          `${Math.round(r.peakRssMb)} MB`,
+          `${(r.peakRssMb / big.peakRssMb).toFixed(2)}×`,
+          `${Math.round(r.estMemoryMb)} MB`,
+          `${Math.round(r.estTempMb)} MB`,
+          `${Math.round(r.outputMb)} MB`,
+        ]);
+      }
+    }
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+    console.log(line(header));
+    console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+    for (const r of rows) console.log(line(r));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+const at = process.argv.indexOf('--huge-child');
+if (at >= 0 && process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.log(JSON.stringify(await child(JSON.parse(process.argv[at + 1] ?? '{}') as HugeChildJob)));
+}
