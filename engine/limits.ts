@@ -37,8 +37,28 @@ export const DEFAULT_LIMITS: EngineLimits = {
   urlMaxRedirects: 5,
 };
 
+/**
+ * The size limits of large jobs can also come from the environment, so the desktop app and `crisp upscale`
+ * (which have no limit flags) are configurable too: CRISP_MAX_OUTPUT_PIXELS, CRISP_STREAM_ABOVE_BYTES,
+ * CRISP_DISK_RESERVE_BYTES (positive integers; anything else is ignored). Explicit overrides win.
+ */
+export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<EngineLimits> {
+  const out: Partial<EngineLimits> = {};
+  const read = (name: string): number | undefined => {
+    const v = env[name];
+    return v !== undefined && /^\d+$/.test(v) && Number(v) > 0 ? Number(v) : undefined;
+  };
+  const maxOutputPixels = read('CRISP_MAX_OUTPUT_PIXELS');
+  const streamAboveBytes = read('CRISP_STREAM_ABOVE_BYTES');
+  const diskReserveBytes = read('CRISP_DISK_RESERVE_BYTES');
+  if (maxOutputPixels !== undefined) out.maxOutputPixels = maxOutputPixels;
+  if (streamAboveBytes !== undefined) out.streamAboveBytes = streamAboveBytes;
+  if (diskReserveBytes !== undefined) out.diskReserveBytes = diskReserveBytes;
+  return out;
+}
+
 export function resolveLimits(overrides?: Partial<EngineLimits>): EngineLimits {
-  const limits = { ...DEFAULT_LIMITS };
+  const limits = { ...DEFAULT_LIMITS, ...limitsFromEnv() };
   for (const [k, v] of Object.entries(overrides ?? {})) {
     if (v !== undefined) (limits as Record<string, number>)[k] = v;
   }

@@ -7,22 +7,29 @@
  * loads the model) is its own. Targets (issue 13): 12 MP ≤ 1 GB peak RSS; 3 MP within 25 % of it; output
  * MP/s within 10 % of the 768² row of the same format. The machine is shared: compare ratios within one run.
  *
- * CRISP_BENCH_HUGE_MODEL picks the model (default service-lite-4x); CRISP_BENCH_QUICK=1 runs 6 and 1.5 MP.
+ * CRISP_BENCH_HUGE_MODEL picks the model (default service-lite-4x). `thin` is an SRVGGNetCompact with the same
+ * 64-feature maps (so the same activation memory per tile) but 2 body convolutions instead of 32, with random
+ * weights: the memory figures stand, while the run takes minutes instead of an hour on a loaded 2-core machine.
+ * CRISP_BENCH_QUICK=1 runs 6 and 1.5 MP instead of 12 and 3.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import type { ModelName, SaveImageAs } from '../../engine/contract/index.js';
 import { createInference } from '../../engine/inference/index.js';
-import { resolveModel } from '../../engine/models/catalog.js';
+import type { ConvWeights } from '../../engine/convert/architecture.js';
+import { buildSrvggOnnx } from '../../engine/convert/srvgg.js';
+import { resolveModel, type ResolvedModel } from '../../engine/models/catalog.js';
 import { upscaleImage } from '../../engine/pipeline/index.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 
 interface HugeChildJob {
-  model: ModelName;
+  model: ModelName | 'thin';
+  /** The thin model's ONNX file. */
+  thinPath?: string;
   input: string;
   format: SaveImageAs;
   tmp: string;
@@ -39,7 +46,8 @@ interface HugeChildResult {
 }
 
 async function child(job: HugeChildJob): Promise<HugeChildResult> {
-  const model = resolveModel(job.model, [MODELS_DIR]);
+  const model: ResolvedModel =
+    job.model === 'thin' ? { entry: resolveModel('service-lite-4x', [MODELS_DIR]).entry, path: job.thinPath! } : resolveModel(job.model, [MODELS_DIR]);
   const inference = createInference({ executionProvider: 'cpu' });
   // Warm-up: the model session is created before the timed run (and counts in the peak, as in real use).
   const warm = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#888' } }).png().toBuffer();
@@ -61,11 +69,28 @@ async function child(job: HugeChildJob): Promise<HugeChildResult> {
   };
 }
 
+/** SRVGGNetCompact ×4, 64 features, 2 body convolutions, PReLU, small random weights (seeded). */
+function thinSrvgg(): Uint8Array {
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.05;
+  const conv = (out: number, inp: number): ConvWeights => ({
+    weight: { shape: [out, inp, 3, 3], data: Float32Array.from({ length: out * inp * 9 }, rand) },
+    bias: { shape: [out], data: new Float32Array(out) },
+  });
+  const numFeat = 64;
+  const numConv = 2;
+  const convs = [conv(numFeat, 3), ...Array.from({ length: numConv }, () => conv(numFeat, numFeat)), conv(3 * 16, numFeat)];
+  const slopes = Array.from({ length: numConv + 1 }, () => new Float32Array(numFeat).fill(0.1));
+  return buildSrvggOnnx({ kind: 'srvgg', inChannels: 3, outChannels: 3, numFeat, numConv, scale: 4, activation: 'prelu' }, { convs, slopes });
+}
+
 export async function hugeBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
-  const modelName = (process.env.CRISP_BENCH_HUGE_MODEL ?? 'service-lite-4x') as ModelName;
+  const modelName = (process.env.CRISP_BENCH_HUGE_MODEL ?? 'service-lite-4x') as ModelName | 'thin';
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-bench-huge-'));
   try {
+    const thinPath = path.join(tmp, 'thin-srvgg-x4.onnx');
+    if (modelName === 'thin') writeFileSync(thinPath, thinSrvgg());
     const source = path.join(IMAGES_DIR, 'set14', 'baboon.png');
     const make = async (w: number, h: number) => {
       const p = path.join(tmp, `baboon-${w}x${h}.png`);
@@ -87,7 +112,7 @@ export async function hugeBench(): Promise<void> {
       const results: Array<{ role: string; label: string; r: HugeChildResult }> = [];
       for (const s of sizes) {
         const input = await make(s.w, s.h);
-        const job: HugeChildJob = { model: modelName, input, format, tmp };
+        const job: HugeChildJob = { model: modelName, thinPath, input, format, tmp };
         const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--huge-child', JSON.stringify(job)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
         results.push({ role: s.role, label: s.label, r: JSON.parse(out.trim().split('\n').pop() ?? '{}') as HugeChildResult });
         console.error(`done: ${format} ${s.label}`);
