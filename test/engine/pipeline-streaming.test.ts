@@ -13,6 +13,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER } from '../../engine/api.js';
+import { limitsFromEnv, resolveLimits } from '../../engine/limits.js';
 import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
 import { createInference, type Inference, type ModelSession, type TensorResult } from '../../engine/inference/index.js';
 import { resolveModel, type ResolvedModel } from '../../engine/models/catalog.js';
@@ -21,6 +22,7 @@ import {
   DiskRaster,
   estimateJob,
   ImageInputError,
+  JobProgress,
   upscaleImage,
   type OutputRaster,
   type UpscaleJob,
@@ -331,5 +333,57 @@ describe('limits', () => {
       const px = new Uint16Array(data.buffer, data.byteOffset, data.length / 2);
       expect(px[(43 * 70 + 61) * 4 + 1]).toBe(97);
     })();
+  });
+});
+
+describe('progress and ETA', () => {
+  it('is time-weighted across tiles and the encode, with an ETA from the measured tile rate', () => {
+    let t = 100;
+    const seen: Array<[number, number | undefined]> = [];
+    // 4 equal tiles of 1 MP input; 64 MP of PNG output ≈ 2.56 s of encode at 25 MP/s.
+    const p = new JobProgress((f, eta) => seen.push([f, eta]), 4e6, 64e6, 'png', () => t);
+    p.start();
+    p.beginTiles();
+    for (let i = 0; i < 4; i++) {
+      t += 10; // 10 s a tile
+      p.tileDone(1e6);
+    }
+    // After tile 1: 10 s done of 40 s inference + 2.56 s encode; ETA 32.56 → 33.
+    expect(seen[1]![0]).toBeCloseTo(10 / 42.56, 6);
+    expect(seen[1]![1]).toBe(33);
+    expect(seen[4]![0]).toBeCloseTo(40 / 42.56, 6);
+    expect(seen[4]![1]).toBe(3);
+    const stop = p.beginEncode();
+    stop();
+    p.done();
+    expect(seen.at(-1)).toEqual([1, 0]);
+    const fractions = seen.map(([f]) => f);
+    expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+  });
+
+  it('a streamed job reports fractions that never go back, ETAs while it runs, and 1 at the end', async () => {
+    const dir = await mkdtemp(path.join(tmp, 'progress-'));
+    const seen: Array<[number, number | undefined]> = [];
+    await upscaleImage(
+      { input: { data: inputs.photo }, inputName: 'photo.png', model, scale: 4, format: 'png', compression: 0, tileSize: 40, outputMode: 'disk', outputPath: path.join(dir, 'out.png'), onProgress: (f, eta) => seen.push([f, eta]) },
+      fakeInference(fakeSession()),
+    );
+    const fractions = seen.map(([f]) => f);
+    expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+    expect(fractions[0]).toBe(0);
+    expect(seen.at(-1)).toEqual([1, 0]);
+    // 12 tiles (4×3 at 40 px): one report each, with an ETA, before the encode's.
+    expect(seen.filter(([f, eta]) => f > 0 && f < 1 && eta !== undefined).length).toBeGreaterThanOrEqual(12);
+  });
+});
+
+describe('configurable limits', () => {
+  it('reads CRISP_MAX_OUTPUT_PIXELS, CRISP_STREAM_ABOVE_BYTES, CRISP_DISK_RESERVE_BYTES; ignores junk; explicit overrides win', () => {
+    expect(limitsFromEnv({ CRISP_MAX_OUTPUT_PIXELS: '2000000000', CRISP_STREAM_ABOVE_BYTES: '1048576', CRISP_DISK_RESERVE_BYTES: 'lots' })).toEqual({
+      maxOutputPixels: 2_000_000_000,
+      streamAboveBytes: 1_048_576,
+    });
+    expect(resolveLimits({ maxOutputPixels: 5 }).maxOutputPixels).toBe(5);
+    expect(resolveLimits().maxOutputPixels).toBe(2 ** 30);
   });
 });
