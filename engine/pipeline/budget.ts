@@ -19,9 +19,12 @@ import { DEFAULT_OVERLAP } from './tiles.js';
 
 const MiB = 1024 * 1024;
 /** Node + onnxruntime + sharp with a model session loaded, before any image. */
-const BASE_BYTES = 200 * MiB;
-/** Model activations and the float output per padded tile pixel (64-channel feature maps, ×4 float output). */
-const TILE_BYTES_PER_PIXEL = 1200;
+const BASE_BYTES = 150 * MiB;
+/**
+ * Model activations, convolution workspace and the float output per padded tile pixel (64-channel feature
+ * maps, ×4 float output): fitted to the bench's peaks (428 MB with 416² tiles, 793 MB with 532² tiles).
+ */
+const TILE_BYTES_PER_PIXEL = 2200;
 
 export type OutputMode = 'auto' | 'memory' | 'disk';
 

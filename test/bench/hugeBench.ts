@@ -28,6 +28,8 @@ import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 
 interface HugeChildJob {
   model: ModelName | 'thin';
+  /** Forced output path; default auto. */
+  mode?: 'memory' | 'disk';
   /** The thin model's ONNX file. */
   thinPath?: string;
   input: string;
@@ -54,7 +56,10 @@ async function child(job: HugeChildJob): Promise<HugeChildResult> {
   await upscaleImage({ input: { data: warm }, inputName: 'warm', model, scale: 4, format: job.format, compression: 0, outputPath: path.join(job.tmp, `warm-${process.pid}.${job.format}`) }, inference);
   const out = path.join(job.tmp, `out-${process.pid}.${job.format}`);
   const t0 = performance.now();
-  const r = await upscaleImage({ input: { path: job.input }, inputName: path.basename(job.input), model, scale: 4, format: job.format, compression: 0, outputPath: out }, inference);
+  const r = await upscaleImage(
+    { input: { path: job.input }, inputName: path.basename(job.input), model, scale: 4, format: job.format, compression: 0, outputPath: out, ...(job.mode ? { outputMode: job.mode } : {}) },
+    inference,
+  );
   const seconds = (performance.now() - t0) / 1000;
   const peakRssMb = process.resourceUsage().maxRSS / 1024;
   rmSync(out, { force: true });
@@ -82,6 +87,14 @@ function thinSrvgg(): Uint8Array {
   const convs = [conv(numFeat, 3), ...Array.from({ length: numConv }, () => conv(numFeat, numFeat)), conv(3 * 16, numFeat)];
   const slopes = Array.from({ length: numConv + 1 }, () => new Float32Array(numFeat).fill(0.1));
   return buildSrvggOnnx({ kind: 'srvgg', inChannels: 3, outChannels: 3, numFeat, numConv, scale: 4, activation: 'prelu' }, { convs, slopes });
+}
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(r));
 }
 
 export async function hugeBench(): Promise<void> {
@@ -136,11 +149,38 @@ export async function hugeBench(): Promise<void> {
         ]);
       }
     }
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-    console.log(line(header));
-    console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-    for (const r of rows) console.log(line(r));
+    printTable(header, rows);
+
+    // The direct cost of streaming: the same input through both paths, alternating, so load changes on a
+    // shared machine hit both alike. Ratio < 1: streaming is slower.
+    const mid = sizes.find((s) => s.role === 'mid')!;
+    const input = await make(mid.w, mid.h);
+    const pairs: string[][] = [];
+    for (const format of ['png', 'jpg'] as const) {
+      const secs: Record<'memory' | 'disk', number[]> = { memory: [], disk: [] };
+      const rss: Record<'memory' | 'disk', number[]> = { memory: [], disk: [] };
+      for (let round = 0; round < 2; round++) {
+        for (const mode of round === 0 ? (['memory', 'disk'] as const) : (['disk', 'memory'] as const)) {
+          const job: HugeChildJob = { model: modelName, thinPath, input, format, tmp, mode };
+          const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--huge-child', JSON.stringify(job)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+          const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as HugeChildResult;
+          secs[mode].push(r.seconds);
+          rss[mode].push(r.peakRssMb);
+          console.error(`done: ${format} ${mid.label} ${mode} round ${round + 1}`);
+        }
+      }
+      const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
+      pairs.push([
+        `${mid.label} ×4 ${format}`,
+        secs.memory.map((s) => s.toFixed(1)).join(' / '),
+        secs.disk.map((s) => s.toFixed(1)).join(' / '),
+        `${(sum(secs.memory) / sum(secs.disk)).toFixed(2)}×`,
+        `${Math.round(Math.max(...rss.memory))} MB`,
+        `${Math.round(Math.max(...rss.disk))} MB`,
+      ]);
+    }
+    console.log('\nSame input, in-memory vs streamed (alternating runs; throughput ratio = memory seconds ÷ streamed seconds)');
+    printTable(['job', 'memory s', 'streamed s', 'streamed ÷ memory MP/s', 'memory peak RSS', 'streamed peak RSS'], pairs);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
