@@ -60,8 +60,12 @@ export function estimateJob(job: JobShape, mode: OutputMode, streamAboveBytes: n
   const raster = job.outWidth * job.outHeight * c * b;
   const input = job.inWidth * job.inHeight * c * b;
   const streamed = mode === 'disk' || (mode === 'auto' && raster > streamAboveBytes);
-  const tileSide = Math.min(job.tileSize, Math.max(job.inWidth, job.inHeight)) + 2 * DEFAULT_OVERLAP;
-  const tile = tileSide * tileSide * TILE_BYTES_PER_PIXEL;
+  // The padded tile as planTiles cuts it: the image split evenly, plus the overlap on both sides (clipped).
+  const side = (len: number) => Math.min(len, Math.ceil(len / Math.ceil(len / job.tileSize)) + 2 * DEFAULT_OVERLAP);
+  const tileW = side(job.inWidth);
+  const tileH = side(job.inHeight);
+  const tileSide = Math.max(tileW, tileH);
+  const tile = tileW * tileH * TILE_BYTES_PER_PIXEL;
   const outputBytes = job.format === 'png' ? raster : Math.ceil(raster / 2);
   if (!streamed) return { streamed, memoryBytes: BASE_BYTES + tile + 2 * input + 2 * raster, tempDiskBytes: 0, outputBytes };
   // One input band (read rows + the split RGB/alpha copy), and the encoder's strips and row buffers.
