@@ -255,12 +255,14 @@ export class JobQueue {
           this.resume[item.id] = token;
           void this.changed();
         },
-        onProgress: (p) => {
-          if (p <= item.percent || item.status !== 'running') return;
-          item.percent = Math.min(100, p);
+        onProgress: (p, eta) => {
+          if (item.status !== 'running' || (p <= item.percent && (eta === undefined || eta === item.etaSeconds))) return;
+          item.percent = Math.max(item.percent, Math.min(100, p));
+          if (eta !== undefined) item.etaSeconds = eta;
           this.emitItem(item);
         },
       });
+      delete item.etaSeconds;
       item.outputPath = out.outputPath;
       item.outputDimensions = out.dimensions;
       if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
@@ -268,6 +270,7 @@ export class JobQueue {
       delete this.resume[item.id];
       this.setStatus(item, 'done');
     } catch (e) {
+      delete item.etaSeconds;
       if (controller.signal.aborted || e instanceof CancelledError) {
         const shuttingDown = controller.signal.reason instanceof CancelledError && controller.signal.reason.message === 'Crisp is shutting down.';
         item.percent = 0;

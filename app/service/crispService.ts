@@ -64,6 +64,8 @@ export interface JobItem {
   status: ItemStatus;
   /** 0–100 for this item. */
   percent: number;
+  /** While running on the local engine: estimated seconds left for this item. */
+  etaSeconds?: number;
   /** Plain-words error for a failed item. */
   error?: string;
   outputPath?: string;

@@ -21,6 +21,6 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'initFailed'; message: string }
-  | { type: 'progress'; jobId: string; percent: number }
+  | { type: 'progress'; jobId: string; percent: number; etaSeconds?: number }
   | { type: 'done'; jobId: string; outputPath: string; file: FileData; warnings: string[] }
   | { type: 'failed'; jobId: string; message: string; status?: number; cancelled?: boolean };

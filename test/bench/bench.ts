@@ -115,6 +115,7 @@ async function child(job: ChildJob): Promise<ChildResult> {
 import { runServerBench } from './serverBench.js';
 import { runInt8Bench } from './int8Bench.js';
 import { uxBench } from './uxBench.js';
+import { hugeBench } from './hugeBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
@@ -186,6 +187,7 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'server', run: serverBench },
   { name: 'int8', run: runInt8Bench },
   { name: 'ux', run: uxBench },
+  { name: 'huge', run: hugeBench },
 ];
 
 async function main(): Promise<void> {
