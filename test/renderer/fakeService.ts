@@ -241,6 +241,8 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
     },
     async finishAll() {
       const before = batchesFinished;
+      // An Upscale just clicked may not have begun its run yet: while images wait, give it a moment.
+      for (let i = 0; i < 400 && !(await running()) && items.some((x) => x.status === 'queued'); i++) await new Promise((r) => setTimeout(r, 5));
       if (!(await running())) return;
       while (await running()) await fake.step(100);
       // The run ends with its batchFinished event; wait for it, so the test sees the whole ending.
