@@ -6,11 +6,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { AccountStore } from '../../accounts/accountStore.js';
 import type { UpscalingEngine } from '../../api.js';
-import { success } from '../../contract/index.js';
+import { success, type TaskStatusData } from '../../contract/index.js';
 import type { CreditMeter } from '../../credits/meter.js';
 import { callerOf, requireApiKey } from '../auth.js';
 import type { RouteConfig } from '../errorMapping.js';
 import { readStartTaskForm, type FormLimits } from '../startTaskForm.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface ContractRouteDeps {
   engine: UpscalingEngine;
@@ -36,7 +38,19 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
     return success(result);
   });
 
-  app.post('/get-task-status', cfg('get-task-status'), async (request) => success(await deps.engine.getTaskStatus(callerOf(request), request.body)));
+  // The hot path: clients poll it in a loop. The engine answers the same object while the task is
+  // unchanged (tasks/statusView.ts), so its JSON is serialised once per task state, not per poll.
+  const statusJson = new WeakMap<TaskStatusData, string>();
+  app.post('/get-task-status', cfg('get-task-status'), async (request, reply) => {
+    const data = await deps.engine.getTaskStatus(callerOf(request), request.body);
+    let body = statusJson.get(data);
+    if (body === undefined) {
+      body = JSON.stringify(success(data));
+      statusJson.set(data, body);
+    }
+    reply.type(JSON_TYPE);
+    return body;
+  });
 
   // extension: the caller's identity and balances (body optional).
   app.post('/get-account', cfg(undefined), async (request) => {
