@@ -11,7 +11,8 @@
  * Client and servers share this machine's cores (and, on a shared machine, other people's load), so
  * read the ratios (crisp ÷ bare, same run), not the absolute figures. Each figure is the best of
  * ROUNDS alternating rounds, which filters out bursts of outside load.
- * CRISP_BENCH_CPU_PROF=<dir> runs crisp serve under `node --cpu-prof` (profile written at exit).
+ * CRISP_BENCH_CPU_PROF=<dir> runs crisp serve under `node --cpu-prof` (profile written at exit);
+ * CRISP_BENCH_SERVER_ONLY=status|upload measures one path only (a profile of that path alone).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -210,22 +211,29 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
     let cUp = 0;
     let bUp = 0;
     const better = (x: StatusFigures | undefined, y: StatusFigures) => (!x || y.reqPerS > x.reqPerS ? y : x);
+    const only = process.env.CRISP_BENCH_SERVER_ONLY;
     for (let round = 0; round < ROUNDS; round++) {
-      const before = crisp.outBytes();
-      const cs = await pollStatus(agent, crispOrigin, headers, statusBody, STATUS_SECONDS);
-      logBytesPer1000 = Math.min(logBytesPer1000, ((crisp.outBytes() - before) / cs.requests) * 1000);
-      c = better(c, cs);
-      b = better(b, await pollStatus(agent, bare.url, headers, statusBody, STATUS_SECONDS));
-      cUp = Math.max(cUp, await crispUpload());
-      bUp = Math.max(bUp, await bareUpload());
+      if (only !== 'upload') {
+        const before = crisp.outBytes();
+        const cs = await pollStatus(agent, crispOrigin, headers, statusBody, STATUS_SECONDS);
+        logBytesPer1000 = Math.min(logBytesPer1000, ((crisp.outBytes() - before) / cs.requests) * 1000);
+        c = better(c, cs);
+        b = better(b, await pollStatus(agent, bare.url, headers, statusBody, STATUS_SECONDS));
+      }
+      if (only !== 'status') {
+        cUp = Math.max(cUp, await crispUpload());
+        bUp = Math.max(bUp, await bareUpload());
+      }
       await rm(bareDir, { recursive: true, force: true });
       await mkdir(bareDir);
     }
     const ratio = (x: number, y: number) => `${(x / y).toFixed(2)}×`;
+    c ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0 };
+    b ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0 };
     return [
-      { name: 'status req/s', crisp: Math.round(c!.reqPerS), bare: Math.round(b!.reqPerS), unit: 'req/s', ratio: ratio(c!.reqPerS, b!.reqPerS), note: `${CLIENTS} connections, ${STATUS_SECONDS}s, status body ${Buffer.byteLength(statusText)} B` },
-      { name: 'status p50', crisp: Number(c!.p50.toFixed(1)), bare: Number(b!.p50.toFixed(1)), unit: 'ms', ratio: ratio(c!.p50, b!.p50), note: 'lower is better' },
-      { name: 'status p99', crisp: Number(c!.p99.toFixed(1)), bare: Number(b!.p99.toFixed(1)), unit: 'ms', ratio: ratio(c!.p99, b!.p99), note: 'lower is better' },
+      { name: 'status req/s', crisp: Math.round(c.reqPerS), bare: Math.round(b.reqPerS), unit: 'req/s', ratio: ratio(c.reqPerS, b.reqPerS), note: `${CLIENTS} connections, ${STATUS_SECONDS}s, status body ${Buffer.byteLength(statusText)} B` },
+      { name: 'status p50', crisp: Number(c.p50.toFixed(1)), bare: Number(b.p50.toFixed(1)), unit: 'ms', ratio: ratio(c.p50, b.p50), note: 'lower is better' },
+      { name: 'status p99', crisp: Number(c.p99.toFixed(1)), bare: Number(b.p99.toFixed(1)), unit: 'ms', ratio: ratio(c.p99, b.p99), note: 'lower is better' },
       { name: 'upload MB/s', crisp: Number(cUp.toFixed(1)), bare: Number(bUp.toFixed(1)), unit: 'MB/s', ratio: ratio(cUp, bUp), note: `${UPLOAD_BYTES / 1048576} MiB, ${parts} parts, 4 in flight, + complete` },
       { name: 'log bytes / 1000 polls', crisp: Math.round(logBytesPer1000), bare: 0, unit: 'B', ratio: '', note: 'crisp serve stdout at the default --log-level' },
     ];
