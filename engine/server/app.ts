@@ -13,7 +13,7 @@ import type { EngineLimits } from '../limits.js';
 import { keyDigestOf } from './auth.js';
 import type { DownloadLinks } from './downloadLinks.js';
 import { installErrorMapping } from './errorMapping.js';
-import { installRequestLog, loggerOptions, REQUEST_LOG_OPTIONS, type LogFormat } from './logging.js';
+import { installRequestLog, loggerOptions, requestLogOptions, type LogFormat } from './logging.js';
 import type { ServerLimits } from './options.js';
 import { registerContractRoutes } from './routes/contract.js';
 import { registerDownloadRoutes } from './routes/downloads.js';
@@ -38,7 +38,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { serverLimits: sl, engineLimits: el } = deps;
   const app = Fastify({
     logger: loggerOptions(deps.logLevel ?? 'info', deps.logFormat, deps.logStream),
-    ...REQUEST_LOG_OPTIONS,
+    ...requestLogOptions(),
     bodyLimit: sl.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',

@@ -10,7 +10,7 @@
  * `--log-format pretty` turns the JSON lines into one short human-readable line each.
  */
 import { Writable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -59,7 +59,9 @@ export function loggerOptions(level: string, format: LogFormat = 'json', stream?
 }
 
 /** Fastify options that go with installRequestLog: its own per-request lines off. */
-export const REQUEST_LOG_OPTIONS = { disableRequestLogging: true } as const;
+export function requestLogOptions(): Pick<FastifyServerOptions, 'logController'> {
+  return { logController: new LogController({ disableRequestLogging: true }) };
+}
 
 const LEVEL_VALUE: Record<string, number> & Record<'error' | 'debug' | 'info', number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
 

@@ -8,6 +8,8 @@
  *   get-task-status   req/s, p50, p99 with 64 concurrent pollers of one finished task
  *   multipart upload  MB/s of a 64 MiB upload (crisp's part size, 4 parts in flight, then complete)
  *   log volume        bytes crisp writes to stdout per 1000 status polls at the default log level
+ *   server CPU        user+sys CPU of each server process per request (status) or per GiB (upload), read
+ *                     from /proc: the figure least disturbed by other load on a shared machine
  * Client and servers share this machine's cores (and, on a shared machine, other people's load), so
  * read the ratios (crisp ÷ bare, same run), not the absolute figures. Each figure is the best of
  * ROUNDS alternating rounds, which filters out bursts of outside load.
@@ -16,6 +18,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,10 +91,24 @@ interface StatusFigures {
   p50: number;
   p99: number;
   requests: number;
+  /** Server CPU (user + system) per request, in µs: robust to other load on the machine, unlike req/s. */
+  cpuUs: number;
 }
 
-async function pollStatus(agent: Agent, origin: string, headers: Record<string, string>, body: string, seconds: number): Promise<StatusFigures> {
+/** CPU seconds (user + system) a process has used so far; NaN where /proc is not available. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ (100 on Linux)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function pollStatus(agent: Agent, origin: string, headers: Record<string, string>, body: string, seconds: number, pid?: number): Promise<StatusFigures> {
   const latencies: number[] = [];
+  const cpu0 = cpuSeconds(pid);
   const until = performance.now() + seconds * 1000;
   const t0 = performance.now();
   await Promise.all(
@@ -108,12 +125,14 @@ async function pollStatus(agent: Agent, origin: string, headers: Record<string, 
   const elapsed = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0;
-  return { reqPerS: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), requests: latencies.length };
+  const cpuUs = ((cpuSeconds(pid) - cpu0) / latencies.length) * 1e6;
+  return { reqPerS: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), requests: latencies.length, cpuUs };
 }
 
 /** PUTs every part (4 in flight) to the URLs given, then runs `complete`; answers MB/s. */
-async function upload(agent: Agent, file: Buffer, partUrls: string[], complete: (etags: string[]) => Promise<void>): Promise<number> {
+async function upload(agent: Agent, file: Buffer, partUrls: string[], complete: (etags: string[]) => Promise<void>, pid?: number): Promise<{ mbPerS: number; cpuSPerGiB: number }> {
   const t0 = performance.now();
+  const cpu0 = cpuSeconds(pid);
   const etags: string[] = [];
   let next = 0;
   await Promise.all(
@@ -129,7 +148,7 @@ async function upload(agent: Agent, file: Buffer, partUrls: string[], complete: 
     }),
   );
   await complete(etags);
-  return file.length / 1048576 / ((performance.now() - t0) / 1000);
+  return { mbPerS: file.length / 1048576 / ((performance.now() - t0) / 1000), cpuSPerGiB: ((cpuSeconds(pid) - cpu0) * 1073741824) / file.length };
 }
 
 export async function runServerBench(): Promise<ServerBenchRow[]> {
@@ -193,13 +212,13 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
         await post('/complete-multipart-upload', {
           data: { uploadId: session.uploadId, key: session.path, parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) },
         });
-      });
+      }, crisp!.child.pid);
     };
     const bareUpload = () =>
       upload(agent, file, Array.from({ length: parts }, (_, i) => `${bare!.url}/uploads/bench/parts/${i + 1}`), async () => {
         const r = await agent.request({ origin: bare!.url, path: '/complete-multipart-upload', method: 'POST', body: '{}' });
         await r.body.dump();
-      });
+      }, bare!.child.pid);
 
     // Warm both servers (JIT, connections) before measuring.
     await pollStatus(agent, crispOrigin, headers, statusBody, 1);
@@ -208,33 +227,37 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
     let c: StatusFigures | undefined;
     let b: StatusFigures | undefined;
     let logBytesPer1000 = Number.POSITIVE_INFINITY;
-    let cUp = 0;
-    let bUp = 0;
-    const better = (x: StatusFigures | undefined, y: StatusFigures) => (!x || y.reqPerS > x.reqPerS ? y : x);
+    let cUp = { mbPerS: 0, cpuSPerGiB: Number.POSITIVE_INFINITY };
+    let bUp = { mbPerS: 0, cpuSPerGiB: Number.POSITIVE_INFINITY };
+    const better = (x: StatusFigures | undefined, y: StatusFigures) =>
+      !x ? y : { ...(y.reqPerS > x.reqPerS ? y : x), cpuUs: Math.min(x.cpuUs, y.cpuUs) };
+    const betterUp = (x: typeof cUp, y: typeof cUp) => ({ mbPerS: Math.max(x.mbPerS, y.mbPerS), cpuSPerGiB: Math.min(x.cpuSPerGiB, y.cpuSPerGiB) });
     const only = process.env.CRISP_BENCH_SERVER_ONLY;
     for (let round = 0; round < ROUNDS; round++) {
       if (only !== 'upload') {
         const before = crisp.outBytes();
-        const cs = await pollStatus(agent, crispOrigin, headers, statusBody, STATUS_SECONDS);
+        const cs = await pollStatus(agent, crispOrigin, headers, statusBody, STATUS_SECONDS, crisp.child.pid);
         logBytesPer1000 = Math.min(logBytesPer1000, ((crisp.outBytes() - before) / cs.requests) * 1000);
         c = better(c, cs);
-        b = better(b, await pollStatus(agent, bare.url, headers, statusBody, STATUS_SECONDS));
+        b = better(b, await pollStatus(agent, bare.url, headers, statusBody, STATUS_SECONDS, bare.child.pid));
       }
       if (only !== 'status') {
-        cUp = Math.max(cUp, await crispUpload());
-        bUp = Math.max(bUp, await bareUpload());
+        cUp = betterUp(cUp, await crispUpload());
+        bUp = betterUp(bUp, await bareUpload());
       }
       await rm(bareDir, { recursive: true, force: true });
       await mkdir(bareDir);
     }
     const ratio = (x: number, y: number) => `${(x / y).toFixed(2)}×`;
-    c ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0 };
-    b ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0 };
+    c ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0, cpuUs: 0 };
+    b ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0, cpuUs: 0 };
     return [
       { name: 'status req/s', crisp: Math.round(c.reqPerS), bare: Math.round(b.reqPerS), unit: 'req/s', ratio: ratio(c.reqPerS, b.reqPerS), note: `${CLIENTS} connections, ${STATUS_SECONDS}s, status body ${Buffer.byteLength(statusText)} B` },
       { name: 'status p50', crisp: Number(c.p50.toFixed(1)), bare: Number(b.p50.toFixed(1)), unit: 'ms', ratio: ratio(c.p50, b.p50), note: 'lower is better' },
       { name: 'status p99', crisp: Number(c.p99.toFixed(1)), bare: Number(b.p99.toFixed(1)), unit: 'ms', ratio: ratio(c.p99, b.p99), note: 'lower is better' },
-      { name: 'upload MB/s', crisp: Number(cUp.toFixed(1)), bare: Number(bUp.toFixed(1)), unit: 'MB/s', ratio: ratio(cUp, bUp), note: `${UPLOAD_BYTES / 1048576} MiB, ${parts} parts, 4 in flight, + complete` },
+      { name: 'status server CPU', crisp: Math.round(c.cpuUs), bare: Math.round(b.cpuUs), unit: 'µs/req', ratio: ratio(c.cpuUs, b.cpuUs), note: 'user+sys of the server process; lower is better' },
+      { name: 'upload MB/s', crisp: Number(cUp.mbPerS.toFixed(1)), bare: Number(bUp.mbPerS.toFixed(1)), unit: 'MB/s', ratio: ratio(cUp.mbPerS, bUp.mbPerS), note: `${UPLOAD_BYTES / 1048576} MiB, ${parts} parts, 4 in flight, + complete` },
+      { name: 'upload server CPU', crisp: Number(cUp.cpuSPerGiB.toFixed(2)), bare: Number(bUp.cpuSPerGiB.toFixed(2)), unit: 's/GiB', ratio: ratio(cUp.cpuSPerGiB, bUp.cpuSPerGiB), note: 'user+sys of the server process; lower is better' },
       { name: 'log bytes / 1000 polls', crisp: Math.round(logBytesPer1000), bare: 0, unit: 'B', ratio: '', note: 'crisp serve stdout at the default --log-level' },
     ];
   } finally {
