@@ -9,11 +9,12 @@
  * nothing is re-read or copied. A part's bytes are checked against its size before they are written,
  * so a part can never spill into its neighbour's region; a refused or interrupted part is simply not
  * recorded, and complete refuses an upload with any part missing or any ETag that differs from the
- * client's. Part data is not fsynced (a crash loses at most uploads in progress, which the client
- * re-sends); the session record is written atomically.
+ * client's. Part bytes and part records are not fsynced (a process crash loses nothing written; a
+ * power loss may damage recent uploads, which then fail to decode and are sent again); the session
+ * record is always replaced atomically, and un-recording a part before it is overwritten is fsynced.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Caller, StoredPart } from '../api.js';
 import {
@@ -24,7 +25,7 @@ import {
   type InputMimeType,
   type UploadSession,
 } from '../contract/index.js';
-import { readJson, writeJsonAtomic } from '../storage/atomicFile.js';
+import { readJson, tempPathFor, writeJsonAtomic } from '../storage/atomicFile.js';
 import { MIME_EXTENSION, MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
 import type { UrlSigner } from '../security/urlSigner.js';
@@ -87,6 +88,22 @@ export class UploadStore {
 
   private save(s: StoredSession): Promise<void> {
     return writeJsonAtomic(path.join(this.dir(s.session.uploadId), 'session.json'), s);
+  }
+
+  /**
+   * Records a part: atomic (temp + rename) but not fsynced, like the part's bytes themselves — after a
+   * crash a part may be missing or re-sent, never half-recorded. Saves an fsync per part on the hot path.
+   */
+  private async savePartRecord(s: StoredSession): Promise<void> {
+    const target = path.join(this.dir(s.session.uploadId), 'session.json');
+    const tmp = tempPathFor(target);
+    try {
+      await writeFile(tmp, `${JSON.stringify(s, null, 1)}\n`, { mode: 0o644, flag: 'wx' });
+      await rename(tmp, target);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
   }
 
   async create(caller: Caller, body: unknown): Promise<UploadSession> {
@@ -157,7 +174,7 @@ export class UploadStore {
         const fresh = (await this.load(uploadId)) ?? stored;
         if (fresh.completed) throw errors.badRequest('this upload is already complete');
         fresh.parts[key] = part;
-        await this.save(fresh);
+        await this.savePartRecord(fresh);
       });
       return part;
     });
