@@ -283,19 +283,27 @@ async function writePartAt(
   let batch: Uint8Array[] = [];
   let batchBytes = 0;
   let position = offset;
-  const flush = async () => {
-    if (batchBytes === 0) return;
-    const chunks = batch;
-    const n = batchBytes;
-    batch = [];
-    batchBytes = 0;
+  const writeAll = async (chunks: Uint8Array[], n: number, at: number) => {
     let written = 0;
     while (written < n) {
       // writev may write less than asked; continue with what is left.
-      const r = await fh.writev(written === 0 ? chunks : remainder(chunks, written), position + written);
+      const r = await fh.writev(written === 0 ? chunks : remainder(chunks, written), at + written);
       written += r.bytesWritten;
     }
-    position += n;
+  };
+  // One batch is written while the next is read from the socket, so disk and network overlap
+  // (at most two batches of a part in memory).
+  let inFlight: Promise<void> = Promise.resolve();
+  const flush = async () => {
+    if (batchBytes === 0) return;
+    const write = writeAll(batch, batchBytes, position);
+    // Marked handled now: it is awaited later, and may fail while the previous write is awaited.
+    write.catch(() => undefined);
+    position += batchBytes;
+    batch = [];
+    batchBytes = 0;
+    await inFlight;
+    inFlight = write;
   };
   try {
     for await (const chunk of bytes instanceof Uint8Array ? [bytes] : bytes) {
@@ -307,7 +315,10 @@ async function writePartAt(
       if (batchBytes >= WRITE_BATCH) await flush();
     }
     await flush();
+    await inFlight;
   } finally {
+    // A refused part still waits for its write in flight, so the handle is never closed under it.
+    await inFlight.catch(() => undefined);
     await fh.close();
   }
   if (size !== expected) throw errors.badRequest(`part ${partNumber} has ${size} bytes; expected ${expected}`);
