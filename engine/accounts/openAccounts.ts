@@ -6,7 +6,9 @@
 import { createLedger, type Ledger } from '../credits/ledger.js';
 import { createPgLedger } from '../credits/pgLedger.js';
 import type { PriceTable } from '../credits/priceTable.js';
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { openPostgres } from '../db/postgres.js';
+import { pgRateLimitStore } from '../db/pgRateLimitStore.js';
 import { createJsonAccountStore, openAccountsState, type AccountStore } from './accountStore.js';
 import { createPgAccountStore } from './pgAccountStore.js';
 
@@ -14,6 +16,8 @@ export interface AccountsBackend {
   kind: 'json' | 'postgres';
   accounts: AccountStore;
   ledger: Ledger;
+  /** Rate-limit counters shared with the other processes on this store; absent: per process. */
+  rateLimitStore?: (windowMs: number) => FastifyRateLimitStoreCtor;
   /** Throws when the store cannot be used right now (readiness probe). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -34,6 +38,7 @@ export async function openAccounts(where: AccountsLocation): Promise<AccountsBac
       kind: 'postgres',
       accounts: createPgAccountStore(pool),
       ledger: createPgLedger(pool, where.priceTable),
+      rateLimitStore: (windowMs) => pgRateLimitStore(pool, windowMs),
       ping: async () => {
         await pool.query('SELECT 1');
       },

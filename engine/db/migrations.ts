@@ -36,4 +36,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX charges_open_by_user ON charges (user_id) WHERE state = 'reserved';
     `,
   },
+  {
+    version: 2,
+    name: 'shared rate-limit windows',
+    sql: `
+      -- One fixed window per limiter key (a key digest or a client address), shared by every server process.
+      CREATE TABLE rate_limits (
+        key          text PRIMARY KEY,
+        window_start bigint NOT NULL,
+        hits         integer NOT NULL
+      );
+      CREATE INDEX rate_limits_by_window ON rate_limits (window_start);
+    `,
+  },
 ];

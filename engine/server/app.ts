@@ -3,7 +3,7 @@
  * (multipart, rate limit), error mapping, auth, and the routes; it opens no files and starts nothing.
  */
 import fastifyMultipart from '@fastify/multipart';
-import fastifyRateLimit from '@fastify/rate-limit';
+import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AccountStore } from '../accounts/accountStore.js';
 import type { UpscalingEngine } from '../api.js';
@@ -30,6 +30,8 @@ export interface AppDeps {
   logLevel?: string;
   logFormat?: LogFormat;
   logStream?: NodeJS.WritableStream;
+  /** Where rate-limit counters live when several processes must share them (`--db`); default: in memory. */
+  rateLimitStore?: FastifyRateLimitStoreCtor;
   /** Operator endpoints (/healthz, /readyz, /metrics); absent in tests that build the app alone. */
   health?: ServerHealth;
 }
@@ -53,6 +55,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     max: sl.rateLimitMax,
     timeWindow: sl.rateLimitWindowMs,
     hook: 'onRequest',
+    // A shared store that cannot be reached must not turn every request into a 500: authentication
+    // needs the same database and answers for itself.
+    ...(deps.rateLimitStore ? { store: deps.rateLimitStore, skipOnError: true } : {}),
     // Per key, not per IP: many users may share a NAT. The key is hashed so the limiter's memory never
     // holds credentials. Requests without a key (part URLs, downloads) are limited per IP.
     keyGenerator: (request) => {

@@ -90,6 +90,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     };
     const app = await buildApp({
       health,
+      ...(stores.rateLimitStore ? { rateLimitStore: stores.rateLimitStore(serverLimits.rateLimitWindowMs) } : {}),
       engine: routesEngine,
       accounts,
       meter,

@@ -45,9 +45,9 @@ describe('PostgreSQL store', () => {
     const raw = Array.from({ length: 3 }, () => new pg.Pool({ connectionString: url }));
     pools.push(...raw);
     const applied = await Promise.all(raw.map((p) => migrate(p)));
-    expect(applied.flat()).toEqual([1]);
-    const { rows } = await raw[0]!.query('SELECT version FROM crisp_migrations');
-    expect(rows).toEqual([{ version: 1 }]);
+    expect(applied.flat().sort()).toEqual([1, 2]);
+    const { rows } = await raw[0]!.query('SELECT version FROM crisp_migrations ORDER BY version');
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
     expect(await migrate(raw[1]!)).toEqual([]);
   });
 
@@ -146,6 +146,32 @@ describe('crisp serve --db and crisp users --db', () => {
       // accounts.json is not used with --db.
       await expect(readFile(path.join(one.dataDir, 'accounts.json'))).rejects.toMatchObject({ code: 'ENOENT' });
       expect((await request(`${one.url}/readyz`)).statusCode).toBe(200);
+    } finally {
+      await one.stop();
+      await two.stop();
+    }
+  });
+
+  it('the per-key rate limit holds across two servers on one database', async () => {
+    const { url, pools: [pool] } = await freshDb(1);
+    const { apiKey } = await createPgAccountStore(pool!).addUser({ email: 'rl@example.com', credits: 1 });
+    const limits = { serverLimits: { rateLimitMax: 5, rateLimitWindowMs: 60_000 } };
+    const one = await startTestServer({ db: url, ...limits });
+    const two = await startTestServer({ db: url, ...limits });
+    try {
+      const windowOf = () => Math.floor(Date.now() / 60_000);
+      let statuses: number[] = [];
+      // Windows are aligned to the clock; in the rare run that straddles a boundary, go again.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        await pool!.query('DELETE FROM rate_limits');
+        const w = windowOf();
+        statuses = [];
+        for (let i = 0; i < 6; i++) statuses.push((await postJson(i % 2 === 0 ? one.url : two.url, '/get-account', apiKey, {})).status);
+        if (windowOf() === w) break;
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+      const { rows } = await pool!.query<{ hits: number }>('SELECT hits FROM rate_limits');
+      expect(rows.map((r) => r.hits).reduce((a, b) => a + b, 0)).toBe(6);
     } finally {
       await one.stop();
       await two.stop();
