@@ -60,6 +60,8 @@ export interface CompletedUpload {
 
 export class UploadStore {
   private readonly lock = new KeyedMutex();
+  /** The latest writer of each part (`<uploadId>/<n>`): a newer PUT of the same part cancels the older one. */
+  private readonly writers = new Map<string, () => void>();
   private readonly root: string;
 
   constructor(
@@ -160,24 +162,37 @@ export class UploadStore {
     // One writer per part at a time, so a retry racing its original cannot interleave their bytes; and
     // a part is un-recorded before its region is overwritten, so complete can never accept a region
     // whose recorded ETag no longer describes its bytes (a retry that fails midway leaves it missing).
-    return this.lock.run(`${uploadId}/${partNumber}`, async () => {
-      await this.lock.run(uploadId, async () => {
-        const fresh = (await this.load(uploadId)) ?? stored;
-        if (fresh.completed) throw errors.badRequest('this upload is already complete');
-        if (fresh.parts[key]) {
-          delete fresh.parts[key];
-          await this.save(fresh);
-        }
+    // A retry usually means the first attempt's connection died; if the server has not noticed yet
+    // (half-open socket), that attempt would hold the part forever. The newest attempt wins.
+    const slot = `${uploadId}/${partNumber}`;
+    this.writers.get(slot)?.();
+    const cancel = () => {
+      const source = bytes as Partial<{ destroy(e: Error): void }>;
+      source.destroy?.(errors.badRequest(`a newer upload of part ${partNumber} replaced this one`));
+    };
+    this.writers.set(slot, cancel);
+    try {
+      return await this.lock.run(slot, async () => {
+        await this.lock.run(uploadId, async () => {
+          const fresh = (await this.load(uploadId)) ?? stored;
+          if (fresh.completed) throw errors.badRequest('this upload is already complete');
+          if (fresh.parts[key]) {
+            delete fresh.parts[key];
+            await this.save(fresh);
+          }
+        });
+        const part = await writePartAt(this.partialPath(uploadId, session.fileName), (partNumber - 1) * session.partSize, bytes, expected, partNumber);
+        await this.lock.run(uploadId, async () => {
+          const fresh = (await this.load(uploadId)) ?? stored;
+          if (fresh.completed) throw errors.badRequest('this upload is already complete');
+          fresh.parts[key] = part;
+          await this.savePartRecord(fresh);
+        });
+        return part;
       });
-      const part = await writePartAt(this.partialPath(uploadId, session.fileName), (partNumber - 1) * session.partSize, bytes, expected, partNumber);
-      await this.lock.run(uploadId, async () => {
-        const fresh = (await this.load(uploadId)) ?? stored;
-        if (fresh.completed) throw errors.badRequest('this upload is already complete');
-        fresh.parts[key] = part;
-        await this.savePartRecord(fresh);
-      });
-      return part;
-    });
+    } finally {
+      if (this.writers.get(slot) === cancel) this.writers.delete(slot);
+    }
   }
 
   async complete(caller: Caller, body: unknown): Promise<CompleteMultipartUploadResult> {

@@ -9,6 +9,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
+import { Readable } from 'node:stream';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errors } from '../../engine/contract/index.js';
 import { addUser, BASIC, dataOf, httpGet, httpPut, postForm, postJson, startTestServer, taskForm, type StatusData, type TestServer } from './helpers.js';
@@ -180,6 +182,31 @@ describe('multipart upload written in place', () => {
     expect((await put(sess, 2, partOf(sess, 2))).status).toBe(200);
     expect((await complete(sess, ownList(sess))).status).toBe(200);
     expect((await readFile(assembled(sess))).equals(file)).toBe(true);
+  });
+
+  it('a retry is not held up by an earlier attempt of the same part whose client went silent', async () => {
+    const sess = await session();
+    const stalled = new AbortController();
+    let release = () => {};
+    const half = partOf(sess, 1).subarray(0, 1024 * 1024);
+    const hanging = request(sess.partUrls[0]!.signedUrl, {
+      method: 'PUT',
+      headers: { 'content-length': String(sess.partSize) },
+      signal: stalled.signal,
+      body: Readable.from(
+        (async function* () {
+          yield half;
+          await new Promise<void>((r) => (release = r)); // the client stops sending, the socket stays open
+        })(),
+      ),
+    }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    for (const n of [1, 2, 3]) expect((await put(sess, n, partOf(sess, n))).status).toBe(200);
+    expect((await complete(sess, ownList(sess))).status).toBe(200);
+    expect((await readFile(assembled(sess))).equals(file)).toBe(true);
+    stalled.abort();
+    release();
+    await hanging;
   });
 
   it('an oversized part never spills into the next part’s region', async () => {
