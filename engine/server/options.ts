@@ -1,6 +1,7 @@
 /** Configuration of `crisp serve` (CLI flags map 1:1; see docs/deploy.md for defaults and reasons). */
 import type { ExecutionProviderChoice } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
+import type { LogFormat } from './logging.js';
 
 export interface ServerLimits {
   /** Largest JSON request body, in bytes (multipart start-task is bounded by file size × files instead). */
@@ -36,6 +37,8 @@ export interface ServerConfig {
   /** CPU threads for inference. */
   threads?: number;
   logLevel?: string;
+  /** json (default): one JSON object a line; pretty: short human-readable lines. */
+  logFormat?: LogFormat;
   /** Bearer token that unlocks GET /metrics; absent: no /metrics route. */
   metricsToken?: string;
   /** Where logs go (default stdout); tests capture them. */

@@ -18,7 +18,7 @@ import { createEngine, type Engine } from '../engine.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
 import { buildApp } from './app.js';
 import type { ServerHealth } from './routes/health.js';
-import { createDownloadLinks, withDownloadLink } from './downloadLinks.js';
+import { createDownloadLinks, downloadLinkDecorator } from './downloadLinks.js';
 import { DEFAULT_SERVER_LIMITS, type ServerConfig } from './options.js';
 
 export interface RunningServer {
@@ -79,7 +79,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
       ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
       ...(config.threads ? { threads: config.threads } : {}),
-      decorateFile: (task, file) => withDownloadLink(links, task, file),
+      decorateFile: downloadLinkDecorator(links),
     });
     engine = created;
     const routesEngine = overrides.engine ? overrides.engine(created) : created;
@@ -98,6 +98,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       engineLimits: created.limits,
       serverLimits,
       ...(config.logLevel ? { logLevel: config.logLevel } : {}),
+      ...(config.logFormat ? { logFormat: config.logFormat } : {}),
       ...(config.logStream ? { logStream: config.logStream } : {}),
     });
     await app.listen({ host: config.host, port });

@@ -112,7 +112,7 @@ async function child(job: ChildJob): Promise<ChildResult> {
   return { inputMp: inputPx / 1e6, e2eS, modelS: acc.s, tiledMp: acc.px / 1e6, peakRssMb, provider, baseMp: basePx / 1e6, baseS };
 }
 
-import { runServerBench } from './serverBench.js';
+import { formatServerRows, runServerBench } from './serverBench.js';
 import { runInt8Bench } from './int8Bench.js';
 import { uxBench } from './uxBench.js';
 import { hugeBench } from './hugeBench.js';
@@ -174,8 +174,8 @@ async function pipelineBench(): Promise<void> {
 }
 
 async function serverBench(): Promise<void> {
-  console.log('\nServer (crisp serve on loopback; client and server share this machine)');
-  for (const row of await runServerBench()) console.log(`| ${row.name} | ${row.value} ${row.unit} | ${row.note} |`);
+  console.log('\nServer: crisp serve (own process, default flags) beside a bare Node http server, same run, same client; loopback, shared cores');
+  console.log(formatServerRows(await runServerBench()));
 }
 
 /**

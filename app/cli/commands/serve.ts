@@ -8,6 +8,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engine/inference/index.js';
 import { startServer } from '../../../engine/server/start.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logging.js';
 import { DEFAULT_LIMITS, type EngineLimits } from '../../../engine/limits.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
@@ -55,7 +56,8 @@ interface ServeFlags {
   modelsDir?: string[];
   executionProvider: ExecutionProviderChoice;
   threads?: number;
-  logLevel: string;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
   metricsToken?: string;
 }
 
@@ -81,7 +83,10 @@ export function register(program: Command): void {
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
-    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .addOption(
+      new Option('--log-level <level>', 'info: one line per request, successful status polls at debug only').choices(LOG_LEVELS).default('info'),
+    )
+    .addOption(new Option('--log-format <format>', 'json lines, or pretty human-readable lines').choices(LOG_FORMATS).default('json'))
     .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
     .action(async (flags: ServeFlags) => {
       const engineLimits: Partial<EngineLimits> = {
@@ -105,6 +110,7 @@ export function register(program: Command): void {
         executionProvider: flags.executionProvider,
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
+        logFormat: flags.logFormat,
         ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.

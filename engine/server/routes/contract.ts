@@ -6,12 +6,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { AccountStore } from '../../accounts/accountStore.js';
 import type { UpscalingEngine } from '../../api.js';
-import { success } from '../../contract/index.js';
+import { success, type TaskStatusData } from '../../contract/index.js';
 import type { CreditMeter } from '../../credits/meter.js';
 import { callerOf, requireApiKey } from '../auth.js';
 import type { RouteConfig } from '../errorMapping.js';
 import { readStartTaskForm, type FormLimits } from '../startTaskForm.js';
 import { RESPONSE_SCHEMAS } from './responseSchemas.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface ContractRouteDeps {
   engine: UpscalingEngine;
@@ -41,7 +43,22 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
     return success(result);
   });
 
-  app.post('/get-task-status', cfg('get-task-status', RESPONSE_SCHEMAS.getTaskStatus), async (request) => success(await deps.engine.getTaskStatus(callerOf(request), request.body)));
+  // The hot path: clients poll it in a loop. The engine answers the same object while the task is
+  // unchanged (tasks/statusView.ts), so its JSON is serialised once per task state, not per poll — by
+  // the route's own response-schema serialiser, so the contract's field filter still applies.
+  const statusJson = new WeakMap<TaskStatusData, string>();
+  app.post('/get-task-status', cfg('get-task-status', RESPONSE_SCHEMAS.getTaskStatus), async (request, reply) => {
+    const data = await deps.engine.getTaskStatus(callerOf(request), request.body);
+    let body = statusJson.get(data);
+    if (body === undefined) {
+      const serialised = reply.serialize(success(data));
+      // The schema serialiser answers a string; the Buffer/ArrayBuffer in its type is for custom serialisers.
+      body = typeof serialised === 'string' ? serialised : Buffer.from(serialised as ArrayBuffer).toString('utf8');
+      statusJson.set(data, body);
+    }
+    reply.type(JSON_TYPE);
+    return body;
+  });
 
   // extension: the caller's identity and balances (body optional).
   app.post('/get-account', cfg(undefined, RESPONSE_SCHEMAS.getAccount), async (request) => {
