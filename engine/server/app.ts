@@ -12,6 +12,7 @@ import { errors } from '../contract/index.js';
 import type { CreditMeter } from '../credits/meter.js';
 import type { EngineLimits } from '../limits.js';
 import { apiKeyOf } from './auth.js';
+import { createBoundedServer } from './connectionLimits.js';
 import type { DownloadLinks } from './downloadLinks.js';
 import { installErrorMapping } from './errorMapping.js';
 import { loggerOptions } from './logging.js';
@@ -29,6 +30,8 @@ export interface AppDeps {
   serverLimits: ServerLimits;
   logLevel?: string;
   logStream?: NodeJS.WritableStream;
+  /** Where start-task file parts stream to (under the data directory). */
+  incomingDir: string;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -38,6 +41,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: sl.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    serverFactory: (handler) => createBoundedServer(handler, sl),
   });
   app.decorateRequest('caller', null);
   installErrorMapping(app, sl.bodyLimit);
@@ -63,7 +67,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     engine: deps.engine,
     accounts: deps.accounts,
     meter: deps.meter,
-    form: { maxFileSize: el.maxFileSize, maxFilesPerTask: el.maxFilesPerTask, maxFieldBytes: sl.bodyLimit },
+    form: { maxFileSize: el.maxFileSize, maxFilesPerTask: el.maxFilesPerTask, maxFieldBytes: sl.bodyLimit, maxRequestBytes: sl.maxRequestBytes },
+    incomingDir: deps.incomingDir,
   });
   registerPartRoutes(app, deps.engine);
   registerDownloadRoutes(app, deps.engine, deps.accounts, deps.links);

@@ -10,6 +10,20 @@ export interface ServerLimits {
   rateLimitWindowMs: number;
   /** Lifetime of a download link (capped by the file's own expiry). */
   downloadLinkTtlMs: number;
+  /** Largest sum of file-part bytes in one start-task (larger batches go through get-upload-url). */
+  maxRequestBytes: number;
+  /** A request (headers and body) must arrive within this; slower ones get 408 and are closed. */
+  requestTimeoutMs: number;
+  /** The request headers must arrive within this. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** A socket with no traffic at all is closed after this. */
+  connectionTimeoutMs: number;
+  /** Open connections in all; further ones are closed at once. */
+  maxConnections: number;
+  /** Open connections from one IP address; further ones are closed at once. */
+  maxConnectionsPerIp: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -17,6 +31,14 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   rateLimitMax: 600,
   rateLimitWindowMs: 60_000,
   downloadLinkTtlMs: 3_600_000,
+  maxRequestBytes: 256 * 1024 * 1024,
+  // 5 minutes for a whole request: a 256 MiB start-task needs ~0.9 MB/s; slower clients use part uploads.
+  requestTimeoutMs: 300_000,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  connectionTimeoutMs: 30_000,
+  maxConnections: 1024,
+  maxConnectionsPerIp: 64,
 };
 
 export interface ServerConfig {
@@ -36,4 +58,6 @@ export interface ServerConfig {
   logLevel?: string;
   /** Where logs go (default stdout); tests capture them. */
   logStream?: NodeJS.WritableStream;
+  /** The engine's clock (tests advance it to expire uploads and outputs). */
+  now?: () => number;
 }

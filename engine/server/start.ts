@@ -12,6 +12,7 @@ import type { UpscalingEngine } from '../api.js';
 import type { CreditMeter } from '../credits/meter.js';
 import { createLedger, type Ledger } from '../credits/ledger.js';
 import { createEngine, type Engine } from '../engine.js';
+import { SERVER_USER_LIMITS } from '../limits.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
 import { buildApp } from './app.js';
 import { createDownloadLinks, withDownloadLink } from './downloadLinks.js';
@@ -66,10 +67,11 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
 
   const engine = await createEngine({
     dataDir,
+    ...(config.now ? { now: config.now } : {}),
     credits: meter,
     publicUrl,
     allowPrivateUrls: config.allowPrivateUrls,
-    ...(config.engineLimits ? { limits: config.engineLimits } : {}),
+    limits: { ...SERVER_USER_LIMITS, ...config.engineLimits },
     ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
     ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
     ...(config.threads ? { threads: config.threads } : {}),
@@ -84,6 +86,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     links,
     engineLimits: engine.limits,
     serverLimits,
+    incomingDir: path.join(dataDir, 'incoming'),
     ...(config.logLevel ? { logLevel: config.logLevel } : {}),
     ...(config.logStream ? { logStream: config.logStream } : {}),
   });
