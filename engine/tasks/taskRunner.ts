@@ -335,11 +335,12 @@ export class TaskRunner {
 
   private async finish(job: Job, reason: string): Promise<void> {
     const { task } = job;
+    // Free the reservation first: a poll that sees PROCESSING_FAILED must also see the credits back.
+    await this.deps.onFailed(task).catch(() => undefined);
     task.status = 'PROCESSING_FAILED';
     task.error = reason;
     task.updatedAt = this.deps.now();
     await this.deps.store.save(task).catch(() => undefined);
-    await this.deps.onFailed(task).catch(() => undefined);
     this.release(job);
   }
 
