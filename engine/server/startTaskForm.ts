@@ -88,8 +88,10 @@ async function readTextPart(stream: Readable, name: string, maxBytes: number): P
 function asFormError(e: unknown): unknown {
   if (isContractError(e)) return e;
   const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return e;
-  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]?.slice(0, 120) ?? '';
+  // The parser ends a file part's stream early when the body stops inside it (truncated upload).
+  const premature = code === 'ERR_STREAM_PREMATURE_CLOSE';
+  if (typeof code === 'string' && !premature) return e;
+  const first = premature ? 'a file part ends before its boundary' : ((e instanceof Error ? e.message : String(e)).split('\n')[0]?.slice(0, 120) ?? '');
   return errors.badRequest(`the multipart/form-data body is malformed or ends early (${first}); send the whole form again`);
 }
 

@@ -62,6 +62,7 @@ interface ServeFlags {
   maxTasksPerUser: number;
   urlFetchesPerUser: number;
   urlFetchBudget: number;
+  urlFetchTimeout: number;
   maxOpenUploads: number;
   maxStoredBytes: number;
   maxOutputs: number;
@@ -93,6 +94,7 @@ export function register(program: Command): void {
     .option('--max-tasks-per-user <n>', 'tasks one user may have fetching, waiting or running', positiveInt, SERVER_USER_LIMITS.maxTasksPerUser)
     .option('--url-fetches-per-user <n>', 'URL inputs of one user fetched at the same time', positiveInt, SERVER_USER_LIMITS.urlFetchesPerUser)
     .option('--url-fetch-budget <n>', 'URL inputs one user may ask for per hour (failed ones count too)', positiveInt, SERVER_USER_LIMITS.urlFetchBudget)
+    .option('--url-fetch-timeout <ms>', 'deadline of each URL fetch', positiveInt, DEFAULT_LIMITS.urlFetchTimeoutMs)
     .option('--max-open-uploads <n>', 'unfinished upload sessions per user', positiveInt, SERVER_USER_LIMITS.maxOpenUploadsPerUser)
     .option('--max-stored-bytes <bytes>', 'bytes of uploads and outputs one user may hold', positiveInt, SERVER_USER_LIMITS.maxStoredBytesPerUser)
     .option('--max-outputs <n>', 'output files one user\'s unexpired tasks may hold', positiveInt, SERVER_USER_LIMITS.maxOutputsPerUser)
@@ -108,6 +110,7 @@ export function register(program: Command): void {
         maxTasksPerUser: flags.maxTasksPerUser,
         urlFetchesPerUser: flags.urlFetchesPerUser,
         urlFetchBudget: flags.urlFetchBudget,
+        urlFetchTimeoutMs: flags.urlFetchTimeout,
         maxOpenUploadsPerUser: flags.maxOpenUploads,
         maxStoredBytesPerUser: flags.maxStoredBytes,
         maxOutputsPerUser: flags.maxOutputs,
