@@ -58,6 +58,8 @@ export interface ServerConfig {
   logLevel?: string;
   /** Where logs go (default stdout); tests capture them. */
   logStream?: NodeJS.WritableStream;
+  /** How long settled and released charges stay in accounts.json before moving to the ledger archive. */
+  ledgerRetentionMs?: number;
   /** The engine's clock (tests advance it to expire uploads and outputs). */
   now?: () => number;
 }

@@ -11,6 +11,7 @@ import { createJsonAccountStore, openAccountsState, type AccountStore } from '..
 import type { UpscalingEngine } from '../api.js';
 import type { CreditMeter } from '../credits/meter.js';
 import { createLedger, type Ledger } from '../credits/ledger.js';
+import { compactLedger, DEFAULT_LEDGER_RETENTION_MS, ledgerArchiveFile } from '../credits/ledgerCompaction.js';
 import { createEngine, type Engine } from '../engine.js';
 import { SERVER_USER_LIMITS } from '../limits.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
@@ -62,6 +63,11 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   const state = await openAccountsState(dataDir);
   const accounts = createJsonAccountStore(state);
   const ledger = createLedger(state);
+  const compact = () =>
+    compactLedger(state, ledgerArchiveFile(dataDir), { retentionMs: config.ledgerRetentionMs ?? DEFAULT_LEDGER_RETENTION_MS }).catch(() => undefined);
+  await compact();
+  const compactTimer = setInterval(() => void compact(), 3_600_000);
+  compactTimer.unref();
   const meter = overrides.meter ? overrides.meter(ledger) : ledger;
   const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
 
@@ -93,6 +99,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   try {
     await app.listen({ host: config.host, port });
   } catch (e) {
+    clearInterval(compactTimer);
     await engine.close();
     throw e;
   }
@@ -106,6 +113,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(compactTimer);
       await app.close();
       await engine.close();
     },

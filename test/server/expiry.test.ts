@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../engine/limits.js';
 import { addUser, BASIC, dataOf, httpGet, httpPut, pollStatus, postForm, postJson, SET5, startTestServer, taskForm, type TestServer } from './helpers.js';
 
-const HOUR = 3_600_000;
 let clock = Date.now();
 let s: TestServer;
 let user: { key: string; userId: string };

@@ -66,6 +66,7 @@ interface ServeFlags {
   maxOpenUploads: number;
   maxStoredBytes: number;
   maxOutputs: number;
+  ledgerRetentionDays: number;
 }
 
 export function register(program: Command): void {
@@ -98,6 +99,7 @@ export function register(program: Command): void {
     .option('--max-open-uploads <n>', 'unfinished upload sessions per user', positiveInt, SERVER_USER_LIMITS.maxOpenUploadsPerUser)
     .option('--max-stored-bytes <bytes>', 'bytes of uploads and outputs one user may hold', positiveInt, SERVER_USER_LIMITS.maxStoredBytesPerUser)
     .option('--max-outputs <n>', 'output files one user\'s unexpired tasks may hold', positiveInt, SERVER_USER_LIMITS.maxOutputsPerUser)
+    .option('--ledger-retention-days <n>', 'days an ended charge stays in accounts.json before moving to ledger-archive.jsonl', positiveInt, 7)
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
@@ -138,6 +140,7 @@ export function register(program: Command): void {
         executionProvider: flags.executionProvider,
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
+        ledgerRetentionMs: flags.ledgerRetentionDays * 86_400_000,
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);
