@@ -205,7 +205,7 @@ describe('fair scheduling', () => {
 });
 
 describe('upload quotas', () => {
-  const ask = (fileSize: number) => postJson(serve.url, '/get-upload-url', keys.dave!, { data: { fileSize, fileType: 'image/png', originalFileName: 'big.png' } });
+  const ask = (fileSize: number, key = keys.dave!) => postJson(serve.url, '/get-upload-url', key, { data: { fileSize, fileType: 'image/png', originalFileName: 'big.png' } });
 
   it('refuses more open uploads and more stored bytes than the flags allow', async () => {
     expect((await ask(10 * MiB)).status).toBe(200);
@@ -215,5 +215,10 @@ describe('upload quotas', () => {
     expect(JSON.parse(third.text)).toBe(
       'Bad Request: you have 2 unfinished uploads; the limit is 2. Complete them (complete-multipart-upload) or wait for them to expire',
     );
+    // Another user: one 40 MiB upload is within --max-file-size but over the 30 MiB of --max-stored-bytes.
+    const big = await ask(40 * MiB, keys.bob!);
+    expect(big.status).toBe(400);
+    expect(JSON.parse(big.text)).toMatch(/^Bad Request: this upload of 40 MiB would bring your stored files to 4\d MiB; the limit is 30 MiB\. Wait for older uploads and outputs to expire$/);
+    expect((await ask(5 * MiB, keys.bob!)).status).toBe(200);
   });
 });
