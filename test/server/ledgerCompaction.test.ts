@@ -44,7 +44,7 @@ describe('ledger compaction', () => {
       [released, 'released', 0],
     ]);
     expect(await ledger.balance(caller)).toEqual({ currentCredits: 7, currentExtraCredits: 0 });
-    expect(ledger.reservedFor(account.userId)).toBe(4);
+    expect(await ledger.reservedFor(account.userId)).toBe(4);
     // A second pass archives nothing twice.
     expect(await compactLedger(state, ledgerArchiveFile(dir), { now: later })).toEqual({ archived: 0, kept: 1 });
   });

@@ -48,7 +48,7 @@ describe('start-task prices by the output size', () => {
     const r = await postForm(s.url, u.key, taskForm(BASIC, [{ name: 'file', fileName: 'large.png', bytes: large }]));
     expect(r.status, r.text).toBe(200);
     expect(r.headers['x-task-cost']).toBe('3');
-    expect(s.ledger.reservedFor(u.userId)).toBe(3);
+    expect(await s.ledger.reservedFor(u.userId)).toBe(3);
     await s.engine.cancelTask({ userId: u.userId, email: 'large@example.com' }, dataOf<{ taskId: string }>(r).taskId);
   });
 
@@ -59,8 +59,8 @@ describe('start-task prices by the output size', () => {
     expect(r.headers['x-task-cost']).toBe('1');
     const caller = { userId: u.userId, email: 'url@example.com' };
     const taskId = dataOf<{ taskId: string }>(r).taskId;
-    for (let i = 0; i < 200 && s.ledger.reservedFor(u.userId) !== 3; i++) await new Promise((res) => setTimeout(res, 50));
-    expect(s.ledger.reservedFor(u.userId)).toBe(3);
+    for (let i = 0; i < 200 && (await s.ledger.reservedFor(u.userId)) !== 3; i++) await new Promise((res) => setTimeout(res, 50));
+    expect(await s.ledger.reservedFor(u.userId)).toBe(3);
     expect((await s.engine.getTaskRecord(caller, taskId)).creditsToDeduct).toBe(3);
     await s.engine.cancelTask(caller, taskId);
   });
@@ -73,6 +73,6 @@ describe('start-task prices by the output size', () => {
     expect(done.status).toBe('PROCESSING_FAILED');
     expect(done.error).toBe('the images at these URLs cost 3 credits at their size (1 were reserved) and your available credits do not cover the difference');
     expect(done.creditsDeducted).toBe(false);
-    expect(s.ledger.reservedFor(u.userId)).toBe(0);
+    expect(await s.ledger.reservedFor(u.userId)).toBe(0);
   });
 });
