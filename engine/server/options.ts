@@ -35,8 +35,12 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   // 5 minutes for a whole request: a 256 MiB start-task needs ~0.9 MB/s; slower clients use part uploads.
   requestTimeoutMs: 300_000,
   headersTimeoutMs: 10_000,
-  keepAliveTimeoutMs: 5_000,
-  connectionTimeoutMs: 30_000,
+  // Longer than the 60 s idle timeout of common load balancers and clients' pools, so the server is not
+  // the side that closes a connection a client is about to reuse (that race shows as ECONNRESET); idle
+  // connections are bounded by the connection caps instead.
+  keepAliveTimeoutMs: 72_000,
+  // Above the keep-alive timeout, which governs idle keep-alive sockets; this cuts stalls mid-request.
+  connectionTimeoutMs: 120_000,
   maxConnections: 1024,
   maxConnectionsPerIp: 64,
 };
