@@ -131,8 +131,12 @@ export async function readStartTaskForm(
         }
         const originalFileName = part.filename || 'image';
         if (files.length >= limits.maxFilesPerTask) {
-          // Over the limit: parseStartTask refuses the task by count, so the bytes are never needed.
-          part.file.resume();
+          // Over the limit: parseStartTask refuses the task by count, so the bytes are never stored, but
+          // they still count against the request's byte cap.
+          for await (const c of part.file as AsyncIterable<Buffer>) {
+            budget.left -= c.length;
+            if (budget.left < 0) throw errors.payloadTooLarge(`the files of this request exceed ${mib(budget.max)} in total; send fewer or smaller files`);
+          }
           files.push({ order: m ? Number(m[1]) : -1, file: { originalFileName, data: new Uint8Array(0) } });
           continue;
         }
