@@ -25,6 +25,11 @@ export const LOCAL_CALLER: Caller = { userId: 'local', email: 'local@localhost' 
 export interface StartTaskInput {
   fields: Record<string, unknown>;
   file?: SourceFile[];
+  /**
+   * The `file` entries given by path are temporary files the engine may move into the task (the
+   * server's streamed parts) instead of copying them.
+   */
+  moveFiles?: boolean;
 }
 
 export interface StoredPart {

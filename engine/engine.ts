@@ -4,13 +4,14 @@
  * the CreditMeter interface. The CLI, the desktop app and `crisp serve` all drive this one object.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Caller, OutputFile, StartTaskInput, StoredPart, UpscalingEngine } from './api.js';
 import {
   errors,
   isContractError,
   parseGetTaskStatus,
+  parseGetUploadUrl,
   parseStartTask,
   type StartTaskRequest,
   type StartTaskResult,
@@ -20,6 +21,9 @@ import {
   type CompleteMultipartUploadResult,
 } from './contract/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
+import { outputSizeOf } from './credits/priceTable.js';
+import { FetchBudget } from './quotas/fetchBudget.js';
+import { assertTaskQuota, assertUploadQuota, type QuotaContext } from './quotas/userQuota.js';
 import { createInference, type ExecutionProviderChoice, type Inference, type PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
@@ -148,7 +152,33 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
+    onInputsFetched: async (task) => {
+      // URL images are quoted at the base size when the task starts; now that their size is known,
+      // raise the reservation if they are larger (or fail the task, charging nothing).
+      const cost = priceTask(task.settings, task.inputs);
+      if (cost <= task.creditsToDeduct) return;
+      try {
+        await meter.adjust({ userId: task.userId, email: task.email }, task.id, cost);
+      } catch (e) {
+        if (isContractError(e) && e.status === 402) {
+          throw errors.badRequest(`the images at these URLs cost ${cost} credits at their size (${task.creditsToDeduct} were reserved) and your available credits do not cover the difference`);
+        }
+        throw e;
+      }
+      task.creditsToDeduct = cost;
+      await store.save(task);
+    },
   });
+  const fetchBudget = new FetchBudget(limits.urlFetchBudget, limits.urlFetchBudgetWindowMs, now);
+  const quotas: QuotaContext = {
+    limits,
+    uploadsRoot: path.join(dataDir, 'uploads'),
+    tasks: () => store.all(),
+    activeTasksOf: (userId) => runner.activeTasksOf(userId),
+    now,
+  };
+  const priceTask = (settings: StoredTask['settings'], inputs: readonly { dimensions?: { width: number; height: number } }[]) =>
+    meter.quote(settings, inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale) : undefined)));
 
   // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
   for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
@@ -175,12 +205,20 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       throw e;
     }
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
-    const cost = meter.quote(req, count);
+    assertTaskQuota(quotas, caller, count);
+    // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
+    await meter.assertCanAfford(caller, meter.quote(req, count));
     const id = randomUUID();
-    await meter.reserve(caller, id, cost);
     const taskDir = store.taskDir(id);
+    let cost = 0;
+    let reserved = false;
     try {
-      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits);
+      // Headers are read here (cheap), so the price can follow the output size before anything is reserved.
+      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits, { move: input.moveFiles === true });
+      cost = priceTask(req, inputs);
+      await meter.reserve(caller, id, cost);
+      reserved = true;
+      if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       const t = now();
       const task: StoredTask = {
         id,
@@ -209,7 +247,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       await store.save(task);
       runner.enqueue(task);
     } catch (e) {
-      await meter.release(id);
+      if (reserved) await meter.release(id);
       await rm(taskDir, { recursive: true, force: true });
       if (isContractError(e)) throw e;
       throw errors.serverFailure('start-task');
@@ -255,6 +293,12 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
 
   async function sweep(): Promise<void> {
     await uploads.sweep();
+    // Start-task bodies stream into incoming/<id>/ and leave it at once; anything older is crash debris.
+    const incoming = path.join(dataDir, 'incoming');
+    for (const name of await readdir(incoming).catch(() => [] as string[])) {
+      const st = await stat(path.join(incoming, name)).catch(() => undefined);
+      if (st && now() - st.mtimeMs > limits.uploadTtlMs) await rm(path.join(incoming, name), { recursive: true, force: true });
+    }
     const t = now();
     for (const task of [...store.all()]) {
       const terminal = task.status === 'PROCESSED' || task.status === 'PROCESSING_FAILED';
@@ -273,6 +317,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     limits,
     getUploadUrl: async (caller: Caller, body: unknown): Promise<UploadSession> => {
       await meter.assertCanUpload(caller);
+      const req = parseGetUploadUrl(body, { maxFileSize: limits.maxFileSize });
+      await assertUploadQuota(quotas, caller, req.fileSize);
       return uploads.create(caller, body);
     },
     putUploadPart: (signedUrl: string, bytes: AsyncIterable<Uint8Array> | Uint8Array): Promise<StoredPart> =>

@@ -11,6 +11,7 @@ import { errors } from '../contract/index.js';
 import type { CreditMeter } from '../credits/meter.js';
 import type { EngineLimits } from '../limits.js';
 import { keyDigestOf } from './auth.js';
+import { createBoundedServer } from './connectionLimits.js';
 import type { DownloadLinks } from './downloadLinks.js';
 import { installErrorMapping } from './errorMapping.js';
 import { installRequestLog, loggerOptions, requestLogOptions, type LogFormat } from './logging.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   logLevel?: string;
   logFormat?: LogFormat;
   logStream?: NodeJS.WritableStream;
+  /** Where start-task file parts stream to (under the data directory). */
+  incomingDir: string;
   /** Where rate-limit counters live when several processes must share them (`--db`); default: in memory. */
   rateLimitStore?: FastifyRateLimitStoreCtor;
   /** Operator endpoints (/healthz, /readyz, /metrics); absent in tests that build the app alone. */
@@ -44,6 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: sl.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    serverFactory: (handler) => createBoundedServer(handler, sl),
   });
   app.decorateRequest('caller', null);
   app.decorateRequest('keyDigest', null);
@@ -74,7 +78,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     engine: deps.engine,
     accounts: deps.accounts,
     meter: deps.meter,
-    form: { maxFileSize: el.maxFileSize, maxFilesPerTask: el.maxFilesPerTask, maxFieldBytes: sl.bodyLimit },
+    form: { maxFileSize: el.maxFileSize, maxFilesPerTask: el.maxFilesPerTask, maxFieldBytes: sl.bodyLimit, maxRequestBytes: sl.maxRequestBytes },
+    incomingDir: deps.incomingDir,
   });
   registerPartRoutes(app, deps.engine);
   registerDownloadRoutes(app, deps.engine, deps.accounts, deps.links);

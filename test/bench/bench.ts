@@ -22,6 +22,7 @@ import { listModels, resolveModel, type ListedModel } from '../../engine/models/
 import { upscaleImage } from '../../engine/pipeline/index.js';
 import type { ModelName } from '../../engine/contract/index.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
+import { runFairnessBench } from './fairnessBench.js';
 import { bareUpscale, readRgb } from './quality.js';
 
 interface ChildJob {
@@ -188,6 +189,7 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'int8', run: runInt8Bench },
   { name: 'ux', run: uxBench },
   { name: 'huge', run: hugeBench },
+  { name: 'fairness', run: async () => console.log(`\nFairness (two users, one device)\n${(await runFairnessBench()).join('\n')}`) },
 ];
 
 async function main(): Promise<void> {

@@ -9,7 +9,7 @@ import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engi
 import { startServer } from '../../../engine/server/start.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logging.js';
-import { DEFAULT_LIMITS, type EngineLimits } from '../../../engine/limits.js';
+import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/limits.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
 
@@ -58,6 +58,21 @@ interface ServeFlags {
   threads?: number;
   logLevel: LogLevel;
   logFormat: LogFormat;
+  maxRequestBytes: number;
+  requestTimeout: number;
+  headersTimeout: number;
+  keepAliveTimeout: number;
+  connectionTimeout: number;
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  maxTasksPerUser: number;
+  urlFetchesPerUser: number;
+  urlFetchBudget: number;
+  urlFetchTimeout: number;
+  maxOpenUploads: number;
+  maxStoredBytes: number;
+  maxOutputs: number;
+  ledgerRetentionDays: number;
   metricsToken?: string;
 }
 
@@ -80,6 +95,22 @@ export function register(program: Command): void {
     .option('--body-limit <bytes>', 'largest JSON request body', positiveInt, DEFAULT_SERVER_LIMITS.bodyLimit)
     .option('--rate-limit <n>', 'requests per API key per window (429 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitMax)
     .option('--rate-window <ms>', 'rate-limit window in milliseconds', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitWindowMs)
+    // Abuse bounds (docs/deploy.md#resource-limits): time, connections, and what one user may hold.
+    .option('--max-request-bytes <bytes>', 'largest sum of file parts in one start-task', positiveInt, DEFAULT_SERVER_LIMITS.maxRequestBytes)
+    .option('--request-timeout <ms>', 'a whole request must arrive within this (408 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.requestTimeoutMs)
+    .option('--headers-timeout <ms>', 'request headers must arrive within this', positiveInt, DEFAULT_SERVER_LIMITS.headersTimeoutMs)
+    .option('--keep-alive-timeout <ms>', 'idle keep-alive connections close after this', positiveInt, DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)
+    .option('--connection-timeout <ms>', 'sockets with no traffic close after this', positiveInt, DEFAULT_SERVER_LIMITS.connectionTimeoutMs)
+    .option('--max-connections <n>', 'open connections in all', positiveInt, DEFAULT_SERVER_LIMITS.maxConnections)
+    .option('--max-connections-per-ip <n>', 'open connections from one IP address', positiveInt, DEFAULT_SERVER_LIMITS.maxConnectionsPerIp)
+    .option('--max-tasks-per-user <n>', 'tasks one user may have fetching, waiting or running', positiveInt, SERVER_USER_LIMITS.maxTasksPerUser)
+    .option('--url-fetches-per-user <n>', 'URL inputs of one user fetched at the same time', positiveInt, SERVER_USER_LIMITS.urlFetchesPerUser)
+    .option('--url-fetch-budget <n>', 'URL inputs one user may ask for per hour (failed ones count too)', positiveInt, SERVER_USER_LIMITS.urlFetchBudget)
+    .option('--url-fetch-timeout <ms>', 'deadline of each URL fetch', positiveInt, DEFAULT_LIMITS.urlFetchTimeoutMs)
+    .option('--max-open-uploads <n>', 'unfinished upload sessions per user', positiveInt, SERVER_USER_LIMITS.maxOpenUploadsPerUser)
+    .option('--max-stored-bytes <bytes>', 'bytes of uploads and outputs one user may hold', positiveInt, SERVER_USER_LIMITS.maxStoredBytesPerUser)
+    .option('--max-outputs <n>', 'output files one user\'s unexpired tasks may hold', positiveInt, SERVER_USER_LIMITS.maxOutputsPerUser)
+    .option('--ledger-retention-days <n>', 'days an ended charge stays in accounts.json before moving to ledger-archive.jsonl', positiveInt, 7)
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
@@ -96,6 +127,13 @@ export function register(program: Command): void {
         maxOutputPixels: flags.maxOutputPixels,
         streamAboveBytes: flags.streamAbove,
         diskReserveBytes: flags.diskReserve,
+        maxTasksPerUser: flags.maxTasksPerUser,
+        urlFetchesPerUser: flags.urlFetchesPerUser,
+        urlFetchBudget: flags.urlFetchBudget,
+        urlFetchTimeoutMs: flags.urlFetchTimeout,
+        maxOpenUploadsPerUser: flags.maxOpenUploads,
+        maxStoredBytesPerUser: flags.maxStoredBytes,
+        maxOutputsPerUser: flags.maxOutputs,
       };
       const server = await startServer({
         host: flags.host,
@@ -105,12 +143,24 @@ export function register(program: Command): void {
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,
-        serverLimits: { bodyLimit: flags.bodyLimit, rateLimitMax: flags.rateLimit, rateLimitWindowMs: flags.rateWindow },
+        serverLimits: {
+          bodyLimit: flags.bodyLimit,
+          rateLimitMax: flags.rateLimit,
+          rateLimitWindowMs: flags.rateWindow,
+          maxRequestBytes: flags.maxRequestBytes,
+          requestTimeoutMs: flags.requestTimeout,
+          headersTimeoutMs: flags.headersTimeout,
+          keepAliveTimeoutMs: flags.keepAliveTimeout,
+          connectionTimeoutMs: flags.connectionTimeout,
+          maxConnections: flags.maxConnections,
+          maxConnectionsPerIp: flags.maxConnectionsPerIp,
+        },
         ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
         executionProvider: flags.executionProvider,
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
         logFormat: flags.logFormat,
+        ledgerRetentionMs: flags.ledgerRetentionDays * 86_400_000,
         ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
