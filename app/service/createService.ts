@@ -8,7 +8,7 @@ import { watch, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Dispatcher } from 'undici';
-import { DENOISE_MODEL, MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
+import { MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
 import { defaultModel, listModels as listCatalogModels, loadCatalog, modelSearchDirs, userModelsDir, type CatalogEntry } from '../../engine/models/catalog.js';
 import { CUSTOM_REGISTRY, customModelsDir, listCustomModels } from '../../engine/models/customModels.js';
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
@@ -20,6 +20,7 @@ import { createLocalBackend } from '../backends/local/localBackend.js';
 import type { WorkerSpawner } from '../backends/local/workerSpawner.js';
 import { estimateCredits } from '../credits/estimate.js';
 import { JobQueue, type JobSettings } from '../jobs/jobQueue.js';
+import { jobSettingsFrom } from '../jobs/jobSettings.js';
 import { createRemoteBackend, type RemoteBackendOptions } from '../remote/remoteBackend.js';
 import { API_KEY_SECRET, type SecretStore } from '../secrets/secretStore.js';
 import { openSettingsStore } from '../settings/settingsStore.js';
@@ -116,18 +117,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     return cached.backend;
   }
 
-  const toJobSettings = (s: Settings): JobSettings => ({
-    // The denoise extension exists for one model, and only the local engine is known to accept it.
-    ...(s.mode === 'local' && s.model === DENOISE_MODEL ? { denoise: s.denoise } : {}),
-    model: s.model,
-    scale: s.scale,
-    format: s.format,
-    compression: s.compression,
-    face: s.face,
-    outputFolder: s.outputFolder,
-    template: s.template,
-    overwrite: s.overwrite,
-  });
+  const toJobSettings = (s: Settings): JobSettings => jobSettingsFrom(s, s.mode);
 
   async function getAccount(): Promise<AccountView> {
     const s = await settings.get();

@@ -8,8 +8,9 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { ResolvedModel } from '../models/catalog.js';
 
-export const EXECUTION_PROVIDERS = ['auto', 'cpu', 'webgpu', 'cuda', 'dml', 'coreml'] as const;
-export type ExecutionProviderRequest = (typeof EXECUTION_PROVIDERS)[number];
+import { EXECUTION_PROVIDERS, type ExecutionProviderRequest } from './providers.js';
+
+export { EXECUTION_PROVIDERS, type ExecutionProviderRequest };
 /** Alias used by the engine's options. */
 export type ExecutionProviderChoice = ExecutionProviderRequest;
 export type ExecutionProvider = Exclude<ExecutionProviderRequest, 'auto'>;

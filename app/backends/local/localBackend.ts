@@ -87,7 +87,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   }
 
   async function ensureWorker(): Promise<Worker> {
-    if (closed) throw new CancelledError('Crisp is shutting down.');
+    if (closed) throw new CancelledError('shutdown');
     worker ??= startWorker();
     const w = worker;
     await w.ready;
