@@ -25,6 +25,11 @@ export const LOCAL_CALLER: Caller = { userId: 'local', email: 'local@localhost' 
 export interface StartTaskInput {
   fields: Record<string, unknown>;
   file?: SourceFile[];
+  /**
+   * extension (in-process callers only, one input): write the output straight to this path (a temp name in
+   * its folder, then rename) instead of into the task folder, so it is written once and never copied.
+   */
+  outputPath?: string;
 }
 
 export interface StoredPart {

@@ -4,7 +4,16 @@
  * is refused with "did you mean …" suggestions (edit distance over catalog and imported names). The CLI,
  * the settings and the engine (and so `crisp serve`'s 400 message) all resolve through here.
  */
-import { CUSTOM_MODEL_PREFIX, isCustomModelName, MODEL_NAMES, type TaskModelName } from '../contract/enums.js';
+import { CUSTOM_MODEL_PREFIX, isCustomModelName, MODEL_NAMES, type CustomModelName, type TaskModelName } from '../contract/enums.js';
+
+export function customModelName(name: string): CustomModelName {
+  return `${CUSTOM_MODEL_PREFIX}${name}`;
+}
+
+/** "SRVGGNetCompact x4 (64 feat, …)" → "SRVGGNetCompact"; "ONNX (12 nodes, opset 17)" → "ONNX". */
+export function architectureOf(description: string): string {
+  return description.split(/ x\d+\b| \(/)[0]?.trim() || description;
+}
 
 export type ModelNameResolution = { ok: true; name: TaskModelName } | { ok: false; message: string };
 
@@ -66,4 +75,21 @@ export function resolveModelName(input: string, options: ModelNameOptions = {}):
   if (custom.includes(value)) return { ok: true, name: `${CUSTOM_MODEL_PREFIX}${value}` };
   const suggestions = didYouMean(value, [...catalog, ...custom.map((c) => `${CUSTOM_MODEL_PREFIX}${c}`)]);
   return { ok: false, message: `Unknown model '${value}'.${suggestions || listHint}` };
+}
+
+/**
+ * start-task's `model` field as the engine sees it: a bare imported name becomes `custom:<name>`; an
+ * unknown name is left for the contract's validation to refuse, with `suggestion` to append to its 400.
+ * `customNames` holds `custom:<name>` names (absent: the engine offers none, as in `crisp serve`).
+ */
+export function resolveTaskModelField(
+  fields: Record<string, unknown>,
+  customNames: ReadonlySet<string> | undefined,
+): { fields: Record<string, unknown>; suggestion: string } {
+  const model = fields.model;
+  if (typeof model !== 'string' || model === '') return { fields, suggestion: '' };
+  const bare = [...(customNames ?? [])].map((n) => n.slice(CUSTOM_MODEL_PREFIX.length));
+  const r = resolveModelName(model, { customNames: bare });
+  if (r.ok) return { fields: r.name === model ? fields : { ...fields, model: r.name }, suggestion: '' };
+  return { fields, suggestion: didYouMean(model.startsWith(CUSTOM_MODEL_PREFIX) ? model.slice(CUSTOM_MODEL_PREFIX.length) : model, [...MODEL_NAMES, ...bare.map(customModelName)]) };
 }

@@ -28,6 +28,8 @@ export interface StoredTask {
   deductedCredits: number;
   error?: string;
   warnings: string[];
+  /** Where the single output is written, when the in-process caller chose it (StartTaskInput.outputPath). */
+  destination?: string;
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
 }

@@ -5,7 +5,6 @@
 import cliProgress from 'cli-progress';
 import { Command } from 'commander';
 import { loadCatalog, userModelsDir, type CatalogEntry } from '../../../engine/models/catalog.js';
-import { fetchModels } from '../../../engine/models/fetch.js';
 import { CliError } from '../cliError.js';
 
 interface FetchCommandOptions {
@@ -51,6 +50,7 @@ export function registerModelsFetch(models: Command): void {
           )
         : null;
       let current = '';
+      const { fetchModels } = await import('../../../engine/models/fetch.js');
       const results = await fetchModels(entries, {
         modelsDir,
         connectTimeoutMs,

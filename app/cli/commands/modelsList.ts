@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { listModels, modelSearchDirs, userModelsDir } from '../../../engine/models/catalog.js';
 import { customModelsDir, listCustomModels, type CustomModelListing } from '../../../engine/models/customModels.js';
 import { formatTable } from '../table.js';
-import { architectureOf, customModelName } from '../../../engine/models/taskModel.js';
+import { architectureOf, customModelName } from '../../../engine/models/modelNames.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
 function customRow(m: CustomModelListing) {
