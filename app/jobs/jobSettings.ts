@@ -9,15 +9,13 @@ import type { UpscaleSettings } from '../backends/backend.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { UpscaleOptions } from '../settings/upscaleOptions.js';
 
-export type JobSettings = Pick<
-  UpscaleOptions,
-  'model' | 'scale' | 'format' | 'compression' | 'face' | 'faceModel' | 'faceStrength' | 'precision' | 'outputFolder' | 'template' | 'overwrite'
-> & {
-  /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
-  denoise?: number;
-  /** Local-only extensions (precision, face model and strength) are sent to the local engine only. */
-  mode: Mode;
-};
+export type JobSettings = Pick<UpscaleOptions, 'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'> &
+  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision'>> & {
+    /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
+    denoise?: number;
+    /** Local-only extensions (precision, face model and strength) go to the local engine only; absent = local. */
+    mode?: Mode;
+  };
 
 /** `options.denoise` undefined = not asked for (the CLI without --denoise). */
 export function jobSettingsFrom(options: Omit<UpscaleOptions, 'denoise'> & { denoise?: number | undefined }, mode: Mode): JobSettings {
@@ -48,8 +46,10 @@ export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
     compression: job.compression,
     enhanceFace: job.face,
     ...(job.denoise !== undefined ? { denoise: job.denoise } : {}),
-    ...(job.mode === 'local' && job.face ? { faceStrength: job.faceStrength, ...(job.faceModel ? { faceModel: job.faceModel } : {}) } : {}),
-    ...(job.mode === 'local' && job.precision !== 'auto' ? { precision: job.precision } : {}),
+    ...(job.mode !== 'cloud' && job.face
+      ? { ...(job.faceStrength !== undefined ? { faceStrength: job.faceStrength } : {}), ...(job.faceModel ? { faceModel: job.faceModel } : {}) }
+      : {}),
+    ...(job.mode !== 'cloud' && job.precision !== undefined && job.precision !== 'auto' ? { precision: job.precision } : {}),
   };
 }
 
