@@ -92,7 +92,7 @@ export async function runJobs(inputs: string[], raw: Record<string, unknown>, cm
     if (!run.json) throw e;
     // --json: the run's error is part of the one document on stdout, with its stable code.
     const u = e instanceof CliError ? new UserError('usage', e.message) : toUserError(e);
-    printJson(jobReport([], u));
+    printJson(jobReport(null, [], u));
     return EXIT.failed;
   }
 }
@@ -202,7 +202,7 @@ async function runChecked(inputs: string[], raw: Record<string, unknown>, run: R
     if (engineDir) await rm(engineDir, { recursive: true, force: true });
   }
 
-  const result = jobReport(items);
+  const result = jobReport(model, items);
   if (run.json) printJson(result);
   else {
     const parts = [`${result.upscaled} upscaled`, `${result.failed} failed`];

@@ -94,7 +94,7 @@ export class JobQueue {
         inputName: path.basename(e.path),
         status: e.problem ? 'failed' : 'queued',
         percent: 0,
-        ...(e.problem ? { error: e.problem } : {}),
+        ...(e.problem ? { error: e.problem, errorCode: e.problemCode ?? 'not-found' } : {}),
       };
       if (!e.problem) {
         const dims = await imageSize(e.path);

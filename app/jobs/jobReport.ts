@@ -26,6 +26,8 @@ export interface JobResult {
 }
 
 export interface JobReport {
+  /** The model the run used (the default resolved, a bare imported name as custom:<name>); null if it never started. */
+  model: string | null;
   results: JobResult[];
   upscaled: number;
   failed: number;
@@ -50,10 +52,11 @@ export function jobResult(item: JobItem): JobResult {
   };
 }
 
-export function jobReport(items: readonly JobItem[], runError?: UserError): JobReport {
+export function jobReport(model: string | null, items: readonly JobItem[], runError?: UserError): JobReport {
   const results = items.map(jobResult);
   const count = (s: ItemStatus) => results.filter((r) => r.status === s).length;
   return {
+    model,
     results,
     upscaled: count('done'),
     failed: count('failed'),

@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'connection-reset',
   'host-not-found',
   'network',
+  'not-an-image',
   'unknown-model',
   'bad-request',
   'insufficient-credits',

@@ -6,7 +6,8 @@ Output:
   changes the pixels (custom:x → custom-x, -dn0.5 for --denoise, -face for --face).
 
 --json prints one document on stdout, the same keys for local and --remote runs:
-  { "results": [ { "input", "status": "done|failed|skipped|cancelled", "output", "width", "height",
+  { "model": "<the model used>",
+    "results": [ { "input", "status": "done|failed|skipped|cancelled", "output", "width", "height",
                    "fileSize", "creditsDeducted", "warnings": [], "error": null | { "code", "message" } } ],
     "upscaled", "failed", "skipped", "cancelled", "creditsDeducted",
     "error": null | { "code", "message" } }
