@@ -111,7 +111,9 @@ describe('crisp: the first five minutes', () => {
     for (const shell of ['bash', 'zsh', 'fish']) {
       const r = await runCli(['completion', shell]);
       expect(r.code).toBe(0);
-      for (const word of ['upscale', 'batch', 'serve', 'models', '--face-strength', '--precision', '--overwrite']) expect(r.stdout).toContain(word);
+      for (const word of ['upscale', 'batch', 'serve', 'models', '--face-strength', '--precision', '--overwrite']) {
+        expect(r.stdout).toContain(shell === 'fish' ? word.replace(/^--/, '-l ') : word);
+      }
     }
     const bad = await runCli(['completion', 'tcsh']);
     expect(bad.code).toBe(1);
