@@ -113,6 +113,7 @@ async function child(job: ChildJob): Promise<ChildResult> {
 }
 
 import { runServerBench } from './serverBench.js';
+import { startupBench } from './startupBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
@@ -182,6 +183,7 @@ async function serverBench(): Promise<void> {
 const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'pipeline', run: pipelineBench },
   { name: 'server', run: serverBench },
+  { name: 'startup', run: startupBench },
 ];
 
 async function main(): Promise<void> {

@@ -3,15 +3,16 @@
  * `upscale` takes (both generated from one declaration), both name the same input's output identically
  * (one namer), and `--json` has the same keys on this computer and through a service (one job runner).
  */
-import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobReport } from '../../app/jobs/jobReport.js';
 import { UPSCALE_OPTIONS } from '../../app/settings/upscaleOptions.js';
 import { FAST_MODEL, removeDir, tempDir } from '../helpers/engineHarness.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { runCli } from '../helpers/runCli.js';
-import type { TestServer } from '../server/helpers.js';
+import { postForm, type TestServer } from '../server/helpers.js';
 import { addUser, BIRD, startServer } from '../app/appHelpers.js';
 
 /** Every `--long` flag a command's help lists. */
@@ -100,6 +101,15 @@ describe('one options declaration, one namer, one task path', () => {
       expect([l.results[0]!.width, r.results[0]!.width]).toEqual([144, 144]);
       expect([l.creditsDeducted, r.creditsDeducted]).toEqual([0, 1]);
       expect(l.results[1]!.error).toEqual(r.results[1]!.error);
+    });
+
+    it("the server's 400 for an unknown model suggests the closest name (same resolver as the CLI)", async () => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ model: 'digtal-art-4x', scale: '2', saveImageAs: 'png' })) form.append(k, v);
+      form.append('file', new Blob([await readFile(BIRD)], { type: 'image/png' }), 'bird.png');
+      const a = await postForm(server.url, key, form);
+      expect(a.status).toBe(400);
+      expect(a.json).toEqual(expect.stringMatching(/^Bad Request: model 'digtal-art-4x' is not one of .*\. Did you mean 'digital-art-4x'\?$/));
     });
   });
 });
