@@ -59,4 +59,10 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `crisp models list | head`: the reader went away; that is not an error worth a stack trace.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
+
 process.exitCode = await main(process.argv);

@@ -5,8 +5,7 @@
  * not the image (--remote, --api-key-file, --json, --data).
  */
 import { Option, type Command } from 'commander';
-import { acceptedValues, parseOptionText, UPSCALE_DEFAULTS, UPSCALE_OPTIONS, type OptionSpec, type UpscaleOptionKey, type UpscaleOptions } from '../settings/upscaleOptions.js';
-import { CliError } from './cliError.js';
+import { UPSCALE_OPTIONS, type OptionSpec, type UpscaleOptionKey } from '../settings/upscaleOptions.js';
 
 /** How a value is shown after a flag: `--scale <1-8>`, `--format <jpg|png|webp>`, `--out <dir>`. */
 function valuePlaceholder(spec: OptionSpec): string | undefined {
@@ -21,12 +20,6 @@ function valuePlaceholder(spec: OptionSpec): string | undefined {
     case 'text':
       return `<${spec.valueName}>`;
   }
-}
-
-/** The commander attribute name of a flag (`--face-model` → faceModel). */
-function attributeOf(flags: string): string {
-  const long = flags.split(/[ ,]+/).find((f) => f.startsWith('--')) ?? '';
-  return long.slice(2).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
 const entries = Object.entries(UPSCALE_OPTIONS) as [UpscaleOptionKey, OptionSpec][];
@@ -51,32 +44,4 @@ export function addUpscaleFlags(command: Command): Command {
     .option('--api-key-file <file>', 'with --remote: file holding the API key (default: $CRISP_API_KEY)')
     .option('--json', 'print the results as JSON on stdout (see "crisp help upscale")')
     .option('--data <dir>', "local: keep the engine's task records in this folder (default: a temporary folder)");
-}
-
-/** The options as given, before model resolution: `model` and `denoise` stay undefined unless given. */
-export type ParsedUpscaleFlags = Omit<UpscaleOptions, 'model' | 'denoise'> & { model: string | undefined; denoise: number | undefined };
-
-/** Reads and checks every upscale flag; a bad value is a CliError naming the flag and what it accepts. */
-export function readUpscaleFlags(raw: Record<string, unknown>): ParsedUpscaleFlags {
-  const out: Record<string, unknown> = {};
-  for (const [key, spec] of entries) {
-    const flag = spec.cli.flags.split(/[ ,]+/).find((f) => f.startsWith('--')) ?? key;
-    const given = raw[attributeOf(spec.cli.flags)] as string | boolean | undefined;
-    if (given === undefined) {
-      out[key] = spec.cli.unsetByDefault ? undefined : UPSCALE_DEFAULTS[key];
-      continue;
-    }
-    // Whether a model exists depends on the imported models on disk: resolved by the run (resolveCliModel).
-    if (key === 'model') {
-      out[key] = String(given);
-      continue;
-    }
-    const r = parseOptionText(key, given);
-    if (!r.ok) {
-      // The model's own sentence already says what to do ("Did you mean …?").
-      throw new CliError(key === 'template' || key === 'faceModel' ? `${flag}: ${r.problem}` : `${flag} must be ${acceptedValues(spec)}, not '${String(given)}'`);
-    }
-    out[key] = r.value;
-  }
-  return out as ParsedUpscaleFlags;
 }

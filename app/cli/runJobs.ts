@@ -20,7 +20,8 @@ import { toUserError, UserError } from '../jobs/userErrors.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { JobItem } from '../service/crispService.js';
 import { CliError } from './cliError.js';
-import { readUpscaleFlags, type ParsedUpscaleFlags, type RunFlags } from './optionFlags.js';
+import type { RunFlags } from './optionFlags.js';
+import { readUpscaleFlags, type ParsedUpscaleFlags } from './readUpscaleFlags.js';
 import { createProgressView } from './progressView.js';
 import { paint } from './terminal.js';
 

@@ -5,7 +5,8 @@
  * store's salvage step: a file without them gets their defaults.
  */
 import { z } from 'zod';
-import { UPSCALE_DEFAULTS, upscaleOptionFields, type UpscaleOptions } from './upscaleOptions.js';
+import { upscaleOptionFields } from './optionSchemas.js';
+import { UPSCALE_DEFAULTS, type UpscaleOptions } from './upscaleOptions.js';
 
 export const SETTINGS_VERSION = 1;
 

@@ -5,9 +5,9 @@
  * `crisp upscale` and `crisp batch` (app/cli/optionFlags.ts) and the UI controls' min/max/choices
  * (`optionControl`). A new option is added here and nowhere else.
  *
- * Pure (zod and the contract's enums only): the renderer may import it.
+ * Plain data (no zod, no Node): the renderer may import it, and `crisp --help` loads it without zod. The
+ * zod schemas derived from it are in optionSchemas.ts.
  */
-import { z } from 'zod';
 import { COMPRESSION_MAX, COMPRESSION_MIN, DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../engine/contract/enums.js';
 import { EXECUTION_PROVIDERS } from '../../engine/inference/providers.js';
 import { resolveModelName } from '../../engine/models/modelNames.js';
@@ -122,11 +122,6 @@ type ValueOf<S> = S extends { readonly __type?: infer T } ? Exclude<T, undefined
 /** The upscale options as one typed object (part of Settings; what a job runs with). */
 export type UpscaleOptions = { -readonly [K in UpscaleOptionKey]: ValueOf<(typeof UPSCALE_OPTIONS)[K]> };
 
-function describeValue(v: unknown): string {
-  const s = typeof v === 'string' ? `'${v}'` : JSON.stringify(v);
-  return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
-}
-
 /** In words, what the option accepts (used in errors and --help). */
 export function acceptedValues(spec: OptionSpec): string {
   switch (spec.kind) {
@@ -143,38 +138,7 @@ export function acceptedValues(spec: OptionSpec): string {
   }
 }
 
-/** The zod schema of one option's stored value (a settings file, an IPC payload). */
-export function optionSchema(spec: OptionSpec): z.ZodType {
-  const expect = (what: string) => ({ error: () => `must be ${what}` });
-  switch (spec.kind) {
-    case 'int': {
-      const n = z.number(expect(acceptedValues(spec))).int(expect(acceptedValues(spec))).min(spec.min, expect(acceptedValues(spec))).max(spec.max, expect(acceptedValues(spec)));
-      return spec.nullable ? n.nullable() : n;
-    }
-    case 'number':
-      return z.number(expect(acceptedValues(spec))).min(spec.min, expect(acceptedValues(spec))).max(spec.max, expect(acceptedValues(spec)));
-    case 'choice':
-      return z.enum(spec.choices as [string, ...string[]], expect(acceptedValues(spec)));
-    case 'flag':
-      return z.boolean(expect('true or false'));
-    case 'text': {
-      const check = spec.check;
-      const t = z
-        .string(expect(acceptedValues(spec)))
-        .max(spec.maxLength, expect(`at most ${spec.maxLength} characters`))
-        .superRefine((v, ctx) => {
-          const p = check?.(v);
-          if (p) ctx.addIssue({ code: 'custom', message: p });
-        });
-      return spec.nullable ? t.nullable() : t;
-    }
-  }
-}
-
 const entries = Object.entries(UPSCALE_OPTIONS) as [UpscaleOptionKey, OptionSpec][];
-
-/** Field → schema, for z.object (settings file, patches, IPC). */
-export const upscaleOptionFields = Object.fromEntries(entries.map(([k, s]) => [k, optionSchema(s)])) as { [K in UpscaleOptionKey]: z.ZodType<UpscaleOptions[K]> };
 
 export const UPSCALE_DEFAULTS = Object.fromEntries(entries.map(([k, s]) => [k, s.default])) as UpscaleOptions;
 
@@ -199,24 +163,4 @@ export function optionControl(key: UpscaleOptionKey): OptionControl {
     case 'text':
       return { kind: 'text', maxLength: s.maxLength, nullable: s.nullable, default: s.default, help: s.help };
   }
-}
-
-/**
- * Reads one option from text (a CLI flag, a form field): numbers parsed, choices matched with their
- * aliases, then checked against the declared range. Answers the value or a sentence saying what is accepted.
- */
-export function parseOptionText(key: UpscaleOptionKey, raw: string | boolean): { ok: true; value: unknown } | { ok: false; problem: string } {
-  const spec: OptionSpec = UPSCALE_OPTIONS[key];
-  let value: unknown = raw;
-  if (typeof raw === 'string') {
-    const t = raw.trim();
-    if (spec.kind === 'int') value = /^-?\d+$/.test(t) ? Number(t) : raw;
-    else if (spec.kind === 'number') value = /^-?(\d+\.?\d*|\.\d+)$/.test(t) ? Number(t) : raw;
-    else if (spec.kind === 'choice') value = spec.aliases?.[t.toLowerCase()] ?? t.toLowerCase();
-    else if (spec.kind === 'flag') value = t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : raw;
-  }
-  const r = optionSchema(spec).safeParse(value);
-  if (r.success) return { ok: true, value: r.data };
-  const custom = r.error.issues.find((i) => i.code === 'custom');
-  return { ok: false, problem: custom ? custom.message : `must be ${acceptedValues(spec)}, not ${describeValue(raw)}` };
 }

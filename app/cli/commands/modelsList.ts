@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { listModels, modelSearchDirs, userModelsDir } from '../../../engine/models/catalog.js';
-import { customModelsDir, listCustomModels, type CustomModelListing } from '../../../engine/models/customModels.js';
+import type { CustomModelListing } from '../../../engine/models/customModels.js';
 import { formatTable } from '../table.js';
 import { architectureOf, customModelName } from '../../../engine/models/modelNames.js';
 
@@ -27,6 +26,10 @@ export function registerModelsList(models: Command): void {
     .description('Every contract model with its open model, licence, and whether it is installed; then imported custom models')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { json?: boolean }) => {
+      const [{ listModels, modelSearchDirs, userModelsDir }, { customModelsDir, listCustomModels }] = await Promise.all([
+        import('../../../engine/models/catalog.js'),
+        import('../../../engine/models/customModels.js'),
+      ]);
       const dirs = modelSearchDirs();
       const customDir = userModelsDir();
       let custom: ReturnType<typeof customRow>[] = [];
