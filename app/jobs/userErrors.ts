@@ -147,10 +147,15 @@ function ioSentence(errno: string, ctx: ErrorContext): { code: ErrorCode; messag
 /** The sentence and code for any error; `ctx` names what was being done and to which path or service. */
 export function toUserError(e: unknown, ctx: ErrorContext = {}): UserError {
   if (e instanceof UserError) return e;
+  if (e instanceof BackendError) {
+    // Already a sentence for the person; a socket error behind it still gives the precise code.
+    const behind = errnoOf(e.cause);
+    const code = (behind ? ioSentence(behind, ctx)?.code : undefined) ?? BACKEND_CODES[e.kind];
+    return new UserError(code, firstLine(e.message), { cause: e });
+  }
   const errno = errnoOf(e);
   const io = errno ? ioSentence(errno, ctx) : undefined;
   if (io) return new UserError(io.code, io.message, { cause: e });
-  if (e instanceof BackendError) return new UserError(BACKEND_CODES[e.kind], firstLine(e.message), { cause: e });
   const where = ctx.path ? `${ctx.path}: ` : '';
   // Unknown errors keep their first line only: never a stack trace (--verbose shows the cause).
   return new UserError('internal', `${where}${firstLine(e instanceof Error ? e.message : String(e)) || 'something went wrong'}`, { cause: e });

@@ -53,7 +53,7 @@ describe('output names and overwrite policy', () => {
     await writeFile(path.join(d, 'renamed.dat'), await readFile(BIRD));
     expect((await expandInputs([d], false)).map((e) => path.relative(d, e.path))).toEqual(['renamed.dat']);
     expect((await expandInputs([d], true)).map((e) => path.relative(d, e.path))).toEqual(['deep/img01_baby_LRBI_x4.png', 'renamed.dat']);
-    expect(await expandInputs([path.join(d, 'fake.png')], false)).toEqual([{ path: path.join(d, 'fake.png'), problem: 'fake.png is not a JPG, PNG or WEBP image.' }]);
+    expect(await expandInputs([path.join(d, 'fake.png')], false)).toEqual([{ path: path.join(d, 'fake.png'), problem: 'fake.png is not a JPG, PNG or WEBP image.', problemCode: 'not-an-image' }]);
   });
 });
 

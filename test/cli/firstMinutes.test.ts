@@ -102,6 +102,18 @@ describe('crisp: the first five minutes', () => {
     expectNoRawText(typo);
   });
 
+  it('a service that refuses the connection is named in a sentence, with a stable code in --json', async () => {
+    const refused = 'http://127.0.0.1:9';
+    const r = await runCli(['upscale', BIRD, '-m', FAST_MODEL, '--remote', refused, '--out', path.join(dir, 'remote-out'), '--json'], { CRISP_API_KEY: 'k' });
+    expect(r.code).toBe(1);
+    expectNoRawText(r);
+    const doc = JSON.parse(r.stdout) as JobReport;
+    expect(doc.results[0]?.error).toEqual({
+      code: 'connection-refused',
+      message: `Cannot reach the upscaling service at ${refused}: the connection was refused. Check the URL and that the service is running.`,
+    });
+  });
+
   it('help documents --json and exit codes; completion scripts cover every command', async () => {
     const help = await runCli(['help', 'upscale']);
     expect(help.code).toBe(0);
