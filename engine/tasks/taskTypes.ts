@@ -32,4 +32,6 @@ export interface StoredTask {
   destination?: string;
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
+  /** How many start-ups found this task unfinished (crash recovery; see MAX_RESUMES in engine.ts). */
+  resumes?: number;
 }

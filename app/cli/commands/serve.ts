@@ -40,6 +40,7 @@ interface ServeFlags {
   host: string;
   port: number;
   data: string;
+  db?: string;
   publicUrl?: string;
   allowPrivateUrls?: boolean;
   maxFileSize: number;
@@ -52,6 +53,7 @@ interface ServeFlags {
   executionProvider: ExecutionProviderChoice;
   threads?: number;
   logLevel: string;
+  metricsToken?: string;
 }
 
 export function register(program: Command): void {
@@ -61,6 +63,7 @@ export function register(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 8787)
     .option('--data <dir>', 'data directory (users, credits, tasks, uploads, outputs)', DEFAULT_DATA_DIR)
+    .option('--db <url>', 'PostgreSQL URL for users and credits, shared by several server processes (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL)
     .option('--public-url <url>', 'base URL clients reach this server at (used in part URLs and download links)', publicUrl)
     .option('--allow-private-urls', 'let start-task urls reach loopback/private addresses (trusted networks only)')
     .option('--max-file-size <bytes>', 'largest input file', positiveInt, DEFAULT_LIMITS.maxFileSize)
@@ -73,6 +76,7 @@ export function register(program: Command): void {
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
     .action(async (flags: ServeFlags) => {
       const engineLimits: Partial<EngineLimits> = {
         maxFileSize: flags.maxFileSize,
@@ -85,6 +89,7 @@ export function register(program: Command): void {
         host: flags.host,
         port: flags.port,
         dataDir: flags.data,
+        ...(flags.db ? { db: flags.db } : {}),
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,
@@ -93,6 +98,7 @@ export function register(program: Command): void {
         executionProvider: flags.executionProvider,
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
+        ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);
