@@ -4,13 +4,13 @@
  * a folder given to `upscale` points to `batch`, imported models answer to their bare name, typos get
  * suggestions, and the shell niceties (completion, help with --json and exit codes) exist.
  */
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobReport } from '../../app/jobs/jobReport.js';
 import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
-import { ONNX_DIR } from '../helpers/paths.js';
+import { ONNX_DIR, REPO_ROOT } from '../helpers/paths.js';
 import { runCli, type CliResult } from '../helpers/runCli.js';
 import { BIRD } from '../app/appHelpers.js';
 
@@ -112,6 +112,27 @@ describe('crisp: the first five minutes', () => {
       code: 'connection-refused',
       message: `Cannot reach the upscaling service at ${refused}: the connection was refused. Check the URL and that the service is running.`,
     });
+  });
+
+  it('starts light: before a command runs, the compiled CLI loads no npm package but commander', async () => {
+    // Follows the static imports of out/cli/main.js (built by the test setup) through its chunks; dynamic
+    // import() — how commands load onnxruntime, sharp, fastify, undici, zod, pg — is not followed.
+    const outDir = path.join(REPO_ROOT, 'out/cli');
+    const packages = new Set<string>();
+    const seen = new Set<string>();
+    const visit = async (file: string): Promise<void> => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const code = await readFile(path.join(outDir, file), 'utf8');
+      for (const m of code.matchAll(/^import\s+(?:[^'";]*?\s+from\s+)?["']([^"']+)["'];?$/gms)) {
+        const spec = m[1]!;
+        if (spec.startsWith('./')) await visit(spec.slice(2));
+        else if (!spec.startsWith('node:')) packages.add(spec);
+      }
+    };
+    await visit('main.js');
+    expect(seen.size).toBeGreaterThan(1);
+    expect([...packages]).toEqual(['commander']);
   });
 
   it('help documents --json and exit codes; completion scripts cover every command', async () => {
