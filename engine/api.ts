@@ -30,6 +30,11 @@ export interface StartTaskInput {
    * server's streamed parts) instead of copying them.
    */
   moveFiles?: boolean;
+  /**
+   * extension (in-process callers only, one input): write the output straight to this path (a temp name in
+   * its folder, then rename) instead of into the task folder, so it is written once and never copied.
+   */
+  outputPath?: string;
 }
 
 export interface StoredPart {

@@ -27,6 +27,7 @@ import { assertTaskQuota, assertUploadQuota, type QuotaContext } from './quotas/
 import { createInference, type ExecutionProviderChoice, type Inference, type PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
+import { resolveTaskModelField } from './models/modelNames.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
@@ -192,12 +193,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
     // Read the registry per task so a model imported while the engine runs is usable at once.
     const custom = opts.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
-    const req: StartTaskRequest = parseStartTask(
-      input.fields,
-      input.file,
-      { maxFilesPerTask: limits.maxFilesPerTask },
-      custom ? { extraModels: (name) => custom.has(name) } : {},
-    );
+    // An imported model answers to its bare name too; an unknown name gets "did you mean …" in the 400.
+    const named = resolveTaskModelField(input.fields, custom);
+    let req: StartTaskRequest;
+    try {
+      req = parseStartTask(named.fields, input.file, { maxFilesPerTask: limits.maxFilesPerTask }, custom ? { extraModels: (name) => custom.has(name) } : {});
+    } catch (e) {
+      throw named.suggestion && isContractError(e) && e.status === 400 ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`) : e;
+    }
     try {
       await resolveTaskModel(req, modelSources, { build: false });
     } catch (e) {
@@ -243,6 +246,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         creditsDeducted: false,
         deductedCredits: 0,
         warnings: req.enhanceFace ? [FACE_WARNING] : [],
+        ...(input.outputPath !== undefined && inputs.length === 1 ? { destination: path.resolve(input.outputPath) } : {}),
       };
       await store.save(task);
       runner.enqueue(task);
@@ -285,7 +289,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     }
     const file = task.outputs.find((f) => f.fileName === fileName);
     if (!file || task.status !== 'PROCESSED' || now() > file.expiresAt) throw errors.notFound('File not found');
-    const abs = path.join(dataDir, file.path);
+    const abs = path.isAbsolute(file.path) ? file.path : path.join(dataDir, file.path);
     const st = await stat(abs).catch(() => undefined);
     if (!st?.isFile()) throw errors.notFound('File not found');
     return { path: abs, file: decorate(task, file) };

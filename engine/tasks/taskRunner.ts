@@ -275,9 +275,9 @@ export class TaskRunner {
       task.updatedAt = now();
       await store.save(task);
     }
-    const fileName = outputFileName(input.originalFileName, task.settings, job.taken);
+    const fileName = task.destination ? path.basename(task.destination) : outputFileName(input.originalFileName, task.settings, job.taken);
     job.taken.add(fileName);
-    const outputPath = path.join(outDir, fileName);
+    const outputPath = task.destination ?? path.join(outDir, fileName);
     const result = await upscaleImage(
       {
         input: { path: input.path as string },
@@ -303,7 +303,7 @@ export class TaskRunner {
       fileType: OUTPUT_MIME_TYPES[task.settings.saveImageAs],
       fileSize: size,
       originalFileName: input.originalFileName,
-      path: path.relative(path.dirname(store.root), outputPath).split(path.sep).join('/'),
+      path: task.destination ?? path.relative(path.dirname(store.root), outputPath).split(path.sep).join('/'),
       createdAt,
       expiresAt: createdAt + limits.fileTtlMs,
       dimensions: { width: result.width, height: result.height },

@@ -117,6 +117,7 @@ import { formatServerRows, runServerBench } from './serverBench.js';
 import { runInt8Bench } from './int8Bench.js';
 import { uxBench } from './uxBench.js';
 import { hugeBench } from './hugeBench.js';
+import { startupBench } from './startupBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
@@ -190,6 +191,7 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'ux', run: uxBench },
   { name: 'huge', run: hugeBench },
   { name: 'fairness', run: async () => console.log(`\nFairness (two users, one device)\n${(await runFairnessBench()).join('\n')}`) },
+  { name: 'startup', run: startupBench },
 ];
 
 async function main(): Promise<void> {

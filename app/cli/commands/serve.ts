@@ -5,8 +5,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engine/inference/index.js';
-import { startServer } from '../../../engine/server/start.js';
+import type { ExecutionProviderChoice } from '../../../engine/inference/index.js';
+import { EXECUTION_PROVIDERS } from '../../../engine/inference/providers.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logging.js';
 import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/limits.js';
@@ -135,6 +135,8 @@ export function register(program: Command): void {
         maxStoredBytesPerUser: flags.maxStoredBytes,
         maxOutputsPerUser: flags.maxOutputs,
       };
+      // Fastify and the engine load only for this command, so `crisp --help` stays fast.
+      const { startServer } = await import('../../../engine/server/start.js');
       const server = await startServer({
         host: flags.host,
         port: flags.port,
