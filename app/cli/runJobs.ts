@@ -128,6 +128,8 @@ async function runChecked(inputs: string[], raw: Record<string, unknown>, run: R
       executionProvider: flags.executionProvider,
       ...(flags.threads ? { threads: flags.threads } : {}),
       ...(flags.tileSize ? { tileSize: flags.tileSize } : {}),
+      // --precision is an engine-wide choice (int8 variants are picked per model when sessions load).
+      ...(flags.precision ? { precision: flags.precision } : {}),
     });
   }
 

@@ -47,6 +47,7 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
           executionProvider: s.executionProvider,
           ...(s.threads ? { threads: s.threads } : {}),
           ...(s.tileSize ? { tileSize: s.tileSize } : {}),
+          ...(s.precision ? { precision: s.precision } : {}),
           ...(deps.spawner ? { spawner: deps.spawner } : {}),
         })
       : createRemoteBackend({ ...deps.remote, baseUrl: s.baseUrl, apiKey: apiKey ?? '' });
@@ -57,7 +58,7 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
       let key: string;
       let apiKey: string | undefined;
       if (s.mode === 'local') {
-        key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize]);
+        key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize, s.precision]);
       } else {
         apiKey = await deps.secrets.get(API_KEY_SECRET);
         if (!s.baseUrl) throw new BadRequestError(NO_SERVICE_URL);
