@@ -217,7 +217,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     let reserved = false;
     try {
       // Headers are read here (cheap), so the price can follow the output size before anything is reserved.
-      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits, { move: input.moveFiles === true });
+      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits, {
+        move: input.moveFiles === true,
+        // An in-process caller's chosen destination is where the output and its temp raster will need room.
+        outputDir: input.outputPath ? path.dirname(input.outputPath) : undefined,
+      });
       cost = priceTask(req, inputs);
       await meter.reserve(caller, id, cost);
       reserved = true;

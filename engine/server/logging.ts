@@ -12,10 +12,8 @@
 import { Writable } from 'node:stream';
 import { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-export const LOG_FORMATS = ['json', 'pretty'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+import type { LogFormat } from './logOptions.js';
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logOptions.js';
 
 /** What the error handler tells the request log line about a refusal (one line, not two). */
 export interface LoggedRefusal {

@@ -43,7 +43,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   // Above the keep-alive timeout, which governs idle keep-alive sockets; this cuts stalls mid-request.
   connectionTimeoutMs: 120_000,
   maxConnections: 1024,
-  maxConnectionsPerIp: 64,
+  maxConnectionsPerIp: 256,
 };
 
 export interface ServerConfig {

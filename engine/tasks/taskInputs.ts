@@ -20,7 +20,8 @@ export async function materializeInputs(
   inputsDir: string,
   uploads: UploadStore,
   limits: EngineLimits,
-  opts: { move?: boolean } = {},
+  /** move: take the files instead of copying them; outputDir: where the output (and its temp raster) will go, when not the task folder. */
+  opts: { move?: boolean; outputDir?: string | undefined } = {},
 ): Promise<TaskInput[]> {
   await mkdir(inputsDir, { recursive: true });
   if (req.source === 'urls') {
@@ -30,7 +31,7 @@ export async function materializeInputs(
     const inputs: TaskInput[] = [];
     for (const [i, ref] of req.files.entries()) {
       const up = await uploads.resolveCompleted(caller, ref.path, i);
-      inputs.push(await checkedInput(up.absolutePath, up.originalFileName, req, limits));
+      inputs.push(await checkedInput(up.absolutePath, up.originalFileName, req, limits, opts.outputDir));
     }
     return inputs;
   }
@@ -46,7 +47,7 @@ export async function materializeInputs(
         throw errors.badRequest(`${f.originalFileName} cannot be read (${e.code ?? e.message})`);
       });
     }
-    inputs.push(await checkedInput(target, f.originalFileName, req, limits));
+    inputs.push(await checkedInput(target, f.originalFileName, req, limits, opts.outputDir));
   }
   return inputs;
 }
@@ -61,6 +62,7 @@ export async function checkedInput(
   originalFileName: string,
   settings: TaskSettings,
   limits: EngineLimits,
+  outputDir?: string,
 ): Promise<TaskInput> {
   const fh = await open(file, 'r');
   let head: Buffer;
@@ -78,7 +80,7 @@ export async function checkedInput(
   try {
     const info = await probeImage({ path: file }, originalFileName, { maxInputPixels: limits.maxInputPixels });
     const out = checkOutputFits(info.width, info.height, settings.scale, settings.saveImageAs, { maxOutputPixels: limits.maxOutputPixels, name: originalFileName });
-    await checkTaskDisk(file, originalFileName, info, out, settings, limits);
+    await checkTaskDisk(outputDir ?? path.dirname(file), originalFileName, info, out, settings, limits);
     return { path: file, originalFileName, dimensions: { width: info.width, height: info.height } };
   } catch (e) {
     if (e instanceof ImageInputError) throw errors.badRequest(e.message);
@@ -90,8 +92,7 @@ export async function checkedInput(
  * A task whose temp raster and output cannot fit the free disk of the task folder (inputs, temp rasters and
  * outputs share it) is refused here, with 400, before it is queued; the run checks again before decoding.
  */
-async function checkTaskDisk(file: string, name: string, info: ImageInfo, out: OutputSize, settings: TaskSettings, limits: EngineLimits): Promise<void> {
-  const dir = path.dirname(file);
+async function checkTaskDisk(dir: string, name: string, info: ImageInfo, out: OutputSize, settings: TaskSettings, limits: EngineLimits): Promise<void> {
   const budget = estimateJob(
     {
       inWidth: info.width,

@@ -17,7 +17,7 @@ describe('crisp models quantize and --precision', () => {
   it.each([
     [['models', 'quantize', 'nope-4x'], `crisp: error: 'nope-4x' is neither a model name nor an .onnx file. "crisp models list" shows the model names.`],
     [['models', 'quantize', 'digital-art-4x', '--calibration', '/no/such/folder'], 'crisp: error: Cannot read the calibration folder /no/such/folder. Pass a folder of JPG, PNG or WebP photos with --calibration.'],
-    [['upscale', BIRD, '--precision', 'fp16'], 'crisp: error: --precision must be one of auto, fp32, int8'],
+    [['upscale', BIRD, '--precision', 'fp16'], "crisp: error: --precision must be one of auto, fp32, int8, not 'fp16'"],
   ])('refuses %j with one clear line and exit code 1', async (args, message) => {
     const r = await runCli(args);
     expect(r.code).toBe(1);

@@ -52,7 +52,8 @@ describe('denoise strength through the engine', () => {
       const r = await run({ ...base, denoise: String(d) });
       expect(r.status.denoise).toBe(d);
       expect(r.status.model).toBe('service-lite-4x');
-      expect(r.file.fileName).toBe(`bird_LRBI_x4_service-lite-4x-dn${d}_x4.png`);
+      // Strength 1 is the plain model, so it is named like no denoise at all (engine/tasks/outputNames.ts).
+      expect(r.file.fileName).toBe(d === 1 ? 'bird_LRBI_x4_service-lite-4x_x4.png' : `bird_LRBI_x4_service-lite-4x-dn${d}_x4.png`);
       expect(r.file.dimensions).toEqual({ width: 288, height: 288 });
       outputs.set(String(d), r.pixels);
     }
@@ -97,9 +98,12 @@ describe('crisp upscale --denoise', () => {
     const r = await runCli(['upscale', BIRD, '--denoise', '0.25', '--scale', '1', '--out', out, '--json']);
     expect(crispLines(r.stderr)).toEqual([]);
     expect(r.code).toBe(0);
-    const s = JSON.parse(r.stdout) as { model: string; denoise: number; files: Array<{ fileName: string; dimensions: unknown }> };
-    expect([s.model, s.denoise]).toEqual(['service-lite-4x', 0.25]);
-    expect(s.files[0]).toMatchObject({ fileName: 'bird_LRBI_x4_service-lite-4x-dn0.25_x1.png', dimensions: { width: 72, height: 72 } });
+    const s = JSON.parse(r.stdout) as { model: string; results: Array<{ status: string; output: string; width: number; height: number }> };
+    expect(s.model).toBe('service-lite-4x');
+    expect(s.results).toHaveLength(1);
+    expect(s.results[0]).toMatchObject({ status: 'done', width: 72, height: 72 });
+    // The strength is in the name, so two strengths never overwrite each other.
+    expect(path.basename(s.results[0]!.output)).toBe('bird_LRBI_x4_service-lite-4x-dn0.25_x1.png');
     expect(await readdir(out)).toContain('bird_LRBI_x4_service-lite-4x-dn0.25_x1.png');
   });
 
@@ -107,7 +111,7 @@ describe('crisp upscale --denoise', () => {
     const r = await runCli(['upscale', BIRD, '--denoise', '0.5', '--model', 'digital-art-4x', '--out', out]);
     expect(r.code).toBe(1);
     expect(crispLines(r.stderr)).toEqual([
-      "crisp: error: denoise is only available with model 'service-lite-4x' (the general photo model), not 'digital-art-4x'",
+      "crisp: error: --denoise only works with --model service-lite-4x (the general photo model), not digital-art-4x.",
     ]);
   });
 });

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import type { CustomModelListing } from '../../../engine/models/customModels.js';
 import { formatTable } from '../table.js';
-// int8Variant.ts, not inference/index.js: listing models must not load onnxruntime (startup time).
-import { findInt8Variant, type Int8Variant } from '../../../engine/inference/int8Variant.js';
+import type { Int8Variant } from '../../../engine/inference/int8Variant.js';
 import { architectureOf, customModelName } from '../../../engine/models/modelNames.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
@@ -53,6 +52,8 @@ export function registerModelsList(models: Command): void {
       }
       const listed = [...listModels(dirs), ...custom];
       // Which models have an int8 variant (crisp models quantize), and whether it passed its quality check.
+      // Loaded when listing, not at startup: the CLI imports every command module before parsing (see main.ts).
+      const { findInt8Variant } = await import('../../../engine/inference/int8Variant.js');
       const rows = await Promise.all(listed.map(async (m) => ({ ...m, int8: m.path ? int8Summary(await findInt8Variant(m.path).catch(() => undefined)) : null })));
       if (customError) process.stderr.write(`crisp: warning: ${customError}\n`);
       if (opts.json) {

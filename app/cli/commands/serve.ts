@@ -8,7 +8,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ExecutionProviderChoice } from '../../../engine/inference/index.js';
 import { EXECUTION_PROVIDERS } from '../../../engine/inference/providers.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logging.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logOptions.js';
 import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/limits.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
