@@ -4,16 +4,24 @@
  * the callers (multipartUpload, remoteBackend), which know what is safe to repeat.
  */
 import { FormData, request, type Dispatcher } from 'undici';
-import type {
-  CompletedPart,
-  FileData,
-  GetUploadUrlRequest,
-  StartTaskResult,
-  TaskStatusData,
-  UploadSession,
+import type { z } from 'zod';
+import {
+  describeIssue,
+  partUploadResultSchema,
+  RESPONSE_SCHEMAS,
+  successEnvelopeSchema,
+  type AccountData,
+  type CompletedPart,
+  type FileData,
+  type GetUploadUrlRequest,
+  type ResponseData,
+  type ResponseRoute,
+  type StartTaskResult,
+  type TaskStatusData,
+  type UploadSession,
 } from '../../engine/contract/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
-import { errorFromResponse, errorFromTransport } from './responseErrors.js';
+import { errorFromResponse, errorFromTransport, htmlSummary } from './responseErrors.js';
 
 export interface ContractClientOptions {
   baseUrl: string;
@@ -23,12 +31,7 @@ export interface ContractClientOptions {
   timeoutMs?: number;
 }
 
-export interface AccountData {
-  userId?: string;
-  email?: string;
-  currentCredits?: number;
-  currentExtraCredits?: number;
-}
+export type { AccountData };
 
 export type StartTaskSource =
   | { kind: 'file'; fileName: string; bytes: Uint8Array; mime: string }
@@ -76,23 +79,40 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
     }
   }
 
-  function unwrap<T>(r: { status: number; headers: Headers; bytes: Uint8Array }): T {
+  /** Any answer that is not the contract's: one clear sentence naming the service, the endpoint and what was wrong. */
+  function unexpected(what: string, detail: string, headers: Headers): never {
+    throw errorFromResponse(502, JSON.stringify(`Unexpected response from the service at ${origin} (${what}): ${detail}.`), headers);
+  }
+
+  /** Checks the status, parses JSON, unwraps the success envelope and validates `data` with `schema`. */
+  function unwrap<T>(what: string, schema: z.ZodType<T>, r: { status: number; headers: Headers; bytes: Uint8Array }): T {
     const text = Buffer.from(r.bytes).toString('utf8');
+    const html = htmlSummary(text, r.headers['content-type']);
+    if (html !== undefined) {
+      // Keep the HTTP status so a proxy's 502/503 stays a retryable server error.
+      const detail = `HTTP ${r.status}, an HTML page${html ? ` titled "${html}"` : ''} instead of the contract's JSON`;
+      throw errorFromResponse(r.status >= 400 ? r.status : 502, JSON.stringify(`Unexpected response from the service at ${origin} (${what}): ${detail}.`), r.headers);
+    }
     if (r.status < 200 || r.status >= 300) throw errorFromResponse(r.status, text, r.headers);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered with something that is not JSON.`), r.headers);
+      const ct = r.headers['content-type'];
+      return unexpected(what, `not JSON${typeof ct === 'string' ? ` (${ct.split(';')[0]})` : ''}`, r.headers);
     }
-    if (!body || typeof body !== 'object' || !('data' in body)) {
-      throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered without a data object.`), r.headers);
-    }
-    return (body as { data: T }).data;
+    const envelope = successEnvelopeSchema.safeParse(body);
+    if (!envelope.success) return unexpected(what, `not a {"status": "success", "data": …} object (${describeIssue(envelope.error)})`, r.headers);
+    const data = schema.safeParse(envelope.data.data);
+    if (!data.success) return unexpected(what, `data.${describeIssue(data.error)}`, r.headers);
+    return data.data;
   }
 
-  const postJson = async <T>(route: string, data: unknown, signal?: AbortSignal): Promise<T> =>
-    unwrap<T>(
+  const postJson = async <R extends ResponseRoute>(route: R, data: unknown, signal?: AbortSignal): Promise<ResponseData[R]> =>
+    unwrap(
+      route,
+      // TypeScript cannot follow a key-indexed schema to its output type; ResponseData is that mapping.
+      RESPONSE_SCHEMAS[route] as unknown as z.ZodType<ResponseData[R]>,
       await send(
         `${base}/${route}`,
         { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data }), auth: true },
@@ -102,19 +122,20 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
 
   return {
     origin,
-    getUploadUrl: (req, signal) => postJson<UploadSession>('get-upload-url', req, signal),
+    getUploadUrl: async (req, signal): Promise<UploadSession> => postJson('get-upload-url', req, signal),
 
     async putPart(signedUrl, bytes, signal) {
       // Part URLs carry their own signature (spec: Authentication 4): no API key is sent to them.
       const r = await send(signedUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: bytes, auth: false }, signal);
-      const data = unwrap<{ ETag?: string }>(r);
-      const etag = (Array.isArray(r.headers.etag) ? r.headers.etag[0] : r.headers.etag) ?? data.ETag;
+      if (r.status < 200 || r.status >= 300) throw errorFromResponse(r.status, Buffer.from(r.bytes).toString('utf8'), r.headers);
+      const header = Array.isArray(r.headers.etag) ? r.headers.etag[0] : r.headers.etag;
+      const etag = header ?? unwrap('part upload', partUploadResultSchema, r).ETag;
       if (!etag) throw errorFromResponse(502, JSON.stringify('The service stored a part without answering its ETag.'), r.headers);
       return etag;
     },
 
     async completeMultipartUpload(uploadId, key, parts, signal) {
-      await postJson<unknown>('complete-multipart-upload', { uploadId, key, parts }, signal);
+      await postJson('complete-multipart-upload', { uploadId, key, parts }, signal);
     },
 
     async startTask(settings, source, signal) {
@@ -128,13 +149,13 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       if (source.kind === 'file') form.append('file', new Blob([source.bytes], { type: source.mime }), source.fileName);
       else form.append('files', JSON.stringify(source.files));
       const r = await send(`${base}/start-task`, { method: 'POST', body: form, auth: true }, signal);
-      const data = unwrap<StartTaskResult>(r);
+      const data: StartTaskResult = unwrap('start-task', RESPONSE_SCHEMAS['start-task'], r);
       const cost = Number(r.headers['x-task-cost']);
       return Number.isFinite(cost) ? { ...data, taskCost: cost } : data;
     },
 
-    getTaskStatus: (taskId, signal) => postJson<TaskStatusData>('get-task-status', { taskId }, signal),
-    getAccount: (signal) => postJson<AccountData>('get-account', {}, signal),
+    getTaskStatus: async (taskId, signal): Promise<TaskStatusData> => postJson('get-task-status', { taskId }, signal),
+    getAccount: (signal) => postJson('get-account', {}, signal),
 
     async download(url, signal) {
       // Send the key only to the service's own origin: a download link elsewhere must not learn it.

@@ -4,3 +4,4 @@ export * from './shapes.js';
 export * from './errors.js';
 export * from './validate.js';
 export * from './progress.js';
+export * from './responses.js';
