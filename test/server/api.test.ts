@@ -383,9 +383,14 @@ describe('server failures (storage made to fail)', () => {
   });
 });
 
-describe('the spec Errors table', () => {
-  it('every row was reproduced with its exact status and body', () => {
-    const missing = SPEC_ERRORS.filter((r) => !seen.has(`${r.endpoint} ${r.status} ${JSON.stringify(r.message)}`));
-    expect(missing).toEqual([]);
+// The spec Errors table: every row reproduced with its exact status and body.
+// Checked after every test of this file, not as a test of its own: a test that reads what other tests left
+// behind would depend on their order. When some were filtered out or failed, the table is not judged.
+afterAll(({}, suite) => {
+  const tests = suite.tasks.flatMap(function flat(t): { result?: { state?: string } }[] {
+    return 'tasks' in t ? t.tasks.flatMap(flat) : [t];
   });
+  if (!tests.every((t) => t.result?.state === 'pass')) return;
+  const missing = SPEC_ERRORS.filter((r) => !seen.has(`${r.endpoint} ${r.status} ${JSON.stringify(r.message)}`));
+  expect(missing, 'spec Errors rows no test reproduced').toEqual([]);
 });
