@@ -4,13 +4,14 @@
  * the CreditMeter interface. The CLI, the desktop app and `crisp serve` all drive this one object.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Caller, OutputFile, StartTaskInput, StoredPart, UpscalingEngine } from './api.js';
 import {
   errors,
   isContractError,
   parseGetTaskStatus,
+  parseGetUploadUrl,
   parseStartTask,
   type StartTaskRequest,
   type StartTaskResult,
@@ -20,14 +21,19 @@ import {
   type CompleteMultipartUploadResult,
 } from './contract/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
-import { createInference, type ExecutionProviderChoice, type Inference } from './inference/index.js';
+import { outputSizeOf } from './credits/priceTable.js';
+import { FetchBudget } from './quotas/fetchBudget.js';
+import { assertTaskQuota, assertUploadQuota, type QuotaContext } from './quotas/userQuota.js';
+import { createInference, type ExecutionProviderChoice, type Inference, type PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
+import { resolveTaskModelField } from './models/modelNames.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
 import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
+import { taskStats, type TaskStats } from './tasks/taskStats.js';
 import { TaskStore } from './tasks/taskStore.js';
 import type { StoredTask } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
@@ -42,6 +48,8 @@ export interface EngineOptions {
   limits?: Partial<EngineLimits>;
   executionProvider?: ExecutionProviderChoice;
   threads?: number;
+  /** fp32, int8 or auto (int8 where the CPU and a checked int8 variant allow it); default auto. */
+  precision?: PrecisionRequest;
   /** Fixed tile size in input pixels; automatic when absent. */
   tileSize?: number;
   modelDirs?: string[];
@@ -57,6 +65,11 @@ export interface EngineOptions {
   now?: () => number;
   /** Injected inference (tests, or a shared one). */
   inference?: Inference;
+  /**
+   * Run tasks left unfinished by a crash again at start (`crisp serve`), up to MAX_RESUMES times each,
+   * instead of failing them. The app's own job queue retries items itself, so it leaves this off.
+   */
+  resumeInterrupted?: boolean;
 }
 
 export interface Engine extends UpscalingEngine {
@@ -66,11 +79,27 @@ export interface Engine extends UpscalingEngine {
   cancelTask(caller: Caller, taskId: string): Promise<void>;
   /** Removes expired uploads and tasks whose outputs have expired. */
   sweep(): Promise<void>;
+  /** Operator figures over the tasks this engine knows (`/metrics`). */
+  stats(): TaskStats;
 }
 
 const FACE_WARNING =
   'Face enhancement is not available in this version of Crisp yet: faces were upscaled like the rest of the image.';
 const INTERRUPTED = 'Crisp stopped while this task was running. Start it again.';
+/** A task that was unfinished at this many start-ups in a row is likely what kills the process: stop retrying it. */
+export const MAX_RESUMES = 3;
+const GAVE_UP = `Crisp stopped ${MAX_RESUMES} times while this task was running, so it was not tried again. Start it again, or try a smaller image.`;
+
+/** A task can run again only if the bytes it was given are still there (URL inputs are fetched again). */
+async function inputsPresent(task: StoredTask): Promise<boolean> {
+  for (const input of task.inputs) {
+    if (input.url) continue;
+    if (!input.path) return false;
+    const ok = await stat(input.path).then((st) => st.isFile(), () => false);
+    if (!ok) return false;
+  }
+  return true;
+}
 
 export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const dataDir = path.resolve(opts.dataDir);
@@ -91,16 +120,26 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const settleLock = new KeyedMutex();
   let inference: Inference | undefined = opts.inference;
   const getInference = () =>
-    (inference ??= createInference({ executionProvider: opts.executionProvider ?? 'auto', threads: opts.threads }));
+    (inference ??= createInference({ executionProvider: opts.executionProvider ?? 'auto', threads: opts.threads, ...(opts.precision ? { precision: opts.precision } : {}) }));
 
-  // Anything unfinished at start-up was running (or waiting) when the process died: it fails, never hangs.
+  // Anything unfinished at start-up was running (or waiting) when the process died: it is resumed from
+  // its stored inputs (server) or fails (app), and never hangs. Either way the killed run may have left a
+  // temp file mid-write, so partial outputs go.
+  const resumable: StoredTask[] = [];
   for (const task of await store.load()) {
-    task.status = 'PROCESSING_FAILED';
-    task.error = INTERRUPTED;
     task.outputs = [];
-    // The killed run may have left a temp file mid-write; a failed task keeps no outputs at all.
     await rm(path.join(store.taskDir(task.id), 'outputs'), { recursive: true, force: true });
     task.updatedAt = now();
+    task.resumes = (task.resumes ?? 0) + 1;
+    const canResume = opts.resumeInterrupted === true && task.resumes <= MAX_RESUMES && (await inputsPresent(task));
+    if (canResume) {
+      task.status = 'PROCESSING';
+      await store.save(task);
+      resumable.push(task);
+      continue;
+    }
+    task.status = 'PROCESSING_FAILED';
+    task.error = opts.resumeInterrupted === true && task.resumes > MAX_RESUMES ? GAVE_UP : INTERRUPTED;
     await store.save(task);
     await meter.release(task.id);
   }
@@ -114,7 +153,36 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
+    onInputsFetched: async (task) => {
+      // URL images are quoted at the base size when the task starts; now that their size is known,
+      // raise the reservation if they are larger (or fail the task, charging nothing).
+      const cost = priceTask(task.settings, task.inputs);
+      if (cost <= task.creditsToDeduct) return;
+      try {
+        await meter.adjust({ userId: task.userId, email: task.email }, task.id, cost);
+      } catch (e) {
+        if (isContractError(e) && e.status === 402) {
+          throw errors.badRequest(`the images at these URLs cost ${cost} credits at their size (${task.creditsToDeduct} were reserved) and your available credits do not cover the difference`);
+        }
+        throw e;
+      }
+      task.creditsToDeduct = cost;
+      await store.save(task);
+    },
   });
+  const fetchBudget = new FetchBudget(limits.urlFetchBudget, limits.urlFetchBudgetWindowMs, now);
+  const quotas: QuotaContext = {
+    limits,
+    uploadsRoot: path.join(dataDir, 'uploads'),
+    tasks: () => store.all(),
+    activeTasksOf: (userId) => runner.activeTasksOf(userId),
+    now,
+  };
+  const priceTask = (settings: StoredTask['settings'], inputs: readonly { dimensions?: { width: number; height: number } }[]) =>
+    meter.quote(settings, inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale) : undefined)));
+
+  // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
+  for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
 
   const ownTask = (caller: Caller, taskId: string): StoredTask => {
     const task = /^[0-9a-f-]{36}$/.test(taskId) ? store.get(taskId) : undefined;
@@ -125,12 +193,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
     // Read the registry per task so a model imported while the engine runs is usable at once.
     const custom = opts.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
-    const req: StartTaskRequest = parseStartTask(
-      input.fields,
-      input.file,
-      { maxFilesPerTask: limits.maxFilesPerTask },
-      custom ? { extraModels: (name) => custom.has(name) } : {},
-    );
+    // An imported model answers to its bare name too; an unknown name gets "did you mean …" in the 400.
+    const named = resolveTaskModelField(input.fields, custom);
+    let req: StartTaskRequest;
+    try {
+      req = parseStartTask(named.fields, input.file, { maxFilesPerTask: limits.maxFilesPerTask }, custom ? { extraModels: (name) => custom.has(name) } : {});
+    } catch (e) {
+      throw named.suggestion && isContractError(e) && e.status === 400 ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`) : e;
+    }
     try {
       await resolveTaskModel(req, modelSources, { build: false });
     } catch (e) {
@@ -138,12 +208,20 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       throw e;
     }
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
-    const cost = meter.quote(req, count);
+    assertTaskQuota(quotas, caller, count);
+    // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
+    await meter.assertCanAfford(caller, meter.quote(req, count));
     const id = randomUUID();
-    await meter.reserve(caller, id, cost);
     const taskDir = store.taskDir(id);
+    let cost = 0;
+    let reserved = false;
     try {
-      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits);
+      // Headers are read here (cheap), so the price can follow the output size before anything is reserved.
+      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits, { move: input.moveFiles === true });
+      cost = priceTask(req, inputs);
+      await meter.reserve(caller, id, cost);
+      reserved = true;
+      if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       const t = now();
       const task: StoredTask = {
         id,
@@ -168,11 +246,12 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         creditsDeducted: false,
         deductedCredits: 0,
         warnings: req.enhanceFace ? [FACE_WARNING] : [],
+        ...(input.outputPath !== undefined && inputs.length === 1 ? { destination: path.resolve(input.outputPath) } : {}),
       };
       await store.save(task);
       runner.enqueue(task);
     } catch (e) {
-      await meter.release(id);
+      if (reserved) await meter.release(id);
       await rm(taskDir, { recursive: true, force: true });
       if (isContractError(e)) throw e;
       throw errors.serverFailure('start-task');
@@ -210,7 +289,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     }
     const file = task.outputs.find((f) => f.fileName === fileName);
     if (!file || task.status !== 'PROCESSED' || now() > file.expiresAt) throw errors.notFound('File not found');
-    const abs = path.join(dataDir, file.path);
+    const abs = path.isAbsolute(file.path) ? file.path : path.join(dataDir, file.path);
     const st = await stat(abs).catch(() => undefined);
     if (!st?.isFile()) throw errors.notFound('File not found');
     return { path: abs, file: decorate(task, file) };
@@ -218,6 +297,12 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
 
   async function sweep(): Promise<void> {
     await uploads.sweep();
+    // Start-task bodies stream into incoming/<id>/ and leave it at once; anything older is crash debris.
+    const incoming = path.join(dataDir, 'incoming');
+    for (const name of await readdir(incoming).catch(() => [] as string[])) {
+      const st = await stat(path.join(incoming, name)).catch(() => undefined);
+      if (st && now() - st.mtimeMs > limits.uploadTtlMs) await rm(path.join(incoming, name), { recursive: true, force: true });
+    }
     const t = now();
     for (const task of [...store.all()]) {
       const terminal = task.status === 'PROCESSED' || task.status === 'PROCESSING_FAILED';
@@ -236,6 +321,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     limits,
     getUploadUrl: async (caller: Caller, body: unknown): Promise<UploadSession> => {
       await meter.assertCanUpload(caller);
+      const req = parseGetUploadUrl(body, { maxFileSize: limits.maxFileSize });
+      await assertUploadQuota(quotas, caller, req.fileSize);
       return uploads.create(caller, body);
     },
     putUploadPart: (signedUrl: string, bytes: AsyncIterable<Uint8Array> | Uint8Array): Promise<StoredPart> =>
@@ -249,6 +336,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     cancelTask: async (caller, taskId) => runner.cancel(ownTask(caller, taskId)),
     idle: () => runner.idle(),
     sweep,
+    stats: () => taskStats(store.all()),
     close: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
       await runner.close();

@@ -15,6 +15,11 @@ export interface UpscaleSettings {
   enhanceFace: boolean;
   /** extension: denoise strength 0–1, only for the contract's DENOISE_MODEL; absent = not asked for. */
   denoise?: number;
+  /** extension (local engine): the face model and the restored/unrestored blend, with enhanceFace. */
+  faceModel?: string;
+  faceStrength?: number;
+  /** extension (local engine): fp32 or int8; absent = automatic. */
+  precision?: 'fp32' | 'int8';
 }
 
 export interface Dimensions {
@@ -30,8 +35,8 @@ export interface UpscaleRequest {
   /** Final output path: written atomically (temp + rename); on failure or cancel nothing exists under it. */
   outputPath: string;
   signal?: AbortSignal;
-  /** 0–100, never decreasing. */
-  onProgress?: (percent: number) => void;
+  /** 0–100, never decreasing; etaSeconds: estimated seconds left, when the backend knows (local engine). */
+  onProgress?: (percent: number, etaSeconds?: number) => void;
   /**
    * An opaque token from an earlier attempt's onResumable. A backend that recognises it (same service, same
    * settings) picks up that attempt's task instead of starting, and paying for, a new one.

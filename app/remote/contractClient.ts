@@ -6,22 +6,22 @@
 import { FormData, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
-  describeIssue,
-  partUploadResultSchema,
-  RESPONSE_SCHEMAS,
-  successEnvelopeSchema,
+  accountDataSchema,
+  completeMultipartUploadResultSchema,
+  startTaskResultSchema,
+  storedPartSchema,
+  taskStatusDataSchema,
+  uploadSessionSchema,
   type AccountData,
   type CompletedPart,
   type FileData,
   type GetUploadUrlRequest,
-  type ResponseData,
-  type ResponseRoute,
   type StartTaskResult,
   type TaskStatusData,
   type UploadSession,
 } from '../../engine/contract/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
-import { errorFromResponse, errorFromTransport, htmlSummary } from './responseErrors.js';
+import { errorFromResponse, errorFromTransport } from './responseErrors.js';
 
 export interface ContractClientOptions {
   baseUrl: string;
@@ -31,7 +31,9 @@ export interface ContractClientOptions {
   timeoutMs?: number;
 }
 
-export type { AccountData };
+/** get-account is a Crisp extension: another service may answer only part of it. */
+export type PartialAccount = Partial<AccountData>;
+const partialAccountSchema = accountDataSchema.partial();
 
 export type StartTaskSource =
   | { kind: 'file'; fileName: string; bytes: Uint8Array; mime: string }
@@ -44,7 +46,7 @@ export interface ContractClient {
   completeMultipartUpload(uploadId: string, key: string, parts: CompletedPart[], signal?: AbortSignal): Promise<void>;
   startTask(settings: UpscaleSettings, source: StartTaskSource, signal?: AbortSignal): Promise<StartTaskResult & { taskCost?: number }>;
   getTaskStatus(taskId: string, signal?: AbortSignal): Promise<TaskStatusData>;
-  getAccount(signal?: AbortSignal): Promise<AccountData>;
+  getAccount(signal?: AbortSignal): Promise<PartialAccount>;
   download(url: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; contentType?: string }>;
 }
 
@@ -79,40 +81,39 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
     }
   }
 
-  /** Any answer that is not the contract's: one clear sentence naming the service, the endpoint and what was wrong. */
-  function unexpected(what: string, detail: string, headers: Headers): never {
-    throw errorFromResponse(502, JSON.stringify(`Unexpected response from the service at ${origin} (${what}): ${detail}.`), headers);
-  }
-
-  /** Checks the status, parses JSON, unwraps the success envelope and validates `data` with `schema`. */
-  function unwrap<T>(what: string, schema: z.ZodType<T>, r: { status: number; headers: Headers; bytes: Uint8Array }): T {
+  /**
+   * The answer's `data`, checked against the contract's schema for this endpoint: a service that answers
+   * something else fails here with a sentence naming the endpoint and the first wrong field.
+   */
+  function unwrap<S extends z.ZodType>(endpoint: string, schema: S, r: { status: number; headers: Headers; bytes: Uint8Array }): z.infer<S> {
     const text = Buffer.from(r.bytes).toString('utf8');
-    const html = htmlSummary(text, r.headers['content-type']);
-    if (html !== undefined) {
-      // Keep the HTTP status so a proxy's 502/503 stays a retryable server error.
-      const detail = `HTTP ${r.status}, an HTML page${html ? ` titled "${html}"` : ''} instead of the contract's JSON`;
-      throw errorFromResponse(r.status >= 400 ? r.status : 502, JSON.stringify(`Unexpected response from the service at ${origin} (${what}): ${detail}.`), r.headers);
-    }
     if (r.status < 200 || r.status >= 300) throw errorFromResponse(r.status, text, r.headers);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      const ct = r.headers['content-type'];
-      return unexpected(what, `not JSON${typeof ct === 'string' ? ` (${ct.split(';')[0]})` : ''}`, r.headers);
+      throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered with something that is not JSON.`), r.headers);
     }
-    const envelope = successEnvelopeSchema.safeParse(body);
-    if (!envelope.success) return unexpected(what, `not a {"status": "success", "data": …} object (${describeIssue(envelope.error)})`, r.headers);
-    const data = schema.safeParse(envelope.data.data);
-    if (!data.success) return unexpected(what, `data.${describeIssue(data.error)}`, r.headers);
-    return data.data;
+    if (!body || typeof body !== 'object' || !('data' in body)) {
+      throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered without a data object.`), r.headers);
+    }
+    const parsed = schema.safeParse((body as { data: unknown }).data);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue?.path.length ? `data.${issue.path.join('.')}` : 'data';
+      throw errorFromResponse(
+        502,
+        JSON.stringify(`Unexpected response from the service at ${origin} to ${endpoint}: ${where}: ${issue?.message ?? 'invalid'}.`),
+        r.headers,
+      );
+    }
+    return parsed.data;
   }
 
-  const postJson = async <R extends ResponseRoute>(route: R, data: unknown, signal?: AbortSignal): Promise<ResponseData[R]> =>
+  const postJson = async <S extends z.ZodType>(route: string, schema: S, data: unknown, signal?: AbortSignal): Promise<z.infer<S>> =>
     unwrap(
       route,
-      // TypeScript cannot follow a key-indexed schema to its output type; ResponseData is that mapping.
-      RESPONSE_SCHEMAS[route] as unknown as z.ZodType<ResponseData[R]>,
+      schema,
       await send(
         `${base}/${route}`,
         { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data }), auth: true },
@@ -122,20 +123,21 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
 
   return {
     origin,
-    getUploadUrl: async (req, signal): Promise<UploadSession> => postJson('get-upload-url', req, signal),
+    getUploadUrl: (req, signal) => postJson('get-upload-url', uploadSessionSchema, req, signal),
 
     async putPart(signedUrl, bytes, signal) {
       // Part URLs carry their own signature (spec: Authentication 4): no API key is sent to them.
       const r = await send(signedUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: bytes, auth: false }, signal);
-      if (r.status < 200 || r.status >= 300) throw errorFromResponse(r.status, Buffer.from(r.bytes).toString('utf8'), r.headers);
+      // S3 and others answer the ETag as a header only; Crisp also puts it in the body.
       const header = Array.isArray(r.headers.etag) ? r.headers.etag[0] : r.headers.etag;
-      const etag = header ?? unwrap('part upload', partUploadResultSchema, r).ETag;
+      const data = unwrap('a part upload', storedPartSchema.partial(), r);
+      const etag = header ?? data.ETag;
       if (!etag) throw errorFromResponse(502, JSON.stringify('The service stored a part without answering its ETag.'), r.headers);
       return etag;
     },
 
     async completeMultipartUpload(uploadId, key, parts, signal) {
-      await postJson('complete-multipart-upload', { uploadId, key, parts }, signal);
+      await postJson('complete-multipart-upload', completeMultipartUploadResultSchema, { uploadId, key, parts }, signal);
     },
 
     async startTask(settings, source, signal) {
@@ -146,16 +148,16 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       form.append('enhanceFace', String(settings.enhanceFace));
       form.append('compression', String(settings.compression));
       if (settings.denoise !== undefined) form.append('denoise', String(settings.denoise));
-      if (source.kind === 'file') form.append('file', new Blob([source.bytes], { type: source.mime }), source.fileName);
+      if (source.kind === 'file') form.append('file', new Blob([source.bytes as Uint8Array<ArrayBuffer>], { type: source.mime }), source.fileName);
       else form.append('files', JSON.stringify(source.files));
       const r = await send(`${base}/start-task`, { method: 'POST', body: form, auth: true }, signal);
-      const data: StartTaskResult = unwrap('start-task', RESPONSE_SCHEMAS['start-task'], r);
+      const data = unwrap('start-task', startTaskResultSchema, r);
       const cost = Number(r.headers['x-task-cost']);
       return Number.isFinite(cost) ? { ...data, taskCost: cost } : data;
     },
 
-    getTaskStatus: async (taskId, signal): Promise<TaskStatusData> => postJson('get-task-status', { taskId }, signal),
-    getAccount: (signal) => postJson('get-account', {}, signal),
+    getTaskStatus: (taskId, signal) => postJson('get-task-status', taskStatusDataSchema, { taskId }, signal),
+    getAccount: (signal) => postJson('get-account', partialAccountSchema, {}, signal),
 
     async download(url, signal) {
       // Send the key only to the service's own origin: a download link elsewhere must not learn it.

@@ -5,6 +5,7 @@
  * UI asks for a key instead of showing a bad request.
  */
 import { errors, SPEC_ERRORS } from '../../engine/contract/index.js';
+import { toUserError } from '../jobs/userErrors.js';
 import {
   BackendError,
   BadRequestError,
@@ -41,17 +42,6 @@ export function messageOfBody(text: string, status: number): string {
   return m.length > MAX_MESSAGE ? `${m.slice(0, MAX_MESSAGE - 1)}…` : m;
 }
 
-/**
- * A proxy or load balancer in front of the service answers HTML (a 502/504 page): the person gets its title,
- * not markup. Undefined when the text is not HTML.
- */
-export function htmlSummary(text: string, contentType: string | string[] | undefined): string | undefined {
-  const ct = Array.isArray(contentType) ? contentType[0] : contentType;
-  if (!/text\/html/i.test(ct ?? '') && !/^\s*</.test(text)) return undefined;
-  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1] ?? /<h1[^>]*>([^<]*)<\/h1>/i.exec(text)?.[1];
-  return (title ?? '').replace(/\s+/g, ' ').trim().slice(0, 120);
-}
-
 /** Retry-After is either delta-seconds or an HTTP date. */
 export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
   const v = Array.isArray(header) ? header[0] : header;
@@ -78,7 +68,10 @@ export function errorFromResponse(status: number, bodyText: string, headers: Rec
 export function errorFromTransport(e: unknown, origin: string, signal?: AbortSignal): BackendError {
   if (e instanceof BackendError) return e;
   if (signal?.aborted) return new CancelledError();
-  const code = (e as { code?: string } | null)?.code;
-  const detail = code ?? (e instanceof Error ? e.message.split('\n')[0] : String(e));
-  return new NetworkError(`Could not reach the upscaling service at ${origin} (${detail}).`);
+  // Socket error codes become the same sentences as everywhere else (app/jobs/userErrors.ts); the cause is
+  // kept so the stable code (connection-refused, timed-out, …) reaches --json and the UI.
+  const u = toUserError(e, { service: `the upscaling service at ${origin}` });
+  const detail = e instanceof Error ? e.message.split('\n')[0] : String(e);
+  const message = u.code !== 'internal' ? u.message : `Could not reach the upscaling service at ${origin} (${detail}).`;
+  return Object.assign(new NetworkError(message), { cause: e });
 }

@@ -9,17 +9,18 @@ export interface WorkerEngineOptions {
   executionProvider?: string;
   threads?: number;
   tileSize?: number;
+  precision?: 'auto' | 'fp32' | 'int8';
 }
 
 export type ToWorker =
   | { type: 'init'; options: WorkerEngineOptions }
-  | { type: 'upscale'; jobId: string; inputPath: string; inputName: string; fields: Record<string, string | number | boolean> }
+  | { type: 'upscale'; jobId: string; inputPath: string; inputName: string; fields: Record<string, string | number | boolean>; /** Written there directly (temp + rename). */ outputPath: string }
   | { type: 'cancel'; jobId: string }
   | { type: 'shutdown' };
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'initFailed'; message: string }
-  | { type: 'progress'; jobId: string; percent: number }
+  | { type: 'progress'; jobId: string; percent: number; etaSeconds?: number }
   | { type: 'done'; jobId: string; outputPath: string; file: FileData; warnings: string[] }
   | { type: 'failed'; jobId: string; message: string; status?: number; cancelled?: boolean };

@@ -8,23 +8,42 @@
  * - regular credits are spent before extra credits, and neither goes below zero.
  */
 import type { Caller } from '../api.js';
-import { errors, type TaskSettings } from '../contract/index.js';
+import { errors } from '../contract/index.js';
 import type { StateFile } from '../accounts/jsonStateFile.js';
 import { availableCredits, type AccountsState } from '../accounts/state.js';
 import type { Balance, CreditMeter, Settlement } from './meter.js';
 import { DEFAULT_PRICE_TABLE, priceOf, type PriceTable } from './priceTable.js';
 
 export interface Ledger extends CreditMeter {
-  /** Charges still reserved (tests, diagnostics). */
-  reservedFor(userId: string): number;
+  /** Credits still reserved by unfinished tasks (tests, diagnostics). */
+  reservedFor(userId: string): Promise<number>;
 }
 
 export function createLedger(state: StateFile<AccountsState>, table: PriceTable = DEFAULT_PRICE_TABLE): Ledger {
   const userOf = (s: AccountsState, caller: Caller) => s.users.find((u) => u.userId === caller.userId);
 
   return {
-    quote(settings: TaskSettings, imageCount: number): number {
-      return priceOf(table, settings, imageCount);
+    quote(settings, images): number {
+      return priceOf(table, settings, images);
+    },
+
+    async assertCanAfford(caller, cost) {
+      await state.refresh();
+      const s = state.current();
+      const u = userOf(s, caller);
+      if (!u || availableCredits(s, u) < Math.max(1, cost)) throw errors.insufficientCredits();
+    },
+
+    async adjust(caller, taskId, cost) {
+      if (!Number.isSafeInteger(cost) || cost < 0) throw new Error(`invalid cost ${cost}`);
+      await state.update((s) => {
+        const c = s.charges[taskId];
+        const u = userOf(s, caller);
+        if (!c || !u || c.userId !== u.userId || c.state !== 'reserved') throw errors.insufficientCredits();
+        // availableCredits already subtracts this charge's current cost.
+        if (cost > c.cost && availableCredits(s, u) < cost - c.cost) throw errors.insufficientCredits();
+        c.cost = cost;
+      });
     },
 
     async assertCanUpload(caller) {
@@ -86,7 +105,7 @@ export function createLedger(state: StateFile<AccountsState>, table: PriceTable 
       return { currentCredits: u?.credits ?? 0, currentExtraCredits: u?.extraCredits ?? 0 };
     },
 
-    reservedFor(userId) {
+    async reservedFor(userId) {
       let n = 0;
       for (const c of Object.values(state.current().charges)) if (c.userId === userId && c.state === 'reserved') n += c.cost;
       return n;

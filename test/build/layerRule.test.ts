@@ -1,80 +1,50 @@
 /**
- * The layer rule (scripts/checkLayers.ts, run by `npm run lint` inside `npm test`): a wrong-way import in a
- * temporary tree fails with a message naming the file and line; the same tree without it passes; and the
- * real tree passes. Each test builds its own tree, so none depends on another's order.
+ * The layer rule (renderer → electron → app → engine) is enforced by `npm run lint` (eslint.config.js)
+ * (part of `npm test`) and, for engine/, by `npm run typecheck` too (rootDir: a file outside engine/ is
+ * TS6059). Each case lints source text as if it were a file at that path, as `npm run lint` sees it.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { checkLayers } from '../../scripts/checkLayers.js';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const made: string[] = [];
+const eslint = new ESLint({ cwd: REPO_ROOT });
 
-async function tree(files: Record<string, string>): Promise<string> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'crisp-layers-'));
-  made.push(root);
-  for (const [rel, text] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(root, rel)), { recursive: true });
-    await writeFile(path.join(root, rel), text);
-  }
-  return root;
+async function problems(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(REPO_ROOT, file) });
+  return (result?.messages ?? []).map((m) => m.message);
 }
 
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
-
-const BASE = {
-  'app/jobs/queue.ts': "import { run } from '../../engine/pipeline/run.js';\nexport const q = run;\n",
-  'engine/pipeline/run.ts': "import path from 'node:path';\nexport const run = path.join;\n",
-  'renderer/src/App.tsx': "import type { CrispService } from '../../app/service/crispService.js';\nexport type S = CrispService;\n",
-  'app/service/crispService.ts': 'export interface CrispService { x: number }\n',
-};
-
-describe('the layer rule', () => {
-  it('passes a tree whose imports all go down the layers', async () => {
-    expect(await checkLayers(await tree(BASE))).toEqual([]);
-  });
-
-  it('fails an engine → app import, naming the file and the line', async () => {
-    const root = await tree({
-      ...BASE,
-      'engine/tasks/bad.ts': "// engine code\nimport {\n  q,\n} from '../../app/jobs/queue.js';\nexport const x = q;\n",
-    });
-    const v = await checkLayers(root);
-    expect(v.map((x) => x.message)).toEqual([
-      "engine/tasks/bad.ts:2: engine/ must not import app/ ('../../app/jobs/queue.js'); app/ sits above engine/ (layer rule: see README \"Architecture\")",
+describe('layer rule', () => {
+  it('refuses engine → app, electron, renderer and UI packages', async () => {
+    expect(await problems('engine/server/probe.ts', "import '../../app/cli/table.js';\n")).toEqual([
+      expect.stringContaining('engine/ is pure Node and imports no other layer'),
     ]);
+    expect(await problems('engine/pipeline/probe.ts', "import type { X } from '../../renderer/src/format.js';\n")).toHaveLength(1);
+    expect(await problems('engine/probe.ts', "import { app } from 'electron';\n")).toEqual([expect.stringContaining('Electron is only for electron/')]);
+    expect(await problems('engine/server/probe.ts', "import { buildApp } from './app.js';\nimport '../contract/index.js';\n")).toEqual([]);
   });
 
-  it('fails app → electron, engine → electron package, dynamic imports and re-exports', async () => {
-    const root = await tree({
-      ...BASE,
-      'app/ui/win.ts': "export { w } from '../../electron/main/window.js';\n",
-      'engine/server/x.ts': "import { app } from 'electron';\nexport const y = app;\n",
-      'engine/models/lazy.ts': "export const z = () => import('../../renderer/src/App.js');\n",
-    });
-    const files = (await checkLayers(root)).map((x) => `${x.file}:${x.line} ${x.specifier}`);
-    expect(files.sort()).toEqual([
-      'app/ui/win.ts:1 ../../electron/main/window.js',
-      'engine/models/lazy.ts:1 ../../renderer/src/App.js',
-      'engine/server/x.ts:1 electron',
+  it('refuses app → electron or renderer, allows app → engine', async () => {
+    expect(await problems('app/service/probe.ts', "import '../../electron/main/appPaths.js';\n")).toEqual([
+      expect.stringContaining('app/ is pure Node'),
     ]);
+    expect(await problems('app/cli/probe.ts', "import '../../renderer/src/App.js';\n")).toHaveLength(1);
+    expect(await problems('app/cli/probe.ts', "import '../../engine/contract/index.js';\n")).toEqual([]);
   });
 
-  it('lets the renderer see only the service interface, the preload API and the contract enums', async () => {
-    const root = await tree({
-      ...BASE,
-      'renderer/src/bad.ts': "import { createService } from '../../app/service/createService.js';\nimport fs from 'node:fs';\nexport const b = [createService, fs];\n",
-    });
-    const v = await checkLayers(root);
-    expect(v.map((x) => `${x.file}:${x.line}`)).toEqual(['renderer/src/bad.ts:1', 'renderer/src/bad.ts:2']);
-    expect(v[0]?.message).toContain('only through window.crisp');
-  });
-
-  it('the real tree keeps the rule', async () => {
-    expect((await checkLayers(REPO)).map((x) => x.message)).toEqual([]);
+  it('lets the renderer see only the service interface, the preload API types and contract enums', async () => {
+    expect(await problems('renderer/src/probe.ts', "import '../../engine/pipeline/index.js';\n")).toEqual([
+      expect.stringContaining('renderer/ reaches the main process only through the typed preload API'),
+    ]);
+    expect(await problems('renderer/src/probe.ts', "import '../../app/jobs/jobQueue.js';\n")).toHaveLength(1);
+    expect(await problems('renderer/src/probe.ts', "import '../../electron/main/main.js';\n")).toHaveLength(1);
+    expect(await problems('renderer/src/probe.ts', "import { ipcRenderer } from 'electron';\n")).toHaveLength(1);
+    const allowed = [
+      "import type { CrispService } from '../../app/service/crispService.js';",
+      "import type { DesktopApi } from '../../electron/preload/desktopApi.js';",
+      "import { MODEL_NAMES } from '../../engine/contract/enums.js';",
+    ].join('\n');
+    expect(await problems('renderer/src/probe.ts', `${allowed}\n`)).toEqual([]);
   });
 });

@@ -258,7 +258,7 @@ describe('start-task and get-task-status', () => {
     const done = await pollStatus(base, erin.key, dataOf<{ taskId: string }>(started).taskId);
     expect(done).toMatchObject({ status: 'PROCESSING_FAILED', creditsDeducted: false, deductedCredits: 0, files: [] });
     expect(done.error).toBe(`could not fetch ${imagesBase}/bird.png: private, loopback and reserved addresses are refused (see --allow-private-urls)`);
-    expect(s.ledger.reservedFor(erin.userId)).toBe(0);
+    expect(await s.ledger.reservedFor(erin.userId)).toBe(0);
     expect(dataOf<object>(await postJson(base, '/get-account', erin.key, {}))).toMatchObject({ currentCredits: 1 });
     // The freed credit can be reserved again.
     expect((await postForm(base, erin.key, birdForm())).status).toBe(200);
@@ -343,12 +343,12 @@ describe('server failures (storage made to fail)', () => {
       const uploads = path.join(f.dataDir, 'uploads');
       const tasks = path.join(f.dataDir, 'tasks');
 
-      // complete-multipart-upload: a stored part vanished from storage.
-      const up = dataOf<{ uploadId: string; path: string; partUrls: { signedUrl: string }[] }>(
+      // complete-multipart-upload: the stored parts vanished from storage.
+      const up = dataOf<{ uploadId: string; path: string; fileName: string; partUrls: { signedUrl: string }[] }>(
         await postJson(f.url, '/get-upload-url', u.key, { data: { fileSize: bird.length, fileType: 'image/png', originalFileName: 'bird.png' } }),
       );
       const put = await httpPut(up.partUrls[0]!.signedUrl, bird);
-      await rm(path.join(uploads, up.uploadId, 'parts', '1'));
+      await rm(path.join(uploads, up.uploadId, `${up.fileName}.partial`));
       const c = await postJson(f.url, '/complete-multipart-upload', u.key, {
         data: { uploadId: up.uploadId, key: up.path, parts: [{ PartNumber: 1, ETag: put.headers.etag }] },
       });

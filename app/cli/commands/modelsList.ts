@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { listModels, modelSearchDirs, userModelsDir } from '../../../engine/models/catalog.js';
-import { customModelsDir, listCustomModels, type CustomModelListing } from '../../../engine/models/customModels.js';
+import type { CustomModelListing } from '../../../engine/models/customModels.js';
 import { formatTable } from '../table.js';
-import { architectureOf, customModelName } from '../../../engine/models/taskModel.js';
+// int8Variant.ts, not inference/index.js: listing models must not load onnxruntime (startup time).
+import { findInt8Variant, type Int8Variant } from '../../../engine/inference/int8Variant.js';
+import { architectureOf, customModelName } from '../../../engine/models/modelNames.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
 function customRow(m: CustomModelListing) {
@@ -21,12 +22,25 @@ function customRow(m: CustomModelListing) {
   };
 }
 
+function int8Summary(v: Int8Variant | undefined): { path: string; psnrYVsFp32: number; passed: boolean } | null {
+  return v ? { path: v.path, psnrYVsFp32: v.manifest.psnrYVsFp32, passed: v.manifest.passed } : null;
+}
+
+function int8Cell(v: ReturnType<typeof int8Summary>): string {
+  if (!v) return '-';
+  return `${v.passed ? 'yes' : 'below bar'} (${v.psnrYVsFp32.toFixed(1)} dB)`;
+}
+
 export function registerModelsList(models: Command): void {
   models
     .command('list')
     .description('Every contract model with its open model, licence, and whether it is installed; then imported custom models')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { json?: boolean }) => {
+      const [{ listModels, modelSearchDirs, userModelsDir }, { customModelsDir, listCustomModels }] = await Promise.all([
+        import('../../../engine/models/catalog.js'),
+        import('../../../engine/models/customModels.js'),
+      ]);
       const dirs = modelSearchDirs();
       const customDir = userModelsDir();
       let custom: ReturnType<typeof customRow>[] = [];
@@ -37,14 +51,16 @@ export function registerModelsList(models: Command): void {
         // The catalog is still worth listing when the custom registry is damaged.
         customError = e instanceof Error ? e.message : String(e);
       }
-      const rows = [...listModels(dirs), ...custom];
+      const listed = [...listModels(dirs), ...custom];
+      // Which models have an int8 variant (crisp models quantize), and whether it passed its quality check.
+      const rows = await Promise.all(listed.map(async (m) => ({ ...m, int8: m.path ? int8Summary(await findInt8Variant(m.path).catch(() => undefined)) : null })));
       if (customError) process.stderr.write(`crisp: warning: ${customError}\n`);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         return;
       }
-      const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed', `x${m.scale}`]);
-      const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE'];
+      const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed', `x${m.scale}`, int8Cell(m.int8)]);
+      const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE', 'INT8'];
       process.stdout.write(`${formatTable(header, table)}\n`);
       process.stdout.write(`\nModels are looked up in:\n${dirs.map((d) => `  ${d}`).join('\n')}\n`);
       process.stdout.write(`Custom models ("crisp models import") are in:\n  ${customModelsDir(customDir)}\n`);

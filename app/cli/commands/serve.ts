@@ -5,10 +5,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engine/inference/index.js';
-import { startServer } from '../../../engine/server/start.js';
+import type { ExecutionProviderChoice } from '../../../engine/inference/index.js';
+import { EXECUTION_PROVIDERS } from '../../../engine/inference/providers.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
-import { DEFAULT_LIMITS, type EngineLimits } from '../../../engine/limits.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logging.js';
+import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/limits.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
 
@@ -40,18 +41,39 @@ interface ServeFlags {
   host: string;
   port: number;
   data: string;
+  db?: string;
   publicUrl?: string;
   allowPrivateUrls?: boolean;
   maxFileSize: number;
   maxFilesPerTask: number;
   maxInputPixels: number;
+  maxOutputPixels: number;
+  streamAbove: number;
+  diskReserve: number;
   bodyLimit: number;
   rateLimit: number;
   rateWindow: number;
   modelsDir?: string[];
   executionProvider: ExecutionProviderChoice;
   threads?: number;
-  logLevel: string;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+  maxRequestBytes: number;
+  requestTimeout: number;
+  headersTimeout: number;
+  keepAliveTimeout: number;
+  connectionTimeout: number;
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  maxTasksPerUser: number;
+  urlFetchesPerUser: number;
+  urlFetchBudget: number;
+  urlFetchTimeout: number;
+  maxOpenUploads: number;
+  maxStoredBytes: number;
+  maxOutputs: number;
+  ledgerRetentionDays: number;
+  metricsToken?: string;
 }
 
 export function register(program: Command): void {
@@ -61,36 +83,87 @@ export function register(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 8787)
     .option('--data <dir>', 'data directory (users, credits, tasks, uploads, outputs)', DEFAULT_DATA_DIR)
+    .option('--db <url>', 'PostgreSQL URL for users and credits, shared by several server processes (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL)
     .option('--public-url <url>', 'base URL clients reach this server at (used in part URLs and download links)', publicUrl)
     .option('--allow-private-urls', 'let start-task urls reach loopback/private addresses (trusted networks only)')
     .option('--max-file-size <bytes>', 'largest input file', positiveInt, DEFAULT_LIMITS.maxFileSize)
     .option('--max-files-per-task <n>', 'most images in one task', positiveInt, DEFAULT_LIMITS.maxFilesPerTask)
     .option('--max-input-pixels <n>', 'largest input image in pixels', positiveInt, DEFAULT_LIMITS.maxInputPixels)
+    .option('--max-output-pixels <n>', 'largest output image in pixels', positiveInt, DEFAULT_LIMITS.maxOutputPixels)
+    .option('--stream-above <bytes>', 'outputs whose raster is larger stream their tiles to a temp file on disk', positiveInt, DEFAULT_LIMITS.streamAboveBytes)
+    .option('--disk-reserve <bytes>', 'free disk kept untouched; tasks that would eat into it are refused (400)', positiveInt, DEFAULT_LIMITS.diskReserveBytes)
     .option('--body-limit <bytes>', 'largest JSON request body', positiveInt, DEFAULT_SERVER_LIMITS.bodyLimit)
     .option('--rate-limit <n>', 'requests per API key per window (429 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitMax)
     .option('--rate-window <ms>', 'rate-limit window in milliseconds', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitWindowMs)
+    // Abuse bounds (docs/deploy.md#resource-limits): time, connections, and what one user may hold.
+    .option('--max-request-bytes <bytes>', 'largest sum of file parts in one start-task', positiveInt, DEFAULT_SERVER_LIMITS.maxRequestBytes)
+    .option('--request-timeout <ms>', 'a whole request must arrive within this (408 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.requestTimeoutMs)
+    .option('--headers-timeout <ms>', 'request headers must arrive within this', positiveInt, DEFAULT_SERVER_LIMITS.headersTimeoutMs)
+    .option('--keep-alive-timeout <ms>', 'idle keep-alive connections close after this', positiveInt, DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)
+    .option('--connection-timeout <ms>', 'sockets with no traffic close after this', positiveInt, DEFAULT_SERVER_LIMITS.connectionTimeoutMs)
+    .option('--max-connections <n>', 'open connections in all', positiveInt, DEFAULT_SERVER_LIMITS.maxConnections)
+    .option('--max-connections-per-ip <n>', 'open connections from one IP address', positiveInt, DEFAULT_SERVER_LIMITS.maxConnectionsPerIp)
+    .option('--max-tasks-per-user <n>', 'tasks one user may have fetching, waiting or running', positiveInt, SERVER_USER_LIMITS.maxTasksPerUser)
+    .option('--url-fetches-per-user <n>', 'URL inputs of one user fetched at the same time', positiveInt, SERVER_USER_LIMITS.urlFetchesPerUser)
+    .option('--url-fetch-budget <n>', 'URL inputs one user may ask for per hour (failed ones count too)', positiveInt, SERVER_USER_LIMITS.urlFetchBudget)
+    .option('--url-fetch-timeout <ms>', 'deadline of each URL fetch', positiveInt, DEFAULT_LIMITS.urlFetchTimeoutMs)
+    .option('--max-open-uploads <n>', 'unfinished upload sessions per user', positiveInt, SERVER_USER_LIMITS.maxOpenUploadsPerUser)
+    .option('--max-stored-bytes <bytes>', 'bytes of uploads and outputs one user may hold', positiveInt, SERVER_USER_LIMITS.maxStoredBytesPerUser)
+    .option('--max-outputs <n>', 'output files one user\'s unexpired tasks may hold', positiveInt, SERVER_USER_LIMITS.maxOutputsPerUser)
+    .option('--ledger-retention-days <n>', 'days an ended charge stays in accounts.json before moving to ledger-archive.jsonl', positiveInt, 7)
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
-    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .addOption(
+      new Option('--log-level <level>', 'info: one line per request, successful status polls at debug only').choices(LOG_LEVELS).default('info'),
+    )
+    .addOption(new Option('--log-format <format>', 'json lines, or pretty human-readable lines').choices(LOG_FORMATS).default('json'))
+    .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
     .action(async (flags: ServeFlags) => {
       const engineLimits: Partial<EngineLimits> = {
         maxFileSize: flags.maxFileSize,
         maxFilesPerTask: flags.maxFilesPerTask,
         maxInputPixels: flags.maxInputPixels,
+        maxOutputPixels: flags.maxOutputPixels,
+        streamAboveBytes: flags.streamAbove,
+        diskReserveBytes: flags.diskReserve,
+        maxTasksPerUser: flags.maxTasksPerUser,
+        urlFetchesPerUser: flags.urlFetchesPerUser,
+        urlFetchBudget: flags.urlFetchBudget,
+        urlFetchTimeoutMs: flags.urlFetchTimeout,
+        maxOpenUploadsPerUser: flags.maxOpenUploads,
+        maxStoredBytesPerUser: flags.maxStoredBytes,
+        maxOutputsPerUser: flags.maxOutputs,
       };
+      // Fastify and the engine load only for this command, so `crisp --help` stays fast.
+      const { startServer } = await import('../../../engine/server/start.js');
       const server = await startServer({
         host: flags.host,
         port: flags.port,
         dataDir: flags.data,
+        ...(flags.db ? { db: flags.db } : {}),
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,
-        serverLimits: { bodyLimit: flags.bodyLimit, rateLimitMax: flags.rateLimit, rateLimitWindowMs: flags.rateWindow },
+        serverLimits: {
+          bodyLimit: flags.bodyLimit,
+          rateLimitMax: flags.rateLimit,
+          rateLimitWindowMs: flags.rateWindow,
+          maxRequestBytes: flags.maxRequestBytes,
+          requestTimeoutMs: flags.requestTimeout,
+          headersTimeoutMs: flags.headersTimeout,
+          keepAliveTimeoutMs: flags.keepAliveTimeout,
+          connectionTimeoutMs: flags.connectionTimeout,
+          maxConnections: flags.maxConnections,
+          maxConnectionsPerIp: flags.maxConnectionsPerIp,
+        },
         ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
         executionProvider: flags.executionProvider,
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
+        logFormat: flags.logFormat,
+        ledgerRetentionMs: flags.ledgerRetentionDays * 86_400_000,
+        ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);
