@@ -21,7 +21,7 @@ import {
   type UploadSession,
 } from '../../engine/contract/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
-import { errorFromResponse, errorFromTransport } from './responseErrors.js';
+import { errorFromResponse, errorFromTransport, htmlSummary } from './responseErrors.js';
 
 export interface ContractClientOptions {
   baseUrl: string;
@@ -87,6 +87,12 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
    */
   function unwrap<S extends z.ZodType>(endpoint: string, schema: S, r: { status: number; headers: Headers; bytes: Uint8Array }): z.infer<S> {
     const text = Buffer.from(r.bytes).toString('utf8');
+    const html = r.status >= 400 ? htmlSummary(text, r.headers['content-type']) : undefined;
+    if (html !== undefined) {
+      // The HTTP status is kept, so a proxy's 502/503 stays a retryable server error.
+      const page = html ? `an HTML page titled "${html}"` : 'an HTML page';
+      throw errorFromResponse(r.status, JSON.stringify(`Unexpected response from the service at ${origin} to ${endpoint}: HTTP ${r.status}, ${page}.`), r.headers);
+    }
     if (r.status < 200 || r.status >= 300) throw errorFromResponse(r.status, text, r.headers);
     let body: unknown;
     try {

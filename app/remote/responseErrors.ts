@@ -42,6 +42,17 @@ export function messageOfBody(text: string, status: number): string {
   return m.length > MAX_MESSAGE ? `${m.slice(0, MAX_MESSAGE - 1)}…` : m;
 }
 
+/**
+ * A proxy or load balancer in front of the service answers an HTML error page (502/504): the person gets its
+ * title, not markup. Undefined when the text is not HTML.
+ */
+export function htmlSummary(text: string, contentType: string | string[] | undefined): string | undefined {
+  const ct = Array.isArray(contentType) ? contentType[0] : contentType;
+  if (!/text\/html/i.test(ct ?? '') && !/^\s*<(!doctype|html)/i.test(text)) return undefined;
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1] ?? /<h1[^>]*>([^<]*)<\/h1>/i.exec(text)?.[1] ?? '';
+  return title.replace(/\s+/g, ' ').trim().slice(0, 120);
+}
+
 /** Retry-After is either delta-seconds or an HTTP date. */
 export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
   const v = Array.isArray(header) ? header[0] : header;

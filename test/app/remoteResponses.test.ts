@@ -89,7 +89,11 @@ describe('remote client: every answer checked against the contract', () => {
     answer = { status: 502, type: 'text/html', body: '<html><body>Bad gateway</body></html>' };
     const e = await failure(client.getTaskStatus('t1'));
     expect(e).toBeInstanceOf(ServerError);
-    expect(e.message).not.toContain('undefined');
+    expect([(e as ServerError).status, (e as ServerError).retryable, e.message]).toEqual([502, true, `Unexpected response from the service at ${origin} to get-task-status: HTTP 502, an HTML page.`]);
+    answer = { status: 504, type: 'text/html; charset=utf-8', body: '<html><head><title>504 Gateway Time-out</title></head><body><h1>504</h1></body></html>' };
+    expect((await failure(client.getTaskStatus('t1'))).message).toBe(
+      `Unexpected response from the service at ${origin} to get-task-status: HTTP 504, an HTML page titled "504 Gateway Time-out".`,
+    );
   });
 
   it('takes a partial get-account answer (an extension other services may not implement fully)', async () => {

@@ -87,11 +87,13 @@ describe('authentication', () => {
   });
 
   it('get-account returns identity and balances', async () => {
-    const a = await postJson(base, '/get-account', alice.key, {});
+    // Its own user: alice's balance moves with whichever of her tasks ran before (tests run in any order).
+    const gina = await addUser(s, 'gina@example.com', 100, 3);
+    const a = await postJson(base, '/get-account', gina.key, {});
     expect(a.status).toBe(200);
     expect(a.json).toEqual({
       status: 'success',
-      data: { userId: alice.userId, email: 'alice@example.com', currentCredits: 100, currentExtraCredits: 0 },
+      data: { userId: gina.userId, email: 'gina@example.com', currentCredits: 100, currentExtraCredits: 3 },
     });
   });
 });
@@ -152,6 +154,8 @@ describe('get-upload-url and complete-multipart-upload', () => {
 
 describe('start-task and get-task-status', () => {
   it('runs a task from a file part: success shapes, x-task-cost, deduction, download link owner-only', async () => {
+    // A user of its own, so the balance checked at the end does not depend on which tests ran before.
+    const alice = await addUser(s, 'hana@example.com', 100);
     const started = await postForm(base, alice.key, birdForm({ ...BASIC, scale: '4' }));
     expect(started.status).toBe(200);
     expect(started.headers['x-task-cost']).toBe('2');
@@ -383,9 +387,14 @@ describe('server failures (storage made to fail)', () => {
   });
 });
 
-describe('the spec Errors table', () => {
-  it('every row was reproduced with its exact status and body', () => {
-    const missing = SPEC_ERRORS.filter((r) => !seen.has(`${r.endpoint} ${r.status} ${JSON.stringify(r.message)}`));
-    expect(missing).toEqual([]);
+// The spec Errors table: every row reproduced with its exact status and body.
+// Checked after every test of this file, not as a test of its own: a test that reads what other tests left
+// behind would depend on their order. When some were filtered out or failed, the table is not judged.
+afterAll(({}, suite) => {
+  const tests = suite.tasks.flatMap(function flat(t): { result?: { state?: string } }[] {
+    return 'tasks' in t ? t.tasks.flatMap(flat) : [t];
   });
+  if (!tests.every((t) => t.result?.state === 'pass')) return;
+  const missing = SPEC_ERRORS.filter((r) => !seen.has(`${r.endpoint} ${r.status} ${JSON.stringify(r.message)}`));
+  expect(missing, 'spec Errors rows no test reproduced').toEqual([]);
 });
