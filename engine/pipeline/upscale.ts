@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type Ima
 import { allocRaster } from './raster.js';
 import { chooseTileSize, planTiles } from './tiles.js';
 import { writeFileAtomic } from '../storage/atomicFile.js';
+import { enhanceFaces, memoryRegions, type FaceReport, type FaceStageOptions } from '../faces/faceStage.js';
 
 export interface UpscaleJob {
   input: ImageSource;
@@ -32,6 +33,8 @@ export interface UpscaleJob {
   onProgress?: (fraction: number) => void;
   /** Defaults: DEFAULT_LIMITS. */
   limits?: Partial<ImageLimits>;
+  /** Face enhancement after stitch/resize and before encode (absent: none). */
+  faces?: Omit<FaceStageOptions, 'signal'>;
 }
 
 export interface UpscaleResult {
@@ -41,7 +44,11 @@ export interface UpscaleResult {
   bytes: number;
   provider: ExecutionProvider;
   warnings?: string[];
+  /** Present when the job asked for face enhancement. */
+  faces?: FaceReport;
 }
+
+export const NO_FACES_WARNING = 'Face enhancement found no face in this image: it was upscaled without it.';
 
 /** Share of the progress bar given to inference; encode and write take the rest. */
 const INFER_SHARE = 0.9;
@@ -78,6 +85,8 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
   // Alpha goes through the same network (replicated into RGB) so edges stay as sharp as the colour.
   await inferTiles({ rgb: decoded.rgb, ...(decoded.alpha ? { alpha: decoded.alpha } : {}), session, plan, target, scale: job.scale, signal: job.signal, onTile });
   job.signal?.throwIfAborted();
+  const faces = job.faces ? await enhanceFaces(decoded.rgb, job.scale, memoryRegions(target), inference, { ...job.faces, ...(job.signal ? { signal: job.signal } : {}) }) : undefined;
+  job.signal?.throwIfAborted();
   const encoded = await encodeRaster(target, { format: job.format, compression: job.compression, exif: decoded.exif });
   progress(0.95);
   job.signal?.throwIfAborted();
@@ -88,6 +97,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     height: encoded.height,
     bytes: encoded.data.length,
     provider: session.provider,
-    ...(encoded.warnings.length > 0 ? { warnings: encoded.warnings } : {}),
+    ...(encoded.warnings.length > 0 || faces?.found === 0 ? { warnings: [...encoded.warnings, ...(faces?.found === 0 ? [NO_FACES_WARNING] : [])] } : {}),
+    ...(faces ? { faces } : {}),
   };
 }
