@@ -14,6 +14,8 @@ export interface Placement {
   image: string;
   /** Width of the placed portrait before rotation (px). */
   width: number;
+  /** Part of the portrait to use (small faces in a large photo: man, barbara). */
+  crop?: { left: number; top: number; width: number; height: number };
   /** Degrees, clockwise (sharp's convention). */
   angle?: number;
   /** Top-left of the (rotated) portrait on the canvas; may be negative (hangs over the border). */
@@ -54,12 +56,15 @@ export async function composeGroup(
   const layers: sharp.OverlayOptions[] = [];
   const faces: PlacedFace[] = [];
   for (const p of placements) {
-    const own = await landmarks(p.image);
+    const full = await landmarks(p.image);
+    const c = p.crop ?? { left: 0, top: 0, width: full.width, height: full.height };
+    const own = { centre: { x: full.centre.x - c.left, y: full.centre.y - c.top }, eyes: full.eyes, width: c.width, height: c.height };
     const k = p.width / own.width;
     const h = Math.round(own.height * k);
     const angle = p.angle ?? 0;
-    let img = sharp(photoPath(p.image)).removeAlpha().resize(p.width, h);
-    if (angle !== 0) img = sharp(await img.png().toBuffer()).rotate(angle, { background: { r: 128, g: 128, b: 128 } });
+    let img = sharp(photoPath(p.image)).removeAlpha().extract(c).resize(p.width, h);
+    img = sharp(await img.png().toBuffer());
+    if (angle !== 0) img = img.rotate(angle, { background: { r: 128, g: 128, b: 128 } });
     const { data, info } = await img.png().toBuffer({ resolveWithObject: true });
     // Crop whatever hangs over the border so sharp's composite accepts it.
     const x0 = Math.max(0, -p.left), y0 = Math.max(0, -p.top);
