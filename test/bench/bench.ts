@@ -48,6 +48,7 @@ function timed(inner: Inference, acc: { s: number; px: number }): Inference {
   return {
     requested: inner.requested,
     release: () => inner.release(),
+    graph: (file) => inner.graph(file),
     async session(model) {
       const s = await inner.session(model);
       const wrapped: ModelSession = {

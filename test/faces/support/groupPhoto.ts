@@ -5,7 +5,7 @@
  * placement checks do not trust the stage's own geometry.
  */
 import path from 'node:path';
-import sharp from 'sharp';
+import sharp, { type OverlayOptions } from 'sharp';
 import type { Point } from '../../../engine/faces/geometry.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
 
@@ -53,7 +53,7 @@ export async function composeGroup(
   placements: Placement[],
   landmarks: (image: string) => Promise<LandmarkCentre>,
 ): Promise<{ png: Buffer; faces: PlacedFace[] }> {
-  const layers: sharp.OverlayOptions[] = [];
+  const layers: OverlayOptions[] = [];
   const faces: PlacedFace[] = [];
   for (const p of placements) {
     const full = await landmarks(p.image);
