@@ -32,6 +32,8 @@ import { TaskStore } from './tasks/taskStore.js';
 import type { StoredTask } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
 import { UploadStore } from './uploads/uploadStore.js';
+import { resolveFaceModel } from './faces/faceModels.js';
+import type { DetectOptions } from './faces/detect.js';
 
 export interface EngineOptions {
   dataDir: string;
@@ -57,6 +59,12 @@ export interface EngineOptions {
   now?: () => number;
   /** Injected inference (tests, or a shared one). */
   inference?: Inference;
+  /**
+   * Face enhancement for tasks with enhanceFace: the face model (catalog name or custom:N, resolved in
+   * modelDirs; `null` = the best installed one) and the blend strength. Absent: enhanceFace is refused
+   * with the contract's 400 before anything is charged.
+   */
+  faces?: { model: string | null; strength?: number; detector?: DetectOptions };
 }
 
 export interface Engine extends UpscalingEngine {
@@ -68,8 +76,6 @@ export interface Engine extends UpscalingEngine {
   sweep(): Promise<void>;
 }
 
-const FACE_WARNING =
-  'Face enhancement is not available in this version of Crisp yet: faces were upscaled like the rest of the image.';
 const INTERRUPTED = 'Crisp stopped while this task was running. Start it again.';
 
 export async function createEngine(opts: EngineOptions): Promise<Engine> {
@@ -105,7 +111,20 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     await meter.release(task.id);
   }
 
+  // Resolved once at start so a missing model stops `crisp serve --face-model` before it listens.
+  const faceModel = opts.faces ? resolveFaceModel(opts.faces.model ?? undefined, modelDirs) : undefined;
+  const faces = faceModel
+    ? {
+        detectorPath: faceModel.detectorPath,
+        restorerPath: faceModel.restorerPath,
+        restorerName: faceModel.name,
+        strength: opts.faces?.strength ?? 1,
+        ...(opts.faces?.detector ? { detect: opts.faces.detector } : {}),
+      }
+    : undefined;
+
   const runner = new TaskRunner({
+    ...(faces ? { faces } : {}),
     store,
     limits,
     now,
@@ -131,6 +150,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       { maxFilesPerTask: limits.maxFilesPerTask },
       custom ? { extraModels: (name) => custom.has(name) } : {},
     );
+    if (req.enhanceFace && !faces) throw errors.faceNotAvailable();
     try {
       await resolveTaskModel(req, modelSources, { build: false });
     } catch (e) {
@@ -167,7 +187,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         creditsToDeduct: cost,
         creditsDeducted: false,
         deductedCredits: 0,
-        warnings: req.enhanceFace ? [FACE_WARNING] : [],
+        warnings: [],
       };
       await store.save(task);
       runner.enqueue(task);

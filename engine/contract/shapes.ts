@@ -21,6 +21,8 @@ export interface FileData {
   dimensions: Dimensions;
   /** extension: signed, expiring URL that streams the file to its owner (set by the HTTP server). */
   downloadLink?: string;
+  /** extension: with enhanceFace, faces found in this image and how many were enhanced. */
+  faces?: { found: number; enhanced: number };
 }
 
 export interface TaskRecord {

@@ -48,7 +48,10 @@ export interface UpscaleResult {
   faces?: FaceReport;
 }
 
-export const NO_FACES_WARNING = 'Face enhancement found no face in this image: it was upscaled without it.';
+/** The only face warning: an image where face enhancement was asked for and found nothing to do. */
+export function noFacesWarning(inputName: string): string {
+  return `No face was found in "${inputName}": it was upscaled without face enhancement.`;
+}
 
 /** Share of the progress bar given to inference; encode and write take the rest. */
 const INFER_SHARE = 0.9;
@@ -97,7 +100,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     height: encoded.height,
     bytes: encoded.data.length,
     provider: session.provider,
-    ...(encoded.warnings.length > 0 || faces?.found === 0 ? { warnings: [...encoded.warnings, ...(faces?.found === 0 ? [NO_FACES_WARNING] : [])] } : {}),
+    ...(encoded.warnings.length > 0 || faces?.found === 0 ? { warnings: [...encoded.warnings, ...(faces?.found === 0 ? [noFacesWarning(name)] : [])] } : {}),
     ...(faces ? { faces } : {}),
   };
 }

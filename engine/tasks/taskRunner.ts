@@ -12,6 +12,7 @@ import type { Inference } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
 import { resolveTaskModel, type TaskModelSources } from '../models/taskModel.js';
 import { upscaleImage } from '../pipeline/index.js';
+import type { FaceStageOptions } from '../faces/faceStage.js';
 import { checkedInput } from './taskInputs.js';
 import { outputFileName } from './outputNames.js';
 import type { TaskStore } from './taskStore.js';
@@ -23,6 +24,8 @@ export interface TaskRunnerDeps {
   limits: EngineLimits;
   now: () => number;
   getInference: () => Inference;
+  /** Face stage for tasks with enhanceFace (the engine refuses those tasks when this is absent). */
+  faces?: Omit<FaceStageOptions, 'signal'>;
   tileSize: number | undefined;
   /** Catalog dirs, the custom registry and the denoise cache the task's model is resolved from. */
   models: TaskModelSources;
@@ -140,6 +143,7 @@ export class TaskRunner {
           compression: task.settings.compression,
           outputPath,
           tileSize: this.deps.tileSize,
+          ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
           signal,
           onProgress: (f) => this.setProgress(task, (i + Math.min(1, Math.max(0, f))) / n),
         },
@@ -158,6 +162,7 @@ export class TaskRunner {
         createdAt,
         expiresAt: createdAt + limits.fileTtlMs,
         dimensions: { width: result.width, height: result.height },
+        ...(result.faces ? { faces: { found: result.faces.found, enhanced: result.faces.enhanced } } : {}),
       };
       task.outputs.push(file);
       this.setProgress(task, (i + 1) / n);
