@@ -20,7 +20,7 @@ import { createRemoteBackend } from '../../remote/remoteBackend.js';
 import { resolveCliApiKey } from '../../secrets/apiKeySource.js';
 import type { JobItem, OverwritePolicy, QueueSnapshot } from '../../service/crispService.js';
 import { CliError } from '../cliError.js';
-import { addEngineOptions, parseEngineFlags, type EngineFlags } from '../engineOptions.js';
+import { addEngineOptions, parseEngineFlags, parseFaceFlags, type EngineFlags } from '../engineOptions.js';
 
 interface BatchOptions extends EngineFlags {
   recursive?: boolean;
@@ -31,7 +31,6 @@ interface BatchOptions extends EngineFlags {
   scale: string;
   format: string;
   compression: string;
-  face?: boolean;
   json?: boolean;
 }
 
@@ -50,7 +49,6 @@ export function registerBatch(program: Command): void {
     .option('-s, --scale <1-8>', 'output scale', '4')
     .option('-f, --format <jpg|png|webp>', 'output format', 'png')
     .option('-c, --compression <0-100>', '0 = best quality', '0')
-    .option('--face', 'enhance faces (recorded; not applied in this version)')
     .option('--json', 'print the final queue as JSON'))
     .action(async (folders: string[], opts: BatchOptions) => {
       process.exitCode = await runBatch(folders, opts);
@@ -64,6 +62,7 @@ async function runBatch(folders: string[], opts: BatchOptions): Promise<number> 
   if (problem) throw new CliError(`--template: ${problem}`);
   const { executionProvider: ep, tileSize, threads } = parseEngineFlags(opts);
   const dirs = modelSearchDirs();
+  const face = parseFaceFlags(opts, dirs);
   let settings;
   try {
     settings = parseTaskSettings({
@@ -71,7 +70,7 @@ async function runBatch(folders: string[], opts: BatchOptions): Promise<number> 
       scale: opts.scale,
       saveImageAs: opts.format,
       compression: opts.compression,
-      enhanceFace: opts.face ?? false,
+      enhanceFace: face.enhance,
     });
   } catch (e) {
     throw new CliError(isContractError(e) ? e.message.replace(/^Bad Request: /, '') : String(e));
@@ -90,7 +89,7 @@ async function runBatch(folders: string[], opts: BatchOptions): Promise<number> 
     backend = createRemoteBackend({ baseUrl: opts.remote, apiKey });
   } else {
     engineDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-batch-'));
-    backend = createLocalBackend({ dataDir: engineDir, modelDirs: dirs, executionProvider: ep, ...(threads ? { threads } : {}), ...(tileSize ? { tileSize } : {}) });
+    backend = createLocalBackend({ dataDir: engineDir, modelDirs: dirs, executionProvider: ep, ...(threads ? { threads } : {}), ...(tileSize ? { tileSize } : {}), ...(face.local ? { faces: face.local } : {}) });
   }
 
   const tty = Boolean(process.stderr.isTTY) && !opts.json;

@@ -19,7 +19,7 @@ import { createRemoteBackend } from '../../remote/remoteBackend.js';
 import { ApiKeyMissingError, resolveCliApiKey } from '../../secrets/apiKeySource.js';
 import { outputFileName } from '../../../engine/tasks/outputNames.js';
 import { CliError } from '../cliError.js';
-import { addEngineOptions, parseEngineFlags, type EngineFlags } from '../engineOptions.js';
+import { addEngineOptions, parseEngineFlags, parseFaceFlags, type EngineFlags } from '../engineOptions.js';
 import { createProgressView } from '../progressView.js';
 
 interface UpscaleOptions extends EngineFlags {
@@ -27,7 +27,6 @@ interface UpscaleOptions extends EngineFlags {
   scale: string;
   format: string;
   compression: string;
-  face?: boolean;
   out?: string;
   json?: boolean;
   data?: string;
@@ -44,7 +43,6 @@ export function registerUpscale(program: Command): void {
     .option('-f, --format <jpg|png|webp>', 'output format', 'png')
     .option('-c, --compression <0-100>', '0 = best quality; jpg/webp quality is 100 − compression', '0')
     .option('--denoise <0-1>', `denoise strength for ${DENOISE_MODEL} (1 = none, 0 = strongest); implies --model ${DENOISE_MODEL}`)
-    .option('--face', 'enhance faces (recorded; not applied in this version)')
     .option('-o, --out <dir>', 'output folder (default: beside each input)')
     .option('--json', 'print the final status object(s) as JSON')
     .option('--data <dir>', 'keep the engine data (tasks, outputs) in this folder'))
@@ -59,13 +57,14 @@ async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<numbe
   // Custom models live where "crisp models import" puts them by default; a remote service offers none.
   const customDir = userModelsDir();
   const custom = opts.remote ? new Set<string>() : await customModelNames(customDir);
+  const face = parseFaceFlags(opts, dirs);
   const fields = {
     // --denoise only exists for one model, so it chooses that model rather than failing on the default.
     model: opts.model ?? (opts.denoise !== undefined ? DENOISE_MODEL : defaultModel(dirs)),
     scale: opts.scale,
     saveImageAs: opts.format,
     compression: opts.compression,
-    enhanceFace: opts.face ?? false,
+    enhanceFace: face.enhance,
     ...(opts.denoise !== undefined ? { denoise: opts.denoise } : {}),
   };
   try {
@@ -88,6 +87,7 @@ async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<numbe
     modelDirs: dirs,
     customModelsDir: customDir,
     sweepIntervalMs: 0,
+    ...(face.local ? { faces: face.local } : {}),
   });
   const stop = () => void engine.close();
   process.once('SIGINT', stop);

@@ -1,0 +1,53 @@
+/** `--face`, `--face-model`, `--face-strength` on the real `crisp` entry point. */
+import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir } from '../helpers/engineHarness.js';
+import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
+import { crispLines, runCli } from '../helpers/runCli.js';
+import { constantFaceModel, writeModel } from './support/faceModels.js';
+
+const WOMAN = path.join(IMAGES_DIR, 'set5-x2', 'lr', 'woman_LRBI_x2.png');
+
+describe('crisp upscale with faces', () => {
+  let dir: string;
+  let models: string;
+  beforeAll(async () => {
+    dir = await tempDir('crisp-face-cli-');
+    models = path.join(dir, 'models');
+    mkdirSync(path.join(models, 'face'), { recursive: true });
+    symlinkSync(ONNX_DIR, path.join(models, 'onnx'));
+    symlinkSync(path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx'), path.join(models, 'face', 'yunet_s_dynamic.onnx'));
+    writeModel(path.join(models, 'face'), 'custom-red.onnx', constantFaceModel([1, -1, -1]));
+  });
+  afterAll(async () => removeDir(dir));
+
+  it('--face with no face model installed is refused before any work, with the two ways to get one', async () => {
+    const out = path.join(dir, 'none');
+    mkdirSync(out);
+    // shared/models has the detector but no face restorer.
+    const r = await runCli(['upscale', WOMAN, '--face', '--out', out]);
+    expect(r.code).not.toBe(0);
+    expect(crispLines(r.stderr)).toEqual([
+      'crisp: error: Face enhancement needs a face model and none is installed. Get one with "crisp models fetch gfpgan-1.4", or import a GFPGAN .pth or face .onnx with "crisp models import FILE --face".',
+    ]);
+    expect(readdirSync(out)).toEqual([]);
+  });
+
+  it('--face-strength outside 0..1 is a usage error', async () => {
+    const r = await runCli(['upscale', WOMAN, '--face-strength', '2'], { CRISP_MODELS_DIR: models });
+    expect(r.code).not.toBe(0);
+    expect(crispLines(r.stderr)).toEqual(['crisp: error: --face-strength must be a number from 0 to 1']);
+  });
+
+  it('--face-model enhances faces and --json reports them per image', async () => {
+    const out = path.join(dir, 'out');
+    mkdirSync(out);
+    const r = await runCli(['upscale', WOMAN, '--model', 'digital-art-4x', '--scale', '2', '--face-model', 'custom:red', '--out', out, '--json'], { CRISP_MODELS_DIR: models });
+    expect(r.code).toBe(0);
+    const status = JSON.parse(r.stdout) as { files: Array<{ faces?: unknown }>; warnings?: string[] };
+    expect(status.files[0]!.faces).toEqual({ found: 1, enhanced: 1 });
+    expect(status.warnings ?? []).toEqual([]);
+    expect(readdirSync(out)).toEqual(['woman_LRBI_x2_digital-art-4x_x2.png']);
+  });
+});
