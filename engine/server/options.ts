@@ -34,6 +34,8 @@ export interface ServerConfig {
   /** CPU threads for inference. */
   threads?: number;
   logLevel?: string;
+  /** Enables enhanceFace: the face model (catalog name or custom:N in modelDirs) and blend strength. */
+  faces?: { model: string; strength?: number };
   /** Where logs go (default stdout); tests capture them. */
   logStream?: NodeJS.WritableStream;
 }

@@ -73,6 +73,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
     ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
     ...(config.threads ? { threads: config.threads } : {}),
+    ...(config.faces ? { faces: config.faces } : {}),
     decorateFile: (task, file) => withDownloadLink(links, task, file),
   });
   const routesEngine = overrides.engine ? overrides.engine(engine) : engine;

@@ -6,7 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engine/inference/index.js';
+import { CliError } from '../cliError.js';
 import { startServer } from '../../../engine/server/start.js';
+import { FaceModelMissingError, resolveFaceModel } from '../../../engine/faces/faceModels.js';
+import { modelSearchDirs } from '../../../engine/models/catalog.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
 import { DEFAULT_LIMITS, type EngineLimits } from '../../../engine/limits.js';
 
@@ -52,6 +55,8 @@ interface ServeFlags {
   executionProvider: ExecutionProviderChoice;
   threads?: number;
   logLevel: string;
+  faceModel?: string;
+  faceStrength?: string;
 }
 
 export function register(program: Command): void {
@@ -73,7 +78,21 @@ export function register(program: Command): void {
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .option('--face-model <name>', 'enable enhanceFace with this face model (gfpgan-1.4, gfpgan-1.3 or custom:NAME); without it enhanceFace gets 400')
+    .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
     .action(async (flags: ServeFlags) => {
+      const faceStrength = Number(flags.faceStrength ?? '1');
+      if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
+      const modelDirs = flags.modelsDir ? flags.modelsDir.map((d) => path.resolve(d)) : modelSearchDirs();
+      if (flags.faceModel !== undefined) {
+        // Refused before listening: a server that says it enhances faces must be able to.
+        try {
+          resolveFaceModel(flags.faceModel, modelDirs);
+        } catch (e) {
+          if (e instanceof FaceModelMissingError) throw new CliError(e.message);
+          throw e;
+        }
+      }
       const engineLimits: Partial<EngineLimits> = {
         maxFileSize: flags.maxFileSize,
         maxFilesPerTask: flags.maxFilesPerTask,
@@ -91,6 +110,7 @@ export function register(program: Command): void {
         executionProvider: flags.executionProvider,
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
+        ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);
