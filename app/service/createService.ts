@@ -14,6 +14,7 @@ import { CUSTOM_REGISTRY, customModelsDir, listCustomModels } from '../../engine
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
 import { customModelName } from '../../engine/models/taskModel.js';
 import { sniffImageType } from '../../engine/storage/imageSniff.js';
+import { FACE_MODELS, installedFaceModels } from '../../engine/faces/faceModels.js';
 import type { UpscaleBackend } from '../backends/backend.js';
 import { BadRequestError, UnauthorizedError } from '../backends/errors.js';
 import { createLocalBackend } from '../backends/local/localBackend.js';
@@ -89,7 +90,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     let key: string;
     let make: () => UpscaleBackend;
     if (s.mode === 'local') {
-      key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize]);
+      key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize, s.face, s.faceModel, s.faceStrength]);
       make = () =>
         createLocalBackend({
           dataDir: path.join(deps.dataDir, 'engine'),
@@ -98,6 +99,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
           executionProvider: s.executionProvider,
           ...(s.threads ? { threads: s.threads } : {}),
           ...(s.tileSize ? { tileSize: s.tileSize } : {}),
+          ...(s.face ? { faces: { model: s.faceModel || null, strength: s.faceStrength } } : {}),
           ...(deps.spawner ? { spawner: deps.spawner } : {}),
         });
     } else {
@@ -171,7 +173,17 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     } catch {
       // A damaged registry must not hide the catalog; "crisp models list" reports the damage.
     }
-    return [...catalog, ...custom];
+    // Face restorers ride along as kind 'face' so the UI can tell whether "Enhance faces" can work.
+    const faces: ModelInfo[] = installedFaceModels(modelDirs).map((m) => ({
+      name: m.name,
+      title: m.name,
+      description: 'Face restorer for "Enhance faces".',
+      kind: 'face',
+      scale: 1,
+      installed: true,
+      licence: FACE_MODELS.find((e) => e.name === m.name)?.licence ?? 'as imported',
+    }));
+    return [...catalog, ...custom, ...faces];
   }
 
   // Custom models folder: watched so an import (from the CLI or anywhere) shows up in the picker.

@@ -22,6 +22,10 @@ export interface Settings {
   format: SaveImageAs;
   compression: number;
   face: boolean;
+  /** Local face model (gfpgan-1.4, gfpgan-1.3 or custom:N); empty: the best installed one. */
+  faceModel: string;
+  /** 0–1: share of the restored face in the blend (1 = fully restored). */
+  faceStrength: number;
   /** Empty: beside each input. */
   outputFolder: string;
   /** e.g. `{name}_{model}_x{scale}.{ext}` */
@@ -44,7 +48,8 @@ export interface ModelInfo {
   name: string;
   title: string;
   description: string;
-  kind: 'photo' | 'illustration' | 'denoise' | 'custom';
+  /** 'face': a face restorer for "Enhance faces", never an upscaling model. */
+  kind: 'photo' | 'illustration' | 'denoise' | 'custom' | 'face';
   /** Native scale of the network. */
   scale: number;
   /** Local mode: weights present. Cloud mode: always true for contract models. */

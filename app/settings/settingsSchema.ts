@@ -35,6 +35,8 @@ export const settingsFields = {
   format: z.enum(OUTPUT_FORMATS),
   compression: z.number().int().min(COMPRESSION_MIN).max(COMPRESSION_MAX),
   face: z.boolean(),
+  faceModel: z.string().regex(/^$|^[\w.:-]{1,80}$/, { message: 'must be a face model name' }),
+  faceStrength: z.number().min(0).max(1),
   outputFolder: z.string(),
   template: z.string().superRefine((t, ctx) => {
     const p = templateProblem(t);
@@ -60,6 +62,9 @@ export const DEFAULT_SETTINGS: Settings = {
   format: 'png',
   compression: 0,
   face: false,
+  // Added within version 1: an older file without them gets these defaults.
+  faceModel: '',
+  faceStrength: 1,
   outputFolder: '',
   template: DEFAULT_TEMPLATE,
   overwrite: 'keep',

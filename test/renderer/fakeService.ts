@@ -20,6 +20,8 @@ export interface FakeOptions {
   balance?: number;
   creditsPerImage?: number;
   notInstalled?: string[];
+  /** Local mode without any face model installed. */
+  noFaceModel?: boolean;
   failNames?: RegExp;
 }
 
@@ -96,7 +98,10 @@ export class FakeCrispService implements CrispService {
     pending?.resolve((await this.listModels()).find((m) => m.name === name)!);
   }
   async listModels(): Promise<ModelInfo[]> {
-    return MODEL_NAMES.map((name) => ({
+    const faces: ModelInfo[] = this.options.noFaceModel
+      ? []
+      : [{ name: 'gfpgan-1.4', title: 'gfpgan-1.4', description: 'Face restorer.', kind: 'face', scale: 1, installed: true, licence: 'Apache-2.0' }];
+    return [...MODEL_NAMES.map((name) => ({
       name,
       title: name.replace(/-4x$/, '').replace(/(^|-)(\w)/g, (_, d: string, c: string) => `${d ? ' ' : ''}${c.toUpperCase()}`),
       description: `The ${name} model.`,
@@ -104,7 +109,7 @@ export class FakeCrispService implements CrispService {
       scale: 4,
       installed: this.settings.mode === 'cloud' || !(this.options.notInstalled ?? []).includes(name),
       licence: 'BSD-3-Clause',
-    }));
+    })), ...faces];
   }
   private add(name: string, path: string): JobItem {
     const item: JobItem = { id: `item-${this.nextId++}`, inputPath: path, inputName: name, status: 'queued', percent: 0, inputDimensions: { width: 10, height: 8 } };

@@ -13,6 +13,8 @@ export function UpscaleOptions() {
   const models = useSettings(selectModels);
   const current = useSettings(selectCurrentModel);
   const isCloud = useSettings(selectIsCloud);
+  // Locally, faces need an installed face model; a service decides for itself (it answers 400 without one).
+  const faceReady = isCloud || models.some((m) => m.kind === 'face' && m.installed);
   const { updateSettings } = useActions();
   const { desktop } = useApp();
   const id = useId();
@@ -39,7 +41,7 @@ export function UpscaleOptions() {
       <div className="field">
         <label htmlFor={`${id}-model`}>Model</label>
         <select id={`${id}-model`} value={settings.model} aria-describedby={`${id}-model-desc`} onChange={(e) => void updateSettings({ model: e.target.value })}>
-          {models.map((m) => (
+          {models.filter((m) => m.kind !== 'face').map((m) => (
             <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
               {m.title}
               {m.installed ? '' : ' (not installed)'}
@@ -126,9 +128,21 @@ export function UpscaleOptions() {
         </p>
       </div>
       <label className="check">
-        <input type="checkbox" checked={settings.face} onChange={(e) => void updateSettings({ face: e.target.checked })} />
+        <input
+          type="checkbox"
+          checked={settings.face && faceReady}
+          disabled={!faceReady}
+          aria-describedby={faceReady ? undefined : `${id}-face-hint`}
+          onChange={(e) => void updateSettings({ face: e.target.checked })}
+        />
         Enhance faces
       </label>
+      {faceReady ? null : (
+        <p id={`${id}-face-hint`} className="hint">
+          No face model is installed. Get one with <code>crisp models fetch gfpgan-1.4</code>, or import a GFPGAN .pth or face .onnx with{' '}
+          <code>crisp models import FILE --face</code>.
+        </p>
+      )}
       <div className="field">
         <label htmlFor={`${id}-out`}>Output folder</label>
         <div className="input-row">
