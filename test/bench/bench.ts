@@ -11,6 +11,7 @@
  *                 For the large input, whole-image inference would need several GB of activations,
  *                 so the baseline is the bare session on its central 512×512 crop (marked *).
  */
+import { facesBench } from './facesBench.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -183,6 +184,7 @@ async function serverBench(): Promise<void> {
 const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'pipeline', run: pipelineBench },
   { name: 'server', run: serverBench },
+  { name: 'faces', run: facesBench },
 ];
 
 async function main(): Promise<void> {
