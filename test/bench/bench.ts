@@ -11,6 +11,7 @@
  *                 For the large input, whole-image inference would need several GB of activations,
  *                 so the baseline is the bare session on its central 512×512 crop (marked *).
  */
+import { faceCropBench } from './faceCropBench.js';
 import { facesBench } from './facesBench.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -185,6 +186,7 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'pipeline', run: pipelineBench },
   { name: 'server', run: serverBench },
   { name: 'faces', run: facesBench },
+  { name: 'faces-crop', run: faceCropBench },
 ];
 
 async function main(): Promise<void> {
