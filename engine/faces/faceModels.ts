@@ -51,7 +51,7 @@ export const FACE_MODELS: readonly FaceCatalogEntry[] = [
 ];
 
 /** Detector files, preferred first: the dynamic-size YuNet, then OpenCV Zoo's fixed 640×640 one. */
-export const DETECTOR_FILES = ['yunet_s_dynamic.onnx', 'yunet_s_640_640.onnx', 'face_detection_yunet_2023mar_640.onnx'] as const;
+export const DETECTOR_FILES = ['yunet_s_dynamic.onnx', 'yunet_s_640_640.onnx'] as const;
 
 export interface ResolvedFaceModel {
   /** Catalog name or custom:N. */
@@ -60,7 +60,12 @@ export interface ResolvedFaceModel {
   detectorPath: string;
 }
 
-export const HOW_TO_GET_A_FACE_MODEL = 'Get one with "crisp models fetch gfpgan-1.4", or import a GFPGAN .pth or face .onnx with "crisp models import FILE --face".';
+/**
+ * The ways to get a face model that exist in this version. (`crisp models fetch gfpgan-1.4` joins them once
+ * the GFPGAN converter lands; FACE_MODELS already carries its release URL, sha256 and size.)
+ */
+export const HOW_TO_GET_A_FACE_MODEL =
+  'Import one with "crisp models import FILE.onnx --face" (a face restorer such as GFPGAN v1.4 exported to ONNX: 1×3×512×512 RGB in [-1, 1]), or put it in a models folder as face/custom-NAME.onnx.';
 
 export class FaceModelMissingError extends Error {
   override readonly name = 'FaceModelMissingError';
@@ -141,7 +146,9 @@ export function resolveFaceModel(name: string | undefined, dirs: readonly string
   }
   const detectorPath = findDetector(dirs);
   if (!detectorPath) {
-    throw new FaceModelMissingError(`Face enhancement needs the YuNet face detector (${DETECTOR_FILES[0]}) in a models folder's ${FACE_DIR}/ folder, and none was found. "crisp models fetch ${chosen.name.startsWith('custom:') ? 'gfpgan-1.4' : chosen.name}" installs it.`);
+    throw new FaceModelMissingError(
+      `Face enhancement needs the YuNet face detector and none was found: put ${DETECTOR_FILES[0]} (or OpenCV Zoo's face_detection_yunet_2023mar.onnx renamed ${DETECTOR_FILES[1]}; MIT) in a models folder's ${FACE_DIR}/ folder.`,
+    );
   }
   return { name: chosen.name, restorerPath: chosen.path, detectorPath };
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import { crispLines, runCli } from '../helpers/runCli.js';
-import { constantFaceModel, writeModel } from './support/faceModels.js';
+import { constantFaceModel, wrongShapeFaceModel, writeModel } from './support/faceModels.js';
 
 const WOMAN = path.join(IMAGES_DIR, 'set5-x2', 'lr', 'woman_LRBI_x2.png');
 
@@ -22,14 +22,14 @@ describe('crisp upscale with faces', () => {
   });
   afterAll(async () => removeDir(dir));
 
-  it('--face with no face model installed is refused before any work, with the two ways to get one', async () => {
+  it('--face with no face model installed is refused before any work, with the ways to get one', async () => {
     const out = path.join(dir, 'none');
     mkdirSync(out);
     // shared/models has the detector but no face restorer.
     const r = await runCli(['upscale', WOMAN, '--face', '--out', out]);
     expect(r.code).not.toBe(0);
     expect(crispLines(r.stderr)).toEqual([
-      'crisp: error: Face enhancement needs a face model and none is installed. Get one with "crisp models fetch gfpgan-1.4", or import a GFPGAN .pth or face .onnx with "crisp models import FILE --face".',
+      'crisp: error: Face enhancement needs a face model and none is installed. Import one with "crisp models import FILE.onnx --face" (a face restorer such as GFPGAN v1.4 exported to ONNX: 1×3×512×512 RGB in [-1, 1]), or put it in a models folder as face/custom-NAME.onnx.',
     ]);
     expect(readdirSync(out)).toEqual([]);
   });
@@ -49,5 +49,27 @@ describe('crisp upscale with faces', () => {
     expect(status.files[0]!.faces).toEqual({ found: 1, enhanced: 1 });
     expect(status.warnings ?? []).toEqual([]);
     expect(readdirSync(out)).toEqual(['woman_LRBI_x2_digital-art-4x_x2.png']);
+  });
+});
+
+describe('crisp models import --face', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await tempDir('crisp-face-import-');
+  });
+  afterAll(async () => removeDir(dir));
+
+  it('installs a face-convention ONNX as custom:NAME and refuses an upscaler with a sentence', async () => {
+    const models = path.join(dir, 'models');
+    const good = writeModel(dir, 'restorer.onnx', constantFaceModel([0.5, 0, -0.5]));
+    const ok = await runCli(['models', 'import', good, '--face', '--name', 'mine', '--dir', models]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout.trim()).toBe(`${good}: imported as face model custom:mine → ${path.join(models, 'face', 'custom-mine.onnx')}`);
+    expect(readdirSync(path.join(models, 'face'))).toEqual(['custom-mine.onnx']);
+    const bad = writeModel(dir, 'upscaler.onnx', wrongShapeFaceModel());
+    const no = await runCli(['models', 'import', bad, '--face', '--dir', models]);
+    expect(no.code).not.toBe(0);
+    expect(no.stdout.trim()).toBe(`${bad}: not imported: upscaler.onnx answered [1×3×1024×1024] for a 1×3×512×512 face; a face model returns the same shape.`);
+    expect(readdirSync(path.join(models, 'face'))).toEqual(['custom-mine.onnx']);
   });
 });

@@ -105,15 +105,15 @@ describe('face stage in the engine', () => {
     }
   });
 
-  it('a missing face model is refused at start with the two ways to get one', async () => {
+  it('a missing face model is refused at start with the ways to get one', async () => {
     const empty = path.join(tmp, 'empty');
     mkdirSync(empty, { recursive: true });
     expect(() => resolveFaceModel(undefined, [empty])).toThrow(
       new FaceModelMissingError(
-        'Face enhancement needs a face model and none is installed. Get one with "crisp models fetch gfpgan-1.4", or import a GFPGAN .pth or face .onnx with "crisp models import FILE --face".',
+        'Face enhancement needs a face model and none is installed. Import one with "crisp models import FILE.onnx --face" (a face restorer such as GFPGAN v1.4 exported to ONNX: 1×3×512×512 RGB in [-1, 1]), or put it in a models folder as face/custom-NAME.onnx.',
       ),
     );
-    await expect(makeEngine({ modelDirs: [ONNX_DIR, empty], faces: { model: 'gfpgan-1.4' } })).rejects.toThrow(/The face model "gfpgan-1.4" is not installed\. Get one with "crisp models fetch gfpgan-1.4"/);
+    await expect(makeEngine({ modelDirs: [ONNX_DIR, empty], faces: { model: 'gfpgan-1.4' } })).rejects.toThrow(/The face model "gfpgan-1.4" is not installed\. Import one with "crisp models import FILE\.onnx --face"/);
     expect(resolveFaceModel(undefined, [modelsDir])).toEqual({ name: 'custom:red', restorerPath: red, detectorPath: path.join(modelsDir, 'face', 'yunet_s_dynamic.onnx') });
   });
 });

@@ -14,7 +14,7 @@ describe('face toggle', () => {
     expect(toggle.getAttribute('aria-describedby')).toBeTruthy();
     const hint = document.getElementById(toggle.getAttribute('aria-describedby')!)!;
     expect(hint.textContent).toBe(
-      'No face model is installed. Get one with crisp models fetch gfpgan-1.4, or import a GFPGAN .pth or face .onnx with crisp models import FILE --face.',
+      'No face model is installed. Import one with crisp models import FILE.onnx --face (for example GFPGAN v1.4 exported to ONNX), or switch to Cloud.',
     );
   });
 

@@ -139,8 +139,8 @@ export function UpscaleOptions() {
       </label>
       {faceReady ? null : (
         <p id={`${id}-face-hint`} className="hint">
-          No face model is installed. Get one with <code>crisp models fetch gfpgan-1.4</code>, or import a GFPGAN .pth or face .onnx with{' '}
-          <code>crisp models import FILE --face</code>.
+          No face model is installed. Import one with <code>crisp models import FILE.onnx --face</code> (for example GFPGAN v1.4 exported to
+          ONNX), or switch to Cloud.
         </p>
       )}
       <div className="field">
