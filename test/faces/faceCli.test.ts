@@ -50,6 +50,16 @@ describe('crisp upscale with faces', () => {
     expect(status.warnings ?? []).toEqual([]);
     expect(readdirSync(out)).toEqual(['woman_LRBI_x2_digital-art-4x_x2.png']);
   });
+
+  it('models list shows face models in their own section', async () => {
+    const r = await runCli(['models', 'list'], { CRISP_MODELS_DIR: models });
+    expect(r.code).toBe(0);
+    const section = r.stdout.split('Face models (--face):\n')[1]!.split('\n\n')[0]!.split('\n');
+    expect(section[0]).toMatch(/^FACE MODEL +OPEN MODEL +LICENCE +STATUS$/);
+    expect(section[1]).toMatch(/^gfpgan-1\.4 +GFPGAN v1\.4 +Apache-2\.0 +not installed$/);
+    expect(section[3]).toMatch(/^custom:red +\S+custom-red\.onnx +custom +installed$/);
+    expect(section[4]).toBe(`Face detector: ${path.join(models, 'face', 'yunet_s_dynamic.onnx')}`);
+  });
 });
 
 describe('crisp models import --face', () => {
