@@ -13,7 +13,7 @@ import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/face
 import { enhanceFaces, memoryRegions } from '../../engine/faces/faceStage.js';
 import { createInference, type Inference } from '../../engine/inference/index.js';
 import { resolveModel } from '../../engine/models/catalog.js';
-import { upscaleImage, type Raster, type UpscaleJob } from '../../engine/pipeline/index.js';
+import { encodeRaster, upscaleImage, type Raster, type UpscaleJob } from '../../engine/pipeline/index.js';
 import { FAST_MODEL, makeEngine, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import { constantFaceModel, writeModel } from './support/faceModels.js';
@@ -79,6 +79,23 @@ describe('face stage in the pipeline', () => {
     // And the face really is painted: the middle of the face (between eyes and mouth) is pure red.
     const i = (Math.round(got.height * 0.35) * got.width + Math.round(got.width * 0.5)) * got.channels;
     expect(Array.from(got.data.subarray(i, i + 3))).toEqual([255, 0, 0]);
+  });
+});
+
+describe('face stage on 16-bit images', () => {
+  it('a 16-bit PNG keeps 16 bits and gets the face painted at full range', async () => {
+    const deep = path.join(tmp, 'woman16.png');
+    await sharp(WOMAN).toColourspace('rgb16').png().toFile(deep);
+    const { file, result } = await run(deep, { faces: faces() });
+    expect(result.faces).toEqual({ found: 1, enhanced: 1, tooSmall: 0 });
+    const { data, info } = await sharp(file).toColourspace('rgb16').raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true });
+    const px = new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
+    const i = (Math.round(info.height * 0.35) * info.width + Math.round(info.width * 0.5)) * info.channels;
+    // Full-range red as the 16-bit encoder writes it (compared through the encoder, which is not under test here).
+    const redPng = await encodeRaster({ data: new Uint16Array([65535, 0, 0]), width: 1, height: 1, channels: 3, depth: 16 }, { format: 'png', compression: 0 });
+    const ref = await sharp(redPng.data).toColourspace('rgb16').raw({ depth: 'ushort' }).toBuffer();
+    expect(Array.from(px.subarray(i, i + 3))).toEqual(Array.from(new Uint16Array(ref.buffer, ref.byteOffset, 3)));
+    expect((await sharp(file).metadata()).depth).toBe('ushort');
   });
 });
 
