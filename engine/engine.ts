@@ -28,6 +28,7 @@ import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
 import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
+import { taskStats, type TaskStats } from './tasks/taskStats.js';
 import { TaskStore } from './tasks/taskStore.js';
 import type { StoredTask } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
@@ -65,6 +66,11 @@ export interface EngineOptions {
    * with the contract's 400 before anything is charged.
    */
   faces?: { model: string | null; strength?: number; detector?: DetectOptions };
+  /**
+   * Run tasks left unfinished by a crash again at start (`crisp serve`), up to MAX_RESUMES times each,
+   * instead of failing them. The app's own job queue retries items itself, so it leaves this off.
+   */
+  resumeInterrupted?: boolean;
 }
 
 export interface Engine extends UpscalingEngine {
@@ -74,9 +80,25 @@ export interface Engine extends UpscalingEngine {
   cancelTask(caller: Caller, taskId: string): Promise<void>;
   /** Removes expired uploads and tasks whose outputs have expired. */
   sweep(): Promise<void>;
+  /** Operator figures over the tasks this engine knows (`/metrics`). */
+  stats(): TaskStats;
 }
 
 const INTERRUPTED = 'Crisp stopped while this task was running. Start it again.';
+/** A task that was unfinished at this many start-ups in a row is likely what kills the process: stop retrying it. */
+export const MAX_RESUMES = 3;
+const GAVE_UP = `Crisp stopped ${MAX_RESUMES} times while this task was running, so it was not tried again. Start it again, or try a smaller image.`;
+
+/** A task can run again only if the bytes it was given are still there (URL inputs are fetched again). */
+async function inputsPresent(task: StoredTask): Promise<boolean> {
+  for (const input of task.inputs) {
+    if (input.url) continue;
+    if (!input.path) return false;
+    const ok = await stat(input.path).then((st) => st.isFile(), () => false);
+    if (!ok) return false;
+  }
+  return true;
+}
 
 export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const dataDir = path.resolve(opts.dataDir);
@@ -99,14 +121,24 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const getInference = () =>
     (inference ??= createInference({ executionProvider: opts.executionProvider ?? 'auto', threads: opts.threads }));
 
-  // Anything unfinished at start-up was running (or waiting) when the process died: it fails, never hangs.
+  // Anything unfinished at start-up was running (or waiting) when the process died: it is resumed from
+  // its stored inputs (server) or fails (app), and never hangs. Either way the killed run may have left a
+  // temp file mid-write, so partial outputs go.
+  const resumable: StoredTask[] = [];
   for (const task of await store.load()) {
-    task.status = 'PROCESSING_FAILED';
-    task.error = INTERRUPTED;
     task.outputs = [];
-    // The killed run may have left a temp file mid-write; a failed task keeps no outputs at all.
     await rm(path.join(store.taskDir(task.id), 'outputs'), { recursive: true, force: true });
     task.updatedAt = now();
+    task.resumes = (task.resumes ?? 0) + 1;
+    const canResume = opts.resumeInterrupted === true && task.resumes <= MAX_RESUMES && (await inputsPresent(task));
+    if (canResume) {
+      task.status = 'PROCESSING';
+      await store.save(task);
+      resumable.push(task);
+      continue;
+    }
+    task.status = 'PROCESSING_FAILED';
+    task.error = opts.resumeInterrupted === true && task.resumes > MAX_RESUMES ? GAVE_UP : INTERRUPTED;
     await store.save(task);
     await meter.release(task.id);
   }
@@ -134,6 +166,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
   });
+
+  // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
+  for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
 
   const ownTask = (caller: Caller, taskId: string): StoredTask => {
     const task = /^[0-9a-f-]{36}$/.test(taskId) ? store.get(taskId) : undefined;
@@ -269,6 +304,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     cancelTask: async (caller, taskId) => runner.cancel(ownTask(caller, taskId)),
     idle: () => runner.idle(),
     sweep,
+    stats: () => taskStats(store.all()),
     close: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
       await runner.close();

@@ -4,13 +4,21 @@
  * the callers (multipartUpload, remoteBackend), which know what is safe to repeat.
  */
 import { FormData, request, type Dispatcher } from 'undici';
-import type {
-  CompletedPart,
-  FileData,
-  GetUploadUrlRequest,
-  StartTaskResult,
-  TaskStatusData,
-  UploadSession,
+import type { z } from 'zod';
+import {
+  accountDataSchema,
+  completeMultipartUploadResultSchema,
+  startTaskResultSchema,
+  storedPartSchema,
+  taskStatusDataSchema,
+  uploadSessionSchema,
+  type AccountData,
+  type CompletedPart,
+  type FileData,
+  type GetUploadUrlRequest,
+  type StartTaskResult,
+  type TaskStatusData,
+  type UploadSession,
 } from '../../engine/contract/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 import { errorFromResponse, errorFromTransport } from './responseErrors.js';
@@ -23,12 +31,9 @@ export interface ContractClientOptions {
   timeoutMs?: number;
 }
 
-export interface AccountData {
-  userId?: string;
-  email?: string;
-  currentCredits?: number;
-  currentExtraCredits?: number;
-}
+/** get-account is a Crisp extension: another service may answer only part of it. */
+export type PartialAccount = Partial<AccountData>;
+const partialAccountSchema = accountDataSchema.partial();
 
 export type StartTaskSource =
   | { kind: 'file'; fileName: string; bytes: Uint8Array; mime: string }
@@ -41,7 +46,7 @@ export interface ContractClient {
   completeMultipartUpload(uploadId: string, key: string, parts: CompletedPart[], signal?: AbortSignal): Promise<void>;
   startTask(settings: UpscaleSettings, source: StartTaskSource, signal?: AbortSignal): Promise<StartTaskResult & { taskCost?: number }>;
   getTaskStatus(taskId: string, signal?: AbortSignal): Promise<TaskStatusData>;
-  getAccount(signal?: AbortSignal): Promise<AccountData>;
+  getAccount(signal?: AbortSignal): Promise<PartialAccount>;
   download(url: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; contentType?: string }>;
 }
 
@@ -76,7 +81,11 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
     }
   }
 
-  function unwrap<T>(r: { status: number; headers: Headers; bytes: Uint8Array }): T {
+  /**
+   * The answer's `data`, checked against the contract's schema for this endpoint: a service that answers
+   * something else fails here with a sentence naming the endpoint and the first wrong field.
+   */
+  function unwrap<S extends z.ZodType>(endpoint: string, schema: S, r: { status: number; headers: Headers; bytes: Uint8Array }): z.infer<S> {
     const text = Buffer.from(r.bytes).toString('utf8');
     if (r.status < 200 || r.status >= 300) throw errorFromResponse(r.status, text, r.headers);
     let body: unknown;
@@ -88,11 +97,23 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
     if (!body || typeof body !== 'object' || !('data' in body)) {
       throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered without a data object.`), r.headers);
     }
-    return (body as { data: T }).data;
+    const parsed = schema.safeParse((body as { data: unknown }).data);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue?.path.length ? `data.${issue.path.join('.')}` : 'data';
+      throw errorFromResponse(
+        502,
+        JSON.stringify(`Unexpected response from the service at ${origin} to ${endpoint}: ${where}: ${issue?.message ?? 'invalid'}.`),
+        r.headers,
+      );
+    }
+    return parsed.data;
   }
 
-  const postJson = async <T>(route: string, data: unknown, signal?: AbortSignal): Promise<T> =>
-    unwrap<T>(
+  const postJson = async <S extends z.ZodType>(route: string, schema: S, data: unknown, signal?: AbortSignal): Promise<z.infer<S>> =>
+    unwrap(
+      route,
+      schema,
       await send(
         `${base}/${route}`,
         { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data }), auth: true },
@@ -102,19 +123,21 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
 
   return {
     origin,
-    getUploadUrl: (req, signal) => postJson<UploadSession>('get-upload-url', req, signal),
+    getUploadUrl: (req, signal) => postJson('get-upload-url', uploadSessionSchema, req, signal),
 
     async putPart(signedUrl, bytes, signal) {
       // Part URLs carry their own signature (spec: Authentication 4): no API key is sent to them.
       const r = await send(signedUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: bytes, auth: false }, signal);
-      const data = unwrap<{ ETag?: string }>(r);
-      const etag = (Array.isArray(r.headers.etag) ? r.headers.etag[0] : r.headers.etag) ?? data.ETag;
+      // S3 and others answer the ETag as a header only; Crisp also puts it in the body.
+      const header = Array.isArray(r.headers.etag) ? r.headers.etag[0] : r.headers.etag;
+      const data = unwrap('a part upload', storedPartSchema.partial(), r);
+      const etag = header ?? data.ETag;
       if (!etag) throw errorFromResponse(502, JSON.stringify('The service stored a part without answering its ETag.'), r.headers);
       return etag;
     },
 
     async completeMultipartUpload(uploadId, key, parts, signal) {
-      await postJson<unknown>('complete-multipart-upload', { uploadId, key, parts }, signal);
+      await postJson('complete-multipart-upload', completeMultipartUploadResultSchema, { uploadId, key, parts }, signal);
     },
 
     async startTask(settings, source, signal) {
@@ -128,13 +151,13 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       if (source.kind === 'file') form.append('file', new Blob([source.bytes], { type: source.mime }), source.fileName);
       else form.append('files', JSON.stringify(source.files));
       const r = await send(`${base}/start-task`, { method: 'POST', body: form, auth: true }, signal);
-      const data = unwrap<StartTaskResult>(r);
+      const data = unwrap('start-task', startTaskResultSchema, r);
       const cost = Number(r.headers['x-task-cost']);
       return Number.isFinite(cost) ? { ...data, taskCost: cost } : data;
     },
 
-    getTaskStatus: (taskId, signal) => postJson<TaskStatusData>('get-task-status', { taskId }, signal),
-    getAccount: (signal) => postJson<AccountData>('get-account', {}, signal),
+    getTaskStatus: (taskId, signal) => postJson('get-task-status', taskStatusDataSchema, { taskId }, signal),
+    getAccount: (signal) => postJson('get-account', partialAccountSchema, {}, signal),
 
     async download(url, signal) {
       // Send the key only to the service's own origin: a download link elsewhere must not learn it.

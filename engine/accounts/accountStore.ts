@@ -40,7 +40,7 @@ export class AccountError extends Error {
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-function toAccount(u: UserRecord): Account {
+export function toAccount(u: UserRecord): Account {
   return { userId: u.userId, email: u.email, credits: u.credits, extraCredits: u.extraCredits, createdAt: u.createdAt };
 }
 
@@ -48,6 +48,38 @@ function checkAmount(name: string, v: number | undefined): number {
   const n = v ?? 0;
   if (!Number.isSafeInteger(n) || n < 0) throw new AccountError(`${name} must be a non-negative integer`);
   return n;
+}
+
+/** Checks and normalises a new user's fields and mints its key; every AccountStore creates users through this. */
+export function prepareNewUser(input: NewAccount): { record: UserRecord; apiKey: string } {
+  const email = normaliseEmail(input.email);
+  if (!EMAIL.test(email)) throw new AccountError(`'${input.email}' is not an e-mail address`);
+  const credits = checkAmount('credits', input.credits);
+  const extraCredits = checkAmount('extra credits', input.extraCredits);
+  const apiKey = generateApiKey();
+  const record: UserRecord = {
+    userId: `usr_${randomBytes(8).toString('hex')}`,
+    email,
+    keyHash: hashApiKey(apiKey),
+    credits,
+    extraCredits,
+    createdAt: Date.now(),
+  };
+  return { record, apiKey };
+}
+
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** Checks an addCredits amount: non-negative integers only (credits are never taken away here). */
+export function checkCreditAmount(amount: { credits?: number; extraCredits?: number }): { credits: number; extraCredits: number } {
+  return { credits: checkAmount('credits', amount.credits), extraCredits: checkAmount('extra credits', amount.extraCredits) };
+}
+
+/** Keys longer than this are refused without hashing (no user has one; it bounds per-request work). */
+export function plausibleApiKey(apiKey: string): boolean {
+  return apiKey.length > 0 && apiKey.length <= 200;
 }
 
 export function accountsFile(dataDir: string): string {
@@ -73,34 +105,20 @@ export function createJsonAccountStore(state: StateFile<AccountsState>): Account
 
   return {
     async addUser(input) {
-      const email = input.email.trim().toLowerCase();
-      if (!EMAIL.test(email)) throw new AccountError(`'${input.email}' is not an e-mail address`);
-      const credits = checkAmount('credits', input.credits);
-      const extraCredits = checkAmount('extra credits', input.extraCredits);
-      const apiKey = generateApiKey();
-      const user = await state.update((s) => {
-        if (s.users.some((u) => u.email === email)) throw new AccountError(`a user with e-mail ${email} already exists`);
-        const u: UserRecord = {
-          userId: `usr_${randomBytes(8).toString('hex')}`,
-          email,
-          keyHash: hashApiKey(apiKey),
-          credits,
-          extraCredits,
-          createdAt: Date.now(),
-        };
-        s.users.push(u);
-        return u;
+      const { record, apiKey } = prepareNewUser(input);
+      await state.update((s) => {
+        if (s.users.some((u) => u.email === record.email)) throw new AccountError(`a user with e-mail ${record.email} already exists`);
+        s.users.push(record);
       });
-      return { account: toAccount(user), apiKey };
+      return { account: toAccount(record), apiKey };
     },
     async listUsers() {
       await state.refresh();
       return state.current().users.map(toAccount);
     },
     async addCredits(email, amount) {
-      const e = email.trim().toLowerCase();
-      const credits = checkAmount('credits', amount.credits);
-      const extraCredits = checkAmount('extra credits', amount.extraCredits);
+      const e = normaliseEmail(email);
+      const { credits, extraCredits } = checkCreditAmount(amount);
       const u = await state.update((s) => {
         const found = s.users.find((x) => x.email === e);
         if (!found) throw new AccountError(`no user with e-mail ${e}`);
@@ -111,7 +129,7 @@ export function createJsonAccountStore(state: StateFile<AccountsState>): Account
       return toAccount(u);
     },
     async authenticate(apiKey) {
-      if (apiKey.length === 0 || apiKey.length > 200) return undefined;
+      if (!plausibleApiKey(apiKey)) return undefined;
       const hash = hashApiKey(apiKey);
       let u = lookup(hash);
       // A user added by `crisp users add` while the server runs is only in the file so far.

@@ -2,89 +2,40 @@
  * Request and response shapes of the contract (spec: "Resources", "Endpoints").
  * Timestamps are Unix epoch milliseconds. Fields marked "extension" are Crisp additions documented in docs/api.md.
  */
-import type { InputMimeType, SaveImageAs, Scale, TaskModelName, TaskStatus } from './enums.js';
+import type { z } from 'zod';
+import type { SaveImageAs, Scale, TaskModelName } from './enums.js';
+import type {
+  accountDataSchema,
+  completedPartSchema,
+  completeMultipartUploadRequestSchema,
+  completeMultipartUploadResultSchema,
+  dimensionsSchema,
+  fileDataSchema,
+  getTaskStatusRequestSchema,
+  getUploadUrlRequestSchema,
+  partUrlSchema,
+  startTaskResultSchema,
+  storedPartSchema,
+  taskRecordSchema,
+  taskStatusDataSchema,
+  uploadSessionSchema,
+} from './schemas.js';
 
-export interface Dimensions {
-  width: number;
-  height: number;
-}
-
-export interface FileData {
-  fileName: string;
-  fileType: string;
-  fileSize: number;
-  originalFileName: string;
-  /** Storage path relative to the data store; passed back to start-task for uploaded files. */
-  path: string;
-  createdAt: number;
-  expiresAt: number;
-  dimensions: Dimensions;
-  /** extension: signed, expiring URL that streams the file to its owner (set by the HTTP server). */
-  downloadLink?: string;
-  /** extension: with enhanceFace, faces found in this image and how many were enhanced. */
-  faces?: { found: number; enhanced: number };
-}
-
-export interface TaskRecord {
-  id: string;
-  userId: string;
-  email: string;
-  files: FileData[];
-  filesCount: number;
-  enhanceFace: boolean;
-  /** A contract model name; `custom:<name>` (extension) only from a local engine with custom models. */
-  model: TaskModelName;
-  scale: Scale;
-  saveImageAs: SaveImageAs;
-  compression: number;
-  createdAt: number;
-  status: TaskStatus;
-  batchMode: boolean;
-  progress: string;
-  creditsToDeduct: number;
-  currentCredits: number;
-  currentExtraCredits: number;
-}
-
-export interface PartUrl {
-  partNumber: number;
-  signedUrl: string;
-}
-
-export interface UploadSession {
-  uploadId: string;
-  partUrls: PartUrl[];
-  partSize: number;
-  fileName: string;
-  fileType: InputMimeType;
-  fileSize: number;
-  originalFileName: string;
-  /** The key to send as complete-multipart-upload's `key` and as `files[].path` in start-task. */
-  path: string;
-  createdAt: number;
-  expiresAt: number;
-}
-
-export interface GetUploadUrlRequest {
-  fileSize: number;
-  fileType: InputMimeType;
-  originalFileName: string;
-}
-
-export interface CompletedPart {
-  PartNumber: number;
-  ETag: string;
-}
-
-export interface CompleteMultipartUploadRequest {
-  uploadId: string;
-  key: string;
-  parts: CompletedPart[];
-}
-
-export interface CompleteMultipartUploadResult {
-  status: 'success';
-}
+// Bodies on the wire: inferred from the zod objects in schemas.ts (the single declaration).
+export type Dimensions = z.infer<typeof dimensionsSchema>;
+export type FileData = z.infer<typeof fileDataSchema>;
+export type TaskRecord = z.infer<typeof taskRecordSchema>;
+export type PartUrl = z.infer<typeof partUrlSchema>;
+export type UploadSession = z.infer<typeof uploadSessionSchema>;
+export type GetUploadUrlRequest = z.infer<typeof getUploadUrlRequestSchema>;
+export type CompletedPart = z.infer<typeof completedPartSchema>;
+export type CompleteMultipartUploadRequest = z.infer<typeof completeMultipartUploadRequestSchema>;
+export type CompleteMultipartUploadResult = z.infer<typeof completeMultipartUploadResultSchema>;
+export type StoredPartAnswer = z.infer<typeof storedPartSchema>;
+export type StartTaskResult = z.infer<typeof startTaskResultSchema>;
+export type GetTaskStatusRequest = z.infer<typeof getTaskStatusRequestSchema>;
+export type TaskStatusData = z.infer<typeof taskStatusDataSchema>;
+export type AccountData = z.infer<typeof accountDataSchema>;
 
 /** An image handed to start-task directly (the `file` part, or the `<index>.file` parts). */
 export interface SourceFile {
@@ -113,35 +64,6 @@ export type StartTaskRequest = TaskSettings &
     | { source: 'files'; files: UploadedFileRef[] }
     | { source: 'urls'; urls: string[] }
   );
-
-export interface StartTaskResult {
-  message: string;
-  taskId: string;
-  creditsToDeduct: number;
-}
-
-export interface GetTaskStatusRequest {
-  taskId: string;
-}
-
-export interface TaskStatusData {
-  status: TaskStatus;
-  progress: string;
-  files: FileData[];
-  deductedCredits: number;
-  creditsDeducted: boolean;
-  model: TaskModelName;
-  /** extension: the denoise strength the task was started with, when one was given. */
-  denoise?: number;
-  scale: Scale;
-  saveImageAs: SaveImageAs;
-  compression: number;
-  batchMode: boolean;
-  /** extension: human-readable reason, present when status is PROCESSING_FAILED. */
-  error?: string;
-  /** extension: things the engine could not do as asked (e.g. face enhancement not applied). */
-  warnings?: string[];
-}
 
 export interface SuccessBody<T> {
   status: 'success';

@@ -16,6 +16,7 @@ import {
   SCALES,
 } from './enums.js';
 import { errors, type ContractError } from './errors.js';
+import { completeMultipartUploadRequestSchema, getTaskStatusRequestSchema, getUploadUrlRequestSchema } from './schemas.js';
 import type {
   CompleteMultipartUploadRequest,
   GetTaskStatusRequest,
@@ -232,36 +233,26 @@ export interface UploadLimits {
 export function parseGetUploadUrl(body: unknown, limits: UploadLimits): GetUploadUrlRequest {
   const data = unwrapData(body);
   if (!data) throw fail('the body must be {"data": {"fileSize", "fileType", "originalFileName"}}');
-  const size = data.fileSize;
-  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size <= 0) {
-    throw fail(`fileSize ${showValue(size)} is not a positive integer`);
+  // Field by field with the schema's own parts, so each failure names its field in the contract's words.
+  const field = getUploadUrlRequestSchema.shape;
+  const size = field.fileSize.safeParse(data.fileSize);
+  if (!size.success || !Number.isSafeInteger(size.data)) throw fail(`fileSize ${showValue(data.fileSize)} is not a positive integer`);
+  if (size.data > limits.maxFileSize) {
+    throw errors.payloadTooLarge(`fileSize ${size.data} exceeds the limit of ${limits.maxFileSize} bytes`);
   }
-  if (size > limits.maxFileSize) {
-    throw errors.payloadTooLarge(`fileSize ${size} exceeds the limit of ${limits.maxFileSize} bytes`);
-  }
-  const type = INPUT_MIME_TYPES.find((t) => t === data.fileType);
-  if (!type) throw fail(`fileType ${showValue(data.fileType)} is not one of ${describe(INPUT_MIME_TYPES)}`);
-  if (typeof data.originalFileName !== 'string' || data.originalFileName.trim() === '') {
-    throw fail('originalFileName is required');
-  }
-  return { fileSize: size, fileType: type, originalFileName: sanitizeFileName(data.originalFileName) };
+  const type = field.fileType.safeParse(data.fileType);
+  if (!type.success) throw fail(`fileType ${showValue(data.fileType)} is not one of ${describe(INPUT_MIME_TYPES)}`);
+  const name = field.originalFileName.safeParse(data.originalFileName);
+  if (!name.success) throw fail('originalFileName is required');
+  return { fileSize: size.data, fileType: type.data, originalFileName: sanitizeFileName(name.data) };
 }
-
-const completeSchema = z.object({
-  uploadId: z.string().min(1).max(200),
-  key: z.string().min(1).max(1024),
-  parts: z
-    .array(z.object({ PartNumber: z.number().int().min(1).max(10000), ETag: z.string().min(1).max(200) }))
-    .min(1)
-    .max(10000),
-});
 
 export function parseCompleteMultipartUpload(body: unknown): CompleteMultipartUploadRequest {
   const data = unwrapData(body);
   if (!data || data.uploadId === undefined || data.key === undefined || data.parts === undefined) {
     throw errors.missingParameters();
   }
-  const r = completeSchema.safeParse(data);
+  const r = completeMultipartUploadRequestSchema.safeParse(data);
   if (!r.success) {
     const issue = r.error.issues[0];
     throw fail(`${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`);
@@ -270,10 +261,9 @@ export function parseCompleteMultipartUpload(body: unknown): CompleteMultipartUp
 }
 
 export function parseGetTaskStatus(body: unknown): GetTaskStatusRequest {
-  const data = unwrapData(body);
-  const id = data?.taskId;
+  const r = getTaskStatusRequestSchema.safeParse(unwrapData(body) ?? {});
   // taskId is "not marked required" in the spec; a status request without one cannot name a task.
-  if (typeof id !== 'string' || id.trim() === '') throw fail('taskId is required');
-  if (id.length > 200) throw errors.taskNotFound();
-  return { taskId: id };
+  if (!r.success) throw fail('taskId is required');
+  if (r.data.taskId.length > 200) throw errors.taskNotFound();
+  return r.data;
 }

@@ -15,8 +15,8 @@ import type { Balance, CreditMeter, Settlement } from './meter.js';
 import { DEFAULT_PRICE_TABLE, priceOf, type PriceTable } from './priceTable.js';
 
 export interface Ledger extends CreditMeter {
-  /** Charges still reserved (tests, diagnostics). */
-  reservedFor(userId: string): number;
+  /** Credits still reserved by unfinished tasks (tests, diagnostics). */
+  reservedFor(userId: string): Promise<number>;
 }
 
 export function createLedger(state: StateFile<AccountsState>, table: PriceTable = DEFAULT_PRICE_TABLE): Ledger {
@@ -86,7 +86,7 @@ export function createLedger(state: StateFile<AccountsState>, table: PriceTable 
       return { currentCredits: u?.credits ?? 0, currentExtraCredits: u?.extraCredits ?? 0 };
     },
 
-    reservedFor(userId) {
+    async reservedFor(userId) {
       let n = 0;
       for (const c of Object.values(state.current().charges)) if (c.userId === userId && c.state === 'reserved') n += c.cost;
       return n;

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import fastifyMultipart from '@fastify/multipart';
-import fastifyRateLimit from '@fastify/rate-limit';
+import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AccountStore } from '../accounts/accountStore.js';
 import type { UpscalingEngine } from '../api.js';
@@ -18,6 +18,7 @@ import { loggerOptions } from './logging.js';
 import type { ServerLimits } from './options.js';
 import { registerContractRoutes } from './routes/contract.js';
 import { registerDownloadRoutes } from './routes/downloads.js';
+import { registerHealthRoutes, type ServerHealth } from './routes/health.js';
 import { registerPartRoutes } from './routes/parts.js';
 
 export interface AppDeps {
@@ -29,6 +30,10 @@ export interface AppDeps {
   serverLimits: ServerLimits;
   logLevel?: string;
   logStream?: NodeJS.WritableStream;
+  /** Where rate-limit counters live when several processes must share them (`--db`); default: in memory. */
+  rateLimitStore?: FastifyRateLimitStoreCtor;
+  /** Operator endpoints (/healthz, /readyz, /metrics); absent in tests that build the app alone. */
+  health?: ServerHealth;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -47,6 +52,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     max: sl.rateLimitMax,
     timeWindow: sl.rateLimitWindowMs,
     hook: 'onRequest',
+    // A shared store that cannot be reached must not turn every request into a 500: authentication
+    // needs the same database and answers for itself.
+    ...(deps.rateLimitStore ? { store: deps.rateLimitStore, skipOnError: true } : {}),
     // Per key, not per IP: many users may share a NAT. The key is hashed so the limiter's memory never
     // holds credentials. Requests without a key (part URLs, downloads) are limited per IP.
     keyGenerator: (request) => {
@@ -67,5 +75,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   registerPartRoutes(app, deps.engine);
   registerDownloadRoutes(app, deps.engine, deps.accounts, deps.links);
+  if (deps.health) registerHealthRoutes(app, deps.health);
   return app;
 }

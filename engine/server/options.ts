@@ -24,6 +24,8 @@ export interface ServerConfig {
   /** 0 picks a free port. */
   port: number;
   dataDir: string;
+  /** postgres:// URL for users and credits (several processes may share it); absent: accounts.json under dataDir. */
+  db?: string;
   /** Origin clients use to reach this server (part URLs, download links); defaults to http://host:port. */
   publicUrl?: string;
   allowPrivateUrls: boolean;
@@ -36,6 +38,8 @@ export interface ServerConfig {
   logLevel?: string;
   /** Enables enhanceFace: the face model (catalog name or custom:N in modelDirs) and blend strength. */
   faces?: { model: string; strength?: number };
+  /** Bearer token that unlocks GET /metrics; absent: no /metrics route. */
+  metricsToken?: string;
   /** Where logs go (default stdout); tests capture them. */
   logStream?: NodeJS.WritableStream;
 }

@@ -4,16 +4,20 @@
  * app and listens. Also used in-process by the tests, which may wrap the meter or engine to inject
  * failures.
  */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createJsonAccountStore, openAccountsState, type AccountStore } from '../accounts/accountStore.js';
+import type { AccountStore } from '../accounts/accountStore.js';
+import { openAccounts, type AccountsBackend } from '../accounts/openAccounts.js';
 import type { UpscalingEngine } from '../api.js';
 import type { CreditMeter } from '../credits/meter.js';
-import { createLedger, type Ledger } from '../credits/ledger.js';
+import type { Ledger } from '../credits/ledger.js';
 import { createEngine, type Engine } from '../engine.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
 import { buildApp } from './app.js';
+import type { ServerHealth } from './routes/health.js';
 import { createDownloadLinks, withDownloadLink } from './downloadLinks.js';
 import { DEFAULT_SERVER_LIMITS, type ServerConfig } from './options.js';
 
@@ -58,54 +62,83 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   const port = config.port === 0 ? await freePort(config.host) : config.port;
   const publicUrl = (config.publicUrl ?? originFor(config.host, port)).replace(/\/$/, '');
 
-  const state = await openAccountsState(dataDir);
-  const accounts = createJsonAccountStore(state);
-  const ledger = createLedger(state);
-  const meter = overrides.meter ? overrides.meter(ledger) : ledger;
-  const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
-
-  const engine = await createEngine({
-    dataDir,
-    credits: meter,
-    publicUrl,
-    allowPrivateUrls: config.allowPrivateUrls,
-    ...(config.engineLimits ? { limits: config.engineLimits } : {}),
-    ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
-    ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
-    ...(config.threads ? { threads: config.threads } : {}),
-    ...(config.faces ? { faces: config.faces } : {}),
-    decorateFile: (task, file) => withDownloadLink(links, task, file),
-  });
-  const routesEngine = overrides.engine ? overrides.engine(engine) : engine;
-
-  const app = await buildApp({
-    engine: routesEngine,
-    accounts,
-    meter,
-    links,
-    engineLimits: engine.limits,
-    serverLimits,
-    ...(config.logLevel ? { logLevel: config.logLevel } : {}),
-    ...(config.logStream ? { logStream: config.logStream } : {}),
-  });
+  const stores = await openAccounts({ dataDir, ...(config.db ? { db: config.db } : {}) });
+  let engine: Engine | undefined;
   try {
+    const { accounts, ledger } = stores;
+    const meter = overrides.meter ? overrides.meter(ledger) : ledger;
+    const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
+    const created = await createEngine({
+      dataDir,
+      credits: meter,
+      publicUrl,
+      allowPrivateUrls: config.allowPrivateUrls,
+      // A task cut off by a crash or restart runs again from its stored inputs; its reservation stands.
+      resumeInterrupted: true,
+      ...(config.engineLimits ? { limits: config.engineLimits } : {}),
+      ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
+      ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
+      ...(config.threads ? { threads: config.threads } : {}),
+      ...(config.faces ? { faces: config.faces } : {}),
+      decorateFile: (task, file) => withDownloadLink(links, task, file),
+    });
+    engine = created;
+    const routesEngine = overrides.engine ? overrides.engine(created) : created;
+    const health: ServerHealth = {
+      notReadyReason: () => notReadyReason(stores, dataDir),
+      stats: () => created.stats(),
+      metricsToken: config.metricsToken,
+    };
+    const app = await buildApp({
+      health,
+      ...(stores.rateLimitStore ? { rateLimitStore: stores.rateLimitStore(serverLimits.rateLimitWindowMs) } : {}),
+      engine: routesEngine,
+      accounts,
+      meter,
+      links,
+      engineLimits: created.limits,
+      serverLimits,
+      ...(config.logLevel ? { logLevel: config.logLevel } : {}),
+      ...(config.logStream ? { logStream: config.logStream } : {}),
+    });
     await app.listen({ host: config.host, port });
+    return running(app, created, stores, publicUrl);
   } catch (e) {
-    await engine.close();
+    await engine?.close();
+    await stores.close();
     throw e;
   }
+}
+
+/** Ready = the accounts store answers and the data directory takes a write. */
+async function notReadyReason(stores: AccountsBackend, dataDir: string): Promise<string | undefined> {
+  try {
+    await stores.ping();
+  } catch (e) {
+    return `the accounts store is not reachable: ${(e as Error).message}`;
+  }
+  try {
+    await access(dataDir, constants.W_OK);
+  } catch {
+    return `the data directory ${dataDir} is not writable`;
+  }
+  return undefined;
+}
+
+function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, url: string): RunningServer {
   let closed = false;
   return {
     app,
     engine,
-    accounts,
-    ledger,
-    url: publicUrl,
+    accounts: stores.accounts,
+    ledger: stores.ledger,
+    url,
     async close() {
       if (closed) return;
       closed = true;
       await app.close();
       await engine.close();
+      await stores.close();
     },
   };
 }

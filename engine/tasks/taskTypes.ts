@@ -30,4 +30,6 @@ export interface StoredTask {
   warnings: string[];
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
+  /** How many start-ups found this task unfinished (crash recovery; see MAX_RESUMES in engine.ts). */
+  resumes?: number;
 }

@@ -59,7 +59,7 @@ describe('a ~30 MiB input through multipart, with the connection cut mid-part', 
     expect(result.creditsDeducted).toBe(cost);
     const after = await remote.getAccount();
     expect(before.currentCredits! - after.currentCredits!).toBe(cost);
-    expect(server.ledger.reservedFor((await server.accounts.authenticate(key))!.userId)).toBe(0);
+    expect(await server.ledger.reservedFor((await server.accounts.authenticate(key))!.userId)).toBe(0);
     expect(await listFiles(path.join(dir, 'out'))).toEqual(['huge_x1.png']);
   });
 });

@@ -1,10 +1,35 @@
 import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER } from '../../engine/api.js';
+import { MAX_RESUMES } from '../../engine/engine.js';
+import type { StoredTask } from '../../engine/tasks/taskTypes.js';
 import { FAST_MODEL, listFiles, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, REPO_ROOT } from '../helpers/paths.js';
+
+/** Starts a task in a child engine process and SIGKILLs it while the task runs; returns the task id. */
+async function killMidTask(dataDir: string, scratch: string): Promise<string> {
+  const image = path.join(scratch, 'big.png');
+  await sharp(path.join(IMAGES_DIR, 'set5/baby.png')).toFile(image);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/engineHost.ts', dataDir, image], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const taskId = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /RUNNING ([0-9a-f-]{36})/.exec(out);
+      if (m) resolve(m[1] as string);
+    });
+    child.on('exit', (code) => reject(new Error(`engine host exited early (${code})`)));
+  });
+  child.kill('SIGKILL');
+  await new Promise((r) => child.once('exit', r));
+  return taskId;
+}
 
 describe('engine process killed while a task runs', () => {
   let dataDir: string;
@@ -19,24 +44,7 @@ describe('engine process killed while a task runs', () => {
   });
 
   it('reports PROCESSING_FAILED after a restart, and a new task succeeds', async () => {
-    const image = path.join(scratch, 'big.png');
-    await sharp(path.join(IMAGES_DIR, 'set5/baby.png')).toFile(image);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/engineHost.ts', dataDir, image], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const taskId = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /RUNNING ([0-9a-f-]{36})/.exec(out);
-        if (m) resolve(m[1] as string);
-      });
-      child.on('exit', (code) => reject(new Error(`engine host exited early (${code})`)));
-    });
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
-
+    const taskId = await killMidTask(dataDir, scratch);
     const engine = await makeEngine({ dataDir });
     try {
       const s = await engine.getTaskStatus(LOCAL_CALLER, { data: { taskId } });
@@ -55,6 +63,47 @@ describe('engine process killed while a task runs', () => {
       expect(ok.files[0]!.dimensions).toEqual({ width: 144, height: 144 });
     } finally {
       await engine.close();
+    }
+  });
+});
+
+describe('engine process killed while a task runs, with resumeInterrupted (crisp serve)', () => {
+  let dataDir: string;
+  let scratch: string;
+  beforeAll(async () => {
+    dataDir = await tempDir();
+    scratch = await tempDir();
+  });
+  afterAll(async () => {
+    await removeDir(dataDir);
+    await removeDir(scratch);
+  });
+
+  it('runs the task again from its stored input; gives up after MAX_RESUMES start-ups', async () => {
+    const taskId = await killMidTask(dataDir, scratch);
+    const engine = await makeEngine({ dataDir, resumeInterrupted: true });
+    try {
+      const done = await waitForTask(engine, taskId);
+      expect(done.status).toBe('PROCESSED');
+      expect(done.files).toHaveLength(1);
+      const meta = await sharp(path.join(dataDir, 'tasks', taskId, 'outputs', done.files[0]!.fileName)).metadata();
+      expect({ width: meta.width, height: meta.height }).toEqual(done.files[0]!.dimensions);
+    } finally {
+      await engine.close();
+    }
+
+    // A task found unfinished at MAX_RESUMES start-ups already is probably what kills the process.
+    const second = await killMidTask(dataDir, scratch);
+    const file = path.join(dataDir, 'tasks', second, 'task.json');
+    const stored = JSON.parse(await readFile(file, 'utf8')) as StoredTask;
+    await writeFile(file, JSON.stringify({ ...stored, resumes: MAX_RESUMES }));
+    const again = await makeEngine({ dataDir, resumeInterrupted: true });
+    try {
+      const s = await again.getTaskStatus(LOCAL_CALLER, { data: { taskId: second } });
+      expect(s.status).toBe('PROCESSING_FAILED');
+      expect(s.error).toBe(`Crisp stopped ${MAX_RESUMES} times while this task was running, so it was not tried again. Start it again, or try a smaller image.`);
+    } finally {
+      await again.close();
     }
   });
 });

@@ -254,7 +254,7 @@ describe('start-task and get-task-status', () => {
     const done = await pollStatus(base, erin.key, dataOf<{ taskId: string }>(started).taskId);
     expect(done).toMatchObject({ status: 'PROCESSING_FAILED', creditsDeducted: false, deductedCredits: 0, files: [] });
     expect(done.error).toBe(`could not fetch ${imagesBase}/bird.png: private, loopback and reserved addresses are refused (see --allow-private-urls)`);
-    expect(s.ledger.reservedFor(erin.userId)).toBe(0);
+    expect(await s.ledger.reservedFor(erin.userId)).toBe(0);
     expect(dataOf<object>(await postJson(base, '/get-account', erin.key, {}))).toMatchObject({ currentCredits: 1 });
     // The freed credit can be reserved again.
     expect((await postForm(base, erin.key, birdForm())).status).toBe(200);

@@ -59,7 +59,7 @@ describe('ledger', () => {
     const caller = { userId: account.userId, email: account.email };
     const results = await Promise.allSettled([ledger.reserve(caller, 't1', 2), ledger.reserve(caller, 't2', 2)]);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
-    expect(ledger.reservedFor(account.userId)).toBe(2);
+    expect(await ledger.reservedFor(account.userId)).toBe(2);
     await expect(ledger.assertCanUpload(caller)).rejects.toMatchObject({ status: 402, message: 'Insufficient credits' });
   });
 
@@ -75,7 +75,7 @@ describe('ledger', () => {
     await ledger.release('failed');
     await ledger.release('failed');
     expect(await ledger.settle(caller, 'failed')).toEqual({ creditsDeducted: false, deductedCredits: 0 });
-    expect(ledger.reservedFor(account.userId)).toBe(0);
+    expect(await ledger.reservedFor(account.userId)).toBe(0);
     // Another user cannot settle (or learn about) this user's task.
     expect(await ledger.settle({ userId: 'usr_x', email: 'x@x' }, 'big')).toEqual({ creditsDeducted: false, deductedCredits: 0 });
     // Persisted: a fresh open sees the same balances and charge states.

@@ -1,7 +1,7 @@
 /**
  * `crisp serve` as a real child process: users are managed with `crisp users`, the server is killed
  * with SIGKILL mid-task and restarted on the same --data. Balances, tasks and outputs survive; the task
- * that was running ends PROCESSING_FAILED with its reservation freed.
+ * that was running is resumed from its stored input, finishes, and is charged once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -69,7 +69,7 @@ afterAll(async () => {
 });
 
 describe('crisp users + crisp serve across a SIGKILL restart', () => {
-  it('keeps users, balances, tasks and outputs; fails the interrupted task and frees its reservation', async () => {
+  it('keeps users, balances, tasks and outputs; resumes the interrupted task and charges it once', async () => {
     const added = await crisp(['users', 'add', '--data', dataDir, '--email', 'rs@example.com', '--credits', '3', '--extra-credits', '2']);
     expect(added.code).toBe(0);
     const key = added.stdout.trim().split('\n').pop()!;
@@ -103,20 +103,23 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
     expect(dl.status).toBe(200);
     expect(await sharp(dl.bytes).metadata()).toMatchObject({ width: 576, height: 576 });
 
-    const interrupted = await pollStatus(server.url, key, slowId);
-    expect(interrupted).toMatchObject({ status: 'PROCESSING_FAILED', creditsDeducted: false, deductedCredits: 0 });
+    const resumed = await pollStatus(server.url, key, slowId, 240_000);
+    expect(resumed).toMatchObject({ status: 'PROCESSED', creditsDeducted: true, deductedCredits: 2 });
+    const out = await httpGet(resumed.files[0]!.downloadLink);
+    expect(await sharp(out.bytes).metadata()).toMatchObject({ width: 3600, height: 3600 });
+    expect(await pollStatus(server.url, key, slowId)).toMatchObject({ deductedCredits: 2 });
     const after = JSON.parse(await readFile(accountsFile(dataDir), 'utf8')) as AccountsState;
-    expect(after.charges[slowId]?.state).toBe('released');
+    expect(after.charges[slowId]).toMatchObject({ state: 'settled', deducted: 2 });
 
     // The operator credits the user while the server runs; the server sees it.
     const credited = await crisp(['users', 'credit', '--data', dataDir, '--email', 'rs@example.com', '--add', '5']);
-    expect(credited.stdout).toBe('rs@example.com: 7 credits, 2 extra credits\n');
-    expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({ currentCredits: 7, currentExtraCredits: 2 });
+    expect(credited.stdout).toBe('rs@example.com: 5 credits, 2 extra credits\n');
+    expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({ currentCredits: 5, currentExtraCredits: 2 });
     const listed = await crisp(['users', 'list', '--data', dataDir]);
-    expect(listed.stdout).toMatch(/rs@example\.com\s+7\s+2\s/);
+    expect(listed.stdout).toMatch(/rs@example\.com\s+5\s+2\s/);
     // SIGTERM: graceful shutdown, exit code 0.
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
     server.child.kill('SIGTERM');
     expect(await exited).toBe(0);
-  });
+  }, 300_000);
 });

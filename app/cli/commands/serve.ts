@@ -43,6 +43,7 @@ interface ServeFlags {
   host: string;
   port: number;
   data: string;
+  db?: string;
   publicUrl?: string;
   allowPrivateUrls?: boolean;
   maxFileSize: number;
@@ -57,6 +58,7 @@ interface ServeFlags {
   logLevel: string;
   faceModel?: string;
   faceStrength?: string;
+  metricsToken?: string;
 }
 
 export function register(program: Command): void {
@@ -66,6 +68,7 @@ export function register(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 8787)
     .option('--data <dir>', 'data directory (users, credits, tasks, uploads, outputs)', DEFAULT_DATA_DIR)
+    .option('--db <url>', 'PostgreSQL URL for users and credits, shared by several server processes (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL)
     .option('--public-url <url>', 'base URL clients reach this server at (used in part URLs and download links)', publicUrl)
     .option('--allow-private-urls', 'let start-task urls reach loopback/private addresses (trusted networks only)')
     .option('--max-file-size <bytes>', 'largest input file', positiveInt, DEFAULT_LIMITS.maxFileSize)
@@ -80,6 +83,7 @@ export function register(program: Command): void {
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .option('--face-model <name>', 'enable enhanceFace with this face model (gfpgan-1.4, gfpgan-1.3 or custom:NAME); without it enhanceFace gets 400')
     .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
+    .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
     .action(async (flags: ServeFlags) => {
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
@@ -102,6 +106,7 @@ export function register(program: Command): void {
         host: flags.host,
         port: flags.port,
         dataDir: flags.data,
+        ...(flags.db ? { db: flags.db } : {}),
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,
@@ -111,6 +116,7 @@ export function register(program: Command): void {
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
         ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
+        ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);

@@ -3,7 +3,9 @@
  * `crisp serve` runs on the same --data: both go through the same locked, atomic state file.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { AccountError, createJsonAccountStore, openAccountsState, type AccountStore } from '../../../engine/accounts/accountStore.js';
+import { AccountError, type AccountStore } from '../../../engine/accounts/accountStore.js';
+import { openAccounts } from '../../../engine/accounts/openAccounts.js';
+import { DatabaseError } from '../../../engine/db/postgres.js';
 import { CliError } from '../cliError.js';
 import { formatTable } from '../table.js';
 import { DEFAULT_DATA_DIR } from './serve.js';
@@ -14,40 +16,56 @@ function count(value: string): number {
   return n;
 }
 
-async function withStore<T>(dataDir: string, fn: (store: AccountStore) => Promise<T>): Promise<T> {
-  const store = createJsonAccountStore(await openAccountsState(dataDir));
+interface StoreFlags {
+  data: string;
+  db?: string;
+}
+
+async function withStore<T>(where: StoreFlags, fn: (store: AccountStore) => Promise<T>): Promise<T> {
+  let backend;
   try {
-    return await fn(store);
+    backend = await openAccounts({ dataDir: where.data, db: where.db });
+  } catch (e) {
+    if (e instanceof DatabaseError) throw new CliError(e.message);
+    throw e;
+  }
+  try {
+    return await fn(backend.accounts);
   } catch (e) {
     if (e instanceof AccountError) throw new CliError(e.message);
     throw e;
+  } finally {
+    await backend.close();
   }
+}
+
+/** Where the users live: the JSON file under --data, or PostgreSQL with --db (as on `crisp serve`). */
+function addStoreOptions(command: Command): Command {
+  return command
+    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
+    .option('--db <url>', 'PostgreSQL URL holding users and credits (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL);
 }
 
 export function register(program: Command): void {
   const users = program.command('users').description('Manage the API users of "crisp serve"');
 
-  users
-    .command('add')
+  addStoreOptions(users.command('add'))
     .description('Create a user; prints the new API key alone on the last line (it is shown only once)')
     .requiredOption('--email <email>', "the user's e-mail address")
-    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
     .option('--credits <n>', 'initial credits', count, 0)
     .option('--extra-credits <n>', 'initial extra credits (spent after regular credits)', count, 0)
-    .action(async (o: { email: string; data: string; credits: number; extraCredits: number }) => {
-      const { account, apiKey } = await withStore(o.data, (s) => s.addUser({ email: o.email, credits: o.credits, extraCredits: o.extraCredits }));
+    .action(async (o: StoreFlags & { email: string; credits: number; extraCredits: number }) => {
+      const { account, apiKey } = await withStore(o, (s) => s.addUser({ email: o.email, credits: o.credits, extraCredits: o.extraCredits }));
       process.stdout.write(`Created user ${account.userId} <${account.email}> with ${account.credits} credits and ${account.extraCredits} extra credits.\n`);
       process.stdout.write('API key (store it now; only its hash is kept):\n');
       process.stdout.write(`${apiKey}\n`);
     });
 
-  users
-    .command('list')
+  addStoreOptions(users.command('list'))
     .description('List users and balances')
-    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
     .option('--json', 'print JSON')
-    .action(async (o: { data: string; json?: boolean }) => {
-      const list = await withStore(o.data, (s) => s.listUsers());
+    .action(async (o: StoreFlags & { json?: boolean }) => {
+      const list = await withStore(o, (s) => s.listUsers());
       if (o.json) {
         process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
         return;
@@ -57,16 +75,14 @@ export function register(program: Command): void {
       process.stdout.write(`${formatTable(header, rows)}\n`);
     });
 
-  users
-    .command('credit')
+  addStoreOptions(users.command('credit'))
     .description("Add credits to a user's balance")
     .requiredOption('--email <email>', "the user's e-mail address")
-    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
     .option('--add <n>', 'regular credits to add', count, 0)
     .option('--add-extra <n>', 'extra credits to add', count, 0)
-    .action(async (o: { email: string; data: string; add: number; addExtra: number }) => {
+    .action(async (o: StoreFlags & { email: string; add: number; addExtra: number }) => {
       if (o.add === 0 && o.addExtra === 0) throw new CliError('nothing to add: pass --add N and/or --add-extra N');
-      const a = await withStore(o.data, (s) => s.addCredits(o.email, { credits: o.add, extraCredits: o.addExtra }));
+      const a = await withStore(o, (s) => s.addCredits(o.email, { credits: o.add, extraCredits: o.addExtra }));
       process.stdout.write(`${a.email}: ${a.credits} credits, ${a.extraCredits} extra credits\n`);
     });
 }

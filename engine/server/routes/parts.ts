@@ -7,13 +7,14 @@ import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { UpscalingEngine } from '../../api.js';
 import { success } from '../../contract/index.js';
+import { RESPONSE_SCHEMAS } from './responseSchemas.js';
 
 export function registerPartRoutes(app: FastifyInstance, engine: UpscalingEngine): void {
   // Encapsulated so the "don't parse, just stream" content-type rule applies to this route only.
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    scope.put('/uploads/:uploadId/parts/:partNumber', async (request, reply) => {
+    scope.put('/uploads/:uploadId/parts/:partNumber', RESPONSE_SCHEMAS.putPart, async (request, reply) => {
       const raw = request.raw;
       // The engine destroys its input when it refuses a part midway; handing it a pipe (not the request
       // itself) keeps the socket alive so the client still receives the 400 instead of a reset.

@@ -1,0 +1,52 @@
+/**
+ * The PostgreSQL schema, as an ordered list of migrations. A migration is never edited once released:
+ * a change is a new entry with the next version. `migrate` applies the missing ones at start, each in
+ * its own transaction, under an advisory lock so two processes starting together do not race.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts and charges',
+    sql: `
+      CREATE TABLE users (
+        user_id       text PRIMARY KEY,
+        email         text NOT NULL UNIQUE,
+        key_hash      text NOT NULL UNIQUE,
+        credits       bigint NOT NULL CHECK (credits >= 0),
+        extra_credits bigint NOT NULL CHECK (extra_credits >= 0),
+        created_at    bigint NOT NULL
+      );
+      -- One row per task: reserved at start-task, then settled (deducted) or released, exactly once.
+      CREATE TABLE charges (
+        task_id    text PRIMARY KEY,
+        user_id    text NOT NULL REFERENCES users (user_id),
+        cost       bigint NOT NULL CHECK (cost >= 0),
+        state      text NOT NULL CHECK (state IN ('reserved', 'settled', 'released')),
+        deducted   bigint NOT NULL DEFAULT 0,
+        created_at bigint NOT NULL,
+        ended_at   bigint
+      );
+      -- available = balance − open reservations: this index keeps that sum cheap.
+      CREATE INDEX charges_open_by_user ON charges (user_id) WHERE state = 'reserved';
+    `,
+  },
+  {
+    version: 2,
+    name: 'shared rate-limit windows',
+    sql: `
+      -- One fixed window per limiter key (a key digest or a client address), shared by every server process.
+      CREATE TABLE rate_limits (
+        key          text PRIMARY KEY,
+        window_start bigint NOT NULL,
+        hits         integer NOT NULL
+      );
+      CREATE INDEX rate_limits_by_window ON rate_limits (window_start);
+    `,
+  },
+];

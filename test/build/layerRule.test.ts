@@ -1,0 +1,50 @@
+/**
+ * The layer rule (renderer → electron → app → engine) is enforced by `npm run lint` (eslint.config.js)
+ * (part of `npm test`) and, for engine/, by `npm run typecheck` too (rootDir: a file outside engine/ is
+ * TS6059). Each case lints source text as if it were a file at that path, as `npm run lint` sees it.
+ */
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/paths.js';
+
+const eslint = new ESLint({ cwd: REPO_ROOT });
+
+async function problems(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(REPO_ROOT, file) });
+  return (result?.messages ?? []).map((m) => m.message);
+}
+
+describe('layer rule', () => {
+  it('refuses engine → app, electron, renderer and UI packages', async () => {
+    expect(await problems('engine/server/probe.ts', "import '../../app/cli/table.js';\n")).toEqual([
+      expect.stringContaining('engine/ is pure Node and imports no other layer'),
+    ]);
+    expect(await problems('engine/pipeline/probe.ts', "import type { X } from '../../renderer/src/format.js';\n")).toHaveLength(1);
+    expect(await problems('engine/probe.ts', "import { app } from 'electron';\n")).toEqual([expect.stringContaining('Electron is only for electron/')]);
+    expect(await problems('engine/server/probe.ts', "import { buildApp } from './app.js';\nimport '../contract/index.js';\n")).toEqual([]);
+  });
+
+  it('refuses app → electron or renderer, allows app → engine', async () => {
+    expect(await problems('app/service/probe.ts', "import '../../electron/main/appPaths.js';\n")).toEqual([
+      expect.stringContaining('app/ is pure Node'),
+    ]);
+    expect(await problems('app/cli/probe.ts', "import '../../renderer/src/App.js';\n")).toHaveLength(1);
+    expect(await problems('app/cli/probe.ts', "import '../../engine/contract/index.js';\n")).toEqual([]);
+  });
+
+  it('lets the renderer see only the service interface, the preload API types and contract enums', async () => {
+    expect(await problems('renderer/src/probe.ts', "import '../../engine/pipeline/index.js';\n")).toEqual([
+      expect.stringContaining('renderer/ reaches the main process only through the typed preload API'),
+    ]);
+    expect(await problems('renderer/src/probe.ts', "import '../../app/jobs/jobQueue.js';\n")).toHaveLength(1);
+    expect(await problems('renderer/src/probe.ts', "import '../../electron/main/main.js';\n")).toHaveLength(1);
+    expect(await problems('renderer/src/probe.ts', "import { ipcRenderer } from 'electron';\n")).toHaveLength(1);
+    const allowed = [
+      "import type { CrispService } from '../../app/service/crispService.js';",
+      "import type { DesktopApi } from '../../electron/preload/desktopApi.js';",
+      "import { MODEL_NAMES } from '../../engine/contract/enums.js';",
+    ].join('\n');
+    expect(await problems('renderer/src/probe.ts', `${allowed}\n`)).toEqual([]);
+  });
+});
