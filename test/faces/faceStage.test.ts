@@ -153,6 +153,27 @@ describe('detection on the benchmark portraits', () => {
   });
 });
 
+describe('detection on large images', () => {
+  it('detects on a downscaled copy and maps the landmarks back to full-size pixels', async () => {
+    const small = await rasterOf(photoPath('set14/lenna')); // 512×512
+    const k = 3;
+    const big = await plainUpscale(small, k); // 1536×1536: detected on a 640-px copy
+    const g = await inference.graph(DETECTOR);
+    const [a] = await detectFaces(small, g);
+    const found = await detectFaces(big, g);
+    expect(found).toHaveLength(1);
+    const b = found[0]!;
+    // The same face, k times larger: landmarks at k·(p + 0.5) − 0.5 within 15% of the eye distance. YuNet's own
+    // landmarks move by up to ~10% of it between input sizes (measured on lenna at 512, 640 and 1536 px); a
+    // mapping back that missed the downscale factor would be off by hundreds of percent.
+    const tol = 0.15 * eyeDistance(b);
+    a!.landmarks.forEach((p, i) => {
+      expect(Math.abs(b.landmarks[i]!.x - (k * (p.x + 0.5) - 0.5))).toBeLessThan(tol);
+      expect(Math.abs(b.landmarks[i]!.y - (k * (p.y + 0.5) - 0.5))).toBeLessThan(tol);
+    });
+  });
+});
+
 describe('face stage', () => {
   it('a constant-colour model paints exactly the faces of a group picture: rotated, at borders, small and large', async () => {
     const { png, faces } = await composeGroup({ width: 560, height: 400 }, [
