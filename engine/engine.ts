@@ -20,7 +20,7 @@ import {
   type CompleteMultipartUploadResult,
 } from './contract/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
-import { createInference, type ExecutionProviderChoice, type Inference } from './inference/index.js';
+import { createInference, type ExecutionProviderChoice, type Inference, type PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
@@ -45,6 +45,8 @@ export interface EngineOptions {
   limits?: Partial<EngineLimits>;
   executionProvider?: ExecutionProviderChoice;
   threads?: number;
+  /** fp32, int8 or auto (int8 where the CPU and a checked int8 variant allow it); default auto. */
+  precision?: PrecisionRequest;
   /** Fixed tile size in input pixels; automatic when absent. */
   tileSize?: number;
   modelDirs?: string[];
@@ -119,7 +121,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const settleLock = new KeyedMutex();
   let inference: Inference | undefined = opts.inference;
   const getInference = () =>
-    (inference ??= createInference({ executionProvider: opts.executionProvider ?? 'auto', threads: opts.threads }));
+    (inference ??= createInference({ executionProvider: opts.executionProvider ?? 'auto', threads: opts.threads, ...(opts.precision ? { precision: opts.precision } : {}) }));
 
   // Anything unfinished at start-up was running (or waiting) when the process died: it is resumed from
   // its stored inputs (server) or fails (app), and never hangs. Either way the killed run may have left a

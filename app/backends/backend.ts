@@ -30,8 +30,8 @@ export interface UpscaleRequest {
   /** Final output path: written atomically (temp + rename); on failure or cancel nothing exists under it. */
   outputPath: string;
   signal?: AbortSignal;
-  /** 0–100, never decreasing. */
-  onProgress?: (percent: number) => void;
+  /** 0–100, never decreasing; etaSeconds: estimated seconds left, when the backend knows (local engine). */
+  onProgress?: (percent: number, etaSeconds?: number) => void;
   /**
    * An opaque token from an earlier attempt's onResumable. A backend that recognises it (same service, same
    * settings) picks up that attempt's task instead of starting, and paying for, a new one.

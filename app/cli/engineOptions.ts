@@ -3,7 +3,7 @@
  * service to use instead. Declared and validated once so both commands spell and check them alike.
  */
 import type { Command } from 'commander';
-import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../engine/inference/index.js';
+import { EXECUTION_PROVIDERS, PRECISIONS, type ExecutionProviderChoice, type PrecisionRequest } from '../../engine/inference/index.js';
 import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
 import { CliError } from './cliError.js';
 
@@ -11,6 +11,7 @@ export interface EngineFlags {
   tile?: string;
   ep: string;
   threads?: string;
+  precision?: string;
   remote?: string;
   apiKeyFile?: string;
   face?: boolean;
@@ -22,6 +23,7 @@ export interface EngineChoice {
   executionProvider: ExecutionProviderChoice;
   tileSize: number | undefined;
   threads: number | undefined;
+  precision: PrecisionRequest;
 }
 
 export function addEngineOptions(command: Command): Command {
@@ -29,6 +31,7 @@ export function addEngineOptions(command: Command): Command {
     .option('--tile <n>', 'local: tile size in input pixels (default: automatic)')
     .option('--ep <provider>', `local: execution provider: ${EXECUTION_PROVIDERS.join('|')}`, 'auto')
     .option('--threads <n>', 'local: CPU threads for inference')
+    .option('--precision <p>', `local: ${PRECISIONS.join('|')} (int8: CPU only, needs "crisp models quantize")`, 'auto')
     .option('--remote <url>', 'upscale through the service at this base URL instead of locally')
     .option('--api-key-file <file>', 'with --remote: file holding the API key (default: $CRISP_API_KEY)')
     .option('--face', 'enhance faces (detect, restore with a face model, paste back)')
@@ -73,5 +76,7 @@ export function positiveInt(name: string, value: string | undefined, max: number
 export function parseEngineFlags(opts: EngineFlags): EngineChoice {
   const executionProvider = EXECUTION_PROVIDERS.find((p) => p === opts.ep);
   if (!executionProvider) throw new CliError(`--ep must be one of ${EXECUTION_PROVIDERS.join(', ')}`);
-  return { executionProvider, tileSize: positiveInt('tile', opts.tile, 4096), threads: positiveInt('threads', opts.threads, 256) };
+  const precision = PRECISIONS.find((p) => p === (opts.precision ?? 'auto'));
+  if (!precision) throw new CliError(`--precision must be one of ${PRECISIONS.join(', ')}`);
+  return { executionProvider, tileSize: positiveInt('tile', opts.tile, 4096), threads: positiveInt('threads', opts.threads, 256), precision };
 }

@@ -7,6 +7,7 @@ import { registerBatch } from './commands/batch.js';
 import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
 import { registerModelsList } from './commands/modelsList.js';
+import { registerModelsQuantize } from './commands/modelsQuantize.js';
 import { register as registerServe } from './commands/serve.js';
 import { registerUi } from './commands/ui.js';
 import { registerUpscale } from './commands/upscale.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerModelsList(models);
   registerModelsFetch(models);
   registerModelsImport(models);
+  registerModelsQuantize(models);
   return program;
 }
 

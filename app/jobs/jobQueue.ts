@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import sharp from 'sharp';
 import { sanitizeFileName } from '../../engine/contract/index.js';
 import { sniffImageType } from '../../engine/storage/imageSniff.js';
 import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
@@ -14,6 +13,7 @@ import { Mutex } from '../../engine/storage/mutex.js';
 import type { UpscaleBackend, UpscaleSettings } from '../backends/backend.js';
 import { CancelledError, errorMessage, ProcessingFailedError } from '../backends/errors.js';
 import type { ItemStatus, JobItem, QueueSnapshot, ServiceEvent, Settings } from '../service/crispService.js';
+import { probeImage } from './imageProbe.js';
 import { expandInputs } from './inputs.js';
 import { decideOutput, renderTemplate } from './outputNames.js';
 import { loadQueueFile, saveQueueFile } from './queueFile.js';
@@ -98,8 +98,10 @@ export class JobQueue {
         ...(e.problem ? { error: e.problem } : {}),
       };
       if (!e.problem) {
-        const dims = await imageSize(e.path);
-        if (dims) item.inputDimensions = dims;
+        // Probed now, so a broken file is flagged in the queue before any work.
+        const probe = await probeImage(e.path);
+        if (probe.ok) item.inputDimensions = { width: probe.width, height: probe.height };
+        else Object.assign(item, { status: 'failed', error: probe.problem });
       }
       active.add(e.path);
       added.push(item);
@@ -172,7 +174,11 @@ export class JobQueue {
     const targets = this.items.filter((i) => (id === undefined || i.id === id) && (i.status === 'failed' || i.status === 'cancelled'));
     for (const item of targets) {
       // A named file that was never an image cannot succeed by retrying.
-      if (item.status === 'failed' && !item.inputDimensions && (await imageSize(item.inputPath)) === undefined) continue;
+      if (item.status === 'failed' && !item.inputDimensions) {
+        const probe = await probeImage(item.inputPath);
+        if (!probe.ok) continue;
+        item.inputDimensions = { width: probe.width, height: probe.height };
+      }
       item.status = 'queued';
       item.percent = 0;
       delete item.error;
@@ -249,12 +255,14 @@ export class JobQueue {
           this.resume[item.id] = token;
           void this.changed();
         },
-        onProgress: (p) => {
-          if (p <= item.percent || item.status !== 'running') return;
-          item.percent = Math.min(100, p);
+        onProgress: (p, eta) => {
+          if (item.status !== 'running' || (p <= item.percent && (eta === undefined || eta === item.etaSeconds))) return;
+          item.percent = Math.max(item.percent, Math.min(100, p));
+          if (eta !== undefined) item.etaSeconds = eta;
           this.emitItem(item);
         },
       });
+      delete item.etaSeconds;
       item.outputPath = out.outputPath;
       item.outputDimensions = out.dimensions;
       if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
@@ -262,6 +270,7 @@ export class JobQueue {
       delete this.resume[item.id];
       this.setStatus(item, 'done');
     } catch (e) {
+      delete item.etaSeconds;
       if (controller.signal.aborted || e instanceof CancelledError) {
         const shuttingDown = controller.signal.reason instanceof CancelledError && controller.signal.reason.message === 'Crisp is shutting down.';
         item.percent = 0;
@@ -315,14 +324,5 @@ export class JobQueue {
     if (drops && path.resolve(item.inputPath).startsWith(path.resolve(drops) + path.sep)) {
       await rm(path.dirname(item.inputPath), { recursive: true, force: true });
     }
-  }
-}
-
-async function imageSize(file: string): Promise<{ width: number; height: number } | undefined> {
-  try {
-    const m = await sharp(file, { limitInputPixels: false }).metadata();
-    return m.width && m.height ? { width: m.width, height: m.height } : undefined;
-  } catch {
-    return undefined;
   }
 }

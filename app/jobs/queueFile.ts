@@ -14,6 +14,7 @@ const itemSchema = z.object({
   inputName: z.string(),
   status: z.enum(['queued', 'running', 'done', 'failed', 'cancelled', 'skipped']),
   percent: z.number().min(0).max(100),
+  etaSeconds: z.number().min(0).optional(),
   error: z.string().optional(),
   outputPath: z.string().optional(),
   inputDimensions: dims.optional(),

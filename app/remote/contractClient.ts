@@ -148,7 +148,7 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       form.append('enhanceFace', String(settings.enhanceFace));
       form.append('compression', String(settings.compression));
       if (settings.denoise !== undefined) form.append('denoise', String(settings.denoise));
-      if (source.kind === 'file') form.append('file', new Blob([source.bytes], { type: source.mime }), source.fileName);
+      if (source.kind === 'file') form.append('file', new Blob([source.bytes as Uint8Array<ArrayBuffer>], { type: source.mime }), source.fileName);
       else form.append('files', JSON.stringify(source.files));
       const r = await send(`${base}/start-task`, { method: 'POST', body: form, auth: true }, signal);
       const data = unwrap('start-task', startTaskResultSchema, r);

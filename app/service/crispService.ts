@@ -55,6 +55,8 @@ export interface ModelInfo {
   /** Local mode: weights present. Cloud mode: always true for contract models. */
   installed: boolean;
   licence: string;
+  /** Bytes a download fetches (catalog models not installed yet); null or absent when unknown. */
+  downloadSize?: number | null;
 }
 
 export type ItemStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';
@@ -67,6 +69,8 @@ export interface JobItem {
   status: ItemStatus;
   /** 0–100 for this item. */
   percent: number;
+  /** While running on the local engine: estimated seconds left for this item. */
+  etaSeconds?: number;
   /** Plain-words error for a failed item. */
   error?: string;
   outputPath?: string;
@@ -136,6 +140,20 @@ export interface CrispService {
    * joins the first. Refused in Cloud mode (the service has every model).
    */
   downloadModel(name: string): Promise<ModelInfo>;
+  /**
+   * Imports a model file (.pth, .safetensors, .ckpt, .onnx) as a custom model: converted, smoke-tested and
+   * installed in the user's models folder; answers it as `custom:<name>`.
+   */
+  importModel(fileName: string, bytes: Uint8Array): Promise<ModelInfo>;
+  /**
+   * Local mode: what an installed model makes of the same small sample crop (PNG, ×4), so models can be
+   * compared before choosing. Made once per model and kept in the data folder.
+   */
+  modelPreview(name: string): Promise<{ mime: string; bytes: Uint8Array }>;
+  /** Removes an imported (`custom:`) model; a saved choice of it falls back to the default model. */
+  removeModel(name: string): Promise<void>;
+  /** Desktop only: opens the custom models folder in the file manager (the browser UI reports false). */
+  openModelsFolder(): Promise<boolean>;
   /** Files and folders (folders expanded, optionally recursively, keeping only supported images). */
   addPaths(paths: string[], options?: { recursive?: boolean }): Promise<JobItem[]>;
   /** Bytes from a drop, a paste or a browser file input. */
@@ -145,7 +163,10 @@ export interface CrispService {
   start(): Promise<void>;
   /** One item, or everything when id is absent. */
   cancel(id?: string): Promise<void>;
+  /** Failed and stopped items: one, or all when id is absent ("Retry all"); starts a run when none is active. */
   retry(id?: string): Promise<void>;
+  /** After Stop: queues the stopped items again (failed ones stay failed) and starts. */
+  resume(): Promise<void>;
   getQueue(): Promise<QueueSnapshot>;
   estimate(): Promise<CreditEstimate>;
   getAccount(): Promise<AccountView>;
@@ -153,30 +174,10 @@ export interface CrispService {
   readImage(id: string, which: 'input' | 'output'): Promise<{ mime: string; bytes: Uint8Array }>;
   /** Desktop only: show the output in the file manager (the browser UI reports false). */
   revealOutput(id: string): Promise<boolean>;
+  /** Desktop only: open the output in the system's image viewer (the browser UI reports false). */
+  openOutput(id: string): Promise<boolean>;
   subscribe(listener: (event: ServiceEvent) => void): () => void;
 }
 
-/** Method names, for transports that check calls against the interface (preload, HTTP bridge). */
-export const SERVICE_METHODS = [
-  'getSettings',
-  'updateSettings',
-  'setApiKey',
-  'hasApiKey',
-  'listModels',
-  'downloadModel',
-  'addPaths',
-  'addFile',
-  'removeItem',
-  'clearFinished',
-  'start',
-  'cancel',
-  'retry',
-  'getQueue',
-  'estimate',
-  'getAccount',
-  'readImage',
-  'revealOutput',
-] as const satisfies ReadonlyArray<Exclude<keyof CrispService, 'subscribe'>>;
-
-export type ServiceMethod = (typeof SERVICE_METHODS)[number];
-
+/** The method table (subject and wire form of every method) lives beside this file; re-exported for transports. */
+export { SERVICE_METHODS, SERVICE_TABLE, type ServiceMethod } from './methodTable.js';

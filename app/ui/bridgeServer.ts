@@ -3,9 +3,12 @@
  *
  *   POST /api/<method>   body {"args":[...]} → {"result":...}; errors → {"error":"plain words"}
  *                        (400: refused by the bridge's checks; 422: refused by the service itself)
- *   POST /api/addFile    raw bytes; the name travels in X-Crisp-File-Name (URL-encoded)
- *   POST /api/readImage  answers the image bytes themselves, with their MIME type
+ *   POST /api/addFile    (wire "bytesIn" in the method table) raw bytes; the name travels in
+ *                        X-Crisp-File-Name (URL-encoded)
+ *   POST /api/readImage  (wire "bytesOut") answers the image bytes themselves, with their MIME type
  *   GET  /api/events     Server-Sent Events, one ServiceEvent per message (subscribe)
+ *   POST /links/download body {"ids":[...]} → {"url":"/download?…"}: a signed link to finished results
+ *   GET  /download?…     the signed link: one result, or a zip of several, as an attachment
  *
  * Guards: binds 127.0.0.1 only; a random token (printed in the URL) is required for the page and every
  * API call; the Host header must name this server (defeats DNS rebinding); API calls need a custom
@@ -14,7 +17,15 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CrispService, ServiceEvent } from '../service/crispService.js';
+import { createReadStream } from 'node:fs';
+import { open, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { CrispService, JobItem, ServiceEvent } from '../service/crispService.js';
+import { mimeOf } from '../service/resultMethods.js';
+import { SERVICE_TABLE } from '../service/methodTable.js';
+import { contentDisposition, createDownloadSigner, DOWNLOAD_PATH } from './downloadLinks.js';
+import { uniqueNames, zipArchive } from './zipArchive.js';
 import { MAX_ADD_FILE_BYTES, ServiceCallError, callServiceMethod, isServiceMethod } from './serviceArgs.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
 import { serveStatic } from './staticFiles.js';
@@ -22,6 +33,8 @@ import { serveStatic } from './staticFiles.js';
 export const TOKEN_HEADER = 'x-crisp-token';
 export const FILE_NAME_HEADER = 'x-crisp-file-name';
 const MAX_JSON_BODY = 1024 * 1024;
+/** "Download all" builds its zip in memory; beyond this the person is asked to download one by one. */
+const MAX_ZIP_BYTES = 2 * 2 ** 30;
 const HEARTBEAT_MS = 15_000;
 
 export interface UiServerOptions {
@@ -87,6 +100,7 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
   const token = options.token ?? randomBytes(32).toString('base64url');
   const { service, rendererDir } = options;
   const streams = new Set<ServerResponse>();
+  const signer = createDownloadSigner();
   let port = 0;
 
   const allowedHosts = () => new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
@@ -105,7 +119,8 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
     if (!isServiceMethod(method)) throw new HttpError(404, `Unknown API method "${method.slice(0, 60)}".`);
 
     let args: unknown;
-    if (method === 'addFile') {
+    const wire = SERVICE_TABLE[method].wire;
+    if (wire === 'bytesIn') {
       const rawName = req.headers[FILE_NAME_HEADER];
       let name = '';
       try {
@@ -136,13 +151,89 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
       // The app layer's errors are written for the user (a refusal, not a crash): pass the message, never a stack.
       throw new HttpError(422, e instanceof Error ? e.message : String(e));
     }
-    if (method === 'readImage') {
+    if (wire === 'bytesOut') {
       const image = result as { mime: string; bytes: Uint8Array };
       res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': image.mime, 'content-length': String(image.bytes.byteLength), 'cache-control': 'no-store' });
       res.end(Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength));
       return;
     }
     sendJson(res, 200, result === undefined ? {} : { result });
+  }
+
+  /** Finished results among these ids, or a refusal that names what is missing. */
+  async function finishedResults(ids: unknown): Promise<JobItem[]> {
+    if (!Array.isArray(ids) || ids.length === 0 || ids.length > 10_000 || !ids.every((i) => typeof i === 'string' && i.length > 0 && i.length <= 200 && !i.includes(','))) {
+      throw new HttpError(400, 'Name the results to download.');
+    }
+    const items = new Map((await service.getQueue()).items.map((i) => [i.id, i]));
+    return (ids as string[]).map((id) => {
+      const item = items.get(id);
+      if (!item) throw new HttpError(404, 'That image is no longer in the queue.');
+      if (item.status !== 'done' || !item.outputPath) throw new HttpError(409, `${item.inputName} has no result to download yet.`);
+      return item;
+    });
+  }
+
+  async function handleLinkRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'POST') throw new HttpError(405, 'Use POST to ask for a download link.');
+    const headerToken = req.headers[TOKEN_HEADER];
+    if (!sameSecret(Array.isArray(headerToken) ? headerToken[0] : headerToken, token)) throw new HttpError(403, 'Missing or wrong access token.');
+    let body: unknown;
+    try {
+      body = JSON.parse((await readBody(req, MAX_JSON_BODY)).toString('utf8'));
+    } catch {
+      throw new HttpError(400, 'The request body is not valid JSON.');
+    }
+    const items = await finishedResults((body as { ids?: unknown } | null)?.ids);
+    sendJson(res, 200, { url: signer.sign(items.map((i) => i.id)) });
+  }
+
+  async function handleDownload(res: ServerResponse, url: URL): Promise<void> {
+    const verdict = signer.verify(url.searchParams);
+    if ('refused' in verdict) throw new HttpError(403, verdict.refused);
+    const items = await finishedResults(verdict.ids);
+    const files = items.map((i) => i.outputPath ?? '');
+    const sizes = await Promise.all(files.map(async (f) => (await stat(f).catch(() => undefined))?.size));
+    const missing = items.find((_, n) => sizes[n] === undefined);
+    if (missing) throw new HttpError(410, `The result of ${missing.inputName} is no longer on disk: upscale it again.`);
+    const headers = (type: string, length: number, name: string) => ({
+      ...SECURITY_HEADERS,
+      'content-type': type,
+      'content-length': String(length),
+      'content-disposition': contentDisposition(name),
+      'cache-control': 'no-store',
+    });
+    const only = items.length === 1 ? items[0] : undefined;
+    if (only) {
+      // One result is streamed from disk: a 16k × 16k output never has to fit in memory.
+      const file = files[0]!;
+      const head = new Uint8Array(16);
+      const fh = await open(file, 'r');
+      try {
+        await fh.read(head, 0, 16, 0);
+      } finally {
+        await fh.close();
+      }
+      res.writeHead(200, headers(mimeOf(file, head), sizes[0]!, path.basename(file)));
+      await pipeline(createReadStream(file), res);
+      return;
+    }
+    // A zip is built in memory, so "Download all" has a size limit that says what to do instead.
+    const total = sizes.reduce((a: number, b) => a + (b ?? 0), 0);
+    if (total > MAX_ZIP_BYTES) {
+      throw new HttpError(413, `These ${items.length} results add up to ${(total / 2 ** 30).toFixed(1)} GiB, more than Download all packs (${MAX_ZIP_BYTES / 2 ** 30} GiB): download them one by one.`);
+    }
+    const names = uniqueNames(files.map((f) => path.basename(f)));
+    const entries = [];
+    for (const [n, file] of files.entries()) entries.push({ name: names[n] ?? path.basename(file), bytes: new Uint8Array(await readFile(file)) });
+    let body: Buffer;
+    try {
+      body = zipArchive(entries);
+    } catch (e) {
+      throw new HttpError(413, (e as Error).message);
+    }
+    res.writeHead(200, headers('application/zip', body.byteLength, 'crisp-results.zip'));
+    res.end(body);
   }
 
   function openEventStream(req: IncomingMessage, res: ServerResponse): void {
@@ -176,6 +267,14 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
           await handleApi(req, res, url);
           return;
         }
+        if (url.pathname === '/links/download') {
+          await handleLinkRequest(req, res);
+          return;
+        }
+        if (url.pathname === DOWNLOAD_PATH) {
+          await handleDownload(res, url);
+          return;
+        }
         if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'Method not allowed.');
         const isPage = url.pathname === '/' || url.pathname === '/index.html';
         if (isPage && !sameSecret(url.searchParams.get('token'), token)) {
@@ -191,7 +290,7 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
         }
         const status = e instanceof HttpError ? e.status : 500;
         const message = e instanceof Error ? e.message : String(e);
-        if (req.url?.startsWith('/api/')) sendJson(res, status, { error: message });
+        if (req.url?.startsWith('/api/') || req.url?.startsWith('/links/')) sendJson(res, status, { error: message });
         else sendText(res, status, message);
       }
     })();

@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { COMPRESSION_MAX, COMPRESSION_MIN, MODEL_NAMES, OUTPUT_FORMATS, SCALES, isScale, type Scale } from '../../engine/contract/enums.js';
-import { SERVICE_METHODS, type CrispService, type ServiceMethod } from '../service/crispService.js';
+import type { CrispService } from '../service/crispService.js';
+import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';
 
 /** Generous bounds that still stop a hostile page from sending megabytes of "settings". */
 const shortText = z.string().max(4096);
@@ -40,7 +41,7 @@ export const MAX_ADD_FILE_BYTES = 200 * 1024 * 1024;
 
 const bytesSchema = z.instanceof(Uint8Array).refine((b) => b.byteLength <= MAX_ADD_FILE_BYTES, 'file is too large');
 
-/** Every method's argument tuple. `satisfies` makes a new method in SERVICE_METHODS a compile error here. */
+/** Every method's argument tuple. `satisfies` makes a method added to the table (methodTable.ts) a compile error here. */
 export const SERVICE_ARGS = {
   getSettings: z.tuple([]),
   updateSettings: z.tuple([settingsPatchSchema]),
@@ -48,6 +49,10 @@ export const SERVICE_ARGS = {
   hasApiKey: z.tuple([]),
   listModels: z.tuple([]),
   downloadModel: z.tuple([z.enum(MODEL_NAMES)]),
+  importModel: z.tuple([z.string().min(1).max(1024), bytesSchema]),
+  removeModel: z.tuple([z.string().regex(/^custom:[\w.-]{1,100}$/, 'only imported (custom:) models can be removed')]),
+  openModelsFolder: z.tuple([]),
+  modelPreview: z.tuple([z.string().min(1).max(200)]),
   addPaths: z.tuple([z.array(shortText.min(1)).max(10_000), z.object({ recursive: z.boolean().optional() }).strict().optional()]),
   addFile: z.tuple([z.string().min(1).max(1024), bytesSchema]),
   removeItem: z.tuple([itemId]),
@@ -55,15 +60,17 @@ export const SERVICE_ARGS = {
   start: z.tuple([]),
   cancel: z.tuple([itemId.optional()]),
   retry: z.tuple([itemId.optional()]),
+  resume: z.tuple([]),
   getQueue: z.tuple([]),
   estimate: z.tuple([]),
   getAccount: z.tuple([]),
   readImage: z.tuple([itemId, z.enum(['input', 'output'])]),
   revealOutput: z.tuple([itemId]),
+  openOutput: z.tuple([itemId]),
 } satisfies Record<ServiceMethod, z.ZodType<unknown[]>>;
 
 export function isServiceMethod(name: unknown): name is ServiceMethod {
-  return typeof name === 'string' && (SERVICE_METHODS as readonly string[]).includes(name);
+  return typeof name === 'string' && Object.hasOwn(SERVICE_TABLE, name);
 }
 
 /** A call the transport refused before it reached the service (unknown method, bad arguments). */

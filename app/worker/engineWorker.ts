@@ -26,6 +26,7 @@ async function init(options: WorkerEngineOptions): Promise<void> {
       ...(options.threads ? { threads: options.threads } : {}),
       ...(options.tileSize ? { tileSize: options.tileSize } : {}),
       ...(options.faces ? { faces: options.faces } : {}),
+      ...(options.precision ? { precision: options.precision } : {}),
       // Outputs are copied out by the app at once; the engine's copies need not outlive a session.
       limits: { fileTtlMs: 30 * 60_000 },
     });
@@ -46,12 +47,14 @@ async function upscale(msg: Extract<ToWorker, { type: 'upscale' }>): Promise<voi
     tasks.set(jobId, taskId);
     if (cancelled.has(jobId)) await engine.cancelTask(LOCAL_CALLER, taskId);
     let last = -1;
+    let lastEta: number | undefined;
     for (;;) {
       const s = await engine.getTaskStatus(LOCAL_CALLER, { data: { taskId } });
       const p = parseProgress(s.progress);
-      if (p > last) {
-        last = p;
-        channel.send({ type: 'progress', jobId, percent: p });
+      if (p > last || (s.etaSeconds !== undefined && s.etaSeconds !== lastEta)) {
+        last = Math.max(last, p);
+        lastEta = s.etaSeconds;
+        channel.send({ type: 'progress', jobId, percent: last, ...(s.etaSeconds !== undefined ? { etaSeconds: s.etaSeconds } : {}) });
       }
       if (s.status === 'PROCESSING_FAILED') {
         const cancelled = s.error === 'Cancelled';

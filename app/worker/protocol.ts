@@ -11,6 +11,7 @@ export interface WorkerEngineOptions {
   tileSize?: number;
   /** Face enhancement for enhanceFace tasks: face model name (null = best installed) and strength. */
   faces?: { model: string | null; strength?: number };
+  precision?: 'auto' | 'fp32' | 'int8';
 }
 
 export type ToWorker =
@@ -22,6 +23,6 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'initFailed'; message: string }
-  | { type: 'progress'; jobId: string; percent: number }
+  | { type: 'progress'; jobId: string; percent: number; etaSeconds?: number }
   | { type: 'done'; jobId: string; outputPath: string; file: FileData; warnings: string[] }
   | { type: 'failed'; jobId: string; message: string; status?: number; cancelled?: boolean };

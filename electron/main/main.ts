@@ -5,11 +5,12 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BrowserWindow, Menu, Notification, app, dialog, ipcMain, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
+import { BrowserWindow, Menu, Notification, app, dialog, ipcMain, nativeImage, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
 import { createService, type ServiceHandle } from '../../app/service/createService.js';
 import { appMenuTemplate } from './appMenu.js';
 import { appPaths } from './appPaths.js';
 import { createAppProtocolHandler } from './appProtocol.js';
+import { createDragOut } from './dragOut.js';
 import { followBatch } from './batchFeedback.js';
 import { createNativeDialogs } from './nativeDialogs.js';
 import { createSafeStorageSecretStore } from './safeStorageSecretStore.js';
@@ -51,6 +52,9 @@ async function start(): Promise<void> {
       shell.showItemInFolder(file);
       return true;
     },
+    // openPath answers '' on success, otherwise the OS's reason.
+    openOutput: async (file) => (await shell.openPath(file)) === '',
+    openFolder: async (folder) => (await shell.openPath(folder)) === '',
   });
   service = svc;
 
@@ -59,6 +63,7 @@ async function start(): Promise<void> {
     pickImages: () => dialogs.pickImages(),
     pickInputFolder: () => dialogs.pickInputFolder(),
     pickOutputFolder: () => dialogs.pickOutputFolder(),
+    startDrag: createDragOut(svc, (file) => nativeImage.createFromPath(file).resize({ width: 64 })),
   });
 
   const report = (e: unknown) => dialog.showErrorBox('Crisp', e instanceof Error ? e.message : String(e));
@@ -78,9 +83,14 @@ async function start(): Promise<void> {
     ),
   );
 
-  followBatch(svc, () => win, (title, body) => {
-    if (Notification.isSupported()) new Notification({ title, body }).show();
-  });
+  followBatch(
+    svc,
+    () => win,
+    (title, body) => {
+      if (Notification.isSupported()) new Notification({ title, body }).show();
+    },
+    (count) => app.setBadgeCount(count),
+  );
 
   win = createWindow();
 }

@@ -15,6 +15,8 @@ export interface IpcSender {
   send(channel: string, payload: unknown): void;
   isDestroyed(): boolean;
   once(event: 'destroyed', fn: () => void): void;
+  /** Electron's webContents.startDrag; the icon is a NativeImage made by the caller. */
+  startDrag?(item: { file: string; icon: never }): void;
 }
 
 export interface IpcEventLike {
@@ -28,7 +30,8 @@ export interface IpcMainLike {
   on(channel: string, listener: (event: IpcEventLike, ...args: unknown[]) => void): void;
 }
 
-export type DesktopHandlers = Record<DesktopMethod, (sender: IpcSender) => Promise<unknown>>;
+/** Desktop calls take at most one short string argument (an item id); anything else is refused. */
+export type DesktopHandlers = Record<DesktopMethod, (sender: IpcSender, arg?: string) => Promise<unknown>>;
 
 const UNTRUSTED: CallResult = { ok: false, message: 'This call did not come from the Crisp window.' };
 
@@ -48,12 +51,13 @@ export function registerServiceIpc(ipc: IpcMainLike, service: CrispService, desk
     return settle(() => callServiceMethod(service, method, args));
   });
 
-  ipc.handle(IPC.desktop, async (event, method) => {
+  ipc.handle(IPC.desktop, async (event, method, arg) => {
     if (!trusted(event)) return UNTRUSTED;
     if (typeof method !== 'string' || !(DESKTOP_METHODS as readonly string[]).includes(method)) {
       return { ok: false, message: 'Unknown desktop call.' };
     }
-    return settle(() => desktop[method as DesktopMethod](event.sender));
+    if (arg !== undefined && (typeof arg !== 'string' || arg.length === 0 || arg.length > 200)) return { ok: false, message: 'Invalid desktop call.' };
+    return settle(() => desktop[method as DesktopMethod](event.sender, arg));
   });
 
   const subscriptions = new Map<number, () => void>();

@@ -16,8 +16,9 @@ export function mainWindowOptions(preloadPath: string, icon?: string): BrowserWi
   return {
     width: 1280,
     height: 840,
-    minWidth: 860,
-    minHeight: 560,
+    // The layout stacks below 720 px (sidebar above the queue), so a narrow window stays usable.
+    minWidth: 400,
+    minHeight: 480,
     show: false,
     title: 'Crisp',
     ...(icon ? { icon } : {}),

@@ -1,5 +1,5 @@
 /**
- * Builds `window.crisp` from SERVICE_METHODS and DESKTOP_METHODS over two injected functions, so the
+ * Builds `window.crisp` from the method table (SERVICE_METHODS) and DESKTOP_METHODS over two injected functions, so the
  * object can be tested in Node without Electron. No channel name or ipcRenderer escapes this file:
  * the renderer gets plain async methods.
  */
@@ -9,7 +9,7 @@ import type { CrispDesktopApi, DesktopMethod } from './desktopApi.js';
 
 export interface PreloadTransport {
   callService(method: string, args: unknown[]): Promise<CallResult>;
-  callDesktop(method: DesktopMethod): Promise<CallResult>;
+  callDesktop(method: DesktopMethod, ...args: string[]): Promise<CallResult>;
   /** Starts forwarding; returns a function that stops it. */
   listen(fn: (event: ServiceEvent) => void): () => void;
   pathForFile(file: File): string;
@@ -48,6 +48,8 @@ export function buildDesktopApi(transport: PreloadTransport): CrispDesktopApi {
       pickImages: async () => unwrap(await transport.callDesktop('pickImages')) as string[],
       pickInputFolder: async () => unwrap(await transport.callDesktop('pickInputFolder')) as string | null,
       pickOutputFolder: async () => unwrap(await transport.callDesktop('pickOutputFolder')) as string | null,
+      // Fire and forget: the drag is the OS's from here on; a refusal has nothing to show.
+      startDrag: (id) => void transport.callDesktop('startDrag', id).catch(() => undefined),
     },
   };
   // contextBridge copies the object; freezing it here keeps the page from patching it in tests too.

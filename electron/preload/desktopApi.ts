@@ -14,6 +14,8 @@ export interface DesktopHost {
   pickInputFolder(): Promise<string | null>;
   /** Native folder dialog for the output folder; null when cancelled. */
   pickOutputFolder(): Promise<string | null>;
+  /** Starts a native drag of a finished item's output file (webContents.startDrag), from a dragstart. */
+  startDrag(id: string): void;
 }
 
 /** The one object the preload exposes as `window.crisp`. */
@@ -22,5 +24,5 @@ export interface CrispDesktopApi extends CrispService {
 }
 
 /** Host calls beyond CrispService, for the preload ⇄ main transport (never seen by the renderer). */
-export const DESKTOP_METHODS = ['pickImages', 'pickInputFolder', 'pickOutputFolder'] as const;
+export const DESKTOP_METHODS = ['pickImages', 'pickInputFolder', 'pickOutputFolder', 'startDrag'] as const;
 export type DesktopMethod = (typeof DESKTOP_METHODS)[number];

@@ -9,7 +9,7 @@ import { buildDesktopApi } from './buildDesktopApi.js';
 
 const api = buildDesktopApi({
   callService: (method, args) => ipcRenderer.invoke(IPC.call, method, args) as Promise<CallResult>,
-  callDesktop: (method) => ipcRenderer.invoke(IPC.desktop, method) as Promise<CallResult>,
+  callDesktop: (method, ...args) => ipcRenderer.invoke(IPC.desktop, method, ...args) as Promise<CallResult>,
   listen(fn) {
     const handler = (_e: IpcRendererEvent, event: ServiceEvent) => fn(event);
     ipcRenderer.on(IPC.event, handler);

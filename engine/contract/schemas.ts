@@ -77,6 +77,8 @@ export const taskStatusDataSchema = z.object({
   error: z.string().optional(),
   /** extension: things the engine could not do as asked (e.g. face enhancement not applied). */
   warnings: z.array(z.string()).optional(),
+  /** extension: estimated whole seconds until the task is PROCESSED, while it runs (time-weighted over tiles and encode). */
+  etaSeconds: count.optional(),
 });
 
 export const taskRecordSchema = z.object({

@@ -36,7 +36,7 @@ interface InitSpec {
   raw: Uint8Array;
 }
 
-function attrProto(name: string, a: OnnxAttr): ProtoWriter {
+export function attrProto(name: string, a: OnnxAttr): ProtoWriter {
   const w = new ProtoWriter().string(1, name);
   switch (a.kind) {
     case 'float':

@@ -178,6 +178,24 @@ export class ProtoWriter {
     return this.bytes(field, w.finish());
   }
 
+  /** Re-emits a field read by readFields unchanged (graph surgery keeps what it does not understand). */
+  field(f: ProtoField): this {
+    this.key(f.field, f.wire);
+    if (f.value instanceof Uint8Array) {
+      this.rawVarint(BigInt(f.value.length));
+      this.push(f.value);
+    } else if (f.wire === WIRE_VARINT) this.rawVarint(f.value);
+    else {
+      const size = f.wire === WIRE_I64 ? 8 : 4;
+      const b = new Uint8Array(size);
+      const dv = new DataView(b.buffer);
+      if (size === 8) dv.setBigUint64(0, f.value, true);
+      else dv.setUint32(0, Number(f.value), true);
+      this.push(b);
+    }
+    return this;
+  }
+
   packedInts(field: number, values: readonly number[]): this {
     const inner = new ProtoWriter();
     for (const v of values) inner.rawVarint(BigInt(v));

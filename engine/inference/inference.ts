@@ -7,6 +7,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { ResolvedModel } from '../models/catalog.js';
+import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
+import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.js';
+import { choosePrecision, type Precision, type PrecisionRequest } from './precision.js';
 
 export const EXECUTION_PROVIDERS = ['auto', 'cpu', 'webgpu', 'cuda', 'dml', 'coreml'] as const;
 export type ExecutionProviderRequest = (typeof EXECUTION_PROVIDERS)[number];
@@ -22,6 +25,12 @@ export interface InferenceOptions {
   candidates?: ExecutionProvider[];
   /** Where fallback notices go (once per provider); default console.warn. */
   log?: (message: string) => void;
+  /** fp32, int8 (CPU only), or auto: int8 where the CPU and a quality-checked int8 variant allow it. Default auto. */
+  precision?: PrecisionRequest;
+  /** The CPU's int8 instructions; default: detected (tests inject a CPU without them). */
+  cpu?: CpuFeatures;
+  /** Folders searched for int8 variants after the fp32 file's own folder; default: the int8 cache. */
+  int8Dirs?: string[];
 }
 
 export interface TensorResult {
@@ -36,6 +45,8 @@ export interface ModelSession {
   readonly provider: ExecutionProvider;
   /** Native upscale factor of the model. */
   readonly scale: number;
+  /** The precision the model runs at now (int8 only on the CPU provider). */
+  readonly precision?: Precision;
   /** Runs NCHW float32 RGB (0..1) of shape [n,3,h,w]; answers [n,3,h·scale,w·scale] (not clamped). */
   run(input: Float32Array, n: number, h: number, w: number): Promise<TensorResult>;
 }
@@ -119,6 +130,11 @@ export function autoProviders(platform: NodeJS.Platform = process.platform, hasV
 export function createInference(opts: InferenceOptions): Inference {
   const log = opts.log ?? ((m: string) => console.warn(m));
   const requested = opts.executionProvider;
+  const precision = opts.precision ?? 'auto';
+  const cpu = opts.cpu ?? cpuFeatures();
+  const int8Dirs = opts.int8Dirs ?? [int8CacheDir()];
+  /** Notices already given, so a batch says each thing once. */
+  const told = new Set<string>();
   const raw = new Map<string, Promise<ort.InferenceSession>>();
   const wrapped = new Map<string, Promise<ModelSession>>();
   /** Providers that failed once; auto does not try them again in this Inference. */
@@ -130,8 +146,25 @@ export function createInference(opts: InferenceOptions): Inference {
       graphOptimizationLevel: 'all',
       // Errors reach us as exceptions; onnxruntime's own warnings would only be noise on the console.
       logSeverityLevel: 3,
-      ...(provider === 'cpu' && opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
+      // One graph runs at a time (the queue serialises jobs), so inter-op threads would only compete with intra-op ones.
+      ...(provider === 'cpu' ? { executionMode: 'sequential' as const, interOpNumThreads: 1 } : {}),
+      ...(provider === 'cpu' && opts.threads ? { intraOpNumThreads: opts.threads } : {}),
     };
+  }
+
+  /** The file a provider loads for a model (its int8 variant on a CPU that benefits), with the notice if any. */
+  async function fileFor(model: ResolvedModel, provider: ExecutionProvider): Promise<{ file: string; precision: Precision; notice?: string }> {
+    if (precision === 'fp32') return { file: model.path, precision: 'fp32' };
+    let variant: Int8Variant | undefined;
+    if (provider === 'cpu' && cpu.int8Dot.length > 0) variant = await findInt8Variant(model.path, int8Dirs).catch(() => undefined);
+    const choice = choosePrecision({ requested: precision, provider, cpu, variant, model: model.entry.model, name: model.entry.name });
+    return { file: choice.variant?.path ?? model.path, precision: choice.precision, ...(choice.notice ? { notice: choice.notice } : {}) };
+  }
+
+  function tell(notice: string | undefined): void {
+    if (!notice || told.has(notice)) return;
+    told.add(notice);
+    log(notice);
   }
 
   function rawSession(file: string, provider: ExecutionProvider): Promise<ort.InferenceSession> {
@@ -152,10 +185,23 @@ export function createInference(opts: InferenceOptions): Inference {
     log(`Crisp: the '${provider}' execution provider is unavailable (${messageOf(e)}); falling back.`);
   }
 
-  async function open(model: ResolvedModel): Promise<{ session: ort.InferenceSession; provider: ExecutionProvider }> {
+  interface Opened {
+    session: ort.InferenceSession;
+    provider: ExecutionProvider;
+    precision: Precision;
+  }
+
+  async function openOn(model: ResolvedModel, provider: ExecutionProvider): Promise<Opened> {
+    const f = await fileFor(model, provider);
+    const session = await rawSession(f.file, provider);
+    tell(f.notice);
+    return { session, provider, precision: f.precision };
+  }
+
+  async function open(model: ResolvedModel): Promise<Opened> {
     if (requested !== 'auto') {
       try {
-        return { session: await rawSession(model.path, requested), provider: requested };
+        return await openOn(model, requested);
       } catch (e) {
         throw new InferenceProviderError(requested, e);
       }
@@ -164,7 +210,7 @@ export function createInference(opts: InferenceOptions): Inference {
     for (const provider of opts.candidates ?? autoProviders()) {
       if (broken.has(provider)) continue;
       try {
-        return { session: await rawSession(model.path, provider), provider };
+        return await openOn(model, provider);
       } catch (e) {
         last = e;
         if (provider === 'cpu') break;
@@ -195,7 +241,7 @@ export function createInference(opts: InferenceOptions): Inference {
           throw e;
         }
         markBroken(current.provider, e);
-        current = { session: await rawSession(model.path, 'cpu'), provider: 'cpu' };
+        current = await openOn(model, 'cpu');
         return exec();
       }
     };
@@ -205,13 +251,17 @@ export function createInference(opts: InferenceOptions): Inference {
         return current.provider;
       },
       scale: model.entry.scale,
+      get precision() {
+        return current.precision;
+      },
       run,
     };
   }
 
   const graphs = new Map<string, Promise<GraphSession>>();
   async function makeGraph(file: string): Promise<GraphSession> {
-    let current = await open({ path: file, entry: { name: 'custom:graph', title: file, model: path.basename(file), architecture: 'graph', scale: 1, kind: 'custom' } });
+    const model: ResolvedModel = { path: file, entry: { name: 'custom:graph', title: file, model: path.basename(file), architecture: 'graph', scale: 1, kind: 'custom' } };
+    let current = await open(model);
     const exec = async (input: Float32Array, dims: readonly number[]) => {
       const s = current.session;
       const out = await s.run({ [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]) });
@@ -235,7 +285,7 @@ export function createInference(opts: InferenceOptions): Inference {
             throw e;
           }
           markBroken(current.provider, e);
-          current = { session: await rawSession(file, 'cpu'), provider: 'cpu' };
+          current = await openOn(model, 'cpu');
           return exec(input, dims);
         }
       },

@@ -4,10 +4,10 @@
  * and grayscale / palette inputs are widened to RGB by toColourspace.
  */
 import { open } from 'node:fs/promises';
-import sharp, { type OutputInfo } from 'sharp';
+import sharp, { type OutputInfo, type Sharp } from 'sharp';
 import { ImageInputError } from './errors.js';
 import type { ImageInfo, ImageLimits, ImageSource, InputFormat } from './probe.js';
-import { allocRaster, maxValue, type Raster } from './raster.js';
+import { allocRaster, maxValue, type BitDepth, type PixelArray, type Raster } from './raster.js';
 
 export interface DecodedImage {
   /** Interleaved RGB, channels = 3. */
@@ -25,25 +25,38 @@ export async function decodeImage(input: ImageSource, name: string, info: ImageI
   let out: OutputInfo;
   let exif: Buffer | undefined;
   try {
-    // failOn 'warning' (the default) would also fail on harmless libpng/libjpeg warnings; truncation is what matters.
-    const img = sharp('path' in input ? input.path : input.data, { limitInputPixels: limits.maxInputPixels, failOn: 'truncated' });
+    const img = openInput(input, limits);
     exif = (await img.metadata()).exif;
-    const res = await img
-      .rotate()
-      .toColourspace(sixteen ? 'rgb16' : 'srgb')
+    const res = await uprightSrgb(img, sixteen)
       .raw(sixteen ? { depth: 'ushort' } : {})
       .toBuffer({ resolveWithObject: true });
     data = res.data;
     out = res.info;
   } catch (e) {
-    const truncated = (e instanceof Error && /truncat|premature|end of (file|data)/i.test(e.message)) || (await looksTruncated(input, info.format));
-    const why = truncated ? 'the file is truncated (incomplete download or copy?)' : 'the file is corrupt';
-    throw new ImageInputError(name, `"${name}" could not be decoded: ${why}. Re-export or re-download the image and try again.`);
+    throw await decodeFailure(e, input, name, info.format);
   }
-
-  const { width, height, channels } = out;
-  const depth = sixteen ? 16 : 8;
+  const depth: BitDepth = sixteen ? 16 : 8;
   const src = sixteen ? new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const { rgb, alpha, translucent } = splitChannels(src, out.width, out.height, out.channels, depth);
+  // A fully opaque alpha channel carries nothing; dropping it halves the inference work.
+  return { rgb, ...(alpha && translucent ? { alpha } : {}), ...(exif ? { exif } : {}), info };
+}
+
+export function openInput(input: ImageSource, limits: Pick<ImageLimits, 'maxInputPixels'>): Sharp {
+  // failOn 'warning' (the default) would also fail on harmless libpng/libjpeg warnings; truncation is what matters.
+  return sharp('path' in input ? input.path : input.data, { limitInputPixels: limits.maxInputPixels, failOn: 'truncated' });
+}
+
+/** The decode every path shares, so streamed and in-memory jobs see the same pixels. */
+export function uprightSrgb(img: Sharp, sixteen: boolean): Sharp {
+  return img.rotate().toColourspace(sixteen ? 'rgb16' : 'srgb');
+}
+
+/**
+ * Interleaved samples as sharp gives them (grey, grey+alpha, RGB or RGBA) → an RGB raster and an alpha plane.
+ * `translucent` says whether any alpha sample is below opaque.
+ */
+export function splitChannels(src: PixelArray, width: number, height: number, channels: number, depth: BitDepth): { rgb: Raster; alpha?: Raster; translucent: boolean } {
   const rgb = allocRaster(width, height, 3, depth);
   const hasAlpha = channels === 2 || channels === 4;
   const colour = hasAlpha ? channels - 1 : channels;
@@ -61,8 +74,14 @@ export async function decodeImage(input: ImageSource, name: string, info: ImageI
       if (a !== opaque) translucent = true;
     }
   }
-  // A fully opaque alpha channel carries nothing; dropping it halves the inference work.
-  return { rgb, ...(alpha && translucent ? { alpha } : {}), ...(exif ? { exif } : {}), info };
+  return { rgb, ...(alpha ? { alpha } : {}), translucent };
+}
+
+/** The user's sentence for a decode failure: truncated or corrupt, and what to do. */
+export async function decodeFailure(e: unknown, input: ImageSource, name: string, format: InputFormat): Promise<ImageInputError> {
+  const truncated = (e instanceof Error && /truncat|premature|end of (file|data)/i.test(e.message)) || (await looksTruncated(input, format).catch(() => false));
+  const why = truncated ? 'the file is truncated (incomplete download or copy?)' : 'the file is corrupt';
+  return new ImageInputError(name, `"${name}" could not be decoded: ${why}. Re-export or re-download the image and try again.`);
 }
 
 /** libpng/libjpeg report a cut-off file as a generic read error; the container's end marker tells. */

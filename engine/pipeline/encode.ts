@@ -8,10 +8,15 @@
  *              and 100 → 9 (slowest, smallest).
  * Only PNG keeps 16-bit samples; JPEG and WebP are 8-bit formats.
  */
-import sharp from 'sharp';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import sharp, { type Sharp } from 'sharp';
 import type { SaveImageAs } from '../contract/index.js';
+import { tempPathFor } from '../storage/atomicFile.js';
+import type { DiskRaster } from './diskRaster.js';
 import { injectExif, tagPngSrgb } from './metadata.js';
-import { allocRaster, rawInput, type Raster } from './raster.js';
+import { allocRaster, rawInput, type BitDepth, type Raster } from './raster.js';
 
 export interface EncodeOptions {
   format: SaveImageAs;
@@ -42,30 +47,102 @@ function to8bit(r: Raster): Raster {
   return out;
 }
 
-export async function encodeRaster(raster: Raster, opts: EncodeOptions): Promise<EncodedImage> {
+/**
+ * The sharp operations of an encode, shared by the in-memory and the streamed path so both produce the same
+ * pixels. `streamed`: the input is a disk raster read strip by strip; JPEG then skips Huffman optimisation,
+ * which needs every coefficient of the image in memory at once (1.2 GB for 192 MP), for files ~10 % larger.
+ */
+function encoder(input: Sharp, channels: number, depth: BitDepth, opts: EncodeOptions, streamed: boolean): { img: Sharp; warnings: string[] } {
   const warnings: string[] = [];
-  const r = opts.format === 'png' ? raster : to8bit(raster);
-  const { input, raw } = rawInput(r);
-  let img = sharp(input, { raw, limitInputPixels: false });
-  let data: Buffer;
+  let img = input;
   if (opts.format === 'png') {
     const level = pngLevel(opts.compression);
-    if (r.depth === 16) {
-      img = img.toColourspace(r.channels >= 3 ? 'rgb16' : 'grey16');
-      data = await tagPngSrgb(await img.png({ compressionLevel: level }).toBuffer());
-    } else {
-      data = await img.withIccProfile('srgb').png({ compressionLevel: level }).toBuffer();
-    }
-  } else if (opts.format === 'jpg') {
-    if (r.channels === 4) {
+    // 16-bit: withIccProfile would run a colour transform that does not keep 16-bit values; tagged afterwards.
+    if (depth === 16) img = img.toColourspace(channels >= 3 ? 'rgb16' : 'grey16');
+    else img = img.withIccProfile('srgb');
+    return { img: img.png({ compressionLevel: level }), warnings };
+  }
+  if (opts.format === 'jpg') {
+    if (channels === 4) {
       img = img.flatten({ background: '#ffffff' });
       warnings.push('JPEG cannot store transparency: transparent areas were filled with white. Choose PNG or WebP to keep them.');
     }
     const quality = jpegQuality(opts.compression);
-    data = await img.withIccProfile('srgb').jpeg({ quality, chromaSubsampling: quality >= 90 ? '4:4:4' : '4:2:0' }).toBuffer();
-  } else {
-    data = await img.withIccProfile('srgb').webp({ quality: jpegQuality(opts.compression), alphaQuality: 100 }).toBuffer();
+    return {
+      img: img.withIccProfile('srgb').jpeg({ quality, chromaSubsampling: quality >= 90 ? '4:4:4' : '4:2:0', ...(streamed ? { optimiseCoding: false } : {}) }),
+      warnings,
+    };
   }
-  if (opts.exif) data = injectExif(data, opts.format, opts.exif, r.width, r.height);
+  return { img: img.withIccProfile('srgb').webp({ quality: jpegQuality(opts.compression), alphaQuality: 100 }), warnings };
+}
+
+/** What follows the encoder: the sRGB tag of a 16-bit PNG, then the input's EXIF. Works on a whole file or its head. */
+async function finishContainer(head: Buffer, opts: EncodeOptions, depth: BitDepth, width: number, height: number): Promise<Buffer> {
+  let out = head;
+  if (opts.format === 'png' && depth === 16) out = await tagPngSrgb(out);
+  if (opts.exif) out = injectExif(out, opts.format, opts.exif, width, height);
+  return out;
+}
+
+export async function encodeRaster(raster: Raster, opts: EncodeOptions): Promise<EncodedImage> {
+  const r = opts.format === 'png' ? raster : to8bit(raster);
+  const { input, raw } = rawInput(r);
+  const { img, warnings } = encoder(sharp(input, { raw, limitInputPixels: false }), r.channels, r.depth, opts, false);
+  const data = await finishContainer(await img.toBuffer(), opts, r.depth, r.width, r.height);
   return { data, width: r.width, height: r.height, warnings };
+}
+
+export interface EncodedFile {
+  width: number;
+  height: number;
+  bytes: number;
+  warnings: string[];
+}
+
+/**
+ * Encodes a finished disk raster straight into `outputPath`, atomically: sharp writes a temp file beside it,
+ * and the container's head (where the sRGB tag and EXIF go: right after PNG's IHDR, JPEG's SOI) is rewritten
+ * while the rest is streamed across, so the encoded image is never in memory either.
+ */
+export async function encodeDiskRaster(raster: DiskRaster, opts: EncodeOptions, outputPath: string, signal?: AbortSignal): Promise<EncodedFile> {
+  const { img, warnings } = encoder(sharp(raster.path, { limitInputPixels: false, sequentialRead: true }), raster.channels, raster.depth, opts, true);
+  const encoded = tempPathFor(outputPath);
+  const final = tempPathFor(outputPath);
+  try {
+    await img.toFile(encoded);
+    signal?.throwIfAborted();
+    const needsHead = opts.exif !== undefined || (opts.format === 'png' && raster.depth === 16);
+    if (!needsHead) {
+      await rename(encoded, outputPath);
+    } else if (opts.format === 'webp') {
+      // WebP's EXIF goes at the end and its RIFF size changes; WebP outputs are at most 16383² and libwebp
+      // already held the whole picture, so the file is read whole.
+      await writeFile(final, await finishContainer(await readFile(encoded), opts, raster.depth, raster.width, raster.height));
+      await rename(final, outputPath);
+    } else {
+      // PNG: signature (8) + IHDR (25); JPEG: SOI (2). Chunks and segments are inserted right after these.
+      const headLen = opts.format === 'png' ? 33 : 2;
+      const fh = await open(encoded, 'r');
+      const head = Buffer.alloc(headLen);
+      try {
+        await fh.read(head, 0, headLen, 0);
+      } finally {
+        await fh.close();
+      }
+      const newHead = await finishContainer(head, opts, raster.depth, raster.width, raster.height);
+      await pipeline(
+        async function* () {
+          yield newHead;
+          yield* createReadStream(encoded, { start: headLen });
+        },
+        createWriteStream(final, { flags: 'wx', mode: 0o644 }),
+      );
+      signal?.throwIfAborted();
+      await rename(final, outputPath);
+    }
+    return { width: raster.width, height: raster.height, bytes: (await stat(outputPath)).size, warnings };
+  } finally {
+    await rm(encoded, { force: true });
+    await rm(final, { force: true });
+  }
 }

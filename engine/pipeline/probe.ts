@@ -14,12 +14,24 @@ export type InputFormat = 'jpeg' | 'png' | 'webp';
 export interface ImageLimits {
   /** Largest input, in pixels, that will be decoded. */
   maxInputPixels: number;
-  /** Largest output, in pixels, that will be produced (memory: 3–8 bytes per output pixel). */
+  /** Largest output, in pixels, that will be produced (streamed to disk above streamAboveBytes). */
   maxOutputPixels: number;
+  /** Outputs whose raster (width·height·channels·bytes) is larger than this stream their tiles to disk. */
+  streamAboveBytes: number;
+  /** Free disk kept untouched on top of a job's temp raster and output. */
+  diskReserveBytes: number;
 }
 
-/** 16384² each: a 2000×2000 photo can go ×8, and the 8-bit RGB output buffer stays under 1 GB. */
-export const DEFAULT_LIMITS: ImageLimits = { maxInputPixels: 16384 * 16384, maxOutputPixels: 16384 * 16384 };
+/**
+ * 2^30 output pixels (32768², about 1.07 gigapixels): large outputs stream to a disk raster, so memory does
+ * not grow with them; the temp disk does (3 bytes a pixel for 8-bit RGB, see budget.ts). Inputs up to 16384².
+ */
+export const DEFAULT_LIMITS: ImageLimits = {
+  maxInputPixels: 16384 * 16384,
+  maxOutputPixels: 2 ** 30,
+  streamAboveBytes: 64 * 1024 * 1024,
+  diskReserveBytes: 64 * 1024 * 1024,
+};
 
 export interface ImageInfo {
   /** Upright dimensions (EXIF orientation applied). */

@@ -1,20 +1,31 @@
 /**
- * upscaleImage: probe → decode → tile plan → infer (+ per-tile resize, stitch) → encode → atomic write.
- * Every refusal that is about the user's image is an ImageInputError raised before heavy work starts.
- * Only the requested output is ever held at full size (tiles are resized to the requested scale before they
- * are stitched), so the output pixel limit applies to the requested output alone, not the model's native one.
+ * upscaleImage: probe → budget → decode → tile plan → infer (+ per-tile resize, stitch) → encode → atomic write.
+ * Every refusal that is about the user's image or the machine's disk is an ImageInputError raised before
+ * heavy work starts.
+ *
+ * Two output paths with the same pixels: small outputs are stitched into one in-memory raster; outputs whose
+ * raster exceeds `limits.streamAboveBytes` stream each finished tile into a disk raster beside the output
+ * (diskRaster.ts) and the input is decoded to a file read one band at a time (inputRaster.ts), so memory is
+ * a property of the tile, not of the image. Temp files are removed however the job ends (tempFiles.ts).
  */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { SaveImageAs, Scale } from '../contract/index.js';
 import type { ExecutionProvider, Inference } from '../inference/index.js';
 import type { ResolvedModel } from '../models/catalog.js';
-import { decodeImage } from './decode.js';
-import { encodeRaster } from './encode.js';
-import { inferTiles } from './infer.js';
-import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type ImageSource } from './probe.js';
-import { allocRaster } from './raster.js';
-import { chooseTileSize, planTiles } from './tiles.js';
 import { writeFileAtomic } from '../storage/atomicFile.js';
-import { enhanceFaces, memoryRegions, type FaceReport, type FaceStageOptions } from '../faces/faceStage.js';
+import { enhanceFaces, type FaceReport, type FaceStageOptions, type OutputRegions } from '../faces/faceStage.js';
+import { checkDiskBudget, estimateJob, type FreeDiskReader, type JobBudget, type OutputMode } from './budget.js';
+import { decodeImage } from './decode.js';
+import { DiskRaster, MemoryRaster, type OutputRaster } from './diskRaster.js';
+import { encodeDiskRaster, encodeRaster } from './encode.js';
+import { inferTiles } from './infer.js';
+import { decodeToDisk, memoryInput, type InputRaster } from './inputRaster.js';
+import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type ImageSource } from './probe.js';
+import { JobProgress, type ProgressListener } from './progress.js';
+import { allocRaster } from './raster.js';
+import { removeTemp, sweepStaleTemps, tempRasterPath } from './tempFiles.js';
+import { chooseTileSize, planTiles } from './tiles.js';
 
 export interface UpscaleJob {
   input: ImageSource;
@@ -29,11 +40,26 @@ export interface UpscaleJob {
   /** Tile side in input pixels; default chosen from the image size and the execution provider. */
   tileSize?: number;
   signal?: AbortSignal;
-  /** Monotonic fractions 0..1: tiles done, then encode, then 1 once the file is in place. */
-  onProgress?: (fraction: number) => void;
+  /**
+   * Monotonic fractions 0..1, time-weighted across tiles and encode, 1 once the file is in place; etaSeconds
+   * (whole seconds left) once the first tile has been measured.
+   */
+  onProgress?: ProgressListener;
   /** Defaults: DEFAULT_LIMITS. */
   limits?: Partial<ImageLimits>;
-  /** Face enhancement after stitch/resize and before encode (absent: none). */
+  /** 'auto' (default): stream to disk when the output raster exceeds limits.streamAboveBytes. */
+  outputMode?: OutputMode;
+  /** Folder of the temporary rasters of a streamed job; default: the output's folder (same file system). */
+  tempDir?: string;
+  /** Reads the free space of a folder (tests inject it); default statfs. */
+  freeDisk?: FreeDiskReader;
+  /**
+   * Runs once every tile is in the output and before it is encoded, with read/write access to any
+   * rectangle of it (readRect → modify → writeRect); the face stage pastes restored faces here. Coordinates
+   * are output pixels. Memory stays bounded when it reads and writes rectangles, not the whole image.
+   */
+  afterStitch?: (output: OutputRaster) => Promise<void>;
+  /** Face enhancement after stitch/resize and before encode, through the output's rectangles (absent: none). */
   faces?: Omit<FaceStageOptions, 'signal'>;
 }
 
@@ -43,6 +69,8 @@ export interface UpscaleResult {
   /** Size of the written file. */
   bytes: number;
   provider: ExecutionProvider;
+  /** What the job was estimated to need, and whether it streamed. */
+  budget: JobBudget;
   warnings?: string[];
   /** Present when the job asked for face enhancement. */
   faces?: FaceReport;
@@ -53,54 +81,114 @@ export function noFacesWarning(inputName: string): string {
   return `No face was found in "${inputName}": it was upscaled without face enhancement.`;
 }
 
-/** Share of the progress bar given to inference; encode and write take the rest. */
-const INFER_SHARE = 0.9;
+/** The face stage reaches the output only by rectangles, so in-memory and disk-backed outputs both work. */
+function outputRegions(output: OutputRaster): OutputRegions {
+  return {
+    width: output.width,
+    height: output.height,
+    read: (r) => output.readRect(r.x, r.y, r.width, r.height),
+    write: (r, px) => output.writeRect(r.x, r.y, px),
+  };
+}
 
 export async function upscaleImage(job: UpscaleJob, inference: Inference): Promise<UpscaleResult> {
   const limits: ImageLimits = { ...DEFAULT_LIMITS, ...job.limits };
   const name = job.inputName;
-  let last = 0;
-  const progress = (f: number) => {
-    // Never report a step backwards, whatever the caller's rounding.
-    if (f < last) return;
-    last = f;
-    job.onProgress?.(f);
-  };
   job.signal?.throwIfAborted();
-  progress(0);
 
   const info = await probeImage(job.input, name, limits);
   const out = checkOutputFits(info.width, info.height, job.scale, job.format, { name, maxOutputPixels: limits.maxOutputPixels });
   const session = await inference.session(job.model);
-
-  const decoded = await decodeImage(job.input, name, info, limits);
-  job.signal?.throwIfAborted();
-  const { width, height } = decoded.rgb;
+  const tileSize = job.tileSize ?? chooseTileSize(info.width, info.height, session.provider);
   // 16 bits survive only into PNG; for JPEG/WebP the stitch writes 8-bit directly (half the memory).
-  const depth = decoded.rgb.depth === 16 && job.format === 'png' ? 16 : 8;
-  // Scales are integers, so out is exactly (width·scale × height·scale): whole tiles map onto whole pixels.
-  const target = allocRaster(out.width, out.height, decoded.alpha ? 4 : 3, depth);
-  const plan = planTiles(width, height, job.tileSize ?? chooseTileSize(width, height, session.provider));
-  const total = plan.tiles.length * (decoded.alpha ? 2 : 1);
-  let done = 0;
-  const onTile = () => progress((++done / total) * INFER_SHARE);
+  const outDepth = info.depth === 16 && job.format === 'png' ? 16 : 8;
+  const budget = estimateJob(
+    { inWidth: info.width, inHeight: info.height, hasAlpha: info.hasAlpha, outDepth, outWidth: out.width, outHeight: out.height, format: job.format, tileSize },
+    job.outputMode ?? 'auto',
+    limits.streamAboveBytes,
+  );
+  const outputDir = path.dirname(job.outputPath);
+  const tempDir = job.tempDir ?? outputDir;
+  await mkdir(outputDir, { recursive: true });
+  if (budget.streamed) {
+    await mkdir(tempDir, { recursive: true });
+    await sweepStaleTemps(tempDir);
+  }
+  await checkDiskBudget({ name, budget, outputDir, tempDir, reserveBytes: limits.diskReserveBytes, ...(job.freeDisk ? { freeDisk: job.freeDisk } : {}) });
 
-  // Alpha goes through the same network (replicated into RGB) so edges stay as sharp as the colour.
-  await inferTiles({ rgb: decoded.rgb, ...(decoded.alpha ? { alpha: decoded.alpha } : {}), session, plan, target, scale: job.scale, signal: job.signal, onTile });
-  job.signal?.throwIfAborted();
-  const faces = job.faces ? await enhanceFaces(decoded.rgb, job.scale, memoryRegions(target), inference, { ...job.faces, ...(job.signal ? { signal: job.signal } : {}) }) : undefined;
-  job.signal?.throwIfAborted();
-  const encoded = await encodeRaster(target, { format: job.format, compression: job.compression, exif: decoded.exif });
-  progress(0.95);
-  job.signal?.throwIfAborted();
-  await writeFileAtomic(job.outputPath, encoded.data, job.signal);
-  progress(1);
-  return {
-    width: encoded.width,
-    height: encoded.height,
-    bytes: encoded.data.length,
-    provider: session.provider,
-    ...(encoded.warnings.length > 0 || faces?.found === 0 ? { warnings: [...encoded.warnings, ...(faces?.found === 0 ? [noFacesWarning(name)] : [])] } : {}),
-    ...(faces ? { faces } : {}),
-  };
+  const temps: string[] = [];
+  let input: InputRaster | undefined;
+  let target: DiskRaster | undefined;
+  let stopEncodeClock: (() => void) | undefined;
+  try {
+    if (budget.streamed) {
+      const decoded = tempRasterPath(tempDir, '.v');
+      temps.push(decoded);
+      input = await decodeToDisk(job.input, name, info, limits, decoded);
+    } else {
+      input = memoryInput(await decodeImage(job.input, name, info, limits));
+    }
+    job.signal?.throwIfAborted();
+    const { width, height } = input;
+    const channels = input.hasAlpha ? 4 : 3;
+    const plan = planTiles(width, height, tileSize);
+    const runs = input.hasAlpha ? 2 : 1;
+    const units = plan.tiles.reduce((a, t) => a + t.pw * t.ph, 0) * runs;
+    const progress = new JobProgress(job.onProgress, units, out.width * out.height, job.format);
+    progress.start();
+
+    let output: OutputRaster;
+    if (budget.streamed) {
+      const file = tempRasterPath(tempDir, '.tif');
+      temps.push(file);
+      target = DiskRaster.create(file, out.width, out.height, channels, outDepth);
+      output = target;
+    } else {
+      // Scales are integers, so out is exactly (width·scale × height·scale): whole tiles map onto whole pixels.
+      output = new MemoryRaster(allocRaster(out.width, out.height, channels, outDepth));
+    }
+    progress.beginTiles();
+    // Alpha goes through the same network (replicated into RGB) so edges stay as sharp as the colour.
+    await inferTiles({ input, session, plan, target: output, scale: job.scale, signal: job.signal, onTile: (px) => progress.tileDone(px) });
+    // Faces are detected on and cropped from the input's RGB (see engine/faces/faceStage.ts for why); a
+    // streamed input is read back once for it, bounded by maxInputPixels.
+    const faceInput = job.faces ? input.band(0, input.height).rgb : undefined;
+    input.close();
+    job.signal?.throwIfAborted();
+    if (job.afterStitch) await job.afterStitch(output);
+    job.signal?.throwIfAborted();
+    const faces =
+      job.faces && faceInput ? await enhanceFaces(faceInput, job.scale, outputRegions(output), inference, { ...job.faces, ...(job.signal ? { signal: job.signal } : {}) }) : undefined;
+    job.signal?.throwIfAborted();
+    const faceWarnings = faces?.found === 0 ? [noFacesWarning(name)] : [];
+
+    stopEncodeClock = progress.beginEncode();
+    const opts = { format: job.format, compression: job.compression, ...(input.exif ? { exif: input.exif } : {}) };
+    let result: { width: number; height: number; bytes: number; warnings: string[] };
+    if (target) {
+      target.close();
+      result = await encodeDiskRaster(target, opts, job.outputPath, job.signal);
+    } else {
+      const encoded = await encodeRaster((output as MemoryRaster).raster, opts);
+      job.signal?.throwIfAborted();
+      await writeFileAtomic(job.outputPath, encoded.data, job.signal);
+      result = { width: encoded.width, height: encoded.height, bytes: encoded.data.length, warnings: encoded.warnings };
+    }
+    stopEncodeClock();
+    progress.done();
+    return {
+      width: result.width,
+      height: result.height,
+      bytes: result.bytes,
+      provider: session.provider,
+      budget,
+      ...(result.warnings.length > 0 || faceWarnings.length > 0 ? { warnings: [...result.warnings, ...faceWarnings] } : {}),
+      ...(faces ? { faces } : {}),
+    };
+  } finally {
+    stopEncodeClock?.();
+    input?.close();
+    target?.close();
+    for (const t of temps) await removeTemp(t);
+  }
 }

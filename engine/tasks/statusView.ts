@@ -21,6 +21,7 @@ export function toStatusData(task: StoredTask, decorate: DecorateFile): TaskStat
   if (task.settings.denoise !== undefined) data.denoise = task.settings.denoise;
   if (task.error !== undefined) data.error = task.error;
   if (task.warnings.length > 0) data.warnings = [...task.warnings];
+  if (task.etaSeconds !== undefined && (task.status === 'PROCESSING' || task.status === 'ENHANCING')) data.etaSeconds = task.etaSeconds;
   return data;
 }
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Caller } from '../api.js';
 import { errors, type StartTaskRequest, type TaskSettings } from '../contract/index.js';
 import type { EngineLimits } from '../limits.js';
-import { checkOutputFits, ImageInputError, probeImage } from '../pipeline/index.js';
+import { checkDiskBudget, checkOutputFits, estimateJob, ImageInputError, probeImage, type ImageInfo, type OutputSize } from '../pipeline/index.js';
 import { sniffImageType } from '../storage/imageSniff.js';
 import type { UploadStore } from '../uploads/uploadStore.js';
 import type { TaskInput } from './taskTypes.js';
@@ -75,12 +75,36 @@ export async function checkedInput(
   if (!sniffImageType(head)) throw errors.badRequest(`${originalFileName} is not a JPG, PNG or WEBP image`);
   try {
     const info = await probeImage({ path: file }, originalFileName, { maxInputPixels: limits.maxInputPixels });
-    checkOutputFits(info.width, info.height, settings.scale, settings.saveImageAs, { maxOutputPixels: limits.maxOutputPixels, name: originalFileName });
+    const out = checkOutputFits(info.width, info.height, settings.scale, settings.saveImageAs, { maxOutputPixels: limits.maxOutputPixels, name: originalFileName });
+    await checkTaskDisk(file, originalFileName, info, out, settings, limits);
     return { path: file, originalFileName, dimensions: { width: info.width, height: info.height } };
   } catch (e) {
     if (e instanceof ImageInputError) throw errors.badRequest(e.message);
     throw e;
   }
+}
+
+/**
+ * A task whose temp raster and output cannot fit the free disk of the task folder (inputs, temp rasters and
+ * outputs share it) is refused here, with 400, before it is queued; the run checks again before decoding.
+ */
+async function checkTaskDisk(file: string, name: string, info: ImageInfo, out: OutputSize, settings: TaskSettings, limits: EngineLimits): Promise<void> {
+  const dir = path.dirname(file);
+  const budget = estimateJob(
+    {
+      inWidth: info.width,
+      inHeight: info.height,
+      hasAlpha: info.hasAlpha,
+      outDepth: info.depth === 16 && settings.saveImageAs === 'png' ? 16 : 8,
+      outWidth: out.width,
+      outHeight: out.height,
+      format: settings.saveImageAs,
+      tileSize: 512,
+    },
+    'auto',
+    limits.streamAboveBytes,
+  );
+  await checkDiskBudget({ name, budget, outputDir: dir, tempDir: dir, reserveBytes: limits.diskReserveBytes });
 }
 
 function nameFromUrl(url: string): string {

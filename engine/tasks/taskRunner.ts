@@ -145,7 +145,8 @@ export class TaskRunner {
           tileSize: this.deps.tileSize,
           ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
           signal,
-          onProgress: (f) => this.setProgress(task, (i + Math.min(1, Math.max(0, f))) / n),
+          limits: { maxInputPixels: limits.maxInputPixels, maxOutputPixels: limits.maxOutputPixels, streamAboveBytes: limits.streamAboveBytes, diskReserveBytes: limits.diskReserveBytes },
+          onProgress: (f, eta) => this.setProgress(task, (i + Math.min(1, Math.max(0, f))) / n, eta),
         },
         inference,
       );
@@ -176,9 +177,18 @@ export class TaskRunner {
   }
 
   /** Progress never goes backwards and reaches 100 only when the task is PROCESSED. */
-  private setProgress(task: StoredTask, fraction: number): void {
+  private setProgress(task: StoredTask, fraction: number, etaSeconds?: number): void {
     const p = Math.min(99, Math.floor(fraction * 100));
     if (p > task.progress) task.progress = p;
+    if (etaSeconds !== undefined) {
+      // Images after the current one are assumed to take as long as this one (its elapsed + remaining).
+      const n = task.inputs.length;
+      const done = fraction * n;
+      const i = Math.min(n - 1, Math.floor(done));
+      const current = done - i;
+      const perImage = current > 0.02 ? etaSeconds / (1 - current) : etaSeconds;
+      task.etaSeconds = Math.round(etaSeconds + perImage * (n - 1 - i));
+    }
   }
 
   private async removeOutputs(task: StoredTask): Promise<void> {

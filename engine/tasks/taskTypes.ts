@@ -28,6 +28,8 @@ export interface StoredTask {
   deductedCredits: number;
   error?: string;
   warnings: string[];
+  /** Estimated seconds left while running (the current image's ETA plus the same for each image after it). */
+  etaSeconds?: number;
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
   /** How many start-ups found this task unfinished (crash recovery; see MAX_RESUMES in engine.ts). */

@@ -1,45 +1,61 @@
 import { CloudSettings } from './components/CloudSettings.js';
 import { CompareDialog } from './components/CompareDialog.js';
 import { CreditsPanel } from './components/CreditsPanel.js';
-import { DropZone } from './components/DropZone.js';
+import { CustomModels } from './components/CustomModels.js';
+import { DropOverlay, DropZone } from './components/DropZone.js';
 import { EngineSettings } from './components/EngineSettings.js';
 import { ModeSwitch } from './components/ModeSwitch.js';
 import { NoticeBar } from './components/NoticeBar.js';
 import { QueueView } from './components/QueueView.js';
+import { ShortcutsDialog, useGlobalShortcuts } from './components/Shortcuts.js';
+import { SoundToggle } from './components/SoundToggle.js';
 import { ThemeSelect } from './components/ThemeSelect.js';
 import { UpscaleOptions } from './components/UpscaleOptions.js';
 import { ActionBar } from './components/ActionBar.js';
 import { useApp, useQueue, useSettings } from './stores/appContext.js';
+import { isCloudConfigured } from './stores/actions.js';
 import { selectCompareItem } from './stores/queueStore.js';
 import { selectIsCloud } from './stores/settingsStore.js';
 
 export function App() {
   const isCloud = useSettings(selectIsCloud);
+  const configured = useSettings((s) => isCloudConfigured(s.settings, s.hasApiKey));
   const compareItem = useQueue(selectCompareItem);
-  const { queue } = useApp();
+  const { queue, session } = useApp();
+  useGlobalShortcuts();
+  // Cloud with nothing set up: the connect card takes the stage instead of an error.
+  const onboarding = isCloud && !configured;
   return (
     <div className="app">
       <header className="topbar">
         <h1>Crisp</h1>
         <ModeSwitch />
         <span className="spacer" />
+        <button type="button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" onClick={() => session.getState().setHelpOpen(true)}>
+          ?
+        </button>
         <ThemeSelect />
       </header>
       <div className="workspace">
         <aside className="panel" aria-label="Settings">
           {/* In Cloud mode the balance comes first: it decides what can be started at all. */}
-          {isCloud ? <CreditsPanel /> : null}
+          {isCloud && configured ? <CreditsPanel /> : null}
           <UpscaleOptions />
-          {isCloud ? <CloudSettings /> : <EngineSettings />}
+          <CustomModels />
+          {isCloud ? configured ? <CloudSettings /> : null : <EngineSettings />}
           {isCloud ? null : <p className="hint free">Local upscaling is free and stays on this computer.</p>}
+          <SoundToggle />
         </aside>
         <main className="content">
           <NoticeBar />
+          {onboarding ? <CloudSettings onboarding /> : null}
           <DropZone />
           <QueueView />
         </main>
       </div>
       <ActionBar />
+      <DropOverlay />
+      <ShortcutsDialog />
       {compareItem ? <CompareDialog item={compareItem} onClose={() => queue.getState().closeCompare()} /> : null}
     </div>
   );

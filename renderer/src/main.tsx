@@ -9,7 +9,7 @@ const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root');
 createRoot(root).render(
   <StrictMode>
-    <AppProvider service={host.service} desktop={host.desktop}>
+    <AppProvider service={host.service} desktop={host.desktop} browser={host.browser}>
       <App />
     </AppProvider>
   </StrictMode>,

@@ -93,7 +93,7 @@ describe('createService (cloud mode against a real crisp serve)', () => {
     await svc.start();
     await new Promise<void>((resolve) => svc.subscribe((e) => e.type === 'batchFinished' && resolve()));
     const failed = (await svc.getQueue()).items[0]!;
-    expect([failed.status, failed.error]).toEqual(['failed', 'No API key is set: add your key in Settings.']);
+    expect([failed.status, failed.error]).toEqual(['failed', 'No API key is set: enter your key in the Cloud card.']);
     await svc.close();
   });
 });

@@ -116,6 +116,9 @@ async function child(job: ChildJob): Promise<ChildResult> {
 }
 
 import { runServerBench } from './serverBench.js';
+import { runInt8Bench } from './int8Bench.js';
+import { uxBench } from './uxBench.js';
+import { hugeBench } from './hugeBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
@@ -187,6 +190,9 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'server', run: serverBench },
   { name: 'faces', run: facesBench },
   { name: 'faces-crop', run: faceCropBench },
+  { name: 'int8', run: runInt8Bench },
+  { name: 'ux', run: uxBench },
+  { name: 'huge', run: hugeBench },
 ];
 
 async function main(): Promise<void> {

@@ -38,12 +38,15 @@ describe('crisp ui, cloud mode against crisp serve', () => {
   it('shows the estimate, deducts exactly, and refuses a batch beyond the balance', async () => {
     const { page, problems } = await openUi(browser, ui.ui.server.url);
     await page.getByRole('radiogroup', { name: 'Mode' }).getByRole('radio', { name: 'Cloud' }).check();
-    const url = page.getByRole('textbox', { name: 'Service URL' });
-    await url.fill(server.url);
-    await url.press('Enter');
-    await page.getByRole('textbox', { name: 'API key' }).fill(apiKey);
-    await page.getByRole('button', { name: 'Save key' }).click();
-    await page.getByText('An API key is stored').waitFor();
+    // Nothing configured: the connect card, not an error.
+    const card = page.getByRole('region', { name: 'Connect to an upscaling service' });
+    await card.waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await card.getByRole('textbox', { name: 'Service URL' }).fill(server.url);
+    await card.getByRole('textbox', { name: 'API key' }).fill(apiKey);
+    await card.getByRole('button', { name: 'Test connection' }).click();
+    await page.getByTestId('connection').getByText(`Connected as few@example.test: ${START_CREDITS} credits available.`).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
 
     const credits = page.getByRole('region', { name: 'Credits' });
     await credits.getByTestId('balance').getByText(`${START_CREDITS} credits`).waitFor();
@@ -53,7 +56,7 @@ describe('crisp ui, cloud mode against crisp serve', () => {
     await credits.getByTestId('estimate').getByText('4 credits for 2 images').waitFor();
     await screenshot(page, 'cloud-estimate');
     await page.getByRole('button', { name: 'Upscale' }).click();
-    await page.getByText('2 of 2 finished').waitFor({ timeout: 90_000 });
+    await page.getByTestId('batch-status').getByText('2 done', { exact: true }).waitFor({ timeout: 90_000 });
 
     const items = (await ui.ui.service.getQueue()).items;
     expect(items.map((i) => i.status)).toEqual(['done', 'done']);

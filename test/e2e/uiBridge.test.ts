@@ -2,17 +2,20 @@
  * `crisp ui`'s HTTP bridge over real HTTP with an in-memory service: the guards (token, Host, CSP),
  * argument validation, raw bytes both ways, Server-Sent Events, and the renderer's HTTP client.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unzipEntries } from '../helpers/unzip.js';
 import { startUiServer, type RunningUiServer } from '../../app/ui/bridgeServer.js';
 import { createHttpService } from '../../renderer/src/service/httpService.js';
-import { FakeCrispService, PNG_1x1 } from '../renderer/fakeService.js';
+import { NO_API_KEY } from '../../app/service/backendSelection.js';
+import { createDownloadSigner, LINK_LIFETIME_MS } from '../../app/ui/downloadLinks.js';
+import { createFakeService, PNG_1x1, type FakeService } from '../renderer/fakeService.js';
 
 let server: RunningUiServer;
-let fake: FakeCrispService;
+let fake: FakeService;
 let rendererDir: string;
 
 beforeAll(async () => {
@@ -20,11 +23,12 @@ beforeAll(async () => {
   await mkdir(path.join(rendererDir, 'assets'));
   await writeFile(path.join(rendererDir, 'index.html'), '<!doctype html><title>Crisp</title>');
   await writeFile(path.join(rendererDir, 'assets', 'app.js'), 'console.log(1)');
-  fake = new FakeCrispService();
+  fake = await createFakeService();
   server = await startUiServer({ service: fake, rendererDir });
 });
 afterAll(async () => {
   await server.close();
+  await fake.close();
   await rm(rendererDir, { recursive: true, force: true });
 });
 
@@ -77,9 +81,9 @@ describe('crisp ui bridge', () => {
 
   it('passes the service’s own errors through in plain words', async () => {
     await fake.updateSettings({ mode: 'cloud' });
-    const res = await api('start', { body: '{"args":[]}' });
+    const res = await api('getAccount', { body: '{"args":[]}' });
     expect(res.status).toBe(422);
-    expect(((await res.json()) as { error: string }).error).toBe('Cloud mode needs an API key: add one in Cloud settings.');
+    expect(((await res.json()) as { error: string }).error).toBe(NO_API_KEY);
     await fake.updateSettings({ mode: 'local' });
   });
 
@@ -107,8 +111,49 @@ describe('crisp ui bridge', () => {
     await pump;
     await reader.cancel();
     expect(events).toContain('queue');
-    await expect(client.readImage('missing', 'input')).rejects.toThrow('No such item.');
+    await expect(client.readImage('missing', 'input')).rejects.toThrow('That item is no longer in the queue.');
     expect(await client.cancel()).toBeUndefined();
     expect((await client.getQueue()).items).toHaveLength(1);
+  });
+
+  it('downloads finished results through signed links: one file as itself, several as a zip', async () => {
+    const client = createHttpService({ baseUrl: server.origin, token: server.token });
+    await fake.clearFinished();
+    for (const item of fake.items) await fake.removeItem(item.id);
+    const added = await fake.addPaths(await fake.images('ünï cödé.png', 'two.png'));
+    await expect(client.downloadLink([added[0]!.id])).rejects.toThrow('ünï cödé.png has no result to download yet.');
+    await fake.start();
+    await fake.finishAll();
+    const done = fake.items.filter((i) => i.status === 'done');
+    expect(done).toHaveLength(2);
+
+    const one = await fetch(await client.downloadLink([done[0]!.id]));
+    expect(one.status).toBe(200);
+    const outName = path.basename(done[0]!.outputPath!);
+    expect(one.headers.get('content-disposition')).toBe(`attachment; filename="${outName.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(outName)}`);
+    expect(Buffer.from(await one.arrayBuffer()).equals(await readFile(done[0]!.outputPath!))).toBe(true);
+
+    const link = await client.downloadLink(done.map((i) => i.id));
+    const zip = await fetch(link);
+    expect([zip.status, zip.headers.get('content-type'), zip.headers.get('content-disposition')]).toEqual([200, 'application/zip', `attachment; filename="crisp-results.zip"; filename*=UTF-8''crisp-results.zip`]);
+    const entries = await unzipEntries(Buffer.from(await zip.arrayBuffer()));
+    expect(Object.keys(entries).sort()).toEqual(done.map((i) => path.basename(i.outputPath!)).sort());
+    for (const i of done) expect(entries[path.basename(i.outputPath!)]!.equals(await readFile(i.outputPath!))).toBe(true);
+
+    // The signature covers the ids and the expiry: widening either, or a stale link, is refused.
+    const tampered = new URL(link);
+    tampered.searchParams.set('ids', done[0]!.id);
+    expect((await fetch(tampered)).status).toBe(403);
+    const later = createDownloadSigner(Buffer.alloc(32, 1));
+    const signed = new URLSearchParams(later.sign(['x'], 0).split('?')[1]);
+    expect(later.verify(signed, LINK_LIFETIME_MS - 1)).toEqual({ ids: ['x'] });
+    expect(later.verify(signed, LINK_LIFETIME_MS + 1)).toEqual({ refused: 'This download link has expired: press Download again in Crisp.' });
+    // A result deleted behind Crisp's back is said so, not served half.
+    await rm(done[1]!.outputPath!);
+    const gone = await fetch(await client.downloadLink([done[1]!.id]));
+    expect([gone.status, (await gone.text()).trim()]).toEqual([410, `The result of ${done[1]!.inputName} is no longer on disk: upscale it again.`]);
+    // Asking for a link needs the page's token.
+    const res = await fetch(`${server.origin}/links/download`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ids: [done[0]!.id] }) });
+    expect(res.status).toBe(403);
   });
 });

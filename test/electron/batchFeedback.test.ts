@@ -3,36 +3,42 @@ import { EventEmitter } from 'node:events';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchMessage, followBatch } from '../../electron/main/batchFeedback.js';
 import { createSafeStorageSecretStore } from '../../electron/main/safeStorageSecretStore.js';
 import { createUtilityProcessSpawner, type UtilityChild } from '../../electron/main/utilityWorkerSpawner.js';
-import { FakeCrispService } from '../renderer/fakeService.js';
+import { closeFakes, createFakeService } from '../renderer/fakeService.js';
+
+afterEach(closeFakes);
 
 describe('batch feedback', () => {
   it('shows batch progress on the taskbar and notifies when an unfocused batch ends', async () => {
-    const fake = new FakeCrispService();
+    const fake = await createFakeService();
     const win = { setProgressBar: vi.fn(), isFocused: () => false, isDestroyed: () => false };
     const notify = vi.fn();
-    followBatch(fake, () => win, notify);
-    await fake.addPaths(['/a.png', '/b.png']);
+    const badges: number[] = [];
+    followBatch(fake, () => win, notify, (n) => badges.push(n));
+    await fake.addPaths(await fake.images('a.png', 'b.png'));
     await fake.start();
-    fake.step(50);
+    await fake.step(50);
     expect(win.setProgressBar).toHaveBeenLastCalledWith(0.25);
-    fake.finishAll();
+    await fake.finishAll();
     expect(win.setProgressBar).toHaveBeenLastCalledWith(-1);
     expect(notify).toHaveBeenCalledWith('Crisp: batch finished', '2 images upscaled.');
+    // The badge counts the images still to do, and clears at the end.
+    expect(badges).toEqual([2, 1, 0]);
   });
 
   it('does not pop up over a focused window, and words failures plainly', async () => {
-    const fake = new FakeCrispService();
+    const fake = await createFakeService();
     const notify = vi.fn();
     followBatch(fake, () => ({ setProgressBar: () => undefined, isFocused: () => true, isDestroyed: () => false }), notify);
-    await fake.addPaths(['/a.png']);
+    await fake.addPaths(await fake.images('a.png'));
     await fake.start();
-    fake.finishAll();
+    await fake.finishAll();
     expect(notify).not.toHaveBeenCalled();
     expect(batchMessage({ type: 'batchFinished', done: 1, failed: 2, total: 3 })).toBe('1 image upscaled, 2 failed.');
+    expect(batchMessage({ type: 'batchFinished', done: 7, failed: 0, total: 20 })).toBe('7 images upscaled, 13 stopped.');
   });
 });
 

@@ -128,7 +128,8 @@ export const electronModule = {
     showOpenDialog: async () => ({ canceled: true, filePaths: [] }),
     showErrorBox: (_t: string, m: string) => electronState.errors.push(m),
   },
-  shell: { showItemInFolder: () => undefined, openExternal: async () => undefined },
+  shell: { showItemInFolder: () => undefined, openPath: async () => '', openExternal: async () => undefined },
+  nativeImage: { createFromPath: () => ({ resize: () => ({}) }) },
   utilityProcess: {
     fork: (p: string) => {
       electronState.forks.push(p);

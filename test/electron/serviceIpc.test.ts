@@ -1,8 +1,10 @@
 /** Main's IPC end: trusted senders only, zod-checked arguments, errors as values, event forwarding. */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerServiceIpc, type IpcEventLike, type IpcMainLike, type IpcSender } from '../../electron/main/serviceIpc.js';
 import { IPC, type CallResult } from '../../electron/shared/ipcChannels.js';
-import { FakeCrispService } from '../renderer/fakeService.js';
+import { createDragOut } from '../../electron/main/dragOut.js';
+import { NO_API_KEY } from '../../app/service/backendSelection.js';
+import { closeFakes, createFakeService, type FakeService } from '../renderer/fakeService.js';
 
 class FakeIpcMain implements IpcMainLike {
   handlers = new Map<string, (event: IpcEventLike, ...args: unknown[]) => Promise<CallResult>>();
@@ -24,6 +26,8 @@ function sender(id = 1) {
     send: (_channel: string, payload: unknown) => void s.sent.push(payload),
     isDestroyed: () => s.destroyed,
     once: (_e: 'destroyed', fn: () => void) => void s.onDestroyed.push(fn),
+    drags: [] as { file: string; icon: unknown }[],
+    startDrag: (item: { file: string; icon: never }) => void s.drags.push(item),
   };
   return s satisfies IpcSender;
 }
@@ -31,12 +35,14 @@ function sender(id = 1) {
 const fromApp = (s = sender()): IpcEventLike => ({ sender: s, senderFrame: { url: 'app://crisp/index.html' } });
 
 let ipc: FakeIpcMain;
-let fake: FakeCrispService;
+let fake: FakeService;
 const picked: string[] = [];
 
-beforeEach(() => {
+afterEach(closeFakes);
+
+beforeEach(async () => {
   ipc = new FakeIpcMain();
-  fake = new FakeCrispService();
+  fake = await createFakeService();
   registerServiceIpc(ipc, fake, {
     pickImages: async () => {
       picked.push('images');
@@ -44,6 +50,7 @@ beforeEach(() => {
     },
     pickInputFolder: async () => null,
     pickOutputFolder: async () => '/out',
+    startDrag: createDragOut(fake, (file) => ({ icon: file })),
   });
 });
 
@@ -86,20 +93,35 @@ describe('service IPC', () => {
 
   it('returns the service’s errors as values with their own words', async () => {
     await fake.updateSettings({ mode: 'cloud' });
-    expect(await call(fromApp(), 'start', [])).toEqual({ ok: false, message: 'Cloud mode needs an API key: add one in Cloud settings.' });
+    expect(await call(fromApp(), 'getAccount', [])).toEqual({ ok: false, message: NO_API_KEY });
   });
 
   it('forwards events to a subscribed window until it unsubscribes or is destroyed', async () => {
     const s = sender(7);
     ipc.listeners.get(IPC.subscribe)!(fromApp(s), true);
-    await fake.addPaths(['/x.png']);
+    await fake.addPaths(await fake.images('x.png'));
     expect(s.sent).toHaveLength(1);
     ipc.listeners.get(IPC.subscribe)!(fromApp(s), false);
-    await fake.addPaths(['/y.png']);
+    await fake.addPaths(await fake.images('y.png'));
     expect(s.sent).toHaveLength(1);
     ipc.listeners.get(IPC.subscribe)!(fromApp(s), true);
     s.onDestroyed.forEach((fn) => fn());
-    await fake.addPaths(['/z.png']);
+    await fake.addPaths(await fake.images('z.png'));
     expect(s.sent).toHaveLength(1);
+  });
+
+  it('drags out only a finished item’s own output file, named by id', async () => {
+    const [item] = await fake.addPaths(await fake.images('drag.png'));
+    const s = sender(3);
+    const drag = (arg: unknown) => ipc.handlers.get(IPC.desktop)!(fromApp(s), 'startDrag', arg);
+    expect(await drag(item!.id)).toEqual({ ok: true, value: false });
+    await fake.start();
+    await fake.finishAll();
+    expect(await drag(item!.id)).toEqual({ ok: true, value: true });
+    const output = fake.items[0]!.outputPath!;
+    expect(s.drags).toEqual([{ file: output, icon: { icon: output } }]);
+    expect(await drag({ file: '/etc/passwd' })).toEqual({ ok: false, message: 'Invalid desktop call.' });
+    expect(await drag('no-such-id')).toEqual({ ok: true, value: false });
+    expect(s.drags).toHaveLength(1);
   });
 });

@@ -1,223 +1,265 @@
 /**
- * An in-memory CrispService for component and bridge tests: no engine, no files. Progress is driven by
- * the test (`step`, `finishAll`), so tests are deterministic and fast. DOM-free on purpose (it is also
- * used by Node-side bridge tests).
+ * The renderer's test double, generated from the method table (app/service/methodTable.ts): every
+ * CrispService method is a wrapper that checks its arguments with the transports' schemas, records the
+ * call and hands it to the real app-layer service (real settings store, real job queue, real credits
+ * and results modules) in a temporary folder. Only the edges are scripted: the backend's work
+ * (ScriptedEngine, moved by `step`/`finishAll`), the models subject (no catalog on disk) and the secret
+ * store (memory). There is no second queue here to drift from the real one.
+ * DOM-free on purpose: Node-side bridge and Electron tests use it too.
  */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { MODEL_NAMES } from '../../engine/contract/enums.js';
 import { DEFAULT_SETTINGS as APP_DEFAULTS } from '../../app/settings/settingsSchema.js';
-import type { AccountView, CrispService, JobItem, ModelInfo, QueueSnapshot, ServiceEvent, Settings } from '../../app/service/crispService.js';
+import { createService, type ServiceHandle } from '../../app/service/createService.js';
+import type { CrispService, JobItem, ModelInfo, ServiceEvent, Settings } from '../../app/service/crispService.js';
+import { SERVICE_METHODS, SERVICE_TABLE, type SubjectService } from '../../app/service/methodTable.js';
+import { createMemorySecretStore, API_KEY_SECRET } from '../../app/secrets/secretStore.js';
+import { parseServiceArgs } from '../../app/ui/serviceArgs.js';
+import { PNG_1x1, ScriptedEngine, type ScriptOptions } from './scriptedBackend.js';
+
+export { PNG_1x1 } from './scriptedBackend.js';
 
 /** The app's defaults, with a fake service URL and the fastest model (what the component tests expect). */
 export const DEFAULT_SETTINGS: Settings = { ...APP_DEFAULTS, baseUrl: 'https://api.example.test', model: 'digital-art-4x', scale: 4 };
 
-// 1×1 PNG: enough for <img> and for byte round-trips.
-export const PNG_1x1 = Uint8Array.from(
-  atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='),
-  (c) => c.charCodeAt(0),
-);
-
-export interface FakeOptions {
-  balance?: number;
-  creditsPerImage?: number;
+export interface FakeOptions extends ScriptOptions {
   notInstalled?: string[];
   /** Local mode without any face model installed. */
   noFaceModel?: boolean;
-  failNames?: RegExp;
+  /** Start with an API key stored. */
+  apiKey?: string;
+  /** Settings for a first start (over DEFAULT_SETTINGS). */
+  settings?: Partial<Settings>;
 }
 
-export class FakeCrispService implements CrispService {
-  settings: Settings = { ...DEFAULT_SETTINGS };
-  items: JobItem[] = [];
-  apiKey: string | null = null;
-  running = false;
-  calls: { method: string; args: unknown[] }[] = [];
-  balance: number;
-  readonly creditsPerImage: number;
-  private listeners = new Set<(e: ServiceEvent) => void>();
-  private nextId = 1;
-  private runTotal = 0;
+export interface FakeCall {
+  method: string;
+  /** Bytes are recorded as their length (a `bytesIn` argument). */
+  args: unknown[];
+}
 
-  constructor(private readonly options: FakeOptions = {}) {
-    this.balance = options.balance ?? 10;
-    this.creditsPerImage = options.creditsPerImage ?? 1;
-  }
+export interface FakeService extends CrispService {
+  readonly calls: FakeCall[];
+  /** The latest queue items and settings the service reported (kept current from its own events). */
+  readonly items: JobItem[];
+  readonly settings: Settings;
+  readonly balance: number;
+  readonly apiKey: string | undefined;
+  /** The temporary data folder (drops/, queue.json, settings.json). */
+  readonly dataDir: string;
+  /** Writes real PNG files into the data folder and answers their paths (for addPaths). */
+  images(...names: string[]): Promise<string[]>;
+  /** Moves the running item forward by `percent` (finishing it at 100) and waits until the queue shows it. */
+  step(percent?: number): Promise<void>;
+  /** Runs the active batch to its end. */
+  finishAll(): Promise<void>;
+  progressDownload(name: string, received: number, total?: number): void;
+  finishDownload(name: string, error?: string): Promise<void>;
+  emit(event: ServiceEvent): void;
+  close(): Promise<void>;
+}
 
-  private log(method: string, args: unknown[]) {
-    this.calls.push({ method, args });
-  }
-  emit(event: ServiceEvent) {
-    for (const l of [...this.listeners]) l(event);
-  }
-  snapshot(): QueueSnapshot {
-    const finished = this.items.filter((i) => !['queued', 'running'].includes(i.status)).length;
-    const total = this.running ? this.runTotal : this.items.length;
-    const done = this.items.reduce((s, i) => s + (i.status === 'queued' ? 0 : i.status === 'running' ? i.percent : 100), 0);
-    return { items: this.items.map((i) => ({ ...i })), finished, total, percent: total ? done / total : 0, running: this.running };
-  }
-  private pushQueue() {
-    this.emit({ type: 'queue', queue: this.snapshot() });
-  }
+const open = new Set<FakeService>();
 
-  async getSettings() {
-    return { ...this.settings };
-  }
-  async updateSettings(patch: Partial<Omit<Settings, 'version'>>) {
-    this.log('updateSettings', [patch]);
-    this.settings = { ...this.settings, ...patch };
-    return { ...this.settings };
-  }
-  async setApiKey(key: string | null) {
-    this.log('setApiKey', [key]);
-    this.apiKey = key;
-  }
-  async hasApiKey() {
-    return this.apiKey !== null;
-  }
-  /** Downloads started with downloadModel, settled by the test (`progressDownload`, `finishDownload`). */
-  private pendingDownloads = new Map<string, { resolve: (m: ModelInfo) => void; reject: (e: Error) => void }>();
-  async downloadModel(name: string): Promise<ModelInfo> {
-    this.log('downloadModel', [name]);
-    if (this.settings.mode === 'cloud') throw new Error('Cloud mode needs no downloads: the service has every model.');
-    this.emit({ type: 'modelDownload', name, received: 0, total: 1000, state: 'downloading' });
-    return new Promise((resolve, reject) => this.pendingDownloads.set(name, { resolve, reject }));
-  }
-  progressDownload(name: string, received: number, total = 1000) {
-    this.emit({ type: 'modelDownload', name, received, total, state: 'downloading' });
-  }
-  async finishDownload(name: string, error?: string) {
-    const pending = this.pendingDownloads.get(name);
-    this.pendingDownloads.delete(name);
-    if (error) {
-      this.emit({ type: 'modelDownload', name, received: 0, total: 1000, state: 'failed', error });
-      pending?.reject(new Error(error));
-      return;
+/** Closes every fake made so far (afterEach): stops their queues and removes their folders. */
+export async function closeFakes(): Promise<void> {
+  const all = [...open];
+  open.clear();
+  await Promise.all(all.map((f) => f.close()));
+}
+
+/** A scripted models subject: the contract's models, some marked not installed, downloads moved by the test, imports kept in memory. */
+function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'], emit: (e: ServiceEvent) => void, noFaceModel = false) {
+  const faces: ModelInfo[] = noFaceModel ? [] : [{ name: 'gfpgan-1.4', title: 'gfpgan-1.4', description: 'Face restorer.', kind: 'face', scale: 1, installed: true, licence: 'Apache-2.0' }];
+  const pending = new Map<string, { resolve: (m: ModelInfo) => void; reject: (e: Error) => void }>();
+  const custom: ModelInfo[] = [];
+  const methods: SubjectService<'models'> = {
+    async importModel(fileName, bytes) {
+      if (!/\.(pth|safetensors|ckpt|onnx)$/i.test(fileName)) throw new Error(`${fileName} is not a model file Crisp can import.`);
+      const name = fileName.replace(/\.[^.]+$/, '');
+      const info: ModelInfo = { name: `custom:${name}`, title: name, description: `Imported from ${fileName} (${bytes.byteLength} bytes).`, kind: 'custom', scale: 4, installed: true, licence: 'as imported' };
+      custom.push(info);
+      emit({ type: 'modelsChanged' });
+      return info;
+    },
+    async removeModel(name) {
+      const at = custom.findIndex((m) => m.name === name);
+      if (at < 0) throw new Error(`${name} is not an imported model.`);
+      custom.splice(at, 1);
+      emit({ type: 'modelsChanged' });
+    },
+    async openModelsFolder() {
+      return false;
+    },
+    async modelPreview(name) {
+      if (mode() === 'cloud') throw new Error('Previews are made on this computer: switch to Local to see them.');
+      if (notInstalled.has(name)) throw new Error(`${name} is not installed: download it first to see its preview.`);
+      return { mime: 'image/png', bytes: PNG_1x1 };
+    },
+    async listModels() {
+      return [...MODEL_NAMES.map((name) => ({
+        name,
+        title: name.replace(/-4x$/, '').replace(/(^|-)(\w)/g, (_, d: string, c: string) => `${d ? ' ' : ''}${c.toUpperCase()}`),
+        description: `The ${name} model.`,
+        kind: 'photo' as const,
+        scale: 4,
+        installed: mode() === 'cloud' || !notInstalled.has(name),
+        licence: 'BSD-3-Clause',
+        ...(mode() === 'local' && notInstalled.has(name) ? { downloadSize: 17_000_000 } : {}),
+      })), ...(mode() === 'local' ? [...custom, ...faces] : [])];
+    },
+    async downloadModel(name) {
+      if (mode() === 'cloud') throw new Error('Cloud mode needs no downloads: the service has every model.');
+      emit({ type: 'modelDownload', name, received: 0, total: 1000, state: 'downloading' });
+      return new Promise((resolve, reject) => pending.set(name, { resolve, reject }));
+    },
+  };
+  const control = {
+    progress: (name: string, received: number, total = 1000) => emit({ type: 'modelDownload', name, received, total, state: 'downloading' }),
+    async finish(name: string, error?: string) {
+      const p = pending.get(name);
+      pending.delete(name);
+      if (error) {
+        emit({ type: 'modelDownload', name, received: 0, total: 1000, state: 'failed', error });
+        p?.reject(new Error(error));
+        return;
+      }
+      notInstalled.delete(name);
+      emit({ type: 'modelDownload', name, received: 1000, total: 1000, state: 'installed' });
+      emit({ type: 'modelsChanged' });
+      const info = (await methods.listModels()).find((m) => m.name === name);
+      if (info) p?.resolve(info);
+    },
+  };
+  return { methods, control };
+}
+
+export async function createFakeService(options: FakeOptions = {}): Promise<FakeService> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-fake-'));
+  const engine = new ScriptedEngine(options);
+  const secrets = createMemorySecretStore(options.apiKey ? { [API_KEY_SECRET]: options.apiKey } : {});
+  let apiKeyMirror = options.apiKey;
+  const trackedSecrets = {
+    get: secrets.get,
+    async set(name: string, value: string | null | undefined) {
+      await secrets.set(name, value);
+      if (name === API_KEY_SECRET) apiKeyMirror = value ?? undefined;
+    },
+  };
+  let settingsMirror: Settings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const listeners = new Set<(e: ServiceEvent) => void>();
+  const emitExtra = (e: ServiceEvent) => {
+    for (const l of [...listeners]) l(e);
+  };
+  const models = scriptedModels(new Set(options.notInstalled ?? []), () => settingsMirror.mode, emitExtra, options.noFaceModel ?? false);
+
+  const { version: _v, ...defaults } = settingsMirror;
+  const real: ServiceHandle = await createService({
+    dataDir,
+    secrets: trackedSecrets,
+    modelDirs: [],
+    modelsDir: path.join(dataDir, 'models'),
+    settingsDefaults: defaults,
+    backendFactory: (s) => engine.backend(s.mode),
+    models: models.methods,
+  });
+  settingsMirror = await real.getSettings();
+  let items: JobItem[] = [];
+  let batchesFinished = 0;
+  real.subscribe((e) => {
+    if (e.type === 'batchFinished') batchesFinished++;
+    if (e.type === 'queue') items = e.queue.items;
+    if (e.type === 'settings') settingsMirror = e.settings;
+  });
+
+  const calls: FakeCall[] = [];
+  // Generated from the table: one checked, recorded pass-through per method.
+  const generated = Object.fromEntries(
+    SERVICE_METHODS.map((method) => [
+      method,
+      async (...args: unknown[]) => {
+        const wire = SERVICE_TABLE[method].wire;
+        calls.push({ method, args: wire === 'bytesIn' ? args.map((a) => (a instanceof Uint8Array ? a.byteLength : a)) : args });
+        const checked = parseServiceArgs(method, args);
+        const result = await (real[method] as (...a: unknown[]) => Promise<unknown>)(...checked);
+        if (method === 'updateSettings') settingsMirror = result as Settings;
+        return result;
+      },
+    ]),
+  ) as unknown as Omit<CrispService, 'subscribe'>;
+
+  const running = async () => (await real.getQueue()).running;
+  const settled = async (id: string) => {
+    for (let i = 0; i < 2000; i++) {
+      const item = (await real.getQueue()).items.find((x) => x.id === id);
+      if (!item || item.status !== 'running') return;
+      await new Promise((r) => setTimeout(r, 5));
     }
-    this.options.notInstalled = (this.options.notInstalled ?? []).filter((n) => n !== name);
-    this.emit({ type: 'modelDownload', name, received: 1000, total: 1000, state: 'installed' });
-    this.emit({ type: 'modelsChanged' });
-    pending?.resolve((await this.listModels()).find((m) => m.name === name)!);
-  }
-  async listModels(): Promise<ModelInfo[]> {
-    const faces: ModelInfo[] = this.options.noFaceModel
-      ? []
-      : [{ name: 'gfpgan-1.4', title: 'gfpgan-1.4', description: 'Face restorer.', kind: 'face', scale: 1, installed: true, licence: 'Apache-2.0' }];
-    return [...MODEL_NAMES.map((name) => ({
-      name,
-      title: name.replace(/-4x$/, '').replace(/(^|-)(\w)/g, (_, d: string, c: string) => `${d ? ' ' : ''}${c.toUpperCase()}`),
-      description: `The ${name} model.`,
-      kind: 'photo' as const,
-      scale: 4,
-      installed: this.settings.mode === 'cloud' || !(this.options.notInstalled ?? []).includes(name),
-      licence: 'BSD-3-Clause',
-    })), ...faces];
-  }
-  private add(name: string, path: string): JobItem {
-    const item: JobItem = { id: `item-${this.nextId++}`, inputPath: path, inputName: name, status: 'queued', percent: 0, inputDimensions: { width: 10, height: 8 } };
-    this.items.push(item);
-    return item;
-  }
-  async addPaths(paths: string[], options?: { recursive?: boolean }) {
-    this.log('addPaths', [paths, options]);
-    const added = paths.map((p) => this.add(p.split('/').pop() ?? p, p));
-    this.pushQueue();
-    return added;
-  }
-  async addFile(name: string, bytes: Uint8Array) {
-    this.log('addFile', [name, bytes.byteLength]);
-    const item = this.add(name, `/tmp/fake/${name}`);
-    this.pushQueue();
-    return item;
-  }
-  async removeItem(id: string) {
-    this.items = this.items.filter((i) => i.id !== id);
-    this.pushQueue();
-  }
-  async clearFinished() {
-    this.items = this.items.filter((i) => i.status === 'queued' || i.status === 'running');
-    this.pushQueue();
-  }
-  async start() {
-    this.log('start', []);
-    const waiting = this.items.filter((i) => i.status === 'queued');
-    if (this.settings.mode === 'cloud') {
-      if (!this.apiKey) throw new Error('Cloud mode needs an API key: add one in Cloud settings.');
-      if (waiting.length * this.creditsPerImage > this.balance) throw new Error('Insufficient credits: this batch needs more credits than the account has.');
-    }
-    this.running = true;
-    this.runTotal = waiting.length;
-    this.pushQueue();
-  }
-  /** Moves the first unfinished item forward by `percent` (finishing it at 100). */
-  step(percent = 50) {
-    const item = this.items.find((i) => i.status === 'running') ?? this.items.find((i) => i.status === 'queued');
-    if (!item || !this.running) return;
-    item.status = 'running';
-    item.percent = Math.min(100, item.percent + percent);
-    if (item.percent >= 100) this.finish(item);
-    this.emit({ type: 'item', item: { ...item } });
-    this.pushQueue();
-    if (!this.items.some((i) => i.status === 'queued' || i.status === 'running')) this.endBatch();
-  }
-  finishAll() {
-    while (this.running) this.step(100);
-  }
-  private finish(item: JobItem) {
-    if (this.options.failNames?.test(item.inputName)) {
-      item.status = 'failed';
-      item.error = `${item.inputName} is not an image Crisp can read (the file is damaged or not JPG, PNG or WebP).`;
-      return;
-    }
-    item.status = 'done';
-    item.percent = 100;
-    item.outputPath = `/tmp/fake/out/${item.inputName}`;
-    item.outputDimensions = { width: 40, height: 32 };
-    if (this.settings.mode === 'cloud') {
-      item.creditsDeducted = this.creditsPerImage;
-      this.balance -= this.creditsPerImage;
-      this.emit({ type: 'account', account: this.account() });
-    }
-  }
-  private endBatch() {
-    this.running = false;
-    const run = this.items.slice(-this.runTotal);
-    this.pushQueue();
-    this.emit({ type: 'batchFinished', done: run.filter((i) => i.status === 'done').length, failed: run.filter((i) => i.status === 'failed').length, total: this.runTotal });
-  }
-  async cancel(id?: string) {
-    this.log('cancel', id === undefined ? [] : [id]);
-    for (const i of this.items) if ((id === undefined || i.id === id) && (i.status === 'queued' || i.status === 'running')) Object.assign(i, { status: 'cancelled', percent: 0 });
-    if (!this.items.some((i) => i.status === 'queued' || i.status === 'running') && this.running) this.endBatch();
-    else this.pushQueue();
-  }
-  async retry(id?: string) {
-    for (const i of this.items) if ((id === undefined || i.id === id) && (i.status === 'failed' || i.status === 'cancelled')) Object.assign(i, { status: 'queued', percent: 0, error: undefined });
-    this.pushQueue();
-  }
-  async getQueue() {
-    return this.snapshot();
-  }
-  async estimate() {
-    const items = this.items.filter((i) => i.status === 'queued').length;
-    return { mode: this.settings.mode, credits: this.settings.mode === 'cloud' ? items * this.creditsPerImage : 0, items };
-  }
-  private account(): AccountView {
-    return { available: true, email: 'user@example.test', currentCredits: this.balance, currentExtraCredits: 0 };
-  }
-  async getAccount() {
-    if (this.settings.mode !== 'cloud' || !this.apiKey) return { available: false };
-    return this.account();
-  }
-  async readImage(id: string, which: 'input' | 'output') {
-    this.log('readImage', [id, which]);
-    if (!this.items.some((i) => i.id === id)) throw new Error('No such item.');
-    return { mime: 'image/png', bytes: PNG_1x1 };
-  }
-  async revealOutput(id: string) {
-    this.log('revealOutput', [id]);
-    return false;
-  }
-  subscribe(listener: (event: ServiceEvent) => void) {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
+    throw new Error('the queue never settled the item');
+  };
+
+  const fake: FakeService = {
+    ...generated,
+    subscribe(listener) {
+      listeners.add(listener);
+      const off = real.subscribe(listener);
+      return () => {
+        listeners.delete(listener);
+        off();
+      };
+    },
+    calls,
+    get items() {
+      return items;
+    },
+    get settings() {
+      return settingsMirror;
+    },
+    get balance() {
+      return engine.balance;
+    },
+    get apiKey() {
+      return apiKeyMirror;
+    },
+    dataDir,
+    async images(...names) {
+      const dir = path.join(dataDir, 'inputs');
+      await mkdir(dir, { recursive: true });
+      return Promise.all(
+        names.map(async (n) => {
+          const file = path.join(dir, n);
+          await writeFile(file, PNG_1x1);
+          return file;
+        }),
+      );
+    },
+    async step(percent = 50) {
+      const job = await engine.activeJob(running);
+      if (!job) return;
+      const id = items.find((i) => i.status === 'running' && i.inputPath === job.request.inputPath)?.id;
+      await engine.advance(job, percent);
+      if (job.percent >= 100 && id) await settled(id);
+    },
+    async finishAll() {
+      const before = batchesFinished;
+      // An Upscale just clicked may not have begun its run yet: while images wait, give it a moment.
+      for (let i = 0; i < 400 && !(await running()) && items.some((x) => x.status === 'queued'); i++) await new Promise((r) => setTimeout(r, 5));
+      if (!(await running())) return;
+      while (await running()) await fake.step(100);
+      // The run ends with its batchFinished event; wait for it, so the test sees the whole ending.
+      for (let i = 0; batchesFinished === before && i < 2000; i++) await new Promise((r) => setTimeout(r, 5));
+    },
+    progressDownload: models.control.progress,
+    finishDownload: models.control.finish,
+    emit: emitExtra,
+    async close() {
+      open.delete(fake);
+      await real.close();
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+    },
+  };
+  open.add(fake);
+  return fake;
 }

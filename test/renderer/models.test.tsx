@@ -3,14 +3,18 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closeFakes } from './fakeService.js';
 import { renderApp } from './renderApp.js';
 
-afterEach(cleanup);
+afterEach(async () => {
+  cleanup();
+  await closeFakes();
+});
 
 describe('model downloads', () => {
   it('downloads a missing model with a progress bar, then offers it in the picker', async () => {
     const user = userEvent.setup();
-    const { fake } = renderApp({ notInstalled: ['natural-max-4x', 'service-standard-4x'] });
+    const { fake } = await renderApp({ notInstalled: ['natural-max-4x', 'service-standard-4x'] });
     await user.click(await screen.findByText('Download models (2 not installed)'));
     const list = screen.getByRole('list', { name: 'Models to download' });
     expect(within(list).getAllByRole('listitem')).toHaveLength(2);
@@ -36,7 +40,7 @@ describe('model downloads', () => {
 
   it('says why a download failed and offers it again', async () => {
     const user = userEvent.setup();
-    const { fake } = renderApp({ notInstalled: ['natural-max-4x'] });
+    const { fake } = await renderApp({ notInstalled: ['natural-max-4x'] });
     await user.click(await screen.findByText('Download models (1 not installed)'));
     await user.click(screen.getByRole('button', { name: 'Download Natural Max' }));
     await screen.findByRole('progressbar', { name: 'Downloading Natural Max' });
@@ -47,7 +51,7 @@ describe('model downloads', () => {
 
   it('offers no downloads in Cloud mode', async () => {
     const user = userEvent.setup();
-    renderApp({ notInstalled: ['natural-max-4x'] });
+    await renderApp({ notInstalled: ['natural-max-4x'] });
     expect(await screen.findByText('Download models (1 not installed)')).toBeTruthy();
     await user.click(within(screen.getByRole('radiogroup', { name: 'Mode' })).getByRole('radio', { name: 'Cloud' }));
     await waitFor(() => expect(screen.queryByText(/Download models/)).toBeNull());
@@ -58,7 +62,7 @@ describe('model downloads', () => {
 describe('denoise slider', () => {
   it('appears only for service-lite-4x in Local mode and stores its value', async () => {
     const user = userEvent.setup();
-    const { fake } = renderApp();
+    const { fake } = await renderApp();
     const model = await screen.findByRole('combobox', { name: 'Model' });
     await waitFor(() => expect(within(model).getAllByRole('option').length).toBeGreaterThan(5));
     expect(screen.queryByRole('slider', { name: 'Denoise strength' })).toBeNull();

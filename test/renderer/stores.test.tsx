@@ -1,12 +1,14 @@
 // @vitest-environment jsdom
 /** The zustand stores, their selectors, and the actions that feed them from service events. (.tsx: typed with the DOM lib.) */
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JobItem } from '../../app/service/crispService.js';
 import { createActions } from '../../renderer/src/stores/actions.js';
 import { createQueueStore, selectBatch, selectCanStart, selectCompareItem, selectCreditsDeducted } from '../../renderer/src/stores/queueStore.js';
 import { createSessionStore, selectBalance, selectInsufficient } from '../../renderer/src/stores/sessionStore.js';
 import { createSettingsStore, selectCurrentModel, selectMode } from '../../renderer/src/stores/settingsStore.js';
-import { FakeCrispService } from './fakeService.js';
+import { closeFakes, createFakeService } from './fakeService.js';
+
+afterEach(closeFakes);
 
 const item = (id: string, patch: Partial<JobItem> = {}): JobItem => ({ id, inputPath: `/x/${id}.png`, inputName: `${id}.png`, status: 'queued', percent: 0, ...patch });
 
@@ -44,45 +46,45 @@ describe('session store', () => {
 });
 
 describe('actions', () => {
-  function setup() {
-    const fake = new FakeCrispService({ balance: 7 });
+  async function setup() {
+    const fake = await createFakeService({ balance: 7 });
     const stores = { queue: createQueueStore(), settings: createSettingsStore(), session: createSessionStore() };
     const actions = createActions(fake, stores);
     return { fake, stores, actions };
   }
 
   it('connect loads settings, models and queue, then follows events', async () => {
-    const { fake, stores, actions } = setup();
-    await fake.addPaths(['/p/one.png']);
+    const { fake, stores, actions } = await setup();
+    await fake.addPaths(await fake.images('one.png'));
     const disconnect = actions.connect();
     await vi.waitFor(() => expect(stores.settings.getState().settings).not.toBeNull());
     expect(selectCurrentModel(stores.settings.getState())?.name).toBe('digital-art-4x');
     expect(stores.queue.getState().queue.items).toHaveLength(1);
-    await fake.addPaths(['/p/two.png']);
+    await fake.addPaths(await fake.images('two.png'));
     expect(stores.queue.getState().queue.items).toHaveLength(2);
     disconnect();
-    await fake.addPaths(['/p/three.png']);
+    await fake.addPaths(await fake.images('three.png'));
     expect(stores.queue.getState().queue.items).toHaveLength(2);
   });
 
   it('switching to cloud re-reads models and the account, and estimates', async () => {
-    const { fake, stores, actions } = setup();
+    const { fake, stores, actions } = await setup();
     await fake.setApiKey('k');
     actions.connect();
     await vi.waitFor(() => expect(stores.settings.getState().settings).not.toBeNull());
     await actions.updateSettings({ mode: 'cloud' });
     expect(selectMode(stores.settings.getState())).toBe('cloud');
     expect(selectBalance(stores.session.getState())).toBe(7);
-    await actions.addPaths(['/p/a.png', '/p/b.png']);
-    await vi.waitFor(() => expect(stores.session.getState().estimate).toEqual({ mode: 'cloud', credits: 2, items: 2 }));
+    await actions.addPaths(await fake.images('a.png', 'b.png'));
+    await vi.waitFor(() => expect(stores.session.getState().estimate).toEqual({ mode: 'cloud', credits: 4, items: 2 }));
   });
 
   it('turns a rejected call into a notice instead of an unhandled rejection', async () => {
-    const { fake, stores, actions } = setup();
+    const { fake, stores, actions } = await setup();
     fake.start = async () => {
       throw new Error("Error invoking remote method 'crisp:call': Error: Insufficient credits.");
     };
     await actions.start();
-    expect(stores.session.getState().notice).toEqual({ kind: 'error', text: 'Insufficient credits.' });
+    expect(stores.session.getState().notice).toMatchObject({ kind: 'error', text: 'Insufficient credits.' });
   });
 });

@@ -112,7 +112,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
       };
       w.pending.set(jobId, {
         onMessage(msg) {
-          if (msg.type === 'progress') req.onProgress?.(Math.min(99, msg.percent));
+          if (msg.type === 'progress') req.onProgress?.(Math.min(99, msg.percent), msg.etaSeconds);
           else if (msg.type === 'done') {
             finish();
             resolve(msg);

@@ -60,7 +60,7 @@ async function runBatch(folders: string[], opts: BatchOptions): Promise<number> 
   if (!overwrite) throw new CliError(`--overwrite must be one of ${OVERWRITE.join(', ')}`);
   const problem = templateProblem(opts.template);
   if (problem) throw new CliError(`--template: ${problem}`);
-  const { executionProvider: ep, tileSize, threads } = parseEngineFlags(opts);
+  const { executionProvider: ep, tileSize, threads, precision } = parseEngineFlags(opts);
   const dirs = modelSearchDirs();
   const face = parseFaceFlags(opts, dirs);
   let settings;
@@ -89,7 +89,7 @@ async function runBatch(folders: string[], opts: BatchOptions): Promise<number> 
     backend = createRemoteBackend({ baseUrl: opts.remote, apiKey });
   } else {
     engineDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-batch-'));
-    backend = createLocalBackend({ dataDir: engineDir, modelDirs: dirs, executionProvider: ep, ...(threads ? { threads } : {}), ...(tileSize ? { tileSize } : {}), ...(face.local ? { faces: face.local } : {}) });
+    backend = createLocalBackend({ dataDir: engineDir, modelDirs: dirs, executionProvider: ep, precision, ...(threads ? { threads } : {}), ...(tileSize ? { tileSize } : {}), ...(face.local ? { faces: face.local } : {}) });
   }
 
   const tty = Boolean(process.stderr.isTTY) && !opts.json;

@@ -3,6 +3,7 @@ import { listModels, modelSearchDirs, userModelsDir } from '../../../engine/mode
 import { customModelsDir, listCustomModels, type CustomModelListing } from '../../../engine/models/customModels.js';
 import { formatTable } from '../table.js';
 import { FACE_MODELS, findDetector, installedFaceModels } from '../../../engine/faces/faceModels.js';
+import { findInt8Variant, type Int8Variant } from '../../../engine/inference/index.js';
 import { architectureOf, customModelName } from '../../../engine/models/taskModel.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
@@ -22,6 +23,15 @@ function customRow(m: CustomModelListing) {
   };
 }
 
+function int8Summary(v: Int8Variant | undefined): { path: string; psnrYVsFp32: number; passed: boolean } | null {
+  return v ? { path: v.path, psnrYVsFp32: v.manifest.psnrYVsFp32, passed: v.manifest.passed } : null;
+}
+
+function int8Cell(v: ReturnType<typeof int8Summary>): string {
+  if (!v) return '-';
+  return `${v.passed ? 'yes' : 'below bar'} (${v.psnrYVsFp32.toFixed(1)} dB)`;
+}
+
 export function registerModelsList(models: Command): void {
   models
     .command('list')
@@ -38,14 +48,16 @@ export function registerModelsList(models: Command): void {
         // The catalog is still worth listing when the custom registry is damaged.
         customError = e instanceof Error ? e.message : String(e);
       }
-      const rows = [...listModels(dirs), ...custom];
+      const listed = [...listModels(dirs), ...custom];
+      // Which models have an int8 variant (crisp models quantize), and whether it passed its quality check.
+      const rows = await Promise.all(listed.map(async (m) => ({ ...m, int8: m.path ? int8Summary(await findInt8Variant(m.path).catch(() => undefined)) : null })));
       if (customError) process.stderr.write(`crisp: warning: ${customError}\n`);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         return;
       }
-      const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed', `x${m.scale}`]);
-      const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE'];
+      const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed', `x${m.scale}`, int8Cell(m.int8)]);
+      const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE', 'INT8'];
       process.stdout.write(`${formatTable(header, table)}\n`);
       // Face restorers are not upscaling models: their own section, catalog entries then imported ones.
       const installedFaces = installedFaceModels(dirs);

@@ -49,6 +49,9 @@ interface ServeFlags {
   maxFileSize: number;
   maxFilesPerTask: number;
   maxInputPixels: number;
+  maxOutputPixels: number;
+  streamAbove: number;
+  diskReserve: number;
   bodyLimit: number;
   rateLimit: number;
   rateWindow: number;
@@ -74,6 +77,9 @@ export function register(program: Command): void {
     .option('--max-file-size <bytes>', 'largest input file', positiveInt, DEFAULT_LIMITS.maxFileSize)
     .option('--max-files-per-task <n>', 'most images in one task', positiveInt, DEFAULT_LIMITS.maxFilesPerTask)
     .option('--max-input-pixels <n>', 'largest input image in pixels', positiveInt, DEFAULT_LIMITS.maxInputPixels)
+    .option('--max-output-pixels <n>', 'largest output image in pixels', positiveInt, DEFAULT_LIMITS.maxOutputPixels)
+    .option('--stream-above <bytes>', 'outputs whose raster is larger stream their tiles to a temp file on disk', positiveInt, DEFAULT_LIMITS.streamAboveBytes)
+    .option('--disk-reserve <bytes>', 'free disk kept untouched; tasks that would eat into it are refused (400)', positiveInt, DEFAULT_LIMITS.diskReserveBytes)
     .option('--body-limit <bytes>', 'largest JSON request body', positiveInt, DEFAULT_SERVER_LIMITS.bodyLimit)
     .option('--rate-limit <n>', 'requests per API key per window (429 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitMax)
     .option('--rate-window <ms>', 'rate-limit window in milliseconds', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitWindowMs)
@@ -101,6 +107,9 @@ export function register(program: Command): void {
         maxFileSize: flags.maxFileSize,
         maxFilesPerTask: flags.maxFilesPerTask,
         maxInputPixels: flags.maxInputPixels,
+        maxOutputPixels: flags.maxOutputPixels,
+        streamAboveBytes: flags.streamAbove,
+        diskReserveBytes: flags.diskReserve,
       };
       const server = await startServer({
         host: flags.host,

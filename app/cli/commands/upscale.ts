@@ -52,7 +52,7 @@ export function registerUpscale(program: Command): void {
 }
 
 async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<number> {
-  const { executionProvider: ep, tileSize, threads } = parseEngineFlags(opts);
+  const { executionProvider: ep, tileSize, threads, precision } = parseEngineFlags(opts);
   const dirs = modelSearchDirs();
   // Custom models live where "crisp models import" puts them by default; a remote service offers none.
   const customDir = userModelsDir();
@@ -84,6 +84,7 @@ async function runUpscale(inputs: string[], opts: UpscaleOptions): Promise<numbe
     executionProvider: ep,
     threads,
     tileSize,
+    precision,
     modelDirs: dirs,
     customModelsDir: customDir,
     sweepIntervalMs: 0,

@@ -1,52 +1,73 @@
-/** Upscale and Stop, with the whole batch's progress. Ctrl/⌘+Enter upscales, Ctrl/⌘+. stops. */
-import { useEffect } from 'react';
+/**
+ * The bottom bar: one sentence with every state's count (from the same status model as the queue and
+ * the banner), elapsed time and ETA while running, and Upscale / Resume / Stop.
+ */
+import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { useActions, useQueue, useSettings } from '../stores/appContext.js';
-import { selectBatch, selectCanStart } from '../stores/queueStore.js';
+import { selectBatch, selectCanStart, selectItems, selectStopped } from '../stores/queueStore.js';
+import { isCloudConfigured } from '../stores/actions.js';
 import { selectCurrentModel, selectIsCloud } from '../stores/settingsStore.js';
+import { countStates, etaMs, formatDuration, statusLine } from '../stores/statusModel.js';
 
-export function ActionBar() {
-  const batch = useQueue(useShallow(selectBatch));
+/** Re-renders every second while `on`, for the clock. */
+function useTicker(on: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!on) return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [on]);
+  return now;
+}
+
+export function useStartable(): boolean {
   const canStart = useQueue(selectCanStart);
   const model = useSettings(selectCurrentModel);
   const isCloud = useSettings(selectIsCloud);
-  const { start, stop } = useActions();
-  const modelMissing = !!model && !model.installed && !isCloud;
-  const startable = canStart && !modelMissing;
+  // Cloud without a URL and key cannot run anything: the connect card says what to do instead.
+  const cloudReady = useSettings((s) => isCloudConfigured(s.settings, s.hasApiKey));
+  return canStart && (isCloud ? cloudReady : !(!!model && !model.installed));
+}
 
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (!(e.ctrlKey || e.metaKey)) return;
-      if (e.key === 'Enter' && startable) {
-        e.preventDefault();
-        void start();
-      } else if (e.key === '.' && batch.running) {
-        e.preventDefault();
-        void stop();
-      }
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [startable, batch.running, start, stop]);
+export function ActionBar() {
+  const batch = useQueue(useShallow(selectBatch));
+  const items = useQueue(useShallow(selectItems));
+  const stopped = useQueue(selectStopped);
+  const runStartedAt = useQueue((s) => s.runStartedAt);
+  const startable = useStartable();
+  const { start, stop, resume } = useActions();
+  const counts = countStates(items);
+  const now = useTicker(batch.running);
+  const elapsed = batch.running && runStartedAt !== null ? now - runStartedAt : null;
+  const eta = elapsed !== null ? etaMs(elapsed, batch.percent) : null;
 
   return (
     <footer className="actionbar">
       <div className="batch">
         <progress aria-label="Batch progress" max={100} value={Math.round(batch.percent)} />
         <span data-testid="batch-status" aria-live="polite">
-          {batch.total === 0
-            ? 'Nothing to do yet'
-            : batch.running
-              ? `Upscaling: ${batch.finished} of ${batch.total} finished (${Math.round(batch.percent)}%)`
-              : `${batch.finished} of ${batch.total} finished`}
+          {statusLine(counts, batch.running)}
         </span>
+        {elapsed !== null ? (
+          <span className="muted small" data-testid="batch-clock">
+            {formatDuration(elapsed)} elapsed{eta !== null ? ` · about ${formatDuration(eta)} left` : ''}
+          </span>
+        ) : null}
       </div>
-      <button type="button" className="primary" disabled={!startable} aria-keyshortcuts="Control+Enter" onClick={() => void start()}>
-        Upscale
-      </button>
-      <button type="button" disabled={!batch.running} aria-keyshortcuts="Control+." onClick={() => void stop()}>
-        Stop
-      </button>
+      <div className="actionbar-buttons">
+        {stopped > 0 && !batch.running ? (
+          <button type="button" onClick={() => void resume()}>
+            Resume ({stopped})
+          </button>
+        ) : null}
+        <button type="button" className="primary" disabled={!startable} aria-keyshortcuts="Control+Enter" onClick={() => void start()}>
+          Upscale
+        </button>
+        <button type="button" disabled={!batch.running} aria-keyshortcuts="Escape" onClick={() => void stop()}>
+          Stop
+        </button>
+      </div>
     </footer>
   );
 }

@@ -1,15 +1,23 @@
 /**
- * Cloud connection: service URL and API key. The key is write-only here: it goes to the secret store
- * through setApiKey and is never read back, so the field only ever holds what is being typed.
+ * Cloud connection: service URL and API key, and "Test connection" (saves both, then asks the service
+ * for the account and shows the balance). Until both are set this is the "Connect to an upscaling
+ * service" card in the middle of the window, not an error. Problems found here are shown here, and go
+ * away as soon as a test succeeds or Local is chosen. The key is write-only: it goes to the secret store
+ * and is never read back, so the field only ever holds what is being typed.
  */
 import { useEffect, useId, useState } from 'react';
-import { useActions, useSettings } from '../stores/appContext.js';
+import { credits } from '../format.js';
+import { useActions, useSession, useSettings } from '../stores/appContext.js';
+import { selectBalance } from '../stores/sessionStore.js';
 import { selectSettings } from '../stores/settingsStore.js';
 
-export function CloudSettings() {
+export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) {
   const settings = useSettings(selectSettings);
   const hasKey = useSettings((s) => s.hasApiKey);
-  const { updateSettings, setApiKey } = useActions();
+  const connection = useSession((s) => s.connection);
+  const balance = useSession(selectBalance);
+  const account = useSession((s) => s.account);
+  const { testConnection, setApiKey } = useActions();
   const id = useId();
   const [baseUrl, setBaseUrl] = useState(settings?.baseUrl ?? '');
   useEffect(() => setBaseUrl(settings?.baseUrl ?? ''), [settings?.baseUrl]);
@@ -17,60 +25,53 @@ export function CloudSettings() {
   const [showKey, setShowKey] = useState(false);
   if (!settings) return null;
 
-  const commitUrl = () => {
-    if (baseUrl.trim() !== settings.baseUrl) void updateSettings({ baseUrl: baseUrl.trim() });
+  const test = async () => {
+    if (await testConnection(baseUrl, key)) setKey('');
   };
-  const saveKey = async () => {
-    if (!key.trim()) return;
-    await setApiKey(key.trim());
-    setKey('');
-  };
+  const title = onboarding ? 'Connect to an upscaling service' : 'Cloud service';
 
   return (
-    <fieldset className="options">
-      <legend>Cloud service</legend>
-      <div className="field">
-        <label htmlFor={`${id}-url`}>Service URL</label>
-        <input
-          id={`${id}-url`}
-          type="url"
-          value={baseUrl}
-          spellCheck={false}
-          placeholder="https://…"
-          onChange={(e) => setBaseUrl(e.target.value)}
-          onBlur={commitUrl}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter') commitUrl();
-          }}
-        />
-      </div>
+    <section aria-labelledby={`${id}-title`} className={onboarding ? 'options connect-card' : 'options'}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      {onboarding ? (
+        <p className="hint">
+          Cloud mode sends your images to an upscaling service and pays with its credits. Enter the service’s address and your API key, then test the
+          connection. Local mode needs none of this.
+        </p>
+      ) : null}
       <form
-        className="field"
         onSubmit={(e) => {
           e.preventDefault();
-          void saveKey();
+          void test();
         }}
       >
-        <label htmlFor={`${id}-key`}>API key</label>
-        <div className="input-row">
-          {/* type=text keeps the textbox role; the mask is CSS (-webkit-text-security) until "Show". */}
-          <input
-            id={`${id}-key`}
-            type="text"
-            className={showKey ? '' : 'masked'}
-            value={key}
-            autoComplete="off"
-            spellCheck={false}
-            placeholder={hasKey ? 'A key is stored; type to replace it' : 'Paste your API key'}
-            onChange={(e) => setKey(e.target.value)}
-          />
-          <button type="button" aria-pressed={showKey} onClick={() => setShowKey((v) => !v)}>
-            {showKey ? 'Hide' : 'Show'}
-          </button>
+        <div className="field">
+          <label htmlFor={`${id}-url`}>Service URL</label>
+          <input id={`${id}-url`} type="url" value={baseUrl} spellCheck={false} placeholder="https://…" onChange={(e) => setBaseUrl(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-key`}>API key</label>
+          <div className="input-row">
+            {/* type=text keeps the textbox role; the mask is CSS (-webkit-text-security) until "Show". */}
+            <input
+              id={`${id}-key`}
+              type="text"
+              className={showKey ? '' : 'masked'}
+              value={key}
+              autoComplete="off"
+              spellCheck={false}
+              placeholder={hasKey ? 'A key is stored; type to replace it' : 'Paste your API key'}
+              onChange={(e) => setKey(e.target.value)}
+            />
+            <button type="button" aria-pressed={showKey} onClick={() => setShowKey((v) => !v)}>
+              {showKey ? 'Hide' : 'Show'}
+            </button>
+          </div>
+          <p className="hint">{hasKey ? 'An API key is stored in the system keychain (never shown again).' : 'No API key stored yet.'}</p>
         </div>
         <div className="input-row">
-          <button type="submit" disabled={!key.trim()}>
-            Save key
+          <button type="submit" className={onboarding ? 'primary' : ''} disabled={connection.state === 'testing' || (!baseUrl.trim() && !key.trim())}>
+            {connection.state === 'testing' ? 'Testing…' : 'Test connection'}
           </button>
           {hasKey ? (
             <button type="button" onClick={() => void setApiKey(null)}>
@@ -78,10 +79,16 @@ export function CloudSettings() {
             </button>
           ) : null}
         </div>
-        <p className="hint" aria-live="polite">
-          {hasKey ? 'An API key is stored (never shown again).' : 'No API key stored yet.'}
-        </p>
       </form>
-    </fieldset>
+      {connection.state === 'ok' ? (
+        <p className="ok" role="status" data-testid="connection">
+          Connected{account?.email ? ` as ${account.email}` : ''}: {balance !== null ? `${credits(balance)} available.` : 'this service does not report a balance.'}
+        </p>
+      ) : connection.state === 'failed' ? (
+        <p className="warning" role="alert" data-testid="connection">
+          {connection.error}
+        </p>
+      ) : null}
+    </section>
   );
 }

@@ -7,6 +7,7 @@ import { useEffect, useRef, useState, type KeyboardEvent, type PointerEvent, typ
 import type { JobItem } from '../../../app/service/crispService.js';
 import { dimensions } from '../format.js';
 import { useApp } from '../stores/appContext.js';
+import { ResultActions } from './ResultActions.js';
 
 const MIN_ZOOM = 1;
 const MAX_ZOOM = 16;
@@ -141,6 +142,7 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
             {dimensions(item.inputDimensions)} → {dimensions(out)}
           </span>
           <span className="spacer" />
+          <ResultActions item={item} />
           <button type="button" aria-label="Zoom out" onClick={() => zoomAt(0.8)} disabled={view.zoom <= MIN_ZOOM}>
             −
           </button>

@@ -1,5 +1,5 @@
 /** Cloud credits: the balance, what the waiting items will cost, and what the last items cost. */
-import { useActions, useQueue, useSession } from '../stores/appContext.js';
+import { useActions, useQueue, useSession, useSettings } from '../stores/appContext.js';
 import { selectCreditsDeducted } from '../stores/queueStore.js';
 import { selectBalance, selectEstimate, selectInsufficient } from '../stores/sessionStore.js';
 import { credits } from '../format.js';
@@ -10,6 +10,7 @@ export function CreditsPanel() {
   const estimate = useSession(selectEstimate);
   const insufficient = useSession(selectInsufficient);
   const deducted = useQueue(selectCreditsDeducted);
+  const face = useSettings((s) => s.settings?.face ?? false);
   const { refreshAccount } = useActions();
 
   return (
@@ -22,8 +23,11 @@ export function CreditsPanel() {
           {account?.currentExtraCredits ? <span className="muted"> (incl. {account.currentExtraCredits} extra)</span> : null}
         </dd>
         <dt>This batch</dt>
-        <dd data-testid="estimate">{estimate ? (estimate.items ? `${credits(estimate.credits)} for ${estimate.items} image${estimate.items === 1 ? '' : 's'}` : 'Nothing waiting') : '…'}</dd>
-        <dt>Used in this queue</dt>
+        <dd data-testid="estimate">
+          {estimate ? (estimate.items ? `${credits(estimate.credits)} for ${estimate.items} image${estimate.items === 1 ? '' : 's'}` : 'Nothing waiting') : '…'}
+          {estimate?.items && face ? <span className="muted small"> (incl. face enhancement)</span> : null}
+        </dd>
+        <dt>Deducted so far</dt>
         <dd data-testid="deducted">{credits(deducted)}</dd>
       </dl>
       {insufficient && estimate && balance !== null ? (

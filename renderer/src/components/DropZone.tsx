@@ -1,10 +1,13 @@
 /**
- * Adding images: drop files or folders, paste from the clipboard, or pick them. In the desktop app a
- * dropped file has a real path (addPaths: no copy); in the browser the bytes are sent (addFile), and
- * dropped folders are walked here because the browser gives no path.
+ * Adding images: drop files or folders anywhere on the window (a full-window overlay shows where they
+ * go), paste from the clipboard, or pick them. In the desktop app a dropped file has a real path
+ * (addPaths: no copy); in the browser the bytes are sent (addFile), dropped folders are walked here
+ * because the browser gives no path, and `dataTransfer.files` covers what has no entry (an image
+ * dragged from a web page). Every file that is refused gets its own line.
  */
-import { useEffect, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
+import { useEffect, useRef, useState, type ChangeEvent } from 'react';
 import { useActions, useApp } from '../stores/appContext.js';
+import { ADD_IMAGES_INPUT_ID } from './Shortcuts.js';
 
 const IMAGE_EXTENSIONS = /\.(png|jpe?g|webp)$/i;
 const ACCEPT = '.png,.jpg,.jpeg,.webp,image/png,image/jpeg,image/webp';
@@ -13,14 +16,21 @@ function isImage(file: File): boolean {
   return IMAGE_EXTENSIONS.test(file.name) || ['image/png', 'image/jpeg', 'image/webp'].includes(file.type);
 }
 
+const notAnImage = (f: File) => `${f.name || 'The dropped item'} is not a JPG, PNG or WebP image.`;
+
+/** Splits a selection into images to send and one line per refused file. */
+export function sortFiles(files: readonly File[]): { images: File[]; rejected: string[] } {
+  return { images: files.filter(isImage), rejected: files.filter((f) => !isImage(f)).map(notAnImage) };
+}
+
 /** Browser-only: expands dropped folders through the (non-standard but universal) entries API. */
-async function filesFromEntries(items: DataTransferItemList): Promise<File[]> {
-  const entries = [...items].map((i) => i.webkitGetAsEntry?.()).filter((e): e is FileSystemEntry => !!e);
+async function filesFromEntries(entries: FileSystemEntry[]): Promise<File[]> {
   const out: File[] = [];
-  const walk = async (entry: FileSystemEntry): Promise<void> => {
+  const walk = async (entry: FileSystemEntry, inFolder: boolean): Promise<void> => {
     if (entry.isFile) {
       const file = await new Promise<File>((resolve, reject) => (entry as FileSystemFileEntry).file(resolve, reject));
-      if (isImage(file)) out.push(file);
+      // Inside a dropped folder, other files are simply not images to add; dropped one by one, they are refused out loud.
+      if (!inFolder || isImage(file)) out.push(file);
       return;
     }
     const reader = (entry as FileSystemDirectoryEntry).createReader();
@@ -28,10 +38,10 @@ async function filesFromEntries(items: DataTransferItemList): Promise<File[]> {
     for (;;) {
       const batch = await new Promise<FileSystemEntry[]>((resolve, reject) => reader.readEntries(resolve, reject));
       if (batch.length === 0) break;
-      for (const child of batch) await walk(child);
+      for (const child of batch) await walk(child, true);
     }
   };
-  for (const e of entries) await walk(e);
+  for (const e of entries) await walk(e, false);
   return out;
 }
 
@@ -39,22 +49,93 @@ function isTextTarget(target: EventTarget | null): boolean {
   return target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
 }
 
-export function DropZone() {
+const hasFiles = (e: DragEvent) => [...(e.dataTransfer?.types ?? [])].includes('Files');
+
+/** Hands a selection over: desktop files by path, the rest as bytes. */
+function useAddSelection() {
   const { desktop } = useApp();
   const { addFiles, addPaths } = useActions();
-  const fileInput = useRef<HTMLInputElement>(null);
-  const folderInput = useRef<HTMLInputElement>(null);
-  const [over, setOver] = useState(false);
-
-  const addFileList = async (files: File[]) => {
+  return async (files: File[]) => {
     if (desktop) {
       const withPaths = files.map((f) => ({ f, p: desktop.pathForFile(f) }));
       await addPaths(withPaths.filter((x) => x.p).map((x) => x.p));
-      await addFiles(withPaths.filter((x) => !x.p).map((x) => x.f));
+      const bytesOnly = sortFiles(withPaths.filter((x) => !x.p).map((x) => x.f));
+      await addFiles(bytesOnly.images, bytesOnly.rejected);
     } else {
-      await addFiles(files.filter(isImage));
+      const { images, rejected } = sortFiles(files);
+      await addFiles(images, rejected);
     }
   };
+}
+
+/** The window-wide drop target and its overlay (mounted once, at the app root). */
+export function DropOverlay() {
+  const { desktop } = useApp();
+  const addSelection = useAddSelection();
+  const [over, setOver] = useState(false);
+  const depth = useRef(0);
+
+  useEffect(() => {
+    const onEnter = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      depth.current++;
+      setOver(true);
+    };
+    const onOver = (e: DragEvent) => {
+      // Without this the browser opens a dropped file itself, leaving the app.
+      e.preventDefault();
+      if (e.dataTransfer) e.dataTransfer.dropEffect = hasFiles(e) ? 'copy' : 'none';
+    };
+    const onLeave = (e: DragEvent) => {
+      if (!hasFiles(e)) return;
+      depth.current = Math.max(0, depth.current - 1);
+      if (depth.current === 0) setOver(false);
+    };
+    const onDrop = (e: DragEvent) => {
+      e.preventDefault();
+      depth.current = 0;
+      setOver(false);
+      const dt = e.dataTransfer;
+      if (!dt) return;
+      const plain = [...dt.files];
+      if (desktop) {
+        void addSelection(plain);
+        return;
+      }
+      // Entries must be taken synchronously, before the event ends.
+      const entries = [...(dt.items ?? [])].map((i) => i.webkitGetAsEntry?.()).filter((x): x is FileSystemEntry => !!x);
+      void (async () => {
+        const fromEntries = entries.length ? await filesFromEntries(entries).catch(() => []) : [];
+        await addSelection(fromEntries.length ? fromEntries : plain);
+      })();
+    };
+    window.addEventListener('dragenter', onEnter);
+    window.addEventListener('dragover', onOver);
+    window.addEventListener('dragleave', onLeave);
+    window.addEventListener('drop', onDrop);
+    return () => {
+      window.removeEventListener('dragenter', onEnter);
+      window.removeEventListener('dragover', onOver);
+      window.removeEventListener('dragleave', onLeave);
+      window.removeEventListener('drop', onDrop);
+    };
+  }, [desktop, addSelection]);
+
+  if (!over) return null;
+  return (
+    <div className="drop-overlay" aria-hidden="true">
+      <p>Drop to add images</p>
+    </div>
+  );
+}
+
+export function DropZone() {
+  const { desktop } = useApp();
+  const { addFiles, addPaths } = useActions();
+  const addSelection = useAddSelection();
+  const fileInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
 
   // Pasting an image anywhere adds it, except into a text field (the API key is pasted too).
   useEffect(() => {
@@ -70,40 +151,20 @@ export function DropZone() {
     return () => window.removeEventListener('paste', onPaste);
   }, [addFiles]);
 
-  const onDrop = async (e: DragEvent<HTMLDivElement>) => {
-    e.preventDefault();
-    setOver(false);
-    if (desktop) {
-      await addFileList([...e.dataTransfer.files]);
-      return;
-    }
-    const files = e.dataTransfer.items?.length ? await filesFromEntries(e.dataTransfer.items) : [...e.dataTransfer.files];
-    await addFiles(files.filter(isImage));
-  };
-
   // Both pickers (files, folder) hand their selection over the same way; the input is reset so the
   // same file can be picked again.
   const onPicked = (e: ChangeEvent<HTMLInputElement>) => {
     const files = [...(e.target.files ?? [])];
     e.target.value = '';
-    void addFileList(files);
+    void addSelection(files);
   };
 
   return (
-    <div
-      className={over ? 'dropzone over' : 'dropzone'}
-      onDragOver={(e) => {
-        e.preventDefault();
-        e.dataTransfer.dropEffect = 'copy';
-        setOver(true);
-      }}
-      onDragLeave={() => setOver(false)}
-      onDrop={(e) => void onDrop(e)}
-    >
-      <p className="dropzone-title">Drop images or folders here</p>
-      <p className="muted">or paste an image (Ctrl+V), or</p>
+    <div className="dropzone">
+      <p className="dropzone-title">Drop images or folders anywhere</p>
+      <p className="muted">or paste an image (Ctrl/⌘+V), or</p>
       <div className="input-row center">
-        <button type="button" onClick={() => (desktop ? void desktop.pickImages().then(addPaths) : fileInput.current?.click())}>
+        <button type="button" aria-keyshortcuts="Control+O" onClick={() => (desktop ? void desktop.pickImages().then(addPaths) : fileInput.current?.click())}>
           Choose images…
         </button>
         <button
@@ -117,6 +178,7 @@ export function DropZone() {
       {/* The real inputs stay out of the tab order: the buttons above are the keyboard path to them. */}
       <input
         ref={fileInput}
+        id={ADD_IMAGES_INPUT_ID}
         type="file"
         multiple
         accept={ACCEPT}

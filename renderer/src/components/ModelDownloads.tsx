@@ -1,4 +1,4 @@
-/** Local mode: the models that are not installed yet, each with a Download button and its progress. */
+/** Local mode: the models that are not installed yet, with size, licence and description before the download, a Download button and its progress. */
 import type { ModelDownloadEvent, ModelInfo } from '../../../app/service/crispService.js';
 import { useActions, useSettings } from '../stores/appContext.js';
 import { selectDownloads, selectIsCloud, selectModels } from '../stores/settingsStore.js';
@@ -12,7 +12,12 @@ function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | u
   return (
     <li className="model-download">
       <span className="model-download-name">
-        {model.title} <span className="muted">(not installed)</span>
+        {model.title}{' '}
+        <span className="muted small">
+          ({model.downloadSize ? `${mb(model.downloadSize)} MB · ` : ''}
+          {model.licence || 'licence not stated'})
+        </span>
+        <span className="hint model-download-desc">{model.description}</span>
       </span>
       {busy ? (
         <span className="model-download-progress">

@@ -1,4 +1,4 @@
-/** One line for what just happened: errors as an alert, the rest as a polite status. */
+/** One notice for what just happened: errors as an alert, the rest as a polite status; refused files one per line. */
 import { useActions, useSession } from '../stores/appContext.js';
 import { selectNotice } from '../stores/sessionStore.js';
 
@@ -8,7 +8,16 @@ export function NoticeBar() {
   if (!notice) return <div role="status" className="notice-empty" />;
   return (
     <div role={notice.kind === 'error' ? 'alert' : 'status'} className={`notice ${notice.kind}`}>
-      <span>{notice.text}</span>
+      <div className="notice-text">
+        <span>{notice.text}</span>
+        {notice.lines?.length ? (
+          <ul>
+            {notice.lines.map((line, i) => (
+              <li key={i}>{line}</li>
+            ))}
+          </ul>
+        ) : null}
+      </div>
       <button type="button" className="quiet" aria-label="Dismiss message" onClick={dismissNotice}>
         ✕
       </button>

@@ -1,17 +1,38 @@
-/** The queue: one row per image with its thumbnail, progress, plain-words error and actions. */
+/**
+ * The queue: one row per image with its thumbnail, progress, plain-words error, duration and actions.
+ * Rows are one tab stop (roving focus): arrows move between them, Delete removes the focused one. The
+ * running row is kept in view. With nothing added yet, the first-run steps take its place.
+ */
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { JobItem } from '../../../app/service/crispService.js';
 import { credits, dimensions, statusLabel } from '../format.js';
 import { useActions, useApp, useQueue } from '../stores/appContext.js';
-import { selectHasFinished, selectItems } from '../stores/queueStore.js';
+import { selectDoneIds, selectDuration, selectHasFinished, selectItems, selectRetryable } from '../stores/queueStore.js';
+import { countStates, countsText, formatDuration } from '../stores/statusModel.js';
+import { EmptyState } from './EmptyState.js';
+import { dragOutProps, ResultActions } from './ResultActions.js';
 import { Thumbnail } from './Thumbnail.js';
 
-function QueueRow({ item }: { item: JobItem }) {
-  const { retry, cancelItem, removeItem, reveal } = useActions();
+function folderOf(p: string): string {
+  const i = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
+  return i > 0 ? p.slice(0, i) : p;
+}
+
+function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean; onFocus: () => void }) {
+  const { retry, cancelItem, removeItem } = useActions();
   const { queue, desktop } = useApp();
+  const duration = useQueue(selectDuration(item.id));
   const name = item.inputName;
   return (
-    <li className={`item status-${item.status}`} aria-label={name}>
+    <li
+      className={`item status-${item.status}`}
+      aria-label={name}
+      data-id={item.id}
+      tabIndex={focused ? 0 : -1}
+      onFocus={(e) => e.target === e.currentTarget && onFocus()}
+      {...dragOutProps(item, desktop?.startDrag)}
+    >
       <Thumbnail id={item.id} which="input" alt="" />
       <div className="item-body">
         <div className="item-title">
@@ -27,10 +48,16 @@ function QueueRow({ item }: { item: JobItem }) {
           <progress aria-label={`${name} progress`} max={100} value={item.status === 'done' ? 100 : Math.round(item.percent)} />
           <span className="item-status" data-testid="item-status">
             {statusLabel(item)}
+            {item.status === 'done' && duration !== null ? ` in ${formatDuration(duration)}` : ''}
           </span>
           {item.creditsDeducted ? <span className="muted small">−{credits(item.creditsDeducted)}</span> : null}
         </div>
         {item.error ? <p className="item-error">{item.error}</p> : null}
+        {item.status === 'done' && item.outputPath ? (
+          <p className="muted small item-output" title={item.outputPath}>
+            Saved in {folderOf(item.outputPath)}
+          </p>
+        ) : null}
       </div>
       <div className="item-actions">
         {item.status === 'done' ? (
@@ -38,11 +65,7 @@ function QueueRow({ item }: { item: JobItem }) {
             Compare
           </button>
         ) : null}
-        {item.status === 'done' && desktop ? (
-          <button type="button" aria-label={`Show ${name} in folder`} onClick={() => void reveal(item.id)}>
-            Show in folder
-          </button>
-        ) : null}
+        <ResultActions item={item} />
         {item.status === 'failed' || item.status === 'cancelled' ? (
           <button type="button" aria-label={`Retry ${name}`} onClick={() => void retry(item.id)}>
             Retry
@@ -66,19 +89,59 @@ function QueueRow({ item }: { item: JobItem }) {
 export function QueueView() {
   const items = useQueue(useShallow(selectItems));
   const hasFinished = useQueue(selectHasFinished);
-  const { clearFinished, retry } = useActions();
-  const anyFailed = items.some((i) => i.status === 'failed');
+  const retryable = useQueue(selectRetryable);
+  const doneIds = useQueue(useShallow(selectDoneIds));
+  const { browser } = useApp();
+  const { clearFinished, retry, removeItem, download } = useActions();
+  const list = useRef<HTMLUListElement>(null);
+  const [focusedId, setFocusedId] = useState<string | null>(null);
+  const counts = countStates(items);
+  const runningId = items.find((i) => i.status === 'running')?.id;
+
+  // With many images, the running one stays in view.
+  useEffect(() => {
+    if (!runningId) return;
+    list.current?.querySelector<HTMLElement>(`[data-id="${CSS.escape(runningId)}"]`)?.scrollIntoView?.({ block: 'nearest' });
+  }, [runningId]);
+
+  const focusRow = (index: number) => {
+    const rows = list.current?.querySelectorAll<HTMLElement>(':scope > li');
+    const row = rows?.[Math.max(0, Math.min((rows?.length ?? 1) - 1, index))];
+    row?.focus();
+  };
+  const onListKey = (e: KeyboardEvent<HTMLUListElement>) => {
+    const row = (e.target as HTMLElement).closest('li');
+    if (!row || row !== e.target) return;
+    const index = items.findIndex((i) => i.id === row.dataset.id);
+    const moves: Record<string, number> = { ArrowDown: index + 1, ArrowUp: index - 1, Home: 0, End: items.length - 1 };
+    if (e.key in moves) {
+      e.preventDefault();
+      focusRow(moves[e.key] ?? 0);
+    } else if (e.key === 'Delete' || e.key === 'Backspace') {
+      const item = items[index];
+      if (!item || item.status === 'running') return;
+      e.preventDefault();
+      void removeItem(item.id).then(() => focusRow(index));
+    }
+  };
+  const activeId = items.some((i) => i.id === focusedId) ? focusedId : (items[0]?.id ?? null);
+
   return (
     <section aria-label="Queue" className="queue">
       <div className="queue-head">
         <h2>Queue</h2>
-        <span className="muted small">
-          {items.length} image{items.length === 1 ? '' : 's'}
+        <span className="muted small" data-testid="queue-counts">
+          {items.length ? countsText(counts) : 'empty'}
         </span>
         <span className="spacer" />
-        {anyFailed ? (
+        {retryable ? (
           <button type="button" onClick={() => void retry()}>
-            Retry failed
+            Retry all ({retryable})
+          </button>
+        ) : null}
+        {browser && doneIds.length > 1 ? (
+          <button type="button" onClick={() => void download(doneIds)}>
+            Download all ({doneIds.length})
           </button>
         ) : null}
         <button type="button" disabled={!hasFinished} onClick={() => void clearFinished()}>
@@ -86,11 +149,11 @@ export function QueueView() {
         </button>
       </div>
       {items.length === 0 ? (
-        <p className="muted empty">No images yet. Add some above.</p>
+        <EmptyState />
       ) : (
-        <ul className="items">
+        <ul className="items" ref={list} onKeyDown={onListKey} aria-label="Images">
           {items.map((item) => (
-            <QueueRow key={item.id} item={item} />
+            <QueueRow key={item.id} item={item} focused={item.id === activeId} onFocus={() => setFocusedId(item.id)} />
           ))}
         </ul>
       )}

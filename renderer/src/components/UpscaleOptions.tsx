@@ -4,6 +4,7 @@ import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } f
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
 import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from '../stores/settingsStore.js';
 import { ModelDownloads } from './ModelDownloads.js';
+import { ModelPreview } from './ModelPreview.js';
 
 const FORMAT_LABELS: Record<SaveImageAs, string> = { jpg: 'JPEG', png: 'PNG', webp: 'WebP' };
 const COMMIT_DELAY_MS = 300;
@@ -41,12 +42,15 @@ export function UpscaleOptions() {
       <div className="field">
         <label htmlFor={`${id}-model`}>Model</label>
         <select id={`${id}-model`} value={settings.model} aria-describedby={`${id}-model-desc`} onChange={(e) => void updateSettings({ model: e.target.value })}>
-          {models.filter((m) => m.kind !== 'face').map((m) => (
-            <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
-              {m.title}
-              {m.installed ? '' : ' (not installed)'}
-            </option>
-          ))}
+          {/* Local: only what can run here (plus the saved choice); the rest is under "Download models". */}
+          {models
+            .filter((m) => m.kind !== 'face' && (isCloud || m.installed || m.name === settings.model))
+            .map((m) => (
+              <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
+                {m.title}
+                {m.installed ? '' : ' (not installed)'}
+              </option>
+            ))}
         </select>
         <p id={`${id}-model-desc`} className="hint">
           {current ? current.description : 'Choose a model.'}
@@ -54,6 +58,7 @@ export function UpscaleOptions() {
             <strong className="warning"> Not installed on this computer: download it under “Download models” or switch to Cloud.</strong>
           ) : null}
         </p>
+        <ModelPreview />
         <ModelDownloads />
       </div>
       {!isCloud && settings.model === DENOISE_MODEL ? (
@@ -170,6 +175,14 @@ export function UpscaleOptions() {
             </button>
           ) : null}
         </div>
+        {desktop ? null : (
+          // The browser UI copies uploads into Crisp's data folder; say where results go and how long they stay.
+          <p className="hint" data-testid="retention">
+            {outputFolder
+              ? 'Results are saved in this folder on the computer running “crisp ui”; each row shows where.'
+              : 'Uploaded images and their results are kept in Crisp’s data folder (each row shows where) until you remove them or press Clear finished: download them first, or set a folder here.'}
+          </p>
+        )}
       </div>
     </fieldset>
   );

@@ -4,7 +4,7 @@
  */
 import type { CrispService } from '../../../app/service/crispService.js';
 import type { CrispDesktopApi, DesktopHost } from '../../../electron/preload/desktopApi.js';
-import { createHttpService } from './httpService.js';
+import { createHttpService, type BrowserHost } from './httpService.js';
 
 declare global {
   interface Window {
@@ -16,6 +16,8 @@ export interface Host {
   service: CrispService;
   /** null in the browser: no native dialogs, no file paths. */
   desktop: DesktopHost | null;
+  /** null in the desktop app: results are already files there. */
+  browser: BrowserHost | null;
 }
 
 /** The token `crisp ui` put in the URL it printed; kept for reloads of this tab only. */
@@ -30,6 +32,7 @@ function bridgeToken(): string {
 
 export function resolveHost(): Host {
   const api = window.crisp;
-  if (api) return { service: api, desktop: api.desktop };
-  return { service: createHttpService({ token: bridgeToken() }), desktop: null };
+  if (api) return { service: api, desktop: api.desktop, browser: null };
+  const http = createHttpService({ token: bridgeToken() });
+  return { service: http, desktop: null, browser: http };
 }

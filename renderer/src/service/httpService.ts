@@ -1,9 +1,11 @@
 /**
- * CrispService over `crisp ui`'s HTTP bridge (app/ui/bridgeServer.ts): every method is generated from
- * SERVICE_METHODS as a POST /api/<method>; bytes travel raw (addFile, readImage) instead of as base64;
- * subscribe shares one EventSource among all listeners.
+ * CrispService over `crisp ui`'s HTTP bridge (app/ui/bridgeServer.ts), generated from the method table:
+ * every method is a POST /api/<method>; the table's wire form says how bytes travel (raw request body for
+ * `bytesIn`, raw response body for `bytesOut`) instead of as base64; subscribe shares one EventSource
+ * among all listeners. Beyond the service, the bridge signs download links (`downloadLink`).
  */
-import { SERVICE_METHODS, type CrispService, type QueueSnapshot, type ServiceEvent } from '../../../app/service/crispService.js';
+import type { CrispService, QueueSnapshot, ServiceEvent } from '../../../app/service/crispService.js';
+import { SERVICE_METHODS, SERVICE_TABLE, type ServiceMethod } from '../../../app/service/methodTable.js';
 
 const TOKEN_HEADER = 'x-crisp-token';
 const FILE_NAME_HEADER = 'x-crisp-file-name';
@@ -14,6 +16,12 @@ export interface HttpServiceOptions {
   token: string;
   fetchImpl?: typeof fetch;
   eventSourceFactory?: (url: string) => EventSource;
+}
+
+/** What only the browser UI has: results leave through signed same-origin download links. */
+export interface BrowserHost {
+  /** A link that downloads one result (one id) or a zip of several; valid for a few minutes. */
+  downloadLink(ids: string[]): Promise<string>;
 }
 
 const OFFLINE = 'Lost the connection to "crisp ui". Is it still running?';
@@ -28,15 +36,15 @@ async function errorFrom(res: Response): Promise<Error> {
   return new Error(`The request failed (HTTP ${res.status}).`);
 }
 
-export function createHttpService(options: HttpServiceOptions): CrispService {
+export function createHttpService(options: HttpServiceOptions): CrispService & BrowserHost {
   const base = options.baseUrl ?? '';
   const doFetch = options.fetchImpl ?? ((input: string, init?: RequestInit) => fetch(input, init));
   const headers = { [TOKEN_HEADER]: options.token };
 
-  async function post(method: string, init: RequestInit): Promise<Response> {
+  async function post(path: string, init: RequestInit): Promise<Response> {
     let res: Response;
     try {
-      res = await doFetch(`${base}/api/${method}`, { ...init, method: 'POST' });
+      res = await doFetch(`${base}${path}`, { ...init, method: 'POST' });
     } catch {
       throw new Error(OFFLINE);
     }
@@ -44,13 +52,23 @@ export function createHttpService(options: HttpServiceOptions): CrispService {
     return res;
   }
 
-  async function callJson(method: string, args: unknown[]): Promise<unknown> {
-    const res = await post(method, {
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ args }),
-    });
-    const body = (await res.json()) as { result?: unknown };
-    return body.result;
+  const jsonInit = (args: unknown[]): RequestInit => ({ headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ args }) });
+
+  /** One method call, shaped by its wire form. */
+  async function call(method: ServiceMethod, args: unknown[]): Promise<unknown> {
+    const wire = SERVICE_TABLE[method].wire;
+    if (wire === 'bytesIn') {
+      const [name, bytes] = args as [string, Uint8Array];
+      const res = await post(`/api/${method}`, {
+        headers: { ...headers, 'content-type': 'application/octet-stream', [FILE_NAME_HEADER]: encodeURIComponent(name) },
+        // Uint8Array is a valid body; the cast only bridges DOM and Node typings of RequestInit.
+        body: bytes as unknown as NonNullable<RequestInit['body']>,
+      });
+      return ((await res.json()) as { result?: unknown }).result;
+    }
+    const res = await post(`/api/${method}`, jsonInit(args));
+    if (wire === 'bytesOut') return { mime: res.headers.get('content-type') ?? 'application/octet-stream', bytes: new Uint8Array(await res.arrayBuffer()) };
+    return ((await res.json()) as { result?: unknown }).result;
   }
 
   const listeners = new Set<(event: ServiceEvent) => void>();
@@ -71,33 +89,16 @@ export function createHttpService(options: HttpServiceOptions): CrispService {
     // EventSource reconnects by itself; events missed while it was away are replaced by a fresh snapshot.
     let opened = false;
     source.onopen = () => {
-      if (opened) void callJson('getQueue', []).then((queue) => dispatch({ type: 'queue', queue: queue as QueueSnapshot }), () => undefined);
+      if (opened) void call('getQueue', []).then((queue) => dispatch({ type: 'queue', queue: queue as QueueSnapshot }), () => undefined);
       opened = true;
     };
   };
 
-  const generated = Object.fromEntries(SERVICE_METHODS.map((m) => [m, (...args: unknown[]) => callJson(m, args)]));
-
-  // The generated methods carry the right names and arity; their types are CrispService's by construction.
-  const service = generated as unknown as CrispService;
+  const generated = Object.fromEntries(SERVICE_METHODS.map((m) => [m, (...args: unknown[]) => call(m, args)]));
+  // The generated methods carry the table's names; their types are CrispService's by construction.
+  const methods = generated as unknown as Omit<CrispService, 'subscribe'>;
   return {
-    ...service,
-    async addFile(name, bytes) {
-      const res = await post('addFile', {
-        headers: { ...headers, 'content-type': 'application/octet-stream', [FILE_NAME_HEADER]: encodeURIComponent(name) },
-        // Uint8Array is a valid body; the cast only bridges DOM and Node typings of RequestInit.
-        body: bytes as unknown as NonNullable<RequestInit['body']>,
-      });
-      return ((await res.json()) as { result: Awaited<ReturnType<CrispService['addFile']>> }).result;
-    },
-    async readImage(id, which) {
-      const res = await post('readImage', {
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: JSON.stringify({ args: [id, which] }),
-      });
-      const mime = res.headers.get('content-type') ?? 'application/octet-stream';
-      return { mime, bytes: new Uint8Array(await res.arrayBuffer()) };
-    },
+    ...methods,
     subscribe(listener) {
       listeners.add(listener);
       if (!source) openSource();
@@ -108,6 +109,10 @@ export function createHttpService(options: HttpServiceOptions): CrispService {
           source = null;
         }
       };
+    },
+    async downloadLink(ids) {
+      const res = await post('/links/download', { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ ids }) });
+      return `${base}${((await res.json()) as { url: string }).url}`;
     },
   };
 }

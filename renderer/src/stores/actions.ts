@@ -1,11 +1,18 @@
 /**
  * Everything the UI asks of the service, in one place: each action calls CrispService, puts the answer
  * in the right store, and turns a failure into a plain-words notice instead of an unhandled rejection.
+ * Errors are scoped: a Cloud connection problem lives in the Cloud card (session.connection), not in the
+ * global banner, and a notice caused in one mode disappears when the other mode is chosen.
  */
 import type { CrispService, ServiceEvent, Settings } from '../../../app/service/crispService.js';
+import type { DesktopHost } from '../../../electron/preload/desktopApi.js';
+import type { BrowserHost } from '../service/httpService.js';
+import { chime, soundEnabled } from '../service/chime.js';
+import { copyImageToClipboard } from '../service/clipboard.js';
 import type { QueueStore } from './queueStore.js';
-import type { SessionStore } from './sessionStore.js';
+import { selectBalance, selectEstimate, selectInsufficient, type Notice, type SessionStore } from './sessionStore.js';
 import type { SettingsStore } from './settingsStore.js';
+import { batchSummary } from './statusModel.js';
 
 export interface Stores {
   queue: QueueStore;
@@ -20,18 +27,34 @@ export interface AppActions {
   connect(): () => void;
   updateSettings(patch: SettingsPatch): Promise<void>;
   addPaths(paths: string[]): Promise<void>;
-  addFiles(files: readonly File[]): Promise<void>;
+  /** Browser files (or desktop files without a path); `rejected` are files refused before sending. */
+  addFiles(files: readonly File[], rejected?: readonly string[]): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** After Stop: the stopped images run again. */
+  resume(): Promise<void>;
   cancelItem(id: string): Promise<void>;
+  /** One item, or every failed and stopped item ("Retry all"). */
   retry(id?: string): Promise<void>;
   removeItem(id: string): Promise<void>;
   clearFinished(): Promise<void>;
   setApiKey(key: string | null): Promise<void>;
+  /** Cloud card: saves the URL (and key when given), then asks the service for the account. */
+  testConnection(baseUrl: string, key?: string): Promise<boolean>;
   reveal(id: string): Promise<void>;
+  open(id: string): Promise<void>;
+  /** Browser UI: downloads one result, or a zip of several, through a signed link. */
+  download(ids: string[]): Promise<void>;
+  copyImage(id: string): Promise<void>;
+  /** Double upscale: queues a finished result as a new input, to run it through the model again. */
+  upscaleAgain(id: string): Promise<void>;
   refreshAccount(): Promise<void>;
   /** Local mode: downloads and installs a catalog model; progress arrives as events. */
   downloadModel(name: string): Promise<void>;
+  /** Imports a model file as a custom model; true when it was imported. */
+  importModel(file: File): Promise<boolean>;
+  removeModel(name: string): Promise<void>;
+  openModelsFolder(): Promise<void>;
   dismissNotice(): void;
 }
 
@@ -43,8 +66,17 @@ export function messageOf(e: unknown): string {
   return raw.replace(/^Error invoking remote method '[^']+': (Error: )?/, '');
 }
 
-export function createActions(service: CrispService, stores: Stores): AppActions {
-  const notify = (text: string, kind: 'error' | 'info' = 'error') => stores.session.getState().showNotice({ kind, text });
+export interface ActionHosts {
+  desktop?: DesktopHost | null;
+  browser?: BrowserHost | null;
+}
+
+/** Cloud mode can only talk to a service once both are set; before that the Cloud card asks for them. */
+export const isCloudConfigured = (settings: Settings | null, hasKey: boolean) => !!settings?.baseUrl && hasKey;
+
+export function createActions(service: CrispService, stores: Stores, hosts: ActionHosts = {}): AppActions {
+  const mode = () => stores.settings.getState().settings?.mode ?? 'local';
+  const notify = (text: string, kind: Notice['kind'] = 'error', extra: Partial<Notice> = {}) => stores.session.getState().showNotice({ kind, text, mode: mode(), ...extra });
 
   async function guarded<T>(work: () => Promise<T>): Promise<T | undefined> {
     try {
@@ -67,15 +99,20 @@ export function createActions(service: CrispService, stores: Stores): AppActions
   };
 
   const refreshAccount = async () => {
-    if (stores.settings.getState().settings?.mode !== 'cloud') {
-      stores.session.getState().setAccount(null);
+    const { settings, hasApiKey } = stores.settings.getState();
+    const session = stores.session.getState();
+    if (settings?.mode !== 'cloud' || !isCloudConfigured(settings, hasApiKey)) {
+      // Nothing to ask yet: the Cloud card says what is missing; this is not an error.
+      session.setAccount(null);
+      session.setConnection({ state: 'idle' });
       return;
     }
     try {
-      stores.session.getState().setAccount(await service.getAccount());
+      session.setAccount(await service.getAccount());
+      stores.session.getState().setConnection({ state: 'ok' });
     } catch (e) {
-      stores.session.getState().setAccount({ available: false });
-      notify(messageOf(e));
+      session.setAccount(null);
+      stores.session.getState().setConnection({ state: 'failed', error: messageOf(e) });
     }
   };
 
@@ -98,6 +135,7 @@ export function createActions(service: CrispService, stores: Stores): AppActions
         break;
       case 'account':
         stores.session.getState().setAccount(event.account);
+        stores.session.getState().setConnection({ state: 'ok' });
         break;
       case 'settings':
         stores.settings.getState().setSettings(event.settings);
@@ -106,8 +144,11 @@ export function createActions(service: CrispService, stores: Stores): AppActions
       case 'batchFinished': {
         const { done, failed, total } = event;
         stores.session.getState().setLastBatch({ done, failed, total });
-        const text = failed ? `Finished: ${done} of ${total} upscaled, ${failed} failed.` : `Finished: ${done} of ${total} upscaled.`;
-        notify(text, failed ? 'error' : 'info');
+        const summary = batchSummary(event);
+        notify(summary.text, summary.kind);
+        // The desktop app notifies from the main process (and denies page permissions).
+        if (hosts.browser) systemNotification('Crisp', summary.text);
+        if (soundEnabled()) chime();
         scheduleEstimate();
         break;
       }
@@ -123,10 +164,33 @@ export function createActions(service: CrispService, stores: Stores): AppActions
   const afterSettings = async (before: Settings | null, after: Settings) => {
     stores.settings.getState().setSettings(after);
     if (!before || before.mode !== after.mode) {
+      // A notice caused in the other mode no longer applies.
+      const notice = stores.session.getState().notice;
+      if (notice?.mode && notice.mode !== after.mode) stores.session.getState().showNotice(null);
       // "Installed" means different things locally and in the cloud, so the catalogue is re-read.
       stores.settings.getState().setModels(await service.listModels());
       await refreshAccount();
     }
+    scheduleEstimate();
+  };
+
+  const updateSettings = async (patch: SettingsPatch) => {
+    const before = stores.settings.getState().settings;
+    // Optimistic: controlled inputs (radios, selects) must show the choice at once, not after IPC.
+    if (before) stores.settings.getState().setSettings({ ...before, ...patch });
+    const after = await guarded(() => service.updateSettings(patch));
+    if (after) await afterSettings(before, after);
+    else if (before) stores.settings.getState().setSettings(before);
+  };
+
+  const setApiKey = async (key: string | null) => {
+    const ok = await guarded(async () => {
+      await service.setApiKey(key);
+      return true;
+    });
+    if (!ok) return;
+    stores.settings.getState().setHasApiKey(await service.hasApiKey());
+    await refreshAccount();
     scheduleEstimate();
   };
 
@@ -152,48 +216,118 @@ export function createActions(service: CrispService, stores: Stores): AppActions
         unsubscribe();
       };
     },
-    async updateSettings(patch) {
-      const before = stores.settings.getState().settings;
-      // Optimistic: controlled inputs (radios, selects) must show the choice at once, not after IPC.
-      if (before) stores.settings.getState().setSettings({ ...before, ...patch });
-      const after = await guarded(() => service.updateSettings(patch));
-      if (after) await afterSettings(before, after);
-      else if (before) stores.settings.getState().setSettings(before);
-    },
+    updateSettings,
     async addPaths(paths) {
       if (paths.length === 0) return;
       const added = await guarded(() => service.addPaths(paths, { recursive: true }));
-      if (added && added.length === 0) notify('No supported images found (Crisp reads JPG, PNG and WebP).', 'info');
+      if (!added) return;
+      if (added.length === 0) notify('No supported images found (Crisp reads JPG, PNG and WebP).', 'info');
+      const broken = added.filter((i) => i.status === 'failed');
+      if (broken.length) notify(`${broken.length === 1 ? 'One file was' : `${broken.length} files were`} not added as images:`, 'error', { lines: broken.map((i) => i.error ?? i.inputName) });
     },
-    async addFiles(files) {
-      // One at a time: each file is read into memory only while it is being handed over.
+    async addFiles(files, rejected = []) {
+      // One at a time: each file is read into memory only while it is being handed over. A refused
+      // file does not stop the others, and each refusal gets its own line.
+      const problems = [...rejected];
       for (const file of files) {
-        const ok = await guarded(async () => service.addFile(file.name || 'pasted-image.png', new Uint8Array(await file.arrayBuffer())));
-        if (ok === undefined) break;
+        try {
+          const item = await service.addFile(file.name || 'pasted-image.png', new Uint8Array(await file.arrayBuffer()));
+          if (item.status === 'failed') problems.push(item.error ?? `${item.inputName} could not be read.`);
+        } catch (e) {
+          problems.push(messageOf(e));
+        }
       }
+      if (problems.length === 1) notify(problems[0] ?? '');
+      else if (problems.length > 1) notify(`${problems.length} files were not added:`, 'error', { lines: problems });
     },
     async start() {
       stores.session.getState().showNotice(null);
+      const session = stores.session.getState();
+      if (selectInsufficient(session)) {
+        // Refused before anything is sent: no task starts, nothing is charged.
+        notify(`Insufficient credits: these images need ${selectEstimate(session)?.credits} credits and the account has ${selectBalance(session)}.`);
+        return;
+      }
+      if (hosts.browser) askNotificationPermission();
       await guarded(() => service.start());
     },
     stop: async () => void (await guarded(() => service.cancel())),
+    async resume() {
+      stores.session.getState().showNotice(null);
+      await guarded(() => service.resume());
+    },
     cancelItem: async (id) => void (await guarded(() => service.cancel(id))),
     retry: async (id) => void (await guarded(() => service.retry(id))),
     removeItem: async (id) => void (await guarded(() => service.removeItem(id))),
     clearFinished: async () => void (await guarded(() => service.clearFinished())),
-    async setApiKey(key) {
-      const ok = await guarded(async () => {
-        await service.setApiKey(key);
+    setApiKey,
+    async testConnection(baseUrl, key) {
+      const session = stores.session.getState();
+      session.setConnection({ state: 'testing' });
+      const url = baseUrl.trim();
+      try {
+        if (url !== stores.settings.getState().settings?.baseUrl) stores.settings.getState().setSettings(await service.updateSettings({ baseUrl: url }));
+        if (key?.trim()) {
+          await service.setApiKey(key.trim());
+          stores.settings.getState().setHasApiKey(true);
+        }
+      } catch (e) {
+        session.setConnection({ state: 'failed', error: messageOf(e) });
+        return false;
+      }
+      if (!url) {
+        session.setConnection({ state: 'failed', error: 'Enter the service URL first (for example https://upscale.example.com).' });
+        return false;
+      }
+      if (!stores.settings.getState().hasApiKey) {
+        session.setConnection({ state: 'failed', error: 'Enter your API key first.' });
+        return false;
+      }
+      try {
+        stores.session.getState().setAccount(await service.getAccount());
+        stores.session.getState().setConnection({ state: 'ok' });
+        scheduleEstimate();
         return true;
-      });
-      if (!ok) return;
-      stores.settings.getState().setHasApiKey(await service.hasApiKey());
-      await refreshAccount();
-      scheduleEstimate();
+      } catch (e) {
+        stores.session.getState().setAccount(null);
+        stores.session.getState().setConnection({ state: 'failed', error: messageOf(e) });
+        return false;
+      }
     },
     async reveal(id) {
       const shown = await guarded(() => service.revealOutput(id));
       if (shown === false) notify('Showing files in the file manager only works in the desktop app.', 'info');
+    },
+    async open(id) {
+      const opened = await guarded(() => service.openOutput(id));
+      if (opened === false) notify('The system could not open this image: use Show in folder instead.', 'info');
+    },
+    async download(ids) {
+      const browser = hosts.browser;
+      if (!browser || ids.length === 0) return;
+      const url = await guarded(() => browser.downloadLink(ids));
+      if (!url) return;
+      // A same-origin link with Content-Disposition: the browser saves it without leaving the page.
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = '';
+      a.rel = 'noopener';
+      document.body.append(a);
+      a.click();
+      a.remove();
+    },
+    async copyImage(id) {
+      const copied = await guarded(async () => copyImageToClipboard(await service.readImage(id, 'output')));
+      if (copied) notify('Copied the image to the clipboard.', 'info');
+    },
+    async upscaleAgain(id) {
+      const item = stores.queue.getState().queue.items.find((i) => i.id === id);
+      if (!item?.outputPath) return;
+      const added = await guarded(() => service.addPaths([item.outputPath!]));
+      const again = added?.[0];
+      if (!again || again.status !== 'queued') return;
+      const scale = stores.settings.getState().settings?.scale ?? 1;
+      notify(`${again.inputName} is queued: press Upscale to run the result through the model again (×${scale} on top of its ${item.outputDimensions ? `${item.outputDimensions.width}×${item.outputDimensions.height}` : 'size'}).`, 'info');
     },
     refreshAccount,
     async downloadModel(name) {
@@ -209,6 +343,36 @@ export function createActions(service: CrispService, stores: Stores): AppActions
       }
       await refreshModels();
     },
+    async importModel(file) {
+      const info = await guarded(async () => service.importModel(file.name, new Uint8Array(await file.arrayBuffer())));
+      if (!info) return false;
+      notify(`${info.title} is imported: choose “${info.title}” under Model.`, 'info');
+      await refreshModels();
+      return true;
+    },
+    async removeModel(name) {
+      const ok = await guarded(async () => {
+        await service.removeModel(name);
+        return true;
+      });
+      if (ok) await refreshModels();
+    },
+    async openModelsFolder() {
+      const opened = await guarded(() => service.openModelsFolder());
+      if (opened === false) notify('Opening folders only works in the desktop app.', 'info');
+    },
     dismissNotice: () => stores.session.getState().showNotice(null),
   };
+}
+
+/** Browser UI: a long batch ending in a background tab is announced (when the person allowed it). */
+function systemNotification(title: string, body: string): void {
+  if (typeof Notification === 'undefined' || typeof document === 'undefined' || !document.hidden) return;
+  if (Notification.permission === 'granted') new Notification(title, { body });
+}
+
+/** Asked once, on the Upscale press (a user gesture, as browsers require); a refusal is respected. */
+function askNotificationPermission(): void {
+  if (typeof Notification === 'undefined' || Notification.permission !== 'default') return;
+  void Notification.requestPermission().catch(() => undefined);
 }

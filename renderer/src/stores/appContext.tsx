@@ -6,6 +6,7 @@ import { createContext, useContext, useEffect, useState, type ReactNode } from '
 import { useStore } from 'zustand';
 import type { CrispService } from '../../../app/service/crispService.js';
 import type { DesktopHost } from '../../../electron/preload/desktopApi.js';
+import type { BrowserHost } from '../service/httpService.js';
 import { createImageCache, type ImageCache } from '../service/imageCache.js';
 import { createActions, type AppActions, type Stores } from './actions.js';
 import { createQueueStore, type QueueState } from './queueStore.js';
@@ -15,19 +16,20 @@ import { createSettingsStore, type SettingsState } from './settingsStore.js';
 export interface AppContextValue extends Stores {
   service: CrispService;
   desktop: DesktopHost | null;
+  browser: BrowserHost | null;
   actions: AppActions;
   images: ImageCache;
 }
 
 const AppContext = createContext<AppContextValue | null>(null);
 
-export function createAppContext(service: CrispService, desktop: DesktopHost | null): AppContextValue {
+export function createAppContext(service: CrispService, desktop: DesktopHost | null, browser: BrowserHost | null = null): AppContextValue {
   const stores: Stores = { queue: createQueueStore(), settings: createSettingsStore(), session: createSessionStore() };
-  return { ...stores, service, desktop, actions: createActions(service, stores), images: createImageCache(service) };
+  return { ...stores, service, desktop, browser, actions: createActions(service, stores, { desktop, browser }), images: createImageCache(service) };
 }
 
-export function AppProvider(props: { service: CrispService; desktop?: DesktopHost | null; children: ReactNode }) {
-  const [value] = useState(() => createAppContext(props.service, props.desktop ?? null));
+export function AppProvider(props: { service: CrispService; desktop?: DesktopHost | null; browser?: BrowserHost | null; children: ReactNode }) {
+  const [value] = useState(() => createAppContext(props.service, props.desktop ?? null, props.browser ?? null));
   useEffect(() => {
     const disconnect = value.actions.connect();
     return () => {

@@ -6,6 +6,10 @@ export interface QueueState {
   queue: QueueSnapshot;
   /** Item open in the before/after comparison. */
   compareId: string | null;
+  /** When this page saw each item start and finish (ms since epoch): per-item durations, elapsed and ETA. */
+  timing: Record<string, { start: number; end?: number }>;
+  /** When the current (or last) run started, as seen by this page; null before any run. */
+  runStartedAt: number | null;
   applySnapshot(queue: QueueSnapshot): void;
   applyItem(item: JobItem): void;
   openCompare(id: string): void;
@@ -16,15 +20,34 @@ export const EMPTY_QUEUE: QueueSnapshot = { items: [], finished: 0, total: 0, pe
 
 export type QueueStore = ReturnType<typeof createQueueStore>;
 
-export function createQueueStore(initial: QueueSnapshot = EMPTY_QUEUE) {
+/** Start and end times follow status changes; `now` is injected by tests. */
+function retime(timing: QueueState['timing'], items: readonly JobItem[], now: number): QueueState['timing'] {
+  let next = timing;
+  const edit = (id: string, t: { start: number; end?: number }) => {
+    if (next === timing) next = { ...timing };
+    next[id] = t;
+  };
+  for (const i of items) {
+    const t = timing[i.id];
+    if (i.status === 'running' && (!t || t.end !== undefined)) edit(i.id, { start: now });
+    else if (t && t.end === undefined && i.status !== 'running') edit(i.id, { start: t.start, end: now });
+  }
+  return next;
+}
+
+export function createQueueStore(initial: QueueSnapshot = EMPTY_QUEUE, now: () => number = Date.now) {
   return createStore<QueueState>()((set) => ({
     queue: initial,
     compareId: null,
+    timing: {},
+    runStartedAt: null,
     applySnapshot: (queue) =>
       set((s) => ({
         queue,
         // A removed item cannot stay open in the comparison.
         compareId: s.compareId && queue.items.some((i) => i.id === s.compareId) ? s.compareId : null,
+        timing: retime(s.timing, queue.items, now()),
+        runStartedAt: queue.running ? (s.queue.running && s.runStartedAt !== null ? s.runStartedAt : now()) : s.runStartedAt,
       })),
     // Item events arrive between snapshots (per-item progress); unknown ids wait for the next snapshot.
     applyItem: (item) =>
@@ -33,7 +56,7 @@ export function createQueueStore(initial: QueueSnapshot = EMPTY_QUEUE) {
         if (index < 0) return s;
         const items = s.queue.items.slice();
         items[index] = item;
-        return { queue: { ...s.queue, items } };
+        return { queue: { ...s.queue, items }, timing: retime(s.timing, [item], now()) };
       }),
     openCompare: (id) => set({ compareId: id }),
     closeCompare: () => set({ compareId: null }),
@@ -49,5 +72,13 @@ export const selectHasWaiting = (s: QueueState) => s.queue.items.some((i) => i.s
 export const selectCanStart = (s: QueueState) => !s.queue.running && selectHasWaiting(s);
 export const selectHasFinished = (s: QueueState) => s.queue.items.some((i) => FINISHED.has(i.status));
 export const selectBatch = (s: QueueState) => ({ finished: s.queue.finished, total: s.queue.total, percent: s.queue.percent, running: s.queue.running });
+export const selectStopped = (s: QueueState) => s.queue.items.filter((i) => i.status === 'cancelled').length;
+export const selectRetryable = (s: QueueState) => s.queue.items.filter((i) => i.status === 'failed' || i.status === 'cancelled').length;
+export const selectDoneIds = (s: QueueState) => s.queue.items.filter((i) => i.status === 'done').map((i) => i.id);
+/** How long a finished item took, as seen by this page (null when it did not run while the page was open). */
+export const selectDuration = (id: string) => (s: QueueState) => {
+  const t = s.timing[id];
+  return t?.end !== undefined ? t.end - t.start : null;
+};
 export const selectCreditsDeducted = (s: QueueState) => s.queue.items.reduce((sum, i) => sum + (i.creditsDeducted ?? 0), 0);
 export const isFinished = (status: ItemStatus) => FINISHED.has(status);

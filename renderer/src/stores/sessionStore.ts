@@ -5,7 +5,14 @@ import type { AccountView, CreditEstimate } from '../../../app/service/crispServ
 export interface Notice {
   kind: 'error' | 'info';
   text: string;
+  /** One line per file when several were refused together (each file gets its own reason). */
+  lines?: string[];
+  /** A notice caused by one mode's action disappears when the other mode is chosen. */
+  mode?: 'local' | 'cloud';
 }
+
+/** The Cloud card's connection check: what the last "Test connection" (or balance read) found. */
+export type ConnectionState = { state: 'idle' } | { state: 'testing' } | { state: 'ok' } | { state: 'failed'; error: string };
 
 export interface BatchSummary {
   done: number;
@@ -18,6 +25,11 @@ export interface SessionState {
   estimate: CreditEstimate | null;
   notice: Notice | null;
   lastBatch: BatchSummary | null;
+  connection: ConnectionState;
+  /** Keyboard help dialog open. */
+  helpOpen: boolean;
+  setConnection(connection: ConnectionState): void;
+  setHelpOpen(open: boolean): void;
   setAccount(account: AccountView | null): void;
   setEstimate(estimate: CreditEstimate | null): void;
   showNotice(notice: Notice | null): void;
@@ -32,6 +44,10 @@ export function createSessionStore() {
     estimate: null,
     notice: null,
     lastBatch: null,
+    connection: { state: 'idle' },
+    helpOpen: false,
+    setConnection: (connection) => set({ connection }),
+    setHelpOpen: (helpOpen) => set({ helpOpen }),
     setAccount: (account) => set({ account }),
     setEstimate: (estimate) => set({ estimate }),
     showNotice: (notice) => set({ notice }),

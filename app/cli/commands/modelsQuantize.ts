@@ -1,0 +1,80 @@
+/**
+ * `crisp models quantize NAME|FILE [--calibration DIR]`: make the int8 variant of an installed model for
+ * fast CPU inference. The quality check runs as part of it; a variant below the bar is still written (an
+ * explicit --precision int8 can use it) but `--precision auto` keeps fp32 for that model.
+ */
+import { existsSync, statSync } from 'node:fs';
+import type { Command } from 'commander';
+import { MODEL_NAMES, type ModelName } from '../../../engine/contract/index.js';
+import { makeInt8Variant } from '../../../engine/convert/int8Build.js';
+import { CalibrationError } from '../../../engine/convert/calibrationSet.js';
+import { QuantizeError } from '../../../engine/convert/quantize.js';
+import { INT8_QUALITY_BAR_DB, int8CacheDir } from '../../../engine/inference/index.js';
+import { modelSearchDirs, resolveModel, userModelsDir } from '../../../engine/models/catalog.js';
+import { listCustomModels } from '../../../engine/models/customModels.js';
+import { CliError } from '../cliError.js';
+import { positiveInt } from '../engineOptions.js';
+
+interface QuantizeCommandOptions {
+  calibration?: string;
+  out?: string;
+  crops?: string;
+  json?: boolean;
+}
+
+/** A contract name, `custom:<name>`, or a path to an .onnx file → the fp32 file to quantize. */
+async function modelFile(target: string): Promise<string> {
+  if ((MODEL_NAMES as readonly string[]).includes(target)) return resolveModel(target as ModelName, modelSearchDirs()).path;
+  if (target.startsWith('custom:')) {
+    const name = target.slice('custom:'.length);
+    const found = (await listCustomModels(userModelsDir())).find((m) => m.name === name);
+    if (!found) throw new CliError(`No imported model named '${name}'. "crisp models list" shows the installed ones.`);
+    return found.path;
+  }
+  if (existsSync(target) && statSync(target).isFile()) {
+    if (!target.toLowerCase().endsWith('.onnx')) throw new CliError(`${target} is not an .onnx file. Import other formats first with "crisp models import".`);
+    return target;
+  }
+  throw new CliError(`'${target}' is neither a model name nor an .onnx file. "crisp models list" shows the model names.`);
+}
+
+export function registerModelsQuantize(models: Command): void {
+  models
+    .command('quantize')
+    .description('Make the int8 variant of a model for faster CPU upscaling, and measure its quality')
+    .argument('<model>', 'model name (e.g. service-lite-4x, custom:name) or an .onnx file')
+    .option('--calibration <dir>', 'folder of photos like the ones you upscale (default: a generated set)')
+    .option('--crops <n>', 'calibration crops of 64×64 (default 32)')
+    .option('--out <dir>', `where to write the int8 model (default: ${int8CacheDir()})`)
+    .option('--json', 'print the manifest as JSON')
+    .action(async (target: string, opts: QuantizeCommandOptions) => {
+      const file = await modelFile(target);
+      const crops = positiveInt('crops', opts.crops, 1024);
+      const log = (m: string) => {
+        if (!opts.json) process.stderr.write(`${m}\n`);
+      };
+      log(`Quantizing ${file} (${opts.calibration ? `calibration photos from ${opts.calibration}` : 'generated calibration set'})…`);
+      try {
+        const { variant } = await makeInt8Variant(file, {
+          ...(opts.calibration ? { calibrationDir: opts.calibration } : {}),
+          ...(crops ? { crops } : {}),
+          ...(opts.out ? { outDir: opts.out } : {}),
+          onProgress: (m) => log(`  ${m}`),
+        });
+        const m = variant.manifest;
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ path: variant.path, ...m }, null, 2)}\n`);
+          return;
+        }
+        process.stdout.write(`${variant.path}: int8 (${m.quantizedConvs} of ${m.totalConvs} convolutions, ${m.method} ranges), ${m.psnrYVsFp32.toFixed(2)} dB PSNR-Y against fp32 (worst held-out crop ${(m.worstCropPsnrY ?? m.psnrYVsFp32).toFixed(2)} dB)\n`);
+        process.stdout.write(
+          m.passed
+            ? `Quality bar (${INT8_QUALITY_BAR_DB} dB) reached: --precision auto uses it on CPUs with int8 instructions.\n`
+            : `Below the quality bar (${INT8_QUALITY_BAR_DB} dB): --precision auto keeps fp32 for this model; --precision int8 uses it anyway.\n`,
+        );
+      } catch (e) {
+        if (e instanceof CalibrationError || e instanceof QuantizeError) throw new CliError(e.message);
+        throw e;
+      }
+    });
+}

@@ -1,0 +1,21 @@
+/** Subject "credits": what the waiting images will cost, and the account's balance (Cloud mode). */
+import type { UpscaleBackend } from '../backends/backend.js';
+import { estimateCredits } from '../credits/estimate.js';
+import type { JobQueue } from '../jobs/jobQueue.js';
+import type { SettingsStore } from '../settings/settingsStore.js';
+import type { Settings } from './crispService.js';
+import type { SubjectService } from './methodTable.js';
+
+export function creditMethods(settings: SettingsStore, queue: JobQueue, backendFor: (s: Settings) => Promise<UpscaleBackend>): SubjectService<'credits'> {
+  return {
+    async estimate() {
+      const s = await settings.get();
+      return estimateCredits(s.mode, { scale: s.scale, enhanceFace: s.face }, queue.queuedItems().length);
+    },
+    async getAccount() {
+      const s = await settings.get();
+      if (s.mode === 'local') return { available: false };
+      return (await backendFor(s)).getAccount();
+    },
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * Subject "models": the picker's list (catalog + imported custom models), downloads with progress, and a
+ * watch on the custom models folder so an import from anywhere (the CLI included) shows up in the picker.
+ */
+import { watch, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Dispatcher } from 'undici';
+import { MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
+import { bundledModelsDir, defaultModel, listModels as listCatalogModels, loadCatalog, type CatalogEntry } from '../../engine/models/catalog.js';
+import { CUSTOM_REGISTRY, customModelsDir, defaultCustomName, importCustomModel, listCustomModels, removeCustomModel } from '../../engine/models/customModels.js';
+import { sanitizeFileName } from '../../engine/contract/index.js';
+import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
+import { customModelName } from '../../engine/models/taskModel.js';
+import { FACE_MODELS, installedFaceModels } from '../../engine/faces/faceModels.js';
+import { BadRequestError } from '../backends/errors.js';
+import type { SettingsStore } from '../settings/settingsStore.js';
+import type { ModelInfo } from './crispService.js';
+import type { SubjectService } from './methodTable.js';
+import type { ServiceEvents } from './serviceEvents.js';
+
+export interface ModelDownloadOptions {
+  /** Where and what to fetch for a catalog entry (default: the entry's own download spec). */
+  target?: (entry: CatalogEntry) => FetchTarget;
+  dispatcher?: Dispatcher;
+  connectTimeoutMs?: number;
+}
+
+export interface ModelMethodsDeps {
+  settings: SettingsStore;
+  events: ServiceEvents;
+  /** Folders searched for weights (the user's models folder included). */
+  modelDirs: string[];
+  /** The user's models folder: downloads land here, imports in <modelsDir>/custom. */
+  modelsDir: string;
+  download?: ModelDownloadOptions;
+  /** Quiet period before a change in the custom models folder is reported (default 300 ms). */
+  watchDebounceMs?: number;
+  /** Where uploaded model files wait while they are converted (removed afterwards). */
+  scratchDir: string;
+  /** Desktop: opens a folder in the file manager. */
+  openFolder?: (folder: string) => boolean | Promise<boolean>;
+  /** Runs one local upscale (×4, PNG) of `input` with `model` into `output`: how previews are made. */
+  renderPreview: (model: string, input: string, output: string) => Promise<void>;
+  /** Where previews are kept, one PNG per model. */
+  previewsDir: string;
+}
+
+/** The preview's input: a small crop shipped beside the model catalog, the same for every model. */
+const PREVIEW_SAMPLE = () => path.join(bundledModelsDir(), 'preview-sample.png');
+
+const IMPORTABLE = /\.(pth|pt|ckpt|safetensors|onnx)$/i;
+
+/** Progress events at most this often per download (the final one is always sent). */
+const DOWNLOAD_EVENT_INTERVAL_MS = 100;
+
+export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<'models'>; close(): void } {
+  const { events, modelDirs, modelsDir } = deps;
+
+  async function localModels(): Promise<ModelInfo[]> {
+    const catalog: ModelInfo[] = listCatalogModels(modelDirs).map((m) => ({
+      name: m.name,
+      title: m.title,
+      description: m.description,
+      kind: m.kind,
+      scale: m.scale,
+      installed: m.installed,
+      licence: m.licence,
+      ...(m.installed ? {} : { downloadSize: m.download.size }),
+    }));
+    let custom: ModelInfo[] = [];
+    try {
+      custom = (await listCustomModels(modelsDir)).map((m) => ({
+        name: customModelName(m.name),
+        title: m.name,
+        description: `Imported from ${m.source} (${m.description}).`,
+        kind: 'custom',
+        scale: m.scale,
+        installed: true,
+        licence: 'as imported',
+      }));
+    } catch {
+      // A damaged registry must not hide the catalog; "crisp models list" reports the damage.
+    }
+    // Face restorers ride along as kind 'face' so the UI can tell whether "Enhance faces" can work.
+    const faces: ModelInfo[] = installedFaceModels(modelDirs).map((m) => ({
+      name: m.name,
+      title: m.name,
+      description: 'Face restorer for "Enhance faces".',
+      kind: 'face',
+      scale: 1,
+      installed: true,
+      licence: FACE_MODELS.find((e) => e.name === m.name)?.licence ?? 'as imported',
+    }));
+    return [...catalog, ...custom, ...faces];
+  }
+
+  const watcher = watchCustomModels(customModelsDir(modelsDir), deps.watchDebounceMs ?? 300, () => events.emit({ type: 'modelsChanged' }));
+
+  const downloads = new Map<string, Promise<ModelInfo>>();
+  const previews = new Map<string, Promise<Uint8Array>>();
+  const previewFile = (name: string) => path.join(deps.previewsDir, `${name.replace(/[^\w.-]+/g, '_')}.png`);
+  async function runDownload(entry: CatalogEntry): Promise<ModelInfo> {
+    const name = entry.name;
+    const target = deps.download?.target?.(entry) ?? entry;
+    let last: { received: number; total: number | null } = { received: 0, total: target.download.size };
+    let lastSent = 0;
+    events.emit({ type: 'modelDownload', name, received: 0, total: last.total, state: 'downloading' });
+    try {
+      await fetchModel(target, {
+        modelsDir,
+        ...(deps.download?.dispatcher ? { dispatcher: deps.download.dispatcher } : {}),
+        ...(deps.download?.connectTimeoutMs ? { connectTimeoutMs: deps.download.connectTimeoutMs } : {}),
+        onProgress: (received, total) => {
+          last = { received, total };
+          const now = Date.now();
+          if (now - lastSent < DOWNLOAD_EVENT_INTERVAL_MS && received !== total) return;
+          lastSent = now;
+          events.emit({ type: 'modelDownload', name, received, total, state: 'downloading' });
+        },
+      });
+    } catch (e) {
+      const error = `Could not install ${entry.title} (${name}): ${((e as Error).message ?? String(e)).split('\n')[0]}`;
+      events.emit({ type: 'modelDownload', name, ...last, state: 'failed', error });
+      throw new Error(error);
+    }
+    events.emit({ type: 'modelDownload', name, received: last.received, total: last.total ?? last.received, state: 'installed' });
+    events.emit({ type: 'modelsChanged' });
+    const info = (await localModels()).find((m) => m.name === name);
+    if (!info) throw new Error(`${name} is missing from the catalog`);
+    return info;
+  }
+
+  return {
+    methods: {
+      async listModels() {
+        if ((await deps.settings.get()).mode === 'cloud') {
+          const local = new Map(listCatalogModels(modelDirs).map((m) => [m.name, m]));
+          return MODEL_NAMES.map((name) => {
+            const m = local.get(name);
+            return { name, title: m?.title ?? name, description: m?.description ?? '', kind: m?.kind ?? 'photo', scale: m?.scale ?? 4, installed: true, licence: m?.licence ?? '' };
+          });
+        }
+        return localModels();
+      },
+      async downloadModel(name) {
+        if ((await deps.settings.get()).mode === 'cloud') throw new BadRequestError('Cloud mode needs no downloads: the service has every model.');
+        if (!isModelName(name)) throw new BadRequestError(`${JSON.stringify(name)} is not a model Crisp can download.`);
+        const entry = loadCatalog().find((e) => e.name === name);
+        if (!entry) throw new BadRequestError(`${name} is missing from the model catalog.`);
+        let running = downloads.get(name);
+        if (!running) {
+          running = runDownload(entry).finally(() => downloads.delete(name));
+          downloads.set(name, running);
+        }
+        return running;
+      },
+      async importModel(fileName, bytes) {
+        const safe = sanitizeFileName(fileName);
+        if (!IMPORTABLE.test(safe)) throw new BadRequestError(`${safe} is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with \`crisp models import\`).`);
+        await mkdir(deps.scratchDir, { recursive: true });
+        const dir = await mkdtemp(path.join(deps.scratchDir, 'import-'));
+        try {
+          const file = path.join(dir, safe);
+          await writeFile(file, bytes);
+          const name = defaultCustomName(safe);
+          let imported;
+          try {
+            imported = await importCustomModel(file, { modelsDir, name });
+          } catch (e) {
+            throw new BadRequestError(`Could not import ${safe}: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+          }
+          // A re-import under the same name replaces the model, so its old preview goes too.
+          previews.delete(customModelName(imported.name));
+          await rm(previewFile(customModelName(imported.name)), { force: true });
+          events.emit({ type: 'modelsChanged' });
+          return { name: customModelName(imported.name), title: imported.name, description: `Imported from ${imported.source} (${imported.description}).`, kind: 'custom', scale: imported.scale, installed: true, licence: 'as imported' };
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      },
+      async modelPreview(name) {
+        if ((await deps.settings.get()).mode === 'cloud') throw new BadRequestError('Previews are made on this computer: switch to Local to see them.');
+        const model = (await localModels()).find((m) => m.name === name);
+        if (!model) throw new BadRequestError(`${name} is not a model Crisp knows.`);
+        if (!model.installed) throw new BadRequestError(`${model.title} is not installed: download it first to see its preview.`);
+        // One render per model, shared by concurrent asks; a failure is not cached.
+        let pending = previews.get(name);
+        if (!pending) {
+          pending = (async () => {
+            const file = previewFile(name);
+            const cached = await readFile(file).catch(() => undefined);
+            if (cached) return new Uint8Array(cached);
+            await mkdir(deps.previewsDir, { recursive: true });
+            try {
+              await deps.renderPreview(name, PREVIEW_SAMPLE(), file);
+            } catch (e) {
+              throw new Error(`Could not make a preview with ${model.title}: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+            }
+            return new Uint8Array(await readFile(file));
+          })();
+          pending.catch(() => previews.delete(name));
+          previews.set(name, pending);
+        }
+        return { mime: 'image/png', bytes: await pending };
+      },
+      async removeModel(name) {
+        const id = name.replace(/^custom:/, '');
+        if (!(await removeCustomModel(modelsDir, id))) throw new BadRequestError(`${name} is not an imported model (it may have been removed already).`);
+        previews.delete(name);
+        await rm(previewFile(name), { force: true });
+        if ((await deps.settings.get()).model === name) events.emit({ type: 'settings', settings: await deps.settings.update({ model: defaultModel(modelDirs) }) });
+        events.emit({ type: 'modelsChanged' });
+      },
+      async openModelsFolder() {
+        if (!deps.openFolder) return false;
+        const dir = customModelsDir(modelsDir);
+        await mkdir(dir, { recursive: true });
+        return deps.openFolder(dir);
+      },
+    },
+    close: () => watcher.close(),
+  };
+}
+
+/**
+ * Watches the custom models folder; while it does not exist, polls its registry file instead (the folder
+ * is not created just to be watched, and polling one path is cheap).
+ */
+function watchCustomModels(customDir: string, debounceMs: number, onChange: () => void): { close(): void } {
+  const registryFile = path.join(customDir, CUSTOM_REGISTRY);
+  let watcher: FSWatcher | undefined;
+  let polling = false;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const changed = () => {
+    clearTimeout(timer);
+    timer = setTimeout(onChange, debounceMs);
+  };
+  const onRegistryStat = (cur: { mtimeMs: number }) => {
+    if (cur.mtimeMs === 0) return;
+    // The folder exists now: switch to a real watch.
+    stopPolling();
+    armWatch();
+    changed();
+  };
+  const stopPolling = () => {
+    if (polling) unwatchFile(registryFile, onRegistryStat);
+    polling = false;
+  };
+  function armWatch(): void {
+    if (closed || watcher) return;
+    try {
+      watcher = watch(customDir, { persistent: false }, changed);
+      watcher.on('error', () => {
+        // The folder was removed (or became unreadable): wait for it to come back.
+        watcher?.close();
+        watcher = undefined;
+        changed();
+        armPolling();
+      });
+    } catch {
+      armPolling();
+    }
+  }
+  function armPolling(): void {
+    if (closed || polling) return;
+    polling = true;
+    watchFile(registryFile, { persistent: false, interval: 1000 }, onRegistryStat);
+  }
+  armWatch();
+  return {
+    close() {
+      closed = true;
+      watcher?.close();
+      watcher = undefined;
+      stopPolling();
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { choosePrecision, int8FlagsFromCpuinfo, type CpuFeatures, type Int8Variant } from '../../engine/inference/index.js';
+
+const VNNI: CpuFeatures = { int8Dot: ['avx512_vnni'], source: 'test' };
+const NONE: CpuFeatures = { int8Dot: [], source: 'test cpuinfo' };
+
+function variant(passed: boolean, psnr = passed ? 41.2 : 36.8): Int8Variant {
+  return {
+    path: '/models/int8/m.int8.onnx',
+    manifest: {
+      format: 1,
+      source: { file: 'm.onnx', sha256: 'a'.repeat(64), bytes: 1 },
+      createdAt: '2026-01-01T00:00:00.000Z',
+      calibration: { kind: 'synthetic', crops: 32 },
+      method: 'mse',
+      quantizedConvs: 16,
+      totalConvs: 18,
+      psnrYVsFp32: psnr,
+      evaluatedCrops: 8,
+      passed,
+    },
+  };
+}
+
+const base = { model: 'realesr-general-x4v3', name: 'service-lite-4x' };
+
+describe('CPU int8 feature detection', () => {
+  it('finds VNNI, AVX-VNNI, AMX and ARM dot product in /proc/cpuinfo, and nothing on an AVX2-only CPU', () => {
+    const epyc = 'processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni avx_vnni avx512_bf16\n';
+    expect(int8FlagsFromCpuinfo(epyc)).toEqual(['avx512_vnni', 'avx_vnni']);
+    expect(int8FlagsFromCpuinfo('flags\t\t: fpu sse2 avx2 fma amx_tile amx_int8\n')).toEqual(['amx_int8']);
+    expect(int8FlagsFromCpuinfo('Features\t: fp asimd crc32 atomics asimddp\n')).toEqual(['asimddp']);
+    expect(int8FlagsFromCpuinfo('flags\t\t: fpu sse2 avx avx2 fma\n')).toEqual([]);
+  });
+});
+
+describe('choosePrecision', () => {
+  it('auto picks int8 only on the CPU provider, with the instructions and a variant that passed its check', () => {
+    expect(choosePrecision({ ...base, requested: 'auto', provider: 'cpu', cpu: VNNI, variant: variant(true) })).toMatchObject({ precision: 'int8', variant: { path: '/models/int8/m.int8.onnx' } });
+    for (const c of [
+      { provider: 'cpu', cpu: NONE, variant: variant(true) },
+      { provider: 'cuda', cpu: VNNI, variant: variant(true) },
+      { provider: 'cpu', cpu: VNNI, variant: undefined },
+      { provider: 'cpu', cpu: VNNI, variant: variant(false) },
+    ]) {
+      // auto falls back silently: fp32 is what the user gets without asking for anything.
+      expect(choosePrecision({ ...base, requested: 'auto', ...c })).toEqual({ precision: 'fp32' });
+    }
+  });
+
+  it('an explicit int8 on a CPU without the instructions runs fp32 and says why', () => {
+    const c = choosePrecision({ ...base, requested: 'int8', provider: 'cpu', cpu: NONE, variant: variant(true) });
+    expect(c.precision).toBe('fp32');
+    expect(c.variant).toBeUndefined();
+    expect(c.notice).toBe(
+      'Crisp: running realesr-general-x4v3 in fp32 instead of int8: this CPU has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI, AMX or ARM dot product; checked test cpuinfo), so int8 would not be faster.',
+    );
+  });
+
+  it('an explicit int8 without a variant or on a GPU provider says what to do; fp32 never notices', () => {
+    expect(choosePrecision({ ...base, requested: 'int8', provider: 'cpu', cpu: VNNI, variant: undefined }).notice).toMatch(/no int8 variant yet\. Make one with "crisp models quantize service-lite-4x"\.$/);
+    expect(choosePrecision({ ...base, requested: 'int8', provider: 'webgpu', cpu: VNNI, variant: variant(true) })).toMatchObject({ precision: 'fp32', notice: expect.stringMatching(/webgpu provider keeps fp32/) });
+    expect(choosePrecision({ ...base, requested: 'fp32', provider: 'cpu', cpu: VNNI, variant: variant(true) })).toEqual({ precision: 'fp32' });
+  });
+
+  it('an explicit int8 uses a below-bar variant but says its measured quality', () => {
+    const c = choosePrecision({ ...base, requested: 'int8', provider: 'cpu', cpu: VNNI, variant: variant(false, 36.8) });
+    expect(c.precision).toBe('int8');
+    expect(c.notice).toMatch(/measured 36\.8 dB against fp32, below the quality bar/);
+  });
+});

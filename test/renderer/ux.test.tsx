@@ -1,0 +1,347 @@
+// @vitest-environment jsdom
+/**
+ * Issue 18 in the renderer, against the generated fake (real app layer, scripted backend): one status
+ * model, Resume and Retry all, result actions, the Cloud connect card and its scoped errors, drop
+ * anywhere with one line per refused file, keyboard shortcuts and the first-run steps.
+ */
+import { readFile } from 'node:fs/promises';
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { batchSummary, countStates, etaMs, formatDuration, statusLine } from '../../renderer/src/stores/statusModel.js';
+import { closeFakes } from './fakeService.js';
+import { pngFile, renderApp } from './renderApp.js';
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  cleanup();
+  await closeFakes();
+});
+
+const images = () => within(screen.getByRole('list', { name: 'Images' }));
+const bar = () => screen.getByTestId('batch-status').textContent;
+
+async function addImages(user: ReturnType<typeof userEvent.setup>, names: string[]) {
+  await user.upload(screen.getByLabelText('Add images'), names.map(pngFile));
+  await waitFor(() => expect(images().getAllByRole('listitem')).toHaveLength(names.length));
+}
+
+describe('status model', () => {
+  it('counts each state and words the bar and the banner from the same counts', () => {
+    const items = (['done', 'failed', 'failed', 'cancelled', 'queued', 'running'] as const).map((status) => ({ status }));
+    const c = countStates(items);
+    expect(c).toEqual({ waiting: 1, running: 1, done: 1, failed: 2, stopped: 1, skipped: 0, total: 6 });
+    expect(statusLine(c, true)).toBe('Upscaling: 1 upscaling · 1 waiting · 1 done · 2 failed · 1 stopped');
+    expect(statusLine(countStates([]), false)).toBe('Nothing to do yet: add images to start.');
+    expect(statusLine(countStates([{ status: 'queued' }, { status: 'queued' }]), false)).toBe('Ready: 2 waiting');
+    expect(batchSummary({ done: 1, failed: 2, total: 3 })).toEqual({ kind: 'error', text: 'Finished: 1 of 3 images upscaled, 2 failed.' });
+    expect(batchSummary({ done: 7, failed: 0, total: 20 })).toEqual({ kind: 'info', text: 'Stopped: 7 of 20 images upscaled, 13 stopped.' });
+    expect(etaMs(30_000, 25)).toBe(90_000);
+    expect(etaMs(500, 25)).toBeNull();
+    expect([formatDuration(3_240), formatDuration(75_000), formatDuration(3_720_000)]).toEqual(['3.2 s', '1 min 15 s', '1 h 02 min']);
+  });
+
+  it('bar, banner and queue agree: waiting before, stopped after Stop, Resume runs the stopped ones, Clear empties the bar', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    await screen.findByRole('button', { name: 'Try a sample image' });
+    await addImages(user, ['a.png', 'b.png', 'c.png', 'd.png']);
+    await waitFor(() => expect(bar()).toBe('Ready: 4 waiting'));
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.step(100));
+    await waitFor(() => expect(bar()).toMatch(/^Upscaling: 1 upscaling · 2 waiting · 1 done$/));
+    expect(screen.getByTestId('batch-clock').textContent).toMatch(/elapsed/);
+    await user.click(screen.getByRole('button', { name: 'Stop' }));
+    await waitFor(() => expect(bar()).toBe('1 done · 3 stopped'));
+    expect(screen.getByTestId('queue-counts').textContent).toBe('1 done · 3 stopped');
+    expect(await screen.findByText('Stopped: 1 of 4 images upscaled, 3 stopped.')).toBeTruthy();
+    expect(images().getByText(/^Done in \d/)).toBeTruthy();
+
+    await user.click(screen.getByRole('button', { name: 'Resume (3)' }));
+    await waitFor(() => expect(bar()).toMatch(/^Upscaling: /));
+    await act(() => fake.finishAll());
+    await waitFor(() => expect(bar()).toBe('4 done'));
+    expect(screen.queryByRole('button', { name: /^Resume/ })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await waitFor(() => expect(bar()).toBe('Nothing to do yet: add images to start.'));
+    expect(screen.getByRole('progressbar', { name: 'Batch progress' })).toBeTruthy();
+  });
+
+  it('Retry all runs failed and stopped images again', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp({ failNames: /^bad/ });
+    await addImages(user, ['bad.png', 'ok.png', 'later.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.step(100));
+    await act(() => fake.step(100));
+    await user.click(screen.getByRole('button', { name: 'Stop' }));
+    await waitFor(() => expect(bar()).toBe('1 done · 1 failed · 1 stopped'));
+    await user.click(screen.getByRole('button', { name: 'Retry all (2)' }));
+    await waitFor(() => expect(bar()).toMatch(/^Upscaling: .*1 done$/));
+    await act(() => fake.finishAll());
+    await waitFor(() => expect(bar()).toBe('2 done · 1 failed'));
+  });
+});
+
+describe('results', () => {
+  it('browser UI: Download and Download all ask the bridge for signed links; the output folder is shown', async () => {
+    const user = userEvent.setup();
+    const downloadLink = vi.fn(async (ids: string[]) => `/download?ids=${ids.join(',')}`);
+    const clicks: string[] = [];
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function click(this: HTMLAnchorElement) {
+      clicks.push(this.getAttribute('href') ?? '');
+    });
+    const { fake } = await renderApp({ browser: { downloadLink } });
+    await addImages(user, ['a.png', 'b.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    const [a, b] = fake.items;
+    await user.click(await screen.findByRole('button', { name: 'Download a.png' }));
+    await user.click(screen.getByRole('button', { name: 'Download all (2)' }));
+    await waitFor(() => expect(clicks).toEqual([`/download?ids=${a!.id}`, `/download?ids=${a!.id},${b!.id}`]));
+    expect(images().getAllByText(/^Saved in /)[0]?.textContent).toBe(`Saved in ${a!.outputPath!.slice(0, a!.outputPath!.lastIndexOf('/'))}`);
+    // No desktop-only actions in the browser.
+    expect(screen.queryByRole('button', { name: 'Show a.png in folder' })).toBeNull();
+    // The comparison offers the same actions.
+    await user.click(screen.getByRole('button', { name: 'Compare a.png' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Compare a.png' });
+    expect(within(dialog).getByRole('button', { name: 'Download a.png' })).toBeTruthy();
+    expect(within(dialog).getByRole('button', { name: 'Copy a.png' })).toBeTruthy();
+  });
+
+  it('desktop: Open and Show in folder go to the service; a finished row drags out its file', async () => {
+    const user = userEvent.setup();
+    const desktop = { pathForFile: () => '', pickImages: vi.fn(async () => []), pickInputFolder: vi.fn(async () => null), pickOutputFolder: vi.fn(async () => null), startDrag: vi.fn() };
+    const { fake } = await renderApp({ desktop });
+    await addImages(user, ['a.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await user.click(await screen.findByRole('button', { name: 'Open a.png' }));
+    await user.click(screen.getByRole('button', { name: 'Show a.png in folder' }));
+    await waitFor(() => expect(fake.calls.filter((c) => c.method === 'openOutput' || c.method === 'revealOutput').map((c) => c.method)).toEqual(['openOutput', 'revealOutput']));
+    const row = images().getByRole('listitem', { name: 'a.png' });
+    expect(row.getAttribute('draggable')).toBe('true');
+    fireEvent.dragStart(row);
+    expect(desktop.startDrag).toHaveBeenCalledWith(fake.items[0]!.id);
+    expect(screen.queryByRole('button', { name: 'Download a.png' })).toBeNull();
+  });
+});
+
+describe('cloud onboarding', () => {
+  it('Cloud with nothing set shows the connect card, not an error; Test connection shows the balance; Local clears it all', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp({ balance: 12, settings: { baseUrl: '' } });
+    await user.click(await screen.findByRole('radio', { name: 'Cloud' }));
+    const card = await screen.findByRole('region', { name: 'Connect to an upscaling service' });
+    expect(screen.queryByRole('alert')).toBeNull();
+    expect(screen.queryByRole('region', { name: 'Credits' })).toBeNull();
+
+    // Key without URL: the problem is said in the card, not in the window's banner.
+    await user.type(within(card).getByRole('textbox', { name: 'API key' }), 'k-1');
+    await user.click(within(card).getByRole('button', { name: 'Test connection' }));
+    await waitFor(() => expect(within(card).getByRole('alert').textContent).toBe('Enter the service URL first (for example https://upscale.example.com).'));
+    expect(screen.getAllByRole('alert')).toHaveLength(1);
+
+    await user.type(within(card).getByRole('textbox', { name: 'Service URL' }), 'http://127.0.0.1:9');
+    await user.click(within(card).getByRole('button', { name: 'Test connection' }));
+    const credits = await screen.findByRole('region', { name: 'Credits' });
+    await waitFor(() => expect(within(credits).getByTestId('balance').textContent).toBe('12 credits'));
+    expect(screen.getByTestId('connection').textContent).toBe('Connected as user@example.test: 12 credits available.');
+    expect(screen.queryByRole('region', { name: 'Connect to an upscaling service' })).toBeNull();
+    expect(fake.apiKey).toBe('k-1');
+    expect(fake.settings.baseUrl).toBe('http://127.0.0.1:9');
+    expect(screen.queryByRole('alert')).toBeNull();
+
+    // The estimate includes the face surcharge.
+    await user.click(screen.getByRole('checkbox', { name: 'Enhance faces' }));
+    await addImages(user, ['a.png', 'b.png']);
+    await waitFor(() => expect(within(credits).getByTestId('estimate').textContent).toBe('6 credits for 2 images (incl. face enhancement)'));
+
+    await user.click(screen.getByRole('radio', { name: 'Local' }));
+    await waitFor(() => expect(screen.queryByRole('region', { name: 'Credits' })).toBeNull());
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+});
+
+describe('adding files', () => {
+  it('a drop anywhere shows the overlay; each refused file gets its own line; broken images are flagged at once', async () => {
+    await renderApp();
+    await screen.findByRole('button', { name: 'Try a sample image' });
+    const dataTransfer = (files: File[]) => ({ types: ['Files'], files, items: [], dropEffect: 'none' });
+    const truncated = new File([new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13])], 'cut.png', { type: 'image/png' });
+    const files = [pngFile('ok.png'), new File(['hello'], 'notes.txt', { type: 'text/plain' }), new File(['%PDF'], 'doc.pdf', { type: 'application/pdf' }), truncated];
+    fireEvent.dragEnter(window, { dataTransfer: dataTransfer(files) });
+    expect(screen.getByText('Drop to add images')).toBeTruthy();
+    fireEvent.drop(document.querySelector('.topbar')!, { dataTransfer: dataTransfer(files) });
+    await waitFor(() => expect(screen.queryByText('Drop to add images')).toBeNull());
+    const alert = await screen.findByRole('alert');
+    await waitFor(() => expect(within(alert).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
+      'notes.txt is not a JPG, PNG or WebP image.',
+      'doc.pdf is not a JPG, PNG or WebP image.',
+      'cut.png is damaged (the PNG data is cut short): re-export or download it again, then add it anew.',
+    ]));
+    expect(within(alert).getByText('3 files were not added:')).toBeTruthy();
+    await waitFor(() => expect(images().getAllByRole('listitem')).toHaveLength(2));
+    expect(images().getByRole('listitem', { name: 'cut.png' }).className).toContain('status-failed');
+    expect(bar()).toBe('Ready: 1 waiting · 1 failed');
+  });
+
+  it('first run: the three steps, and the sample image joins the queue', async () => {
+    const user = userEvent.setup();
+    const sample = new Uint8Array(await readFile('renderer/src/assets/sample.png'));
+    vi.stubGlobal('fetch', vi.fn(async () => new Response(sample)));
+    try {
+      const { fake } = await renderApp();
+      expect(await screen.findByText('Upscale in three steps')).toBeTruthy();
+      await user.click(screen.getByRole('button', { name: 'Try a sample image' }));
+      await waitFor(() => expect(fake.items.map((i) => [i.inputName, i.status, i.inputDimensions])).toEqual([['crisp-sample.png', 'queued', { width: 128, height: 96 }]]));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
+
+describe('keyboard', () => {
+  it('arrows move in the queue, Delete removes the focused image, Esc stops, ? lists the shortcuts', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    await addImages(user, ['a.png', 'b.png', 'c.png']);
+    images().getByRole('listitem', { name: 'a.png' }).focus();
+    await user.keyboard('{ArrowDown}');
+    expect(document.activeElement).toBe(images().getByRole('listitem', { name: 'b.png' }));
+    await user.keyboard('{Delete}');
+    await waitFor(() => expect(fake.items.map((i) => i.inputName)).toEqual(['a.png', 'c.png']));
+    await waitFor(() => expect(document.activeElement?.getAttribute('aria-label')).toBe('c.png'));
+
+    await user.keyboard('{Control>}{Enter}{/Control}');
+    await waitFor(() => expect(fake.calls.some((c) => c.method === 'start')).toBe(true));
+    await act(() => fake.step(10));
+    await user.keyboard('{Escape}');
+    await waitFor(() => expect(bar()).toBe('2 stopped'));
+
+    await user.keyboard('?');
+    const help = await screen.findByRole('dialog', { name: 'Keyboard shortcuts' });
+    expect(within(help).getAllByRole('row').map((r) => r.querySelector('kbd')?.textContent)).toContain('Ctrl/⌘ + O');
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('dialog')).toBeNull();
+  });
+});
+
+describe('double upscale', () => {
+  it('Again queues the result as a new input; upscaling it runs the model on the result', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    await addImages(user, ['a.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    const first = fake.items[0]!;
+    await user.click(await screen.findByRole('button', { name: 'Upscale a.png again' }));
+    await waitFor(() => expect(fake.items).toHaveLength(2));
+    const second = fake.items[1]!;
+    expect([second.inputPath, second.status]).toEqual([first.outputPath, 'queued']);
+    expect(await screen.findByText(new RegExp(`^${second.inputName.replace(/[.]/g, '\\.')} is queued: press Upscale`))).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await waitFor(() => expect(fake.items[1]?.status).toBe('done'));
+    expect(fake.items[1]!.outputPath).not.toBe(first.outputPath);
+  });
+});
+
+describe('model previews', () => {
+  it('shows what the chosen model makes of the sample crop, on request', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp({ notInstalled: ['natural-max-4x'] });
+    await user.click(await screen.findByRole('button', { name: 'Preview Digital Art' }));
+    expect(await screen.findByRole('img', { name: 'The sample crop upscaled by Digital Art' })).toBeTruthy();
+    expect(screen.getByRole('img', { name: 'The sample crop, enlarged without a model' })).toBeTruthy();
+    expect(fake.calls.filter((c) => c.method === 'modelPreview').map((c) => c.args)).toEqual([['digital-art-4x']]);
+    // Cloud: no previews (they are made on this computer).
+    await user.click(screen.getByRole('radio', { name: 'Cloud' }));
+    await waitFor(() => expect(screen.queryByRole('img', { name: /upscaled by/ })).toBeNull());
+  });
+});
+
+describe('custom models', () => {
+  it('imports a model file, offers it under Model, and removes it', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    await user.click(await screen.findByText('Custom models (0)'));
+    await user.upload(screen.getByLabelText('Import a model file'), new File([new Uint8Array(64)], 'anime.pth'));
+    const list = await screen.findByRole('list', { name: 'Imported models' });
+    expect(within(list).getByRole('listitem').textContent).toContain('anime');
+    await waitFor(() => expect(within(screen.getByRole('combobox', { name: 'Model' })).getByRole('option', { name: 'anime' })).toBeTruthy());
+    expect(screen.getByText('anime is imported: choose “anime” under Model.')).toBeTruthy();
+    expect(fake.calls.find((c) => c.method === 'importModel')?.args).toEqual(['anime.pth', 64]);
+    await user.click(within(list).getByRole('button', { name: 'Remove anime' }));
+    await waitFor(() => expect(screen.getByText('Custom models (0)')).toBeTruthy());
+    expect(within(screen.getByRole('combobox', { name: 'Model' })).queryByRole('option', { name: 'anime' })).toBeNull();
+  });
+});
+
+describe('notifications', () => {
+  it('browser UI: asks once on Upscale, and announces a batch that ends in a background tab', async () => {
+    const user = userEvent.setup();
+    const shown: { title: string; body: string | undefined }[] = [];
+    const requestPermission = vi.fn(async () => 'granted' as const);
+    class FakeNotification {
+      static permission: NotificationPermission = 'default';
+      static requestPermission = requestPermission;
+      constructor(title: string, options?: { body?: string }) {
+        shown.push({ title, body: options?.body });
+      }
+    }
+    vi.stubGlobal('Notification', FakeNotification);
+    try {
+      const { fake } = await renderApp({ browser: { downloadLink: async () => '' } });
+      await addImages(user, ['a.png']);
+      await user.click(screen.getByRole('button', { name: 'Upscale' }));
+      expect(requestPermission).toHaveBeenCalledTimes(1);
+      FakeNotification.permission = 'granted';
+      vi.spyOn(document, 'hidden', 'get').mockReturnValue(true);
+      await act(() => fake.finishAll());
+      await waitFor(() => expect(shown).toEqual([{ title: 'Crisp', body: 'Finished: 1 of 1 image upscaled.' }]));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
+
+describe('sound', () => {
+  it('plays the chime at the end of a batch only when switched on, and remembers the choice', async () => {
+    const user = userEvent.setup();
+    const started: number[] = [];
+    class FakeAudioContext {
+      currentTime = 0;
+      destination = {};
+      createOscillator() {
+        return { frequency: { value: 0 }, connect: (g: unknown) => g, start: () => started.push(1), stop: () => undefined };
+      }
+      createGain() {
+        return { gain: { setValueAtTime: () => undefined, exponentialRampToValueAtTime: () => undefined }, connect: (d: unknown) => d };
+      }
+      close() {
+        return Promise.resolve();
+      }
+    }
+    vi.stubGlobal('AudioContext', FakeAudioContext);
+    localStorage.removeItem('crisp-sound');
+    try {
+      const { fake } = await renderApp();
+      await addImages(user, ['a.png']);
+      await user.click(screen.getByRole('button', { name: 'Upscale' }));
+      await act(() => fake.finishAll());
+      await screen.findByText('Finished: 1 of 1 image upscaled.');
+      expect(started).toEqual([]);
+      await user.click(screen.getByRole('checkbox', { name: 'Play a sound when a batch finishes' }));
+      expect(localStorage.getItem('crisp-sound')).toBe('on');
+      await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+      await addImages(user, ['b.png']);
+      await user.click(screen.getByRole('button', { name: 'Upscale' }));
+      await act(() => fake.finishAll());
+      // Two tones, once.
+      await waitFor(() => expect(started).toEqual([1, 1]));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
