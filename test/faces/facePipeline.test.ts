@@ -82,6 +82,17 @@ describe('face stage in the pipeline', () => {
   });
 });
 
+describe('face stage on the disk-backed output', () => {
+  it('streaming to disk gives the same file as the in-memory output, faces included', async () => {
+    const memory = await run(WOMAN, { tileSize: 48, outputMode: 'memory', faces: faces() });
+    const disk = await run(WOMAN, { tileSize: 48, outputMode: 'disk', tempDir: tmp, faces: faces() });
+    expect(disk.result.budget.streamed).toBe(true);
+    expect(disk.result.faces).toEqual({ found: 1, enhanced: 1, tooSmall: 0 });
+    const a = await pixels(memory.file), b = await pixels(disk.file);
+    expect(Buffer.from(b.data).equals(Buffer.from(a.data))).toBe(true);
+  });
+});
+
 describe('face stage on 16-bit images', () => {
   it('a 16-bit PNG keeps 16 bits and gets the face painted at full range', async () => {
     const deep = path.join(tmp, 'woman16.png');
