@@ -9,6 +9,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Tests run the compiled CLI, as users do: build it from the current sources first.
+    globalSetup: ['test/helpers/buildCliSetup.ts'],
     reporters: ['default'],
   },
 });

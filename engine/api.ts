@@ -25,6 +25,16 @@ export const LOCAL_CALLER: Caller = { userId: 'local', email: 'local@localhost' 
 export interface StartTaskInput {
   fields: Record<string, unknown>;
   file?: SourceFile[];
+  /**
+   * The `file` entries given by path are temporary files the engine may move into the task (the
+   * server's streamed parts) instead of copying them.
+   */
+  moveFiles?: boolean;
+  /**
+   * extension (in-process callers only, one input): write the output straight to this path (a temp name in
+   * its folder, then rename) instead of into the task folder, so it is written once and never copied.
+   */
+  outputPath?: string;
 }
 
 export interface StoredPart {

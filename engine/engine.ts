@@ -4,13 +4,14 @@
  * the CreditMeter interface. The CLI, the desktop app and `crisp serve` all drive this one object.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Caller, OutputFile, StartTaskInput, StoredPart, UpscalingEngine } from './api.js';
 import {
   errors,
   isContractError,
   parseGetTaskStatus,
+  parseGetUploadUrl,
   parseStartTask,
   type StartTaskRequest,
   type StartTaskResult,
@@ -20,9 +21,13 @@ import {
   type CompleteMultipartUploadResult,
 } from './contract/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
+import { outputSizeOf } from './credits/priceTable.js';
+import { FetchBudget } from './quotas/fetchBudget.js';
+import { assertTaskQuota, assertUploadQuota, type QuotaContext } from './quotas/userQuota.js';
 import { createInference, type ExecutionProviderChoice, type Inference, type PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
+import { resolveTaskModelField } from './models/modelNames.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
@@ -167,7 +172,33 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
+    onInputsFetched: async (task) => {
+      // URL images are quoted at the base size when the task starts; now that their size is known,
+      // raise the reservation if they are larger (or fail the task, charging nothing).
+      const cost = priceTask(task.settings, task.inputs);
+      if (cost <= task.creditsToDeduct) return;
+      try {
+        await meter.adjust({ userId: task.userId, email: task.email }, task.id, cost);
+      } catch (e) {
+        if (isContractError(e) && e.status === 402) {
+          throw errors.badRequest(`the images at these URLs cost ${cost} credits at their size (${task.creditsToDeduct} were reserved) and your available credits do not cover the difference`);
+        }
+        throw e;
+      }
+      task.creditsToDeduct = cost;
+      await store.save(task);
+    },
   });
+  const fetchBudget = new FetchBudget(limits.urlFetchBudget, limits.urlFetchBudgetWindowMs, now);
+  const quotas: QuotaContext = {
+    limits,
+    uploadsRoot: path.join(dataDir, 'uploads'),
+    tasks: () => store.all(),
+    activeTasksOf: (userId) => runner.activeTasksOf(userId),
+    now,
+  };
+  const priceTask = (settings: StoredTask['settings'], inputs: readonly { dimensions?: { width: number; height: number } }[]) =>
+    meter.quote(settings, inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale) : undefined)));
 
   // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
   for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
@@ -181,12 +212,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
     // Read the registry per task so a model imported while the engine runs is usable at once.
     const custom = opts.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
-    const req: StartTaskRequest = parseStartTask(
-      input.fields,
-      input.file,
-      { maxFilesPerTask: limits.maxFilesPerTask },
-      custom ? { extraModels: (name) => custom.has(name) } : {},
-    );
+    // An imported model answers to its bare name too; an unknown name gets "did you mean …" in the 400.
+    const named = resolveTaskModelField(input.fields, custom);
+    let req: StartTaskRequest;
+    try {
+      req = parseStartTask(named.fields, input.file, { maxFilesPerTask: limits.maxFilesPerTask }, custom ? { extraModels: (name) => custom.has(name) } : {});
+    } catch (e) {
+      throw named.suggestion && isContractError(e) && e.status === 400 ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`) : e;
+    }
     if (req.enhanceFace && !faces) throw errors.faceNotAvailable();
     try {
       await resolveTaskModel(req, modelSources, { build: false });
@@ -195,12 +228,20 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       throw e;
     }
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
-    const cost = meter.quote(req, count);
+    assertTaskQuota(quotas, caller, count);
+    // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
+    await meter.assertCanAfford(caller, meter.quote(req, count));
     const id = randomUUID();
-    await meter.reserve(caller, id, cost);
     const taskDir = store.taskDir(id);
+    let cost = 0;
+    let reserved = false;
     try {
-      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits);
+      // Headers are read here (cheap), so the price can follow the output size before anything is reserved.
+      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits, { move: input.moveFiles === true });
+      cost = priceTask(req, inputs);
+      await meter.reserve(caller, id, cost);
+      reserved = true;
+      if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       const t = now();
       const task: StoredTask = {
         id,
@@ -225,11 +266,12 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         creditsDeducted: false,
         deductedCredits: 0,
         warnings: [],
+        ...(input.outputPath !== undefined && inputs.length === 1 ? { destination: path.resolve(input.outputPath) } : {}),
       };
       await store.save(task);
       runner.enqueue(task);
     } catch (e) {
-      await meter.release(id);
+      if (reserved) await meter.release(id);
       await rm(taskDir, { recursive: true, force: true });
       if (isContractError(e)) throw e;
       throw errors.serverFailure('start-task');
@@ -267,7 +309,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     }
     const file = task.outputs.find((f) => f.fileName === fileName);
     if (!file || task.status !== 'PROCESSED' || now() > file.expiresAt) throw errors.notFound('File not found');
-    const abs = path.join(dataDir, file.path);
+    const abs = path.isAbsolute(file.path) ? file.path : path.join(dataDir, file.path);
     const st = await stat(abs).catch(() => undefined);
     if (!st?.isFile()) throw errors.notFound('File not found');
     return { path: abs, file: decorate(task, file) };
@@ -275,6 +317,12 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
 
   async function sweep(): Promise<void> {
     await uploads.sweep();
+    // Start-task bodies stream into incoming/<id>/ and leave it at once; anything older is crash debris.
+    const incoming = path.join(dataDir, 'incoming');
+    for (const name of await readdir(incoming).catch(() => [] as string[])) {
+      const st = await stat(path.join(incoming, name)).catch(() => undefined);
+      if (st && now() - st.mtimeMs > limits.uploadTtlMs) await rm(path.join(incoming, name), { recursive: true, force: true });
+    }
     const t = now();
     for (const task of [...store.all()]) {
       const terminal = task.status === 'PROCESSED' || task.status === 'PROCESSING_FAILED';
@@ -293,6 +341,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     limits,
     getUploadUrl: async (caller: Caller, body: unknown): Promise<UploadSession> => {
       await meter.assertCanUpload(caller);
+      const req = parseGetUploadUrl(body, { maxFileSize: limits.maxFileSize });
+      await assertUploadQuota(quotas, caller, req.fileSize);
       return uploads.create(caller, body);
     },
     putUploadPart: (signedUrl: string, bytes: AsyncIterable<Uint8Array> | Uint8Array): Promise<StoredPart> =>

@@ -17,6 +17,22 @@ export interface EngineLimits {
   fileTtlMs: number;
   urlFetchTimeoutMs: number;
   urlMaxRedirects: number;
+  /** URL inputs of one user fetched at the same time (the rest wait; inference never waits on them). */
+  urlFetchesPerUser: number;
+  /**
+   * Per-user bounds (`crisp serve` sets them, see SERVER_USER_LIMITS; in-process use has one user and
+   * leaves them unbounded). Tasks fetching, waiting or running at once:
+   */
+  maxTasksPerUser: number;
+  /** URL inputs a user may ask for per urlFetchBudgetWindowMs, fetched or failed alike. */
+  urlFetchBudget: number;
+  urlFetchBudgetWindowMs: number;
+  /** Upload sessions started and not yet completed. */
+  maxOpenUploadsPerUser: number;
+  /** Bytes held for a user: declared sizes of unexpired uploads plus the sizes of unexpired task outputs. */
+  maxStoredBytesPerUser: number;
+  /** Output files a user's unexpired tasks hold (or will hold, counting running tasks' images). */
+  maxOutputsPerUser: number;
 }
 
 const MiB = 1024 * 1024;
@@ -35,6 +51,13 @@ export const DEFAULT_LIMITS: EngineLimits = {
   fileTtlMs: 24 * HOUR,
   urlFetchTimeoutMs: 30_000,
   urlMaxRedirects: 5,
+  urlFetchesPerUser: 4,
+  maxTasksPerUser: Number.POSITIVE_INFINITY,
+  urlFetchBudget: Number.POSITIVE_INFINITY,
+  urlFetchBudgetWindowMs: HOUR,
+  maxOpenUploadsPerUser: Number.POSITIVE_INFINITY,
+  maxStoredBytesPerUser: Number.POSITIVE_INFINITY,
+  maxOutputsPerUser: Number.POSITIVE_INFINITY,
 };
 
 /**
@@ -56,6 +79,16 @@ export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Eng
   if (diskReserveBytes !== undefined) out.diskReserveBytes = diskReserveBytes;
   return out;
 }
+/** What `crisp serve` bounds per user unless its flags say otherwise (docs/deploy.md#resource-limits). */
+export const SERVER_USER_LIMITS = {
+  urlFetchesPerUser: 2,
+  maxTasksPerUser: 8,
+  urlFetchBudget: 200,
+  urlFetchBudgetWindowMs: HOUR,
+  maxOpenUploadsPerUser: 10,
+  maxStoredBytesPerUser: 4 * 1024 * MiB,
+  maxOutputsPerUser: 1000,
+} as const satisfies Partial<EngineLimits>;
 
 export function resolveLimits(overrides?: Partial<EngineLimits>): EngineLimits {
   const limits = { ...DEFAULT_LIMITS, ...limitsFromEnv() };

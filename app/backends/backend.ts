@@ -15,6 +15,11 @@ export interface UpscaleSettings {
   enhanceFace: boolean;
   /** extension: denoise strength 0–1, only for the contract's DENOISE_MODEL; absent = not asked for. */
   denoise?: number;
+  /** extension (local engine): the face model and the restored/unrestored blend, with enhanceFace. */
+  faceModel?: string;
+  faceStrength?: number;
+  /** extension (local engine): fp32 or int8; absent = automatic. */
+  precision?: 'fp32' | 'int8';
 }
 
 export interface Dimensions {

@@ -115,10 +115,13 @@ export class WorkerCrashedError extends BackendError {
     super('WorkerCrashed', message);
   }
 }
+/** Why a job stopped: the person asked (Stop, Ctrl-C), or Crisp is closing (the item runs again next start). */
+export type CancelReason = 'user' | 'shutdown';
+
 export class CancelledError extends BackendError {
   override readonly name = 'CancelledError';
-  constructor(message = 'Cancelled') {
-    super('Cancelled', message);
+  constructor(readonly reason: CancelReason = 'user') {
+    super('Cancelled', reason === 'shutdown' ? 'Crisp is shutting down.' : 'Cancelled');
   }
 }
 

@@ -1,9 +1,14 @@
 /**
- * `crisp` command line. Each command lives in commands/<name>.ts and registers itself here. Errors end
- * as one line on stderr and a non-zero exit code — never a stack trace (set CRISP_DEBUG=1 to see one).
+ * `crisp` command line. Each command lives in commands/<name>.ts and registers itself here; heavy modules
+ * (onnxruntime, sharp, fastify, undici, the job runner) are imported by the command that runs, so
+ * `crisp --help` and `crisp models list` start in about the time Node does. Errors end as one sentence on
+ * stderr and a non-zero exit code — a stack trace only with --verbose or CRISP_DEBUG=1.
  */
 import { Command, CommanderError } from 'commander';
+import { toUserError, UserError } from '../jobs/userErrors.js';
+import { CliError } from './cliError.js';
 import { registerBatch } from './commands/batch.js';
+import { registerCompletion } from './commands/completion.js';
 import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
 import { registerModelsList } from './commands/modelsList.js';
@@ -12,12 +17,13 @@ import { register as registerServe } from './commands/serve.js';
 import { registerUi } from './commands/ui.js';
 import { registerUpscale } from './commands/upscale.js';
 import { register as registerUsers } from './commands/users.js';
-import { CliError } from './cliError.js';
+import { paint } from './terminal.js';
 
 export function buildProgram(): Command {
   const program = new Command('crisp')
-    .description('Crisp: AI image upscaling on this machine or through an upscaling service')
+    .description('Crisp: AI image upscaling on this computer or through an upscaling service')
     .version('0.1.0')
+    .option('--verbose', 'show the technical details (stack trace) of an error')
     .showHelpAfterError('(run "crisp --help" for usage)')
     // Usage errors read like every other error of ours: "crisp: error: …" (set before the subcommands,
     // which inherit it).
@@ -33,7 +39,12 @@ export function buildProgram(): Command {
   registerModelsFetch(models);
   registerModelsImport(models);
   registerModelsQuantize(models);
+  registerCompletion(program);
   return program;
+}
+
+function verbose(argv: string[]): boolean {
+  return argv.includes('--verbose') || Boolean(process.env.CRISP_DEBUG && process.env.CRISP_DEBUG !== '0');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -43,11 +54,17 @@ async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode;
-    if (process.env.CRISP_DEBUG) console.error(e);
-    const message = e instanceof CliError ? e.message : e instanceof Error ? e.message.split('\n')[0] : String(e);
-    process.stderr.write(`crisp: error: ${message}\n`);
+    const u = e instanceof CliError ? new UserError('usage', e.message) : toUserError(e);
+    process.stderr.write(`${paint.error('crisp: error:')} ${u.message}\n`);
+    if (verbose(argv)) console.error(u.cause ?? e);
     return e instanceof CliError ? e.exitCode : 1;
   }
 }
+
+// `crisp models list | head`: the reader went away; that is not an error worth a stack trace.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
 
 process.exitCode = await main(process.argv);

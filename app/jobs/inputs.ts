@@ -26,6 +26,8 @@ export interface ExpandedInput {
   path: string;
   /** Set for an explicitly named file that is not a supported image (folders drop those silently). */
   problem?: string;
+  /** The problem's stable code (app/jobs/userErrors.ts). */
+  problemCode?: 'not-found' | 'not-an-image';
 }
 
 export async function expandInputs(paths: string[], recursive: boolean): Promise<ExpandedInput[]> {
@@ -47,10 +49,10 @@ export async function expandInputs(paths: string[], recursive: boolean): Promise
   for (const raw of paths) {
     const p = path.resolve(raw);
     const st = await stat(p).catch(() => undefined);
-    if (!st) out.push({ path: p, problem: `${path.basename(p)} does not exist.` });
+    if (!st) out.push({ path: p, problem: `${path.basename(p)} does not exist.`, problemCode: 'not-found' });
     else if (st.isDirectory()) await walk(p, 0);
     else if (await sniffFile(p)) out.push({ path: p });
-    else out.push({ path: p, problem: `${path.basename(p)} is not a JPG, PNG or WEBP image.` });
+    else out.push({ path: p, problem: `${path.basename(p)} is not a JPG, PNG or WEBP image.`, problemCode: 'not-an-image' });
   }
   return out;
 }

@@ -4,24 +4,24 @@
  * UpscaleBackend; one item's failure never stops the rest. State persists (queueFile) and resumes.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { sanitizeFileName } from '../../engine/contract/index.js';
 import { sniffImageType } from '../../engine/storage/imageSniff.js';
 import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
 import { Mutex } from '../../engine/storage/mutex.js';
-import type { UpscaleBackend, UpscaleSettings } from '../backends/backend.js';
-import { CancelledError, errorMessage, ProcessingFailedError } from '../backends/errors.js';
-import type { ItemStatus, JobItem, QueueSnapshot, ServiceEvent, Settings } from '../service/crispService.js';
+import type { UpscaleBackend } from '../backends/backend.js';
+import { CancelledError, ProcessingFailedError } from '../backends/errors.js';
+import type { ItemStatus, JobItem, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
 import { probeImage } from './imageProbe.js';
 import { expandInputs } from './inputs.js';
-import { decideOutput, renderTemplate } from './outputNames.js';
+import { jobOutputName, upscaleSettingsFor, type JobSettings } from './jobSettings.js';
+import { prepareOutputFolder } from './outputFolder.js';
+import { decideOutput } from './outputNames.js';
 import { loadQueueFile, saveQueueFile } from './queueFile.js';
+import { guardStep, toUserError } from './userErrors.js';
 
-export type JobSettings = Pick<Settings, 'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'> & {
-  /** Sent as the `denoise` extension field when present (the service sets it only where it applies). */
-  denoise?: number;
-};
+export type { JobSettings };
 
 export interface JobQueueOptions {
   /** Where the queue persists; none: in memory only (e.g. a one-off CLI batch). */
@@ -95,7 +95,7 @@ export class JobQueue {
         inputName: path.basename(e.path),
         status: e.problem ? 'failed' : 'queued',
         percent: 0,
-        ...(e.problem ? { error: e.problem } : {}),
+        ...(e.problem ? { error: e.problem, errorCode: e.problemCode ?? 'not-found' } : {}),
       };
       if (!e.problem) {
         // Probed now, so a broken file is flagged in the queue before any work.
@@ -165,7 +165,7 @@ export class JobQueue {
     const targets = id === undefined ? this.items : this.items.filter((i) => i.id === id);
     for (const item of targets) {
       if (item.status === 'queued') this.setStatus(item, 'cancelled');
-      else if (item.status === 'running') this.controllers.get(item.id)?.abort(new CancelledError());
+      else if (item.status === 'running') this.controllers.get(item.id)?.abort(new CancelledError('user'));
     }
     await this.changed();
   }
@@ -182,6 +182,7 @@ export class JobQueue {
       item.status = 'queued';
       item.percent = 0;
       delete item.error;
+      delete item.errorCode;
       if (this.run.active) this.run.ids.add(item.id);
     }
     await this.changed();
@@ -191,7 +192,7 @@ export class JobQueue {
   /** Stops the active item (it will run again after a restart) and writes the state. */
   async close(): Promise<void> {
     this.closing = true;
-    for (const c of this.controllers.values()) c.abort(new CancelledError('Crisp is shutting down.'));
+    for (const c of this.controllers.values()) c.abort(new CancelledError('shutdown'));
     await this.idle();
     await this.saveLock.run(() => undefined);
   }
@@ -224,62 +225,67 @@ export class JobQueue {
     item.status = 'running';
     item.percent = 0;
     delete item.error;
+    delete item.errorCode;
     await this.changed();
+    const signal = controller.signal;
+    const dir = settings.outputFolder || path.dirname(item.inputPath);
     try {
-      const dir = settings.outputFolder || path.dirname(item.inputPath);
-      const name = renderTemplate(settings.template, { inputPath: item.inputPath, model: settings.model, scale: settings.scale, format: settings.format });
-      const decision = await decideOutput(dir, name, settings.overwrite);
+      // The folder is made and proven writable before anything runs; each step races Stop and a timeout.
+      await prepareOutputFolder(dir, { signal });
+      const decision = await guardStep(decideOutput(dir, jobOutputName(settings, item.inputPath), settings.overwrite), {
+        signal,
+        timeoutMs: 10_000,
+        what: `Checking ${dir}`,
+      });
       if (decision.action === 'skip') {
         item.outputPath = decision.path;
         this.setStatus(item, 'skipped');
         return;
       }
-      await mkdir(dir, { recursive: true });
-      const backend = await this.opts.backend();
-      const upscale: UpscaleSettings = {
-        model: settings.model,
-        scale: settings.scale,
-        saveImageAs: settings.format,
-        compression: settings.compression,
-        enhanceFace: settings.face,
-        ...(settings.denoise !== undefined ? { denoise: settings.denoise } : {}),
-      };
-      const out = await backend.upscale({
-        inputPath: item.inputPath,
-        inputName: item.inputName,
-        settings: upscale,
-        outputPath: decision.path,
-        signal: controller.signal,
-        ...(this.resume[item.id] ? { resume: this.resume[item.id] } : {}),
-        onResumable: (token) => {
-          this.resume[item.id] = token;
-          void this.changed();
-        },
-        onProgress: (p, eta) => {
-          if (item.status !== 'running' || (p <= item.percent && (eta === undefined || eta === item.etaSeconds))) return;
-          item.percent = Math.max(item.percent, Math.min(100, p));
-          if (eta !== undefined) item.etaSeconds = eta;
-          this.emitItem(item);
-        },
-      });
+      const backend = await guardStep(Promise.resolve(this.opts.backend()), { signal, what: 'Starting the engine' });
+      const out = await guardStep(
+        backend.upscale({
+          inputPath: item.inputPath,
+          inputName: item.inputName,
+          settings: upscaleSettingsFor(settings),
+          outputPath: decision.path,
+          signal,
+          ...(this.resume[item.id] ? { resume: this.resume[item.id] } : {}),
+          onResumable: (token) => {
+            this.resume[item.id] = token;
+            void this.changed();
+          },
+          onProgress: (p, eta) => {
+            if (item.status !== 'running' || (p <= item.percent && (eta === undefined || eta === item.etaSeconds))) return;
+            item.percent = Math.max(item.percent, Math.min(100, p));
+            if (eta !== undefined) item.etaSeconds = eta;
+            this.emitItem(item);
+          },
+        }),
+        { signal, what: `Upscaling ${item.inputName}` },
+      );
       delete item.etaSeconds;
       item.outputPath = out.outputPath;
       item.outputDimensions = out.dimensions;
+      item.fileSize = out.fileSize;
+      if (out.warnings.length > 0) item.warnings = out.warnings;
       if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
       item.percent = 100;
       delete this.resume[item.id];
       this.setStatus(item, 'done');
     } catch (e) {
       delete item.etaSeconds;
-      if (controller.signal.aborted || e instanceof CancelledError) {
-        const shuttingDown = controller.signal.reason instanceof CancelledError && controller.signal.reason.message === 'Crisp is shutting down.';
+      if (signal.aborted || e instanceof CancelledError) {
+        const reason = signal.reason instanceof CancelledError ? signal.reason.reason : e instanceof CancelledError ? e.reason : 'user';
         item.percent = 0;
         // Stopped by a shutdown: queued again so the next start resumes it.
-        this.setStatus(item, shuttingDown ? 'queued' : 'cancelled');
+        this.setStatus(item, reason === 'shutdown' ? 'queued' : 'cancelled');
       } else {
         // The service itself failed the task (nothing was charged): a retry must start a new one.
         if (e instanceof ProcessingFailedError) delete this.resume[item.id];
-        item.error = errorMessage(e);
+        const u = toUserError(e, { path: item.inputName });
+        item.error = u.message;
+        item.errorCode = u.code;
         this.setStatus(item, 'failed');
       }
     } finally {

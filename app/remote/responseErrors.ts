@@ -5,6 +5,7 @@
  * UI asks for a key instead of showing a bad request.
  */
 import { errors, SPEC_ERRORS } from '../../engine/contract/index.js';
+import { toUserError } from '../jobs/userErrors.js';
 import {
   BackendError,
   BadRequestError,
@@ -67,7 +68,10 @@ export function errorFromResponse(status: number, bodyText: string, headers: Rec
 export function errorFromTransport(e: unknown, origin: string, signal?: AbortSignal): BackendError {
   if (e instanceof BackendError) return e;
   if (signal?.aborted) return new CancelledError();
-  const code = (e as { code?: string } | null)?.code;
-  const detail = code ?? (e instanceof Error ? e.message.split('\n')[0] : String(e));
-  return new NetworkError(`Could not reach the upscaling service at ${origin} (${detail}).`);
+  // Socket error codes become the same sentences as everywhere else (app/jobs/userErrors.ts); the cause is
+  // kept so the stable code (connection-refused, timed-out, …) reaches --json and the UI.
+  const u = toUserError(e, { service: `the upscaling service at ${origin}` });
+  const detail = e instanceof Error ? e.message.split('\n')[0] : String(e);
+  const message = u.code !== 'internal' ? u.message : `Could not reach the upscaling service at ${origin} (${detail}).`;
+  return Object.assign(new NetworkError(message), { cause: e });
 }

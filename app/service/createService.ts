@@ -4,9 +4,9 @@
  * typed as exactly its slice of CrispService, so a missing or extra method is a compile error here.
  */
 import path from 'node:path';
-import { DENOISE_MODEL } from '../../engine/contract/index.js';
 import { defaultModel, modelSearchDirs, userModelsDir } from '../../engine/models/catalog.js';
 import type { WorkerSpawner } from '../backends/local/workerSpawner.js';
+import { jobSettingsFrom } from '../jobs/jobSettings.js';
 import { JobQueue, type JobSettings } from '../jobs/jobQueue.js';
 import type { RemoteBackendOptions } from '../remote/remoteBackend.js';
 import type { SecretStore } from '../secrets/secretStore.js';
@@ -56,17 +56,7 @@ export interface ServiceHandle extends CrispService {
 }
 
 /** The slice of the settings one run uses. The denoise extension exists for one model, and only the local engine is known to accept it. */
-export const toJobSettings = (s: Settings): JobSettings => ({
-  ...(s.mode === 'local' && s.model === DENOISE_MODEL ? { denoise: s.denoise } : {}),
-  model: s.model,
-  scale: s.scale,
-  format: s.format,
-  compression: s.compression,
-  face: s.face,
-  outputFolder: s.outputFolder,
-  template: s.template,
-  overwrite: s.overwrite,
-});
+export const toJobSettings = (s: Settings): JobSettings => jobSettingsFrom(s, s.mode);
 
 export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
   const modelsDir = path.resolve(deps.modelsDir ?? userModelsDir());

@@ -4,45 +4,11 @@
  * ProxyChannel idea): the renderer only ever sees a `CrispService`, never a channel name.
  * Pure types: safe to import from renderer/ (no Node, no Electron).
  */
-import type { SaveImageAs, Scale } from '../../engine/contract/enums.js';
+import type { Mode, Settings, Theme } from '../settings/settingsSchema.js';
+import type { ExecutionProviderSetting, OverwritePolicy } from '../settings/upscaleOptions.js';
 
-export type Mode = 'local' | 'cloud';
-export type OverwritePolicy = 'skip' | 'replace' | 'keep';
-export type ExecutionProviderSetting = 'auto' | 'cpu' | 'webgpu' | 'cuda' | 'dml' | 'coreml';
-export type Theme = 'system' | 'light' | 'dark';
-
-export interface Settings {
-  version: 1;
-  mode: Mode;
-  /** Cloud: base URL of the upscaling service (the official one or a `crisp serve`). */
-  baseUrl: string;
-  /** Contract model name, or `custom:<id>` for an imported local model. */
-  model: string;
-  scale: Scale;
-  format: SaveImageAs;
-  compression: number;
-  face: boolean;
-  /** Local face model (gfpgan-1.4, gfpgan-1.3 or custom:N); empty: the best installed one. */
-  faceModel: string;
-  /** 0–1: share of the restored face in the blend (1 = fully restored). */
-  faceStrength: number;
-  /** Empty: beside each input. */
-  outputFolder: string;
-  /** e.g. `{name}_{model}_x{scale}.{ext}` */
-  template: string;
-  overwrite: OverwritePolicy;
-  executionProvider: ExecutionProviderSetting;
-  /** null: automatic. */
-  tileSize: number | null;
-  threads: number | null;
-  theme: Theme;
-  /**
-   * Local mode, service-lite-4x only: denoise strength 0–1 (sent as the `denoise` extension field).
-   * 1 (the default) is the plain model; lower values blend toward its weak-denoise twin (clear-boost-4x),
-   * keeping more grain and detail. Added within version 1: an older file without it gets the default.
-   */
-  denoise: number;
-}
+/** Settings and their parts are derived from the one option declaration (app/settings/upscaleOptions.ts). */
+export type { ExecutionProviderSetting, Mode, OverwritePolicy, Settings, Theme };
 
 export interface ModelInfo {
   name: string;
@@ -73,7 +39,13 @@ export interface JobItem {
   etaSeconds?: number;
   /** Plain-words error for a failed item. */
   error?: string;
+  /** Stable name of the failure (app/jobs/userErrors.ts ERROR_CODES), for scripts and remedies. */
+  errorCode?: string;
   outputPath?: string;
+  /** Bytes written for a done item. */
+  fileSize?: number;
+  /** Notices from the engine or service about a done item (e.g. a provider fallback). */
+  warnings?: string[];
   inputDimensions?: { width: number; height: number };
   outputDimensions?: { width: number; height: number };
   /** Cloud: credits deducted for this item. */

@@ -1,20 +1,21 @@
 /**
- * The settings file's schema (zod), version 1. Fields added later within version 1 (`denoise`) are
- * migrated by the store's salvage step: a file without them gets their defaults. Field set and types follow `Settings` in crispService.ts;
- * the `satisfies` checks below fail to compile if the two ever drift apart.
+ * The settings file's schema (zod), version 1: the app's own fields (mode, service URL, theme) plus every
+ * upscale option from the one declaration in upscaleOptions.ts. `Settings` is derived from it. Fields
+ * added later within version 1 (`denoise`, `faceModel`, `faceStrength`, `precision`) are migrated by the
+ * store's salvage step: a file without them gets their defaults.
  */
 import { z } from 'zod';
-import { COMPRESSION_MAX, COMPRESSION_MIN, MODEL_NAMES, OUTPUT_FORMATS, SCALES } from '../../engine/contract/index.js';
-import { DEFAULT_TEMPLATE, templateProblem } from '../jobs/outputNames.js';
-import type { Settings } from '../service/crispService.js';
+import { upscaleOptionFields } from './optionSchemas.js';
+import { UPSCALE_DEFAULTS, type UpscaleOptions } from './upscaleOptions.js';
 
 export const SETTINGS_VERSION = 1;
 
-const modelName = z.string().refine((m) => (MODEL_NAMES as readonly string[]).includes(m) || /^custom:[\w.-]{1,100}$/.test(m), {
-  message: `must be one of ${MODEL_NAMES.join(', ')} or custom:<id>`,
-});
+export const MODES = ['local', 'cloud'] as const;
+export type Mode = (typeof MODES)[number];
+export const THEMES = ['system', 'light', 'dark'] as const;
+export type Theme = (typeof THEMES)[number];
 
-const baseUrl = z.string().refine(
+const baseUrl = z.string().max(4096).refine(
   (u) => {
     if (u === '') return true;
     try {
@@ -27,53 +28,28 @@ const baseUrl = z.string().refine(
   { message: 'must be an http(s) URL' },
 );
 
-export const settingsFields = {
-  mode: z.enum(['local', 'cloud']),
+/** The app's own settings; everything about an upscale comes from UPSCALE_OPTIONS. */
+const appFields = {
+  mode: z.enum(MODES),
+  /** Cloud: base URL of the upscaling service (the official one or a `crisp serve`). */
   baseUrl,
-  model: modelName,
-  scale: z.union(SCALES.map((s) => z.literal(s)) as [z.ZodLiteral<1>, z.ZodLiteral<2>, ...z.ZodLiteral<(typeof SCALES)[number]>[]]),
-  format: z.enum(OUTPUT_FORMATS),
-  compression: z.number().int().min(COMPRESSION_MIN).max(COMPRESSION_MAX),
-  face: z.boolean(),
-  faceModel: z.string().regex(/^$|^[\w.:-]{1,80}$/, { message: 'must be a face model name' }),
-  faceStrength: z.number().min(0).max(1),
-  outputFolder: z.string(),
-  template: z.string().superRefine((t, ctx) => {
-    const p = templateProblem(t);
-    if (p) ctx.addIssue({ code: 'custom', message: p });
-  }),
-  overwrite: z.enum(['skip', 'replace', 'keep']),
-  executionProvider: z.enum(['auto', 'cpu', 'webgpu', 'cuda', 'dml', 'coreml']),
-  tileSize: z.number().int().min(32).max(4096).nullable(),
-  threads: z.number().int().min(1).max(256).nullable(),
-  theme: z.enum(['system', 'light', 'dark']),
-  denoise: z.number().min(0).max(1),
+  theme: z.enum(THEMES),
 };
 
+export type Settings = { version: typeof SETTINGS_VERSION; mode: Mode; baseUrl: string; theme: Theme } & UpscaleOptions;
+
+export const settingsFields = { ...appFields, ...upscaleOptionFields };
+
 export const settingsSchema = z.object({ version: z.literal(SETTINGS_VERSION), ...settingsFields });
+/** A change from the UI: any subset of the fields, nothing else (IPC, `crisp ui`'s bridge and the store check it). */
 export const settingsPatchSchema = z.object(settingsFields).partial().strict();
 
 export const DEFAULT_SETTINGS: Settings = {
-  version: 1,
+  version: SETTINGS_VERSION,
   mode: 'local',
   baseUrl: '',
-  model: 'digital-art-4x',
-  scale: 4,
-  format: 'png',
-  compression: 0,
-  face: false,
-  // Added within version 1: an older file without them gets these defaults.
-  faceModel: '',
-  faceStrength: 1,
-  outputFolder: '',
-  template: DEFAULT_TEMPLATE,
-  overwrite: 'keep',
-  executionProvider: 'auto',
-  tileSize: null,
-  threads: null,
   theme: 'system',
-  // 1 = the plain service-lite-4x model: no blend, and nothing beyond that model has to be installed.
-  denoise: 1,
+  ...UPSCALE_DEFAULTS,
 };
 
 // Compile-time: the schema's output is exactly Settings.

@@ -5,7 +5,8 @@
  * Enumerations come from the contract module; nothing here re-declares a model, scale or format.
  */
 import { z } from 'zod';
-import { COMPRESSION_MAX, COMPRESSION_MIN, MODEL_NAMES, OUTPUT_FORMATS, SCALES, isScale, type Scale } from '../../engine/contract/enums.js';
+import { MODEL_NAMES } from '../../engine/contract/enums.js';
+import { settingsPatchSchema as settingsPatch } from '../settings/settingsSchema.js';
 import type { CrispService } from '../service/crispService.js';
 import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';
 
@@ -13,28 +14,11 @@ import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';
 const shortText = z.string().max(4096);
 const itemId = z.string().min(1).max(200);
 
-const scaleSchema = z.custom<Scale>(isScale, `scale must be one of ${SCALES.join(', ')}`);
-
-export const settingsPatchSchema = z
-  .object({
-    mode: z.enum(['local', 'cloud']),
-    baseUrl: shortText,
-    model: z.string().min(1).max(200),
-    scale: scaleSchema,
-    format: z.enum(OUTPUT_FORMATS),
-    compression: z.number().int().min(COMPRESSION_MIN).max(COMPRESSION_MAX),
-    face: z.boolean(),
-    outputFolder: shortText,
-    template: z.string().min(1).max(256),
-    overwrite: z.enum(['skip', 'replace', 'keep']),
-    executionProvider: z.enum(['auto', 'cpu', 'webgpu', 'cuda', 'dml', 'coreml']),
-    tileSize: z.number().int().min(16).max(8192).nullable(),
-    threads: z.number().int().min(1).max(1024).nullable(),
-    theme: z.enum(['system', 'light', 'dark']),
-    denoise: z.number().min(0).max(1),
-  })
-  .partial()
-  .strict();
+/**
+ * A settings change: every field, range and choice comes from the one option declaration
+ * (app/settings/upscaleOptions.ts via settingsSchema), the same check the settings store applies.
+ */
+export const settingsPatchSchema = settingsPatch;
 
 /** Largest single file the UI may hand over as bytes (a drop, a paste, a browser file input). */
 export const MAX_ADD_FILE_BYTES = 200 * 1024 * 1024;

@@ -27,7 +27,7 @@ async function init(options: WorkerEngineOptions): Promise<void> {
       ...(options.tileSize ? { tileSize: options.tileSize } : {}),
       ...(options.faces ? { faces: options.faces } : {}),
       ...(options.precision ? { precision: options.precision } : {}),
-      // Outputs are copied out by the app at once; the engine's copies need not outlive a session.
+      // Outputs are written straight to their destination; task records need not outlive a session.
       limits: { fileTtlMs: 30 * 60_000 },
     });
     channel.send({ type: 'ready' });
@@ -43,6 +43,7 @@ async function upscale(msg: Extract<ToWorker, { type: 'upscale' }>): Promise<voi
     const { taskId } = await engine.startTask(LOCAL_CALLER, {
       fields: msg.fields,
       file: [{ originalFileName: msg.inputName, data: { path: msg.inputPath } }],
+      outputPath: msg.outputPath,
     });
     tasks.set(jobId, taskId);
     if (cancelled.has(jobId)) await engine.cancelTask(LOCAL_CALLER, taskId);
@@ -57,8 +58,8 @@ async function upscale(msg: Extract<ToWorker, { type: 'upscale' }>): Promise<voi
         channel.send({ type: 'progress', jobId, percent: last, ...(s.etaSeconds !== undefined ? { etaSeconds: s.etaSeconds } : {}) });
       }
       if (s.status === 'PROCESSING_FAILED') {
-        const cancelled = s.error === 'Cancelled';
-        channel.send({ type: 'failed', jobId, message: s.error ?? 'Upscaling failed.', cancelled });
+        // Typed by what happened (this job was asked to stop), never by the wording of the task's error.
+        channel.send({ type: 'failed', jobId, message: s.error ?? 'Upscaling failed.', cancelled: cancelled.has(jobId) });
         return;
       }
       if (s.status === 'PROCESSED') {

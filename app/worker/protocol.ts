@@ -16,7 +16,7 @@ export interface WorkerEngineOptions {
 
 export type ToWorker =
   | { type: 'init'; options: WorkerEngineOptions }
-  | { type: 'upscale'; jobId: string; inputPath: string; inputName: string; fields: Record<string, string | number | boolean> }
+  | { type: 'upscale'; jobId: string; inputPath: string; inputName: string; fields: Record<string, string | number | boolean>; /** Written there directly (temp + rename). */ outputPath: string }
   | { type: 'cancel'; jobId: string }
   | { type: 'shutdown' };
 

@@ -4,6 +4,7 @@
  * `crisp serve` and `crisp users` both open accounts through here, so they always agree.
  */
 import { createLedger, type Ledger } from '../credits/ledger.js';
+import { compactLedger, ledgerArchiveFile } from '../credits/ledgerCompaction.js';
 import { createPgLedger } from '../credits/pgLedger.js';
 import type { PriceTable } from '../credits/priceTable.js';
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
@@ -21,6 +22,8 @@ export interface AccountsBackend {
   /** Throws when the store cannot be used right now (readiness probe). */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** JSON store: moves charges ended more than `retentionMs` ago to the ledger archive (engine/credits/ledgerCompaction.ts). */
+  compact?: (retentionMs: number) => Promise<unknown>;
 }
 
 export interface AccountsLocation {
@@ -52,5 +55,6 @@ export async function openAccounts(where: AccountsLocation): Promise<AccountsBac
     ledger: createLedger(state, where.priceTable),
     ping: () => state.refresh(),
     close: async () => {},
+    compact: (retentionMs) => compactLedger(state, ledgerArchiveFile(where.dataDir), { retentionMs }),
   };
 }

@@ -2,7 +2,7 @@
  * The converter's front door: any supported weights file (.pth/.pt/.ckpt zip or legacy,
  * .safetensors, ncnn .param+.bin, or an existing .onnx) → ONNX bytes plus what was detected.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeSpec, type ArchSpec } from './architecture.js';
 import { detectArchitecture, type DetectOptions } from './detectArchitecture.js';
@@ -71,13 +71,30 @@ export async function convertBytes(bytes: Uint8Array, format: Exclude<SourceForm
   return { onnx, format, spec, description: describeSpec(spec) };
 }
 
+/**
+ * Weights are read whole, so their size is checked first: the largest real SR checkpoints are a few
+ * hundred MB; an ncnn .param is a few KB of text.
+ */
+export const MAX_MODEL_FILE_BYTES = 2 * 1024 * 1024 * 1024;
+export const MAX_NCNN_PARAM_BYTES = 16 * 1024 * 1024;
+
+async function assertSize(file: string, max: number): Promise<void> {
+  const { size } = await stat(file);
+  if (size > max) {
+    throw new ConvertError(`${path.basename(file)} is ${Math.round(size / 1048576)} MiB; model files larger than ${Math.round(max / 1048576)} MiB are refused`);
+  }
+}
+
 export async function convertModelFile(file: string, opts: ConvertOptions = {}): Promise<ConvertedModel> {
   const format = formatOf(file);
   if (format === 'ncnn') {
     const base = file.slice(0, -path.extname(file).length);
+    await assertSize(`${base}.param`, MAX_NCNN_PARAM_BYTES);
+    await assertSize(`${base}.bin`, MAX_MODEL_FILE_BYTES);
     const [param, bin] = await Promise.all([readFile(`${base}.param`, 'utf8'), readFile(`${base}.bin`)]);
     const { onnx, layerTypes } = convertNcnn(param, bin);
     return { onnx, format, spec: null, description: `ncnn model (${layerTypes.join(', ')})` };
   }
+  await assertSize(file, MAX_MODEL_FILE_BYTES);
   return convertBytes(await readFile(file), format, opts);
 }

@@ -21,12 +21,18 @@ const DTYPES: Record<string, StorageDtype> = {
 
 export class SafetensorsError extends CheckpointError {}
 
+/** The JSON header names and shapes tensors; real ones are KBs. Parsing a huge one would cost its size several times over. */
+export const MAX_SAFETENSORS_HEADER_BYTES = 100 * 1024 * 1024;
+
 export function readSafetensors(bytes: Uint8Array): StateDict {
   if (bytes.length < 8) throw new SafetensorsError('safetensors file is too short');
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLen = dv.getBigUint64(0, true);
   if (headerLen > BigInt(bytes.length - 8)) {
     throw new SafetensorsError(`safetensors header claims ${headerLen} bytes but the file has only ${bytes.length - 8} after the length`);
+  }
+  if (headerLen > BigInt(MAX_SAFETENSORS_HEADER_BYTES)) {
+    throw new SafetensorsError(`safetensors header claims ${headerLen} bytes; headers above ${MAX_SAFETENSORS_HEADER_BYTES} bytes are refused`);
   }
   const dataStart = 8 + Number(headerLen);
   let header: unknown;

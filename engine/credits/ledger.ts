@@ -8,7 +8,7 @@
  * - regular credits are spent before extra credits, and neither goes below zero.
  */
 import type { Caller } from '../api.js';
-import { errors, type TaskSettings } from '../contract/index.js';
+import { errors } from '../contract/index.js';
 import type { StateFile } from '../accounts/jsonStateFile.js';
 import { availableCredits, type AccountsState } from '../accounts/state.js';
 import type { Balance, CreditMeter, Settlement } from './meter.js';
@@ -23,8 +23,27 @@ export function createLedger(state: StateFile<AccountsState>, table: PriceTable 
   const userOf = (s: AccountsState, caller: Caller) => s.users.find((u) => u.userId === caller.userId);
 
   return {
-    quote(settings: TaskSettings, imageCount: number): number {
-      return priceOf(table, settings, imageCount);
+    quote(settings, images): number {
+      return priceOf(table, settings, images);
+    },
+
+    async assertCanAfford(caller, cost) {
+      await state.refresh();
+      const s = state.current();
+      const u = userOf(s, caller);
+      if (!u || availableCredits(s, u) < Math.max(1, cost)) throw errors.insufficientCredits();
+    },
+
+    async adjust(caller, taskId, cost) {
+      if (!Number.isSafeInteger(cost) || cost < 0) throw new Error(`invalid cost ${cost}`);
+      await state.update((s) => {
+        const c = s.charges[taskId];
+        const u = userOf(s, caller);
+        if (!c || !u || c.userId !== u.userId || c.state !== 'reserved') throw errors.insufficientCredits();
+        // availableCredits already subtracts this charge's current cost.
+        if (cost > c.cost && availableCredits(s, u) < cost - c.cost) throw errors.insufficientCredits();
+        c.cost = cost;
+      });
     },
 
     async assertCanUpload(caller) {

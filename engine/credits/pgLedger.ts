@@ -51,6 +51,29 @@ export function createPgLedger(pool: Pool, table: PriceTable = DEFAULT_PRICE_TAB
       if (a === undefined || a <= 0) throw errors.insufficientCredits();
     },
 
+    async assertCanAfford(caller, cost) {
+      const a = await available(caller.userId);
+      if (a === undefined || a < Math.max(1, cost)) throw errors.insufficientCredits();
+    },
+
+    async adjust(caller, taskId, cost) {
+      if (!Number.isSafeInteger(cost) || cost < 0) throw new Error(`invalid cost ${cost}`);
+      await inTransaction(pool, async (db) => {
+        // Same lock order as settle: the charge row, then the user row.
+        const locked = await db.query<ChargeRow>('SELECT user_id, cost, state, deducted FROM charges WHERE task_id = $1 FOR UPDATE', [taskId]);
+        const charge = locked.rows[0];
+        if (!charge || charge.user_id !== caller.userId || charge.state !== 'reserved') throw errors.insufficientCredits();
+        if (cost > charge.cost) {
+          const user = await db.query<{ balance: number }>('SELECT credits + extra_credits AS balance FROM users WHERE user_id = $1 FOR UPDATE', [caller.userId]);
+          const balance = user.rows[0]?.balance;
+          if (balance === undefined) throw errors.insufficientCredits();
+          const open = await db.query<{ reserved: number }>(`SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`, [caller.userId]);
+          if (Number(balance) - Number(open.rows[0]?.reserved ?? 0) < cost - charge.cost) throw errors.insufficientCredits();
+        }
+        await db.query('UPDATE charges SET cost = $2 WHERE task_id = $1', [taskId, cost]);
+      });
+    },
+
     async reserve(caller, taskId, cost) {
       if (!Number.isSafeInteger(cost) || cost < 0) throw new Error(`invalid cost ${cost}`);
       await inTransaction(pool, async (db) => {

@@ -11,8 +11,9 @@ import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
 import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.js';
 import { choosePrecision, type Precision, type PrecisionRequest } from './precision.js';
 
-export const EXECUTION_PROVIDERS = ['auto', 'cpu', 'webgpu', 'cuda', 'dml', 'coreml'] as const;
-export type ExecutionProviderRequest = (typeof EXECUTION_PROVIDERS)[number];
+import { EXECUTION_PROVIDERS, type ExecutionProviderRequest } from './providers.js';
+
+export { EXECUTION_PROVIDERS, type ExecutionProviderRequest };
 /** Alias used by the engine's options. */
 export type ExecutionProviderChoice = ExecutionProviderRequest;
 export type ExecutionProvider = Exclude<ExecutionProviderRequest, 'auto'>;

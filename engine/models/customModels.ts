@@ -9,8 +9,8 @@ import { readFile, rename, rm, writeFile, mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { convertModelFile, type ConvertOptions, type SourceFormat } from '../convert/convert.js';
-import { installModel, type SmokeRunner } from './install.js';
+import type { ConvertOptions, SourceFormat } from '../convert/convert.js';
+import type { SmokeRunner } from './install.js';
 
 export const CUSTOM_DIR = 'custom';
 export const CUSTOM_REGISTRY = 'custom-models.json';
@@ -90,6 +90,9 @@ export function defaultCustomName(file: string): string {
 export async function importCustomModel(file: string, opts: ImportOptions): Promise<CustomModelListing> {
   const name = opts.name ?? defaultCustomName(file);
   if (!NAME_RE.test(name)) throw new CustomModelError(`invalid model name ${JSON.stringify(name)} (letters, digits, . _ - ; at most 64)`);
+  // Loaded here, not at the top: listing imported models (crisp models list, name lookups) must not load
+  // the converters or onnxruntime.
+  const [{ convertModelFile }, { installModel }] = await Promise.all([import('../convert/convert.js'), import('./install.js')]);
   const converted = await convertModelFile(file, opts);
   const fileName = `${name}.onnx`;
   const installed = await installModel(converted.onnx, {

@@ -15,6 +15,7 @@ import {
 import { denoiseModel } from '../convert/denoiseBlend.js';
 import { resolveModel, type CustomModelEntry, type ResolvedModel } from './catalog.js';
 import { listCustomModels, type CustomModelListing } from './customModels.js';
+import { architectureOf, customModelName } from './modelNames.js';
 
 /** The model that `denoise` 0 stands for (realesr-general-wdn-x4v3). */
 export const DENOISE_WDN_MODEL = 'clear-boost-4x';
@@ -28,14 +29,7 @@ export interface TaskModelSources {
   denoiseCacheDir: string;
 }
 
-export function customModelName(name: string): CustomModelName {
-  return `${CUSTOM_MODEL_PREFIX}${name}`;
-}
-
-/** "SRVGGNetCompact x4 (64 feat, …)" → "SRVGGNetCompact"; "ONNX (12 nodes, opset 17)" → "ONNX". */
-export function architectureOf(description: string): string {
-  return description.split(/ x\d+\b| \(/)[0]?.trim() || description;
-}
+export { architectureOf, customModelName };
 
 /** The registry entry in the shape the pipeline reads (see CustomModelEntry). */
 export function customModelEntry(m: CustomModelListing): ResolvedModel<CustomModelEntry> {

@@ -2,7 +2,6 @@
  * The Fastify application: a thin HTTP transport over an UpscalingEngine. Composition only: plugins
  * (multipart, rate limit), error mapping, auth, and the routes; it opens no files and starts nothing.
  */
-import { createHash } from 'node:crypto';
 import fastifyMultipart from '@fastify/multipart';
 import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -11,10 +10,11 @@ import type { UpscalingEngine } from '../api.js';
 import { errors } from '../contract/index.js';
 import type { CreditMeter } from '../credits/meter.js';
 import type { EngineLimits } from '../limits.js';
-import { apiKeyOf } from './auth.js';
+import { keyDigestOf } from './auth.js';
+import { createBoundedServer } from './connectionLimits.js';
 import type { DownloadLinks } from './downloadLinks.js';
 import { installErrorMapping } from './errorMapping.js';
-import { loggerOptions } from './logging.js';
+import { installRequestLog, loggerOptions, requestLogOptions, type LogFormat } from './logging.js';
 import type { ServerLimits } from './options.js';
 import { registerContractRoutes } from './routes/contract.js';
 import { registerDownloadRoutes } from './routes/downloads.js';
@@ -29,7 +29,10 @@ export interface AppDeps {
   engineLimits: Pick<EngineLimits, 'maxFileSize' | 'maxFilesPerTask'>;
   serverLimits: ServerLimits;
   logLevel?: string;
+  logFormat?: LogFormat;
   logStream?: NodeJS.WritableStream;
+  /** Where start-task file parts stream to (under the data directory). */
+  incomingDir: string;
   /** Where rate-limit counters live when several processes must share them (`--db`); default: in memory. */
   rateLimitStore?: FastifyRateLimitStoreCtor;
   /** Operator endpoints (/healthz, /readyz, /metrics); absent in tests that build the app alone. */
@@ -39,13 +42,17 @@ export interface AppDeps {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { serverLimits: sl, engineLimits: el } = deps;
   const app = Fastify({
-    logger: loggerOptions(deps.logLevel ?? 'info', deps.logStream),
+    logger: loggerOptions(deps.logLevel ?? 'info', deps.logFormat, deps.logStream),
+    ...requestLogOptions(),
     bodyLimit: sl.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    serverFactory: (handler) => createBoundedServer(handler, sl),
   });
   app.decorateRequest('caller', null);
+  app.decorateRequest('keyDigest', null);
   installErrorMapping(app, sl.bodyLimit);
+  installRequestLog(app);
 
   await app.register(fastifyRateLimit, {
     global: true,
@@ -58,8 +65,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Per key, not per IP: many users may share a NAT. The key is hashed so the limiter's memory never
     // holds credentials. Requests without a key (part URLs, downloads) are limited per IP.
     keyGenerator: (request) => {
-      const key = apiKeyOf(request);
-      return key ? `k:${createHash('sha256').update(key).digest('base64url')}` : `ip:${request.ip}`;
+      const digest = keyDigestOf(request);
+      return digest ? `k:${digest}` : `ip:${request.ip}`;
     },
     errorResponseBuilder: () => Object.assign(errors.rateLimited(), { statusCode: 429 }),
   });
@@ -71,7 +78,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     engine: deps.engine,
     accounts: deps.accounts,
     meter: deps.meter,
-    form: { maxFileSize: el.maxFileSize, maxFilesPerTask: el.maxFilesPerTask, maxFieldBytes: sl.bodyLimit },
+    form: { maxFileSize: el.maxFileSize, maxFilesPerTask: el.maxFilesPerTask, maxFieldBytes: sl.bodyLimit, maxRequestBytes: sl.maxRequestBytes },
+    incomingDir: deps.incomingDir,
   });
   registerPartRoutes(app, deps.engine);
   registerDownloadRoutes(app, deps.engine, deps.accounts, deps.links);

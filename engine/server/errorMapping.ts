@@ -66,12 +66,13 @@ export function installErrorMapping(app: FastifyInstance, bodyLimit: number): vo
       if (!mapped && fe.statusCode === 429) mapped = errors.rateLimited();
     }
     if (mapped) {
-      // Expected refusals: one log line at info level, no stack (the client already got the reason).
-      request.log.info({ status: mapped.status, code: mapped.code }, mapped.message);
+      // Expected refusals: the request's one log line (logging.ts) names them, no stack.
+      request.refusal = { status: mapped.status, code: mapped.code, message: mapped.message };
       return sendError(reply, mapped);
     }
-    request.log.error({ err: error }, 'request failed');
-    return sendError(reply, endpoint ? errors.serverFailure(endpoint) : errors.internal());
+    const failure = endpoint ? errors.serverFailure(endpoint) : errors.internal();
+    request.refusal = { status: failure.status, code: failure.code, message: 'request failed', err: error };
+    return sendError(reply, failure);
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, errors.notFound('Not Found')));
 }

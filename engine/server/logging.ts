@@ -1,8 +1,37 @@
 /**
- * Logger settings. Requests are logged as method + path only: the query string of a part URL or a
- * download link is a bearer credential, and X-API-Key is redacted even if a serializer changes.
+ * Logs an operator can keep: at most one line per request at the default level ("info").
+ *   - Fastify's own two lines per request (incoming + completed) are off; `installRequestLog` writes
+ *     one line when the answer is sent: method, route pattern (never the URL: the query string of a
+ *     part URL or a download link is a bearer credential), status, ms, user id and request id.
+ *   - Successful get-task-status polls, the bulk of the traffic, are logged at debug only.
+ *   - A refused request's line carries the contract's error code and message; an unexpected failure's
+ *     line is at error level and carries the stack (always with the reqId the client can quote).
+ *   - X-API-Key and Authorization are redacted from anything that logs headers anyway.
+ * `--log-format pretty` turns the JSON lines into one short human-readable line each.
  */
-import type { FastifyServerOptions } from 'fastify';
+import { Writable } from 'node:stream';
+import { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** What the error handler tells the request log line about a refusal (one line, not two). */
+export interface LoggedRefusal {
+  status: number;
+  code: string;
+  message: string;
+  /** An unexpected failure: logged with its stack on the request's one line. */
+  err?: unknown;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the error mapping when a request is answered with a contract error. */
+    refusal: LoggedRefusal | null;
+  }
+}
 
 interface LoggableRequest {
   method?: string;
@@ -17,13 +46,91 @@ export function pathOnly(url: string | undefined): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
-export function loggerOptions(level: string, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+export function loggerOptions(level: string, format: LogFormat = 'json', stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+  const out = stream ?? process.stdout;
   return {
     level,
-    ...(stream ? { stream } : {}),
+    stream: format === 'pretty' ? prettyLogStream(out) : out,
     redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
     serializers: {
       req: (req: LoggableRequest) => ({ method: req.method, url: pathOnly(req.url), remoteAddress: req.ip ?? req.socket?.remoteAddress }),
     },
   };
+}
+
+/** Fastify options that go with installRequestLog: its own per-request lines off. */
+export function requestLogOptions(): Pick<FastifyServerOptions, 'logController'> {
+  return { logController: new LogController({ disableRequestLogging: true }) };
+}
+
+const LEVEL_VALUE: Record<string, number> & Record<'error' | 'debug' | 'info', number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+function isQuietSuccess(request: FastifyRequest, status: number): boolean {
+  return status < 400 && request.routeOptions.config.endpoint === 'get-task-status';
+}
+
+export function installRequestLog(app: FastifyInstance): void {
+  app.decorateRequest('refusal', null);
+  app.addHook('onResponse', (request, reply, done) => {
+    const status = reply.statusCode;
+    const log = request.log;
+    // Checked before building the line, so a poll at the default level costs no allocation here.
+    const level: 'error' | 'debug' | 'info' = status >= 500 ? 'error' : isQuietSuccess(request, status) ? 'debug' : 'info';
+    if (LEVEL_VALUE[level] < (LEVEL_VALUE[log.level] ?? 0)) return done();
+    const line: Record<string, unknown> = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    };
+    if (request.caller) line.user = request.caller.userId;
+    if (request.refusal) {
+      line.code = request.refusal.code;
+      if (request.refusal.err !== undefined) line.err = request.refusal.err;
+      log[level](line, request.refusal.message);
+    } else {
+      log[level](line, 'request');
+    }
+    done();
+  });
+}
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+
+/** One pino JSON line → `12:01:02.345 INFO  req-7 POST /start-task 200 12.3ms user=usr_… request`. */
+export function prettyLine(json: string): string {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json;
+  }
+  const { time, level, msg, reqId, method, route, status, ms, pid: _pid, hostname: _host, err, ...rest } = o;
+  const parts = [
+    typeof time === 'number' ? new Date(time).toISOString().slice(11, 23) : '',
+    (LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5),
+  ];
+  if (reqId !== undefined) parts.push(String(reqId));
+  if (method !== undefined) parts.push(`${String(method)} ${String(route)} ${String(status)} ${String(ms)}ms`);
+  for (const [k, v] of Object.entries(rest)) parts.push(`${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  if (msg !== undefined) parts.push(String(msg));
+  let line = parts.filter(Boolean).join(' ');
+  if (err && typeof err === 'object' && 'stack' in err) line += `\n${String((err as { stack: unknown }).stack)}`;
+  return line;
+}
+
+export function prettyLogStream(out: NodeJS.WritableStream): Writable {
+  let pending = '';
+  return new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      pending += chunk.toString('utf8');
+      let nl = pending.indexOf('\n');
+      while (nl >= 0) {
+        out.write(`${prettyLine(pending.slice(0, nl))}\n`);
+        pending = pending.slice(nl + 1);
+        nl = pending.indexOf('\n');
+      }
+      cb();
+    },
+  });
 }

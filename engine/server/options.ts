@@ -1,6 +1,7 @@
 /** Configuration of `crisp serve` (CLI flags map 1:1; see docs/deploy.md for defaults and reasons). */
 import type { ExecutionProviderChoice } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
+import type { LogFormat } from './logging.js';
 
 export interface ServerLimits {
   /** Largest JSON request body, in bytes (multipart start-task is bounded by file size × files instead). */
@@ -10,6 +11,20 @@ export interface ServerLimits {
   rateLimitWindowMs: number;
   /** Lifetime of a download link (capped by the file's own expiry). */
   downloadLinkTtlMs: number;
+  /** Largest sum of file-part bytes in one start-task (larger batches go through get-upload-url). */
+  maxRequestBytes: number;
+  /** A request (headers and body) must arrive within this; slower ones get 408 and are closed. */
+  requestTimeoutMs: number;
+  /** The request headers must arrive within this. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** A socket with no traffic at all is closed after this. */
+  connectionTimeoutMs: number;
+  /** Open connections in all; further ones are closed at once. */
+  maxConnections: number;
+  /** Open connections from one IP address; further ones are closed at once. */
+  maxConnectionsPerIp: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -17,6 +32,18 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   rateLimitMax: 600,
   rateLimitWindowMs: 60_000,
   downloadLinkTtlMs: 3_600_000,
+  maxRequestBytes: 256 * 1024 * 1024,
+  // 5 minutes for a whole request: a 256 MiB start-task needs ~0.9 MB/s; slower clients use part uploads.
+  requestTimeoutMs: 300_000,
+  headersTimeoutMs: 10_000,
+  // Longer than the 60 s idle timeout of common load balancers and clients' pools, so the server is not
+  // the side that closes a connection a client is about to reuse (that race shows as ECONNRESET); idle
+  // connections are bounded by the connection caps instead.
+  keepAliveTimeoutMs: 72_000,
+  // Above the keep-alive timeout, which governs idle keep-alive sockets; this cuts stalls mid-request.
+  connectionTimeoutMs: 120_000,
+  maxConnections: 1024,
+  maxConnectionsPerIp: 64,
 };
 
 export interface ServerConfig {
@@ -38,8 +65,14 @@ export interface ServerConfig {
   logLevel?: string;
   /** Enables enhanceFace: the face model (catalog name or custom:N in modelDirs) and blend strength. */
   faces?: { model: string; strength?: number };
+  /** json (default): one JSON object a line; pretty: short human-readable lines. */
+  logFormat?: LogFormat;
   /** Bearer token that unlocks GET /metrics; absent: no /metrics route. */
   metricsToken?: string;
   /** Where logs go (default stdout); tests capture them. */
   logStream?: NodeJS.WritableStream;
+  /** How long settled and released charges stay in accounts.json before moving to the ledger archive. */
+  ledgerRetentionMs?: number;
+  /** The engine's clock (tests advance it to expire uploads and outputs). */
+  now?: () => number;
 }

@@ -14,11 +14,13 @@ import { openAccounts, type AccountsBackend } from '../accounts/openAccounts.js'
 import type { UpscalingEngine } from '../api.js';
 import type { CreditMeter } from '../credits/meter.js';
 import type { Ledger } from '../credits/ledger.js';
+import { DEFAULT_LEDGER_RETENTION_MS } from '../credits/ledgerCompaction.js';
 import { createEngine, type Engine } from '../engine.js';
+import { SERVER_USER_LIMITS } from '../limits.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
 import { buildApp } from './app.js';
 import type { ServerHealth } from './routes/health.js';
-import { createDownloadLinks, withDownloadLink } from './downloadLinks.js';
+import { createDownloadLinks, downloadLinkDecorator } from './downloadLinks.js';
 import { DEFAULT_SERVER_LIMITS, type ServerConfig } from './options.js';
 
 export interface RunningServer {
@@ -63,6 +65,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   const publicUrl = (config.publicUrl ?? originFor(config.host, port)).replace(/\/$/, '');
 
   const stores = await openAccounts({ dataDir, ...(config.db ? { db: config.db } : {}) });
+  const stopCompaction = scheduleCompaction(stores, config.ledgerRetentionMs ?? DEFAULT_LEDGER_RETENTION_MS);
   let engine: Engine | undefined;
   try {
     const { accounts, ledger } = stores;
@@ -70,17 +73,18 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
     const created = await createEngine({
       dataDir,
+      ...(config.now ? { now: config.now } : {}),
       credits: meter,
       publicUrl,
       allowPrivateUrls: config.allowPrivateUrls,
       // A task cut off by a crash or restart runs again from its stored inputs; its reservation stands.
       resumeInterrupted: true,
-      ...(config.engineLimits ? { limits: config.engineLimits } : {}),
+      limits: { ...SERVER_USER_LIMITS, ...config.engineLimits },
       ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
       ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
       ...(config.threads ? { threads: config.threads } : {}),
       ...(config.faces ? { faces: config.faces } : {}),
-      decorateFile: (task, file) => withDownloadLink(links, task, file),
+      decorateFile: downloadLinkDecorator(links),
     });
     engine = created;
     const routesEngine = overrides.engine ? overrides.engine(created) : created;
@@ -98,13 +102,16 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       links,
       engineLimits: created.limits,
       serverLimits,
+      incomingDir: path.join(dataDir, 'incoming'),
       ...(config.logLevel ? { logLevel: config.logLevel } : {}),
+      ...(config.logFormat ? { logFormat: config.logFormat } : {}),
       ...(config.logStream ? { logStream: config.logStream } : {}),
     });
     await app.listen({ host: config.host, port });
-    return running(app, created, stores, publicUrl);
+    return running(app, created, stores, publicUrl, stopCompaction);
   } catch (e) {
     await engine?.close();
+    stopCompaction();
     await stores.close();
     throw e;
   }
@@ -125,7 +132,18 @@ async function notReadyReason(stores: AccountsBackend, dataDir: string): Promise
   return undefined;
 }
 
-function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, url: string): RunningServer {
+/** Ended charges leave the JSON state file hourly (PostgreSQL keeps them in a table: nothing to compact). */
+function scheduleCompaction(stores: AccountsBackend, retentionMs: number): () => void {
+  const compact = stores.compact;
+  if (!compact) return () => {};
+  const run = () => void compact(retentionMs).catch(() => undefined);
+  run();
+  const timer = setInterval(run, 3_600_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, url: string, stopCompaction: () => void): RunningServer {
   let closed = false;
   return {
     app,
@@ -136,6 +154,7 @@ function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, 
     async close() {
       if (closed) return;
       closed = true;
+      stopCompaction();
       await app.close();
       await engine.close();
       await stores.close();

@@ -4,7 +4,7 @@
  * runs. Every image whose bytes are at hand is identified and its header checked now, so a text file
  * named .jpg, an empty file or a 100000×100000 header is refused with 400 before anything is queued.
  */
-import { copyFile, mkdir, open, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Caller } from '../api.js';
 import { errors, type StartTaskRequest, type TaskSettings } from '../contract/index.js';
@@ -20,6 +20,7 @@ export async function materializeInputs(
   inputsDir: string,
   uploads: UploadStore,
   limits: EngineLimits,
+  opts: { move?: boolean } = {},
 ): Promise<TaskInput[]> {
   await mkdir(inputsDir, { recursive: true });
   if (req.source === 'urls') {
@@ -40,7 +41,8 @@ export async function materializeInputs(
       if (f.data.length > limits.maxFileSize) throw tooLarge(f.originalFileName, limits);
       await writeFile(target, f.data);
     } else {
-      await copyFile(f.data.path, target).catch((e: NodeJS.ErrnoException) => {
+      const src = f.data.path;
+      await (opts.move ? rename(src, target).catch(() => copyFile(src, target)) : copyFile(src, target)).catch((e: NodeJS.ErrnoException) => {
         throw errors.badRequest(`${f.originalFileName} cannot be read (${e.code ?? e.message})`);
       });
     }

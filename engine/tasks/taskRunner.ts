@@ -1,9 +1,17 @@
 /**
- * The task queue: tasks run one at a time (one inference job per device), images of a batch in order.
- * Status: PROCESSING while queued, fetching or decoding; ENHANCING while a model runs; PROCESSED when
- * every output is written; PROCESSING_FAILED on any error, cancel or shutdown. A failed batch keeps no
+ * The task scheduler: one inference job at a time (one device), shared fairly between users.
+ *
+ * - Each user has their own queue of runnable tasks; the worker serves users round-robin **one image at
+ *   a time**, so a user's 30-image task delays another user's one-image task by at most one image.
+ * - URL inputs are fetched before a task joins its user's queue, outside the inference loop: fetches
+ *   run concurrently, at most `urlFetchesPerUser` at once per user, each with its own deadline, so a
+ *   slow or failing host holds only its own task, never the device.
+ *
+ * Status: PROCESSING while fetching or queued; ENHANCING once its first image runs; PROCESSED when every
+ * output is written; PROCESSING_FAILED on any error, cancel or shutdown. A failed batch keeps no
  * outputs: a task is delivered whole or not at all, and nothing is charged for it.
  */
+import type { FaceStageOptions } from '../faces/faceStage.js';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
@@ -12,7 +20,6 @@ import type { Inference } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
 import { resolveTaskModel, type TaskModelSources } from '../models/taskModel.js';
 import { upscaleImage } from '../pipeline/index.js';
-import type { FaceStageOptions } from '../faces/faceStage.js';
 import { checkedInput } from './taskInputs.js';
 import { outputFileName } from './outputNames.js';
 import type { TaskStore } from './taskStore.js';
@@ -31,6 +38,8 @@ export interface TaskRunnerDeps {
   models: TaskModelSources;
   allowPrivateUrls: boolean;
   onFailed: (task: StoredTask) => Promise<void>;
+  /** After a task's URL inputs are fetched and measured (re-price it); a throw fails the task. */
+  onInputsFetched?: (task: StoredTask) => Promise<void>;
 }
 
 class Cancelled extends Error {
@@ -39,141 +48,284 @@ class Cancelled extends Error {
   }
 }
 
+type ResolvedTaskModel = Awaited<ReturnType<typeof resolveTaskModel>>;
+
+/** A task the runner holds, from enqueue until it ends. */
+interface Job {
+  task: StoredTask;
+  abort: AbortController;
+  /** Index of the next image to upscale. */
+  next: number;
+  model?: ResolvedTaskModel;
+  taken: Set<string>;
+  currentName?: string;
+  /** Set while one of its images runs (cancel waits for it). */
+  step?: Promise<void>;
+}
+
 export class TaskRunner {
-  private readonly queue: StoredTask[] = [];
-  private running: { task: StoredTask; abort: AbortController; done: Promise<void> } | undefined;
-  private pumping: Promise<void> | undefined;
+  /** Every held task by id: fetching, queued or running. */
+  private readonly jobs = new Map<string, Job>();
+  /** Runnable jobs per user, in arrival order. */
+  private readonly queues = new Map<string, Job[]>();
+  /** Users with runnable jobs, in round-robin order. */
+  private readonly turns: string[] = [];
+  private readonly fetching = new Map<string, number>();
+  private readonly fetchWaiters = new Map<string, (() => void)[]>();
+  private idleWaiters: (() => void)[] = [];
+  private pumping = false;
   private closed = false;
 
   constructor(private readonly deps: TaskRunnerDeps) {}
 
+  /** Tasks of this user that are fetching, waiting or running (the per-user cap counts these). */
+  activeTasksOf(userId: string): number {
+    let n = 0;
+    for (const j of this.jobs.values()) if (j.task.userId === userId) n++;
+    return n;
+  }
+
   enqueue(task: StoredTask): void {
     if (this.closed) throw new Error('engine is closed');
-    this.queue.push(task);
-    this.pumping ??= this.pump().finally(() => {
-      this.pumping = undefined;
-    });
+    const job: Job = { task, abort: new AbortController(), next: 0, taken: new Set() };
+    this.jobs.set(task.id, job);
+    if (task.inputs.some((i) => i.url)) void this.prefetch(job);
+    else this.makeRunnable(job);
   }
 
   async idle(): Promise<void> {
-    while (this.pumping) await this.pumping;
+    while (this.jobs.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
   }
 
   async cancel(task: StoredTask, reason = 'Cancelled'): Promise<void> {
-    const i = this.queue.indexOf(task);
-    if (i >= 0) {
-      this.queue.splice(i, 1);
-      await this.fail(task, reason);
-    } else if (this.running?.task === task) {
-      this.running.abort.abort(new Cancelled(reason));
-      await this.running.done;
+    const job = this.jobs.get(task.id);
+    if (!job) return;
+    job.abort.abort(new Cancelled(reason));
+    if (job.step) {
+      await job.step;
+      return;
+    }
+    // Queued (not running): leave the queue now; fetching: prefetch sees the abort and fails the task.
+    const q = this.queues.get(task.userId);
+    const i = q?.indexOf(job) ?? -1;
+    if (q && i >= 0) {
+      q.splice(i, 1);
+      if (q.length === 0) this.dropUser(task.userId);
+      // Its earlier images may already have run (users take turns image by image).
+      await this.removeOutputs(task);
+      await this.finish(job, reason);
+    } else {
+      await this.ended(job);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.queue.splice(0)) await this.fail(t, 'Crisp was shut down before this task ran. Start it again.');
-    this.running?.abort.abort(new Cancelled('Crisp was shut down while this task was running. Start it again.'));
+    for (const job of [...this.jobs.values()]) {
+      const running = job.step !== undefined;
+      await this.cancel(
+        job.task,
+        running ? 'Crisp was shut down while this task was running. Start it again.' : 'Crisp was shut down before this task ran. Start it again.',
+      );
+    }
     await this.idle();
   }
 
+  /** Resolves once `job` has left the runner. */
+  private ended(job: Job): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => (this.jobs.has(job.task.id) ? this.idleWaiters.push(check) : resolve());
+      check();
+    });
+  }
+
+  private makeRunnable(job: Job): void {
+    const userId = job.task.userId;
+    let q = this.queues.get(userId);
+    if (!q) {
+      q = [];
+      this.queues.set(userId, q);
+      this.turns.push(userId);
+    }
+    q.push(job);
+    if (!this.pumping) {
+      this.pumping = true;
+      void this.pump().finally(() => {
+        this.pumping = false;
+      });
+    }
+  }
+
+  private dropUser(userId: string): void {
+    this.queues.delete(userId);
+    const t = this.turns.indexOf(userId);
+    if (t >= 0) this.turns.splice(t, 1);
+  }
+
   private async pump(): Promise<void> {
-    for (let task = this.queue.shift(); task; task = this.queue.shift()) {
-      const abort = new AbortController();
-      const done = this.runOne(task, abort.signal);
-      this.running = { task, abort, done };
-      await done;
-      this.running = undefined;
+    for (let userId = this.turns.shift(); userId !== undefined; userId = this.turns.shift()) {
+      const q = this.queues.get(userId);
+      const job = q?.[0];
+      if (!q || !job) {
+        this.queues.delete(userId);
+        continue;
+      }
+      // Back of the line before running, so a user who enqueues meanwhile still gets the next turn.
+      this.turns.push(userId);
+      job.step = this.stepOf(job);
+      const over = await job.step.then(() => this.jobs.get(job.task.id) !== job);
+      job.step = undefined;
+      if (over) {
+        const i = q.indexOf(job);
+        if (i >= 0) q.splice(i, 1);
+        if (q.length === 0) this.dropUser(userId);
+      }
     }
   }
 
-  private currentName: string | undefined;
-
-  private async runOne(task: StoredTask, signal: AbortSignal): Promise<void> {
+  /** Runs one image of the job (the last step also completes the task); any failure ends the task. */
+  private async stepOf(job: Job): Promise<void> {
+    const signal = job.abort.signal;
     try {
-      await this.run(task, signal);
+      signal.throwIfAborted();
+      await this.runImage(job, signal);
+      if (job.next >= job.task.inputs.length) await this.complete(job, signal);
     } catch (e) {
-      const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, this.currentName);
-      await this.removeOutputs(task);
-      await this.fail(task, reason);
+      const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, job.currentName);
+      await this.removeOutputs(job.task);
+      await this.finish(job, reason);
     }
   }
 
-  private async run(task: StoredTask, signal: AbortSignal): Promise<void> {
-    const { store, limits, now } = this.deps;
-    const model = await resolveTaskModel(task.settings, this.deps.models);
-    const inference = this.deps.getInference();
-    const outDir = path.join(store.taskDir(task.id), 'outputs');
-    const n = task.inputs.length;
-    const taken = new Set<string>();
-    await mkdir(outDir, { recursive: true });
-
-    for (const [i, input] of task.inputs.entries()) {
-      signal.throwIfAborted();
-      this.currentName = input.originalFileName;
-      if (input.url) {
-        const fetched = await fetchImage(input.url, {
-          maxBytes: limits.maxFileSize,
-          timeoutMs: limits.urlFetchTimeoutMs,
-          maxRedirects: limits.urlMaxRedirects,
-          allowPrivate: this.deps.allowPrivateUrls,
-          signal,
-        });
-        const file = path.join(store.taskDir(task.id), 'inputs', String(i));
-        await writeFile(file, fetched.data);
-        Object.assign(input, await checkedInput(file, fetched.originalFileName, task.settings, limits));
-        delete input.url;
-        await store.save(task);
-      }
-      if (task.status !== 'ENHANCING') {
-        task.status = 'ENHANCING';
-        task.updatedAt = now();
-        await store.save(task);
-      }
-      const fileName = outputFileName(input.originalFileName, task.settings, taken);
-      taken.add(fileName);
-      const outputPath = path.join(outDir, fileName);
-      const result = await upscaleImage(
-        {
-          input: { path: input.path as string },
-          inputName: input.originalFileName,
-          model,
-          scale: task.settings.scale,
-          format: task.settings.saveImageAs,
-          compression: task.settings.compression,
-          outputPath,
-          tileSize: this.deps.tileSize,
-          ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
-          signal,
-          limits: { maxInputPixels: limits.maxInputPixels, maxOutputPixels: limits.maxOutputPixels, streamAboveBytes: limits.streamAboveBytes, diskReserveBytes: limits.diskReserveBytes },
-          onProgress: (f, eta) => this.setProgress(task, (i + Math.min(1, Math.max(0, f))) / n, eta),
-        },
-        inference,
+  private async prefetch(job: Job): Promise<void> {
+    const { task } = job;
+    const signal = job.abort.signal;
+    try {
+      await Promise.all(
+        task.inputs.map((input, i) => (input.url ? this.withFetchSlot(task.userId, signal, () => this.fetchInput(job, i, signal)) : undefined)),
       );
-      task.provider = result.provider;
-      for (const w of result.warnings ?? []) if (!task.warnings.includes(w)) task.warnings.push(w);
-      const createdAt = now();
-      const size = (await stat(outputPath)).size;
-      const file: FileData = {
-        fileName,
-        fileType: OUTPUT_MIME_TYPES[task.settings.saveImageAs],
-        fileSize: size,
-        originalFileName: input.originalFileName,
-        path: path.relative(path.dirname(store.root), outputPath).split(path.sep).join('/'),
-        createdAt,
-        expiresAt: createdAt + limits.fileTtlMs,
-        dimensions: { width: result.width, height: result.height },
-        ...(result.faces ? { faces: { found: result.faces.found, enhanced: result.faces.enhanced } } : {}),
-      };
-      task.outputs.push(file);
-      this.setProgress(task, (i + 1) / n);
+      signal.throwIfAborted();
+      await this.deps.store.save(task);
+      await this.deps.onInputsFetched?.(task);
+      signal.throwIfAborted();
+      this.makeRunnable(job);
+    } catch (e) {
+      // One failed input fails the task: stop its other fetches too.
+      if (!signal.aborted) job.abort.abort(e);
+      const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, job.currentName);
+      await this.finish(job, reason);
+    }
+  }
+
+  private async fetchInput(job: Job, i: number, signal: AbortSignal): Promise<void> {
+    const { limits, store } = this.deps;
+    const input = job.task.inputs[i]!;
+    const url = input.url as string;
+    const fetched = await fetchImage(url, {
+      maxBytes: limits.maxFileSize,
+      timeoutMs: limits.urlFetchTimeoutMs,
+      maxRedirects: limits.urlMaxRedirects,
+      allowPrivate: this.deps.allowPrivateUrls,
+      signal,
+    });
+    const file = path.join(store.taskDir(job.task.id), 'inputs', String(i));
+    await writeFile(file, fetched.data);
+    Object.assign(input, await checkedInput(file, fetched.originalFileName, job.task.settings, limits));
+    delete input.url;
+  }
+
+  /** At most `urlFetchesPerUser` fetches of one user run at once; the rest wait their turn (or their abort). */
+  private async withFetchSlot<T>(userId: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    const max = Math.max(1, this.deps.limits.urlFetchesPerUser);
+    while ((this.fetching.get(userId) ?? 0) >= max) {
+      signal.throwIfAborted();
+      await new Promise<void>((resolve) => {
+        const list = this.fetchWaiters.get(userId) ?? [];
+        list.push(resolve);
+        this.fetchWaiters.set(userId, list);
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
     }
     signal.throwIfAborted();
+    this.fetching.set(userId, (this.fetching.get(userId) ?? 0) + 1);
+    try {
+      return await fn();
+    } finally {
+      const left = (this.fetching.get(userId) ?? 1) - 1;
+      if (left > 0) this.fetching.set(userId, left);
+      else this.fetching.delete(userId);
+      const waiters = this.fetchWaiters.get(userId);
+      this.fetchWaiters.delete(userId);
+      for (const w of waiters ?? []) w();
+    }
+  }
+
+  private async runImage(job: Job, signal: AbortSignal): Promise<void> {
+    const { store, limits, now } = this.deps;
+    const { task } = job;
+    const outDir = path.join(store.taskDir(task.id), 'outputs');
+    if (!job.model) {
+      job.model = await resolveTaskModel(task.settings, this.deps.models);
+      await mkdir(outDir, { recursive: true });
+    }
+    const inference = this.deps.getInference();
+    const n = task.inputs.length;
+    const i = job.next;
+    const input = task.inputs[i]!;
+    job.currentName = input.originalFileName;
+    if (task.status !== 'ENHANCING') {
+      task.status = 'ENHANCING';
+      task.updatedAt = now();
+      await store.save(task);
+    }
+    const fileName = task.destination ? path.basename(task.destination) : outputFileName(input.originalFileName, task.settings, job.taken);
+    job.taken.add(fileName);
+    const outputPath = task.destination ?? path.join(outDir, fileName);
+    const result = await upscaleImage(
+      {
+        input: { path: input.path as string },
+        inputName: input.originalFileName,
+        model: job.model,
+        scale: task.settings.scale,
+        format: task.settings.saveImageAs,
+        compression: task.settings.compression,
+        outputPath,
+        tileSize: this.deps.tileSize,
+        ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
+        signal,
+        limits: { maxInputPixels: limits.maxInputPixels, maxOutputPixels: limits.maxOutputPixels, streamAboveBytes: limits.streamAboveBytes, diskReserveBytes: limits.diskReserveBytes },
+        onProgress: (f, eta) => this.setProgress(task, (i + Math.min(1, Math.max(0, f))) / n, eta),
+      },
+      inference,
+    );
+    task.provider = result.provider;
+    for (const w of result.warnings ?? []) if (!task.warnings.includes(w)) task.warnings.push(w);
+    const createdAt = now();
+    const size = (await stat(outputPath)).size;
+    const file: FileData = {
+      fileName,
+      fileType: OUTPUT_MIME_TYPES[task.settings.saveImageAs],
+      fileSize: size,
+      originalFileName: input.originalFileName,
+      path: task.destination ?? path.relative(path.dirname(store.root), outputPath).split(path.sep).join('/'),
+      createdAt,
+      expiresAt: createdAt + limits.fileTtlMs,
+      dimensions: { width: result.width, height: result.height },
+      ...(result.faces ? { faces: { found: result.faces.found, enhanced: result.faces.enhanced } } : {}),
+    };
+    task.outputs.push(file);
+    job.next = i + 1;
+    this.setProgress(task, (i + 1) / n);
+  }
+
+  private async complete(job: Job, signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    const { task } = job;
     task.status = 'PROCESSED';
     task.progress = 100;
-    task.updatedAt = now();
-    this.currentName = undefined;
-    await store.save(task);
+    task.updatedAt = this.deps.now();
+    await this.deps.store.save(task);
+    this.release(job);
   }
 
   /** Progress never goes backwards and reaches 100 only when the task is PROCESSED. */
@@ -196,12 +348,22 @@ export class TaskRunner {
     await rm(path.join(this.deps.store.taskDir(task.id), 'outputs'), { recursive: true, force: true });
   }
 
-  private async fail(task: StoredTask, reason: string): Promise<void> {
+  private async finish(job: Job, reason: string): Promise<void> {
+    const { task } = job;
+    // Free the reservation first: a poll that sees PROCESSING_FAILED must also see the credits back.
+    await this.deps.onFailed(task).catch(() => undefined);
     task.status = 'PROCESSING_FAILED';
     task.error = reason;
     task.updatedAt = this.deps.now();
-    this.currentName = undefined;
     await this.deps.store.save(task).catch(() => undefined);
-    await this.deps.onFailed(task).catch(() => undefined);
+    this.release(job);
+  }
+
+  private release(job: Job): void {
+    if (this.jobs.get(job.task.id) !== job) return;
+    this.jobs.delete(job.task.id);
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 }

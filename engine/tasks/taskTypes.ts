@@ -30,6 +30,8 @@ export interface StoredTask {
   warnings: string[];
   /** Estimated seconds left while running (the current image's ETA plus the same for each image after it). */
   etaSeconds?: number;
+  /** Where the single output is written, when the in-process caller chose it (StartTaskInput.outputPath). */
+  destination?: string;
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
   /** How many start-ups found this task unfinished (crash recovery; see MAX_RESUMES in engine.ts). */

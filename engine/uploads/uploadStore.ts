@@ -1,13 +1,21 @@
 /**
  * Multipart uploads, S3-style: a session with presigned part URLs → PUT each part (ETag = quoted MD5)
- * → complete with {PartNumber, ETag} → one assembled file that start-task can reference by `path`.
- * Layout: <data>/uploads/<uploadId>/{session.json, parts/<n>, <fileName>}.
+ * → complete with {PartNumber, ETag} → one file that start-task can reference by `path`.
+ * Layout: <data>/uploads/<uploadId>/{session.json, <fileName>.partial → <fileName>}.
+ *
+ * The hot path writes each byte once: the session's file is created sparse at its final size, each
+ * part streams straight into its own region (offset (n−1)·partSize) while it is hashed, and complete
+ * only checks the recorded ETags and sizes, sniffs the first bytes and renames the file into place —
+ * nothing is re-read or copied. A part's bytes are checked against its size before they are written,
+ * so a part can never spill into its neighbour's region; a refused or interrupted part is simply not
+ * recorded, and complete refuses an upload with any part missing or any ETag that differs from the
+ * client's. Part bytes and part records are not fsynced (a process crash loses nothing written; a
+ * power loss may damage recent uploads, which then fail to decode and are sent again); the session
+ * record is always replaced atomically, and un-recording a part before it is overwritten is fsynced.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { Caller, StoredPart } from '../api.js';
 import {
   errors,
@@ -17,7 +25,7 @@ import {
   type InputMimeType,
   type UploadSession,
 } from '../contract/index.js';
-import { readJson, tempPathFor, writeJsonAtomic, writeStreamAtomic } from '../storage/atomicFile.js';
+import { readJson, tempPathFor, writeJsonAtomic } from '../storage/atomicFile.js';
 import { MIME_EXTENSION, MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
 import type { UrlSigner } from '../security/urlSigner.js';
@@ -25,6 +33,8 @@ import type { UrlSigner } from '../security/urlSigner.js';
 /** S3's minimum part size; larger files get larger parts so no upload needs more than MAX_PARTS. */
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
 const MAX_PARTS = 10_000;
+/** Chunks of a part are gathered up to this many bytes per positional write (fewer syscalls, no copy). */
+const WRITE_BATCH = 1024 * 1024;
 
 export interface UploadLimitsConfig {
   maxFileSize: number;
@@ -50,6 +60,8 @@ export interface CompletedUpload {
 
 export class UploadStore {
   private readonly lock = new KeyedMutex();
+  /** The latest writer of each part (`<uploadId>/<n>`): a newer PUT of the same part cancels the older one. */
+  private readonly writers = new Map<string, () => void>();
   private readonly root: string;
 
   constructor(
@@ -68,12 +80,32 @@ export class UploadStore {
     return path.join(this.root, uploadId);
   }
 
+  private partialPath(uploadId: string, fileName: string): string {
+    return path.join(this.dir(uploadId), `${fileName}.partial`);
+  }
+
   private async load(uploadId: string): Promise<StoredSession | undefined> {
     return readJson<StoredSession>(path.join(this.dir(uploadId), 'session.json'));
   }
 
   private save(s: StoredSession): Promise<void> {
     return writeJsonAtomic(path.join(this.dir(s.session.uploadId), 'session.json'), s);
+  }
+
+  /**
+   * Records a part: atomic (temp + rename) but not fsynced, like the part's bytes themselves — after a
+   * crash a part may be missing or re-sent, never half-recorded. Saves an fsync per part on the hot path.
+   */
+  private async savePartRecord(s: StoredSession): Promise<void> {
+    const target = path.join(this.dir(s.session.uploadId), 'session.json');
+    const tmp = tempPathFor(target);
+    try {
+      await writeFile(tmp, `${JSON.stringify(s, null, 1)}\n`, { mode: 0o644, flag: 'wx' });
+      await rename(tmp, target);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
   }
 
   async create(caller: Caller, body: unknown): Promise<UploadSession> {
@@ -101,6 +133,13 @@ export class UploadStore {
       expiresAt,
     };
     await this.save({ session, userId: caller.userId, parts: {}, completed: false });
+    // Sparse: takes no disk space until parts arrive, but every part can be written at its final offset.
+    const fh = await open(this.partialPath(uploadId, fileName), 'wx', 0o644);
+    try {
+      await fh.truncate(req.fileSize);
+    } finally {
+      await fh.close();
+    }
     return session;
   }
 
@@ -119,25 +158,41 @@ export class UploadStore {
     const isLast = partNumber === session.partUrls.length;
     const expected = isLast ? session.fileSize - session.partSize * (session.partUrls.length - 1) : session.partSize;
 
-    const hash = createHash('md5');
-    let size = 0;
-    const partFile = path.join(this.dir(uploadId), 'parts', String(partNumber));
-    await writeStreamAtomic(partFile, bytes, (chunk) => {
-      size += chunk.length;
-      if (size > expected) throw errors.badRequest(`part ${partNumber} is larger than ${expected} bytes`);
-      hash.update(chunk);
-    });
-    if (size !== expected) {
-      await rm(partFile, { force: true });
-      throw errors.badRequest(`part ${partNumber} has ${size} bytes; expected ${expected}`);
+    const key = String(partNumber);
+    // One writer per part at a time, so a retry racing its original cannot interleave their bytes; and
+    // a part is un-recorded before its region is overwritten, so complete can never accept a region
+    // whose recorded ETag no longer describes its bytes (a retry that fails midway leaves it missing).
+    // A retry usually means the first attempt's connection died; if the server has not noticed yet
+    // (half-open socket), that attempt would hold the part forever. The newest attempt wins.
+    const slot = `${uploadId}/${partNumber}`;
+    this.writers.get(slot)?.();
+    const cancel = () => {
+      const source = bytes as Partial<{ destroy(e: Error): void }>;
+      source.destroy?.(errors.badRequest(`a newer upload of part ${partNumber} replaced this one`));
+    };
+    this.writers.set(slot, cancel);
+    try {
+      return await this.lock.run(slot, async () => {
+        await this.lock.run(uploadId, async () => {
+          const fresh = (await this.load(uploadId)) ?? stored;
+          if (fresh.completed) throw errors.badRequest('this upload is already complete');
+          if (fresh.parts[key]) {
+            delete fresh.parts[key];
+            await this.save(fresh);
+          }
+        });
+        const part = await writePartAt(this.partialPath(uploadId, session.fileName), (partNumber - 1) * session.partSize, bytes, expected, partNumber);
+        await this.lock.run(uploadId, async () => {
+          const fresh = (await this.load(uploadId)) ?? stored;
+          if (fresh.completed) throw errors.badRequest('this upload is already complete');
+          fresh.parts[key] = part;
+          await this.savePartRecord(fresh);
+        });
+        return part;
+      });
+    } finally {
+      if (this.writers.get(slot) === cancel) this.writers.delete(slot);
     }
-    const part: StoredPart = { etag: `"${hash.digest('hex')}"`, size };
-    await this.lock.run(uploadId, async () => {
-      const fresh = (await this.load(uploadId)) ?? stored;
-      fresh.parts[String(partNumber)] = part;
-      await this.save(fresh);
-    });
-    return part;
   }
 
   async complete(caller: Caller, body: unknown): Promise<CompleteMultipartUploadResult> {
@@ -167,27 +222,16 @@ export class UploadStore {
       if (total !== session.fileSize) throw errors.badRequest(`the parts add up to ${total} bytes; fileSize is ${session.fileSize}`);
 
       const dir = this.dir(session.uploadId);
-      const target = path.join(dir, session.fileName);
-      const tmp = tempPathFor(target);
-      try {
-        await pipeline(async function* () {
-          for (let n = 1; n <= count; n++) yield* createReadStream(path.join(dir, 'parts', String(n)));
-        }, createWriteStream(tmp));
-        const head = await readHead(tmp);
-        const actual = sniffImageType(head);
-        if (actual !== session.fileType) {
-          throw errors.badRequest(`the uploaded bytes are not a ${MIME_LABEL[session.fileType]} image`);
-        }
-        await rename(tmp, target);
-      } catch (e) {
-        await rm(tmp, { force: true });
-        throw e;
+      const partial = this.partialPath(session.uploadId, session.fileName);
+      const actual = sniffImageType(await readHead(partial));
+      if (actual !== session.fileType) {
+        throw errors.badRequest(`the uploaded bytes are not a ${MIME_LABEL[session.fileType]} image`);
       }
+      await rename(partial, path.join(dir, session.fileName));
       stored.completed = true;
       // A completed file lives for fileTtlMs from now, whatever was left of the part URLs' lifetime.
       stored.session = { ...session, expiresAt: this.now() + this.limits.fileTtlMs };
       await this.save(stored);
-      await rm(path.join(dir, 'parts'), { recursive: true, force: true });
       return { status: 'success' };
     });
   }
@@ -232,6 +276,82 @@ export class UploadStore {
     }
     return removed;
   }
+}
+
+/**
+ * Streams one part into its region of the upload's file while hashing it. The size is checked before
+ * each write, so at most `expected` bytes ever land at `offset`.
+ */
+async function writePartAt(
+  file: string,
+  offset: number,
+  bytes: AsyncIterable<Uint8Array> | Uint8Array,
+  expected: number,
+  partNumber: number,
+): Promise<StoredPart> {
+  const fh = await open(file, 'r+').catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') throw errors.notFound('Upload not found');
+    throw e;
+  });
+  const hash = createHash('md5');
+  let size = 0;
+  let batch: Uint8Array[] = [];
+  let batchBytes = 0;
+  let position = offset;
+  const writeAll = async (chunks: Uint8Array[], n: number, at: number) => {
+    let written = 0;
+    while (written < n) {
+      // writev may write less than asked; continue with what is left.
+      const r = await fh.writev(written === 0 ? chunks : remainder(chunks, written), at + written);
+      written += r.bytesWritten;
+    }
+  };
+  // One batch is written while the next is read from the socket, so disk and network overlap
+  // (at most two batches of a part in memory).
+  let inFlight: Promise<void> = Promise.resolve();
+  const flush = async () => {
+    if (batchBytes === 0) return;
+    const write = writeAll(batch, batchBytes, position);
+    // Marked handled now: it is awaited later, and may fail while the previous write is awaited.
+    write.catch(() => undefined);
+    position += batchBytes;
+    batch = [];
+    batchBytes = 0;
+    await inFlight;
+    inFlight = write;
+  };
+  try {
+    for await (const chunk of bytes instanceof Uint8Array ? [bytes] : bytes) {
+      size += chunk.length;
+      if (size > expected) throw errors.badRequest(`part ${partNumber} is larger than ${expected} bytes`);
+      hash.update(chunk);
+      batch.push(chunk);
+      batchBytes += chunk.length;
+      if (batchBytes >= WRITE_BATCH) await flush();
+    }
+    await flush();
+    await inFlight;
+  } finally {
+    // A refused part still waits for its write in flight, so the handle is never closed under it.
+    await inFlight.catch(() => undefined);
+    await fh.close();
+  }
+  if (size !== expected) throw errors.badRequest(`part ${partNumber} has ${size} bytes; expected ${expected}`);
+  return { etag: `"${hash.digest('hex')}"`, size };
+}
+
+/** The chunks after the first `skip` bytes. */
+function remainder(chunks: Uint8Array[], skip: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const c of chunks) {
+    if (skip >= c.length) {
+      skip -= c.length;
+      continue;
+    }
+    out.push(skip > 0 ? c.subarray(skip) : c);
+    skip = 0;
+  }
+  return out;
 }
 
 function normalizeEtag(etag: string): string {

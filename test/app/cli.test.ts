@@ -55,7 +55,7 @@ describe('crisp batch / crisp upscale --remote', () => {
 
     const bad = await crisp(['batch', inputs, '--remote', server.url, '-m', 'no-such-model', '-s', '2'], { CRISP_API_KEY: key });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("model 'no-such-model' is not one of");
+    expect(bad.stderr).toContain("crisp: error: --model: Unknown model 'no-such-model'.");
   });
 
   it('upscale --remote writes the output and reports credits; a missing key is a one-line error', async () => {

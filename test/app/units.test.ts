@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorFromResponse, retryAfterMs } from '../../app/remote/responseErrors.js';
 import { backoffDelay } from '../../app/remote/backoff.js';
-import { decideOutput, renderTemplate, templateProblem } from '../../app/jobs/outputNames.js';
+import { decideOutput } from '../../app/jobs/outputNames.js';
+import { renderOutputName, templateProblem } from '../../engine/tasks/outputNames.js';
 import { expandInputs } from '../../app/jobs/inputs.js';
 import { openSettingsStore } from '../../app/settings/settingsStore.js';
 import { DEFAULT_SETTINGS } from '../../app/settings/settingsSchema.js';
@@ -21,9 +22,15 @@ afterAll(async () => removeDir(dir));
 
 describe('output names and overwrite policy', () => {
   it('renders the template and sanitises the model', () => {
-    const parts = { inputPath: '/x/My Photo.jpeg', model: 'custom:my-net', scale: 4 as const, format: 'webp' as const };
-    expect(renderTemplate('{name}_{model}_x{scale}.{ext}', parts)).toBe('My Photo_my-net_x4.webp');
-    expect(renderTemplate('{name}-big', parts)).toBe('My Photo-big.webp');
+    const parts = { originalFileName: '/x/My Photo.jpeg', model: 'custom:my-net', scale: 4 as const, format: 'webp' as const };
+    expect(renderOutputName('{name}_{model}_x{scale}.{ext}', parts)).toBe('My Photo_custom-my-net_x4.webp');
+    expect(renderOutputName('{name}-big', parts)).toBe('My Photo-big.webp');
+    // Everything that changes the pixels is in the name, so two runs never overwrite each other.
+    expect(renderOutputName('{name}_{model}_x{scale}.{ext}', { ...parts, model: 'service-lite-4x', denoise: 0.5, enhanceFace: true, faceModel: 'gfpgan-1.4', faceStrength: 0.7 })).toBe(
+      'My Photo_service-lite-4x-dn0.5-face-gfpgan-1.4-fs0.7_x4.webp',
+    );
+    // Strength 1 is the plain model: the same image, so the same name as no --denoise at all.
+    expect(renderOutputName('{name}_{model}_x{scale}.{ext}', { ...parts, model: 'service-lite-4x', denoise: 1 })).toBe('My Photo_service-lite-4x_x4.webp');
     expect(templateProblem('{name}.{ext}')).toBeUndefined();
     expect(templateProblem('out.{ext}')).toMatch(/must contain \{name\}/);
     expect(templateProblem('{name}/{ext}')).toMatch(/not a path/);
@@ -46,7 +53,7 @@ describe('output names and overwrite policy', () => {
     await writeFile(path.join(d, 'renamed.dat'), await readFile(BIRD));
     expect((await expandInputs([d], false)).map((e) => path.relative(d, e.path))).toEqual(['renamed.dat']);
     expect((await expandInputs([d], true)).map((e) => path.relative(d, e.path))).toEqual(['deep/img01_baby_LRBI_x4.png', 'renamed.dat']);
-    expect(await expandInputs([path.join(d, 'fake.png')], false)).toEqual([{ path: path.join(d, 'fake.png'), problem: 'fake.png is not a JPG, PNG or WEBP image.' }]);
+    expect(await expandInputs([path.join(d, 'fake.png')], false)).toEqual([{ path: path.join(d, 'fake.png'), problem: 'fake.png is not a JPG, PNG or WEBP image.', problemCode: 'not-an-image' }]);
   });
 });
 

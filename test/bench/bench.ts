@@ -24,6 +24,7 @@ import { listModels, resolveModel, type ListedModel } from '../../engine/models/
 import { upscaleImage } from '../../engine/pipeline/index.js';
 import type { ModelName } from '../../engine/contract/index.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
+import { runFairnessBench } from './fairnessBench.js';
 import { bareUpscale, readRgb } from './quality.js';
 
 interface ChildJob {
@@ -115,10 +116,11 @@ async function child(job: ChildJob): Promise<ChildResult> {
   return { inputMp: inputPx / 1e6, e2eS, modelS: acc.s, tiledMp: acc.px / 1e6, peakRssMb, provider, baseMp: basePx / 1e6, baseS };
 }
 
-import { runServerBench } from './serverBench.js';
+import { formatServerRows, runServerBench } from './serverBench.js';
 import { runInt8Bench } from './int8Bench.js';
 import { uxBench } from './uxBench.js';
 import { hugeBench } from './hugeBench.js';
+import { startupBench } from './startupBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
@@ -177,8 +179,8 @@ async function pipelineBench(): Promise<void> {
 }
 
 async function serverBench(): Promise<void> {
-  console.log('\nServer (crisp serve on loopback; client and server share this machine)');
-  for (const row of await runServerBench()) console.log(`| ${row.name} | ${row.value} ${row.unit} | ${row.note} |`);
+  console.log('\nServer: crisp serve (own process, default flags) beside a bare Node http server, same run, same client; loopback, shared cores');
+  console.log(formatServerRows(await runServerBench()));
 }
 
 /**
@@ -193,6 +195,8 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'int8', run: runInt8Bench },
   { name: 'ux', run: uxBench },
   { name: 'huge', run: hugeBench },
+  { name: 'fairness', run: async () => console.log(`\nFairness (two users, one device)\n${(await runFairnessBench()).join('\n')}`) },
+  { name: 'startup', run: startupBench },
 ];
 
 async function main(): Promise<void> {

@@ -1,7 +1,8 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobReport } from '../../app/jobs/jobReport.js';
 import { MODEL_NAMES } from '../../engine/contract/index.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
@@ -26,27 +27,28 @@ describe('crisp CLI', () => {
     expect((await readdir(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
-  it('upscale --json prints the final status object', async () => {
+  it('upscale --json prints the one result document', async () => {
     const r = await runCli(['upscale', BIRD, '--model', 'digital-art-4x', '--scale', '1', '--format', 'jpg', '--out', out, '--json']);
     expect(r.code).toBe(0);
-    const status = JSON.parse(r.stdout) as { status: string; progress: string; files: Array<{ dimensions: unknown; fileName: string }> };
-    expect(status.status).toBe('PROCESSED');
-    expect(status.progress).toBe('100%');
-    expect(status.files[0]!.dimensions).toEqual({ width: 72, height: 72 });
-    expect(status.files[0]!.fileName).toBe('bird_LRBI_x4_digital-art-4x_x1.jpg');
+    const doc = JSON.parse(r.stdout) as JobReport;
+    expect(doc.upscaled).toBe(1);
+    expect(doc.error).toBeNull();
+    expect(doc.results[0]).toMatchObject({ status: 'done', width: 72, height: 72, creditsDeducted: 0, error: null });
+    expect(doc.results[0]!.output).toBe(path.join(out, 'bird_LRBI_x4_digital-art-4x_x1.jpg'));
+    expect(doc.results[0]!.fileSize).toBe((await stat(doc.results[0]!.output!)).size);
   });
 
   it('the default model is the best installed photo model', async () => {
     const r = await runCli(['upscale', BIRD, '--scale', '1', '--out', out, '--json']);
     expect(r.code).toBe(0);
-    expect((JSON.parse(r.stdout) as { model: string }).model).toBe('crystal-plus-4x');
+    expect((JSON.parse(r.stdout) as JobReport).results[0]!.output).toMatch(/_crystal-plus-4x_x1\.png$/);
   });
 
   it.each([
-    [['--scale', '9'], "crisp: error: scale '9' is not an integer from 1 to 8"],
-    [['--format', 'gif'], "crisp: error: saveImageAs 'gif' is not one of 'jpg', 'png', 'webp'"],
-    [['--model', 'nope-4x'], /^crisp: error: model 'nope-4x' is not one of /],
-    [['--ep', 'tpu'], 'crisp: error: --ep must be one of auto, cpu, webgpu, cuda, dml, coreml'],
+    [['--scale', '9'], "crisp: error: --scale must be an integer from 1 to 8, not '9'"],
+    [['--format', 'gif'], "crisp: error: --format must be one of jpg, png, webp, not 'gif'"],
+    [['--model', 'nope-4x'], /^crisp: error: --model: Unknown model 'nope-4x'\./],
+    [['--ep', 'tpu'], "crisp: error: --ep must be one of auto, cpu, webgpu, cuda, dml, coreml, not 'tpu'"],
   ])('refuses %j with one clear line and exit code 1', async (args, message) => {
     const r = await runCli(['upscale', BIRD, '--out', out, ...args]);
     expect(r.code).toBe(1);
@@ -59,7 +61,7 @@ describe('crisp CLI', () => {
   it('usage errors read like every other error', async () => {
     const missing = await runCli(['upscale']);
     expect(missing.code).toBe(1);
-    expect(crispLines(missing.stderr)).toEqual(["crisp: error: missing required argument 'input'"]);
+    expect(crispLines(missing.stderr)).toEqual(["crisp: error: missing required argument 'file'"]);
     const unknown = await runCli(['upscale', BIRD, '--bogus']);
     expect(unknown.code).toBe(1);
     expect(crispLines(unknown.stderr)).toEqual(["crisp: error: unknown option '--bogus'"]);
@@ -72,7 +74,7 @@ describe('crisp CLI', () => {
     try {
       const r = await runCli(['upscale', bad, BIRD, '--model', 'digital-art-4x', '--scale', '2', '--out', dir]);
       expect(r.code).toBe(1);
-      expect(crispLines(r.stderr)).toEqual([`crisp: error: ${bad}: notes.jpg is not a JPG, PNG or WEBP image`]);
+      expect(crispLines(r.stderr).filter((l) => l.startsWith('crisp: error:'))).toEqual([`crisp: error: ${bad}: notes.jpg is not a JPG, PNG or WEBP image.`]);
       expect(await readdir(dir)).toEqual(['bird_LRBI_x4_digital-art-4x_x2.png']);
     } finally {
       await removeDir(dir);

@@ -142,8 +142,8 @@ describe('crisp CLI with custom models', () => {
     const r = await runCli(['upscale', BIRD, '--model', 'custom:anime', '--scale', '2', '--out', out, '--json'], { XDG_DATA_HOME: home });
     expect(r.stderr).not.toMatch(/crisp: error/);
     expect(r.code).toBe(0);
-    const s = JSON.parse(r.stdout) as { model: string; files: Array<{ fileName: string; dimensions: unknown }> };
-    expect(s.model).toBe('custom:anime');
-    expect(s.files[0]).toMatchObject({ fileName: 'bird_LRBI_x4_custom-anime_x2.png', dimensions: { width: 144, height: 144 } });
+    const doc = JSON.parse(r.stdout) as { model: string; results: Array<{ output: string; width: number; height: number }> };
+    expect(doc.model).toBe('custom:anime');
+    expect(doc.results[0]).toMatchObject({ output: path.join(out, 'bird_LRBI_x4_custom-anime_x2.png'), width: 144, height: 144 });
   });
 });

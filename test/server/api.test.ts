@@ -339,12 +339,12 @@ describe('server failures (storage made to fail)', () => {
       const uploads = path.join(f.dataDir, 'uploads');
       const tasks = path.join(f.dataDir, 'tasks');
 
-      // complete-multipart-upload: a stored part vanished from storage.
-      const up = dataOf<{ uploadId: string; path: string; partUrls: { signedUrl: string }[] }>(
+      // complete-multipart-upload: the stored parts vanished from storage.
+      const up = dataOf<{ uploadId: string; path: string; fileName: string; partUrls: { signedUrl: string }[] }>(
         await postJson(f.url, '/get-upload-url', u.key, { data: { fileSize: bird.length, fileType: 'image/png', originalFileName: 'bird.png' } }),
       );
       const put = await httpPut(up.partUrls[0]!.signedUrl, bird);
-      await rm(path.join(uploads, up.uploadId, 'parts', '1'));
+      await rm(path.join(uploads, up.uploadId, `${up.fileName}.partial`));
       const c = await postJson(f.url, '/complete-multipart-upload', u.key, {
         data: { uploadId: up.uploadId, key: up.path, parts: [{ PartNumber: 1, ETag: put.headers.etag }] },
       });

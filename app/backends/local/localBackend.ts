@@ -4,9 +4,7 @@
  * fresh worker. Items run one at a time (the engine runs one inference at a time anyway).
  */
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { tempPathFor } from '../../../engine/storage/atomicFile.js';
 import { Mutex } from '../../../engine/storage/mutex.js';
 import type { AccountView } from '../../service/crispService.js';
 import type { FromWorker, WorkerEngineOptions } from '../../worker/protocol.js';
@@ -87,7 +85,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   }
 
   async function ensureWorker(): Promise<Worker> {
-    if (closed) throw new CancelledError('Crisp is shutting down.');
+    if (closed) throw new CancelledError('shutdown');
     worker ??= startWorker();
     const w = worker;
     await w.ready;
@@ -143,19 +141,11 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         inputName: req.inputName,
         // UpscaleSettings are named after the contract's start-task fields, so they go as they are.
         fields: { ...s },
+        // The engine writes the output there itself (temp name in that folder, then rename): one write, no copy.
+        outputPath: path.resolve(req.outputPath),
       });
     });
     if (req.signal?.aborted) throw new CancelledError();
-    await mkdir(path.dirname(req.outputPath), { recursive: true });
-    const tmp = tempPathFor(req.outputPath);
-    try {
-      await copyFile(result.outputPath, tmp);
-      if (req.signal?.aborted) throw new CancelledError();
-      await rename(tmp, req.outputPath);
-    } catch (e) {
-      await rm(tmp, { force: true });
-      throw e;
-    }
     req.onProgress?.(100);
     return {
       outputPath: req.outputPath,

@@ -1,6 +1,6 @@
 /**
- * How the engine worker process is started. Node (CLI, `crisp ui`, tests): child_process.fork with tsx's
- * loader. Electron supplies its own WorkerSpawner built on utilityProcess.fork; nothing else changes.
+ * How the engine worker process is started. Node (CLI, `crisp ui`, tests): child_process.fork of the compiled
+ * worker (built CLI) or of the TypeScript one with tsx's loader (sources). Electron supplies its own WorkerSpawner built on utilityProcess.fork; nothing else changes.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -24,13 +24,17 @@ export interface WorkerSpawner {
   spawn(): WorkerHandle;
 }
 
-export const ENGINE_WORKER_ENTRY = fileURLToPath(new URL('../../worker/engineWorker.ts', import.meta.url));
+/** The built CLI (out/cli, CRISP_BUILT set by scripts/buildCli.mjs) forks its compiled worker beside it; the sources fork the TypeScript one through tsx. */
+const BUILT = process.env.CRISP_BUILT === '1';
+export const ENGINE_WORKER_ENTRY = BUILT
+  ? fileURLToPath(new URL('./engineWorker.js', import.meta.url))
+  : fileURLToPath(new URL('../../worker/engineWorker.ts', import.meta.url));
 
 export function createForkSpawner(opts: { entry?: string; execArgv?: string[]; env?: NodeJS.ProcessEnv } = {}): WorkerSpawner {
   return {
     spawn(): WorkerHandle {
       const child = fork(opts.entry ?? ENGINE_WORKER_ENTRY, [], {
-        execArgv: opts.execArgv ?? ['--import', 'tsx'],
+        execArgv: opts.execArgv ?? (BUILT ? [] : ['--import', 'tsx']),
         env: opts.env ?? process.env,
         // The worker's stdout is not ours to print; native libraries' warnings still reach stderr.
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

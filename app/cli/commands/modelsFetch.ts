@@ -2,10 +2,8 @@
  * `crisp models fetch [NAME…|--all]`: download, convert and install catalog models into the user's
  * models directory. One line per model on stdout (installed or why not); exit code 1 if any failed.
  */
-import cliProgress from 'cli-progress';
 import { Command } from 'commander';
-import { loadCatalog, userModelsDir, type CatalogEntry } from '../../../engine/models/catalog.js';
-import { fetchModels } from '../../../engine/models/fetch.js';
+import type { CatalogEntry } from '../../../engine/models/catalog.js';
 import { CliError } from '../cliError.js';
 
 interface FetchCommandOptions {
@@ -14,8 +12,7 @@ interface FetchCommandOptions {
   connectTimeout?: string;
 }
 
-function pickEntries(names: string[], all: boolean): CatalogEntry[] {
-  const catalog = loadCatalog();
+function pickEntries(catalog: CatalogEntry[], names: string[], all: boolean): CatalogEntry[] {
   if (all) return catalog;
   if (names.length === 0) throw new CliError('name at least one model, or pass --all (see "crisp models list")');
   return names.map((n) => {
@@ -39,7 +36,9 @@ export function registerModelsFetch(models: Command): void {
     .option('--dir <dir>', 'models directory (default: your user models directory)')
     .option('--connect-timeout <ms>', 'give up on a server that does not answer within this many ms', '5000')
     .action(async (names: string[], opts: FetchCommandOptions) => {
-      const entries = pickEntries(names, Boolean(opts.all));
+      // Loaded here so `crisp --help` never pays for the catalog, the progress bar or the downloader.
+      const [{ loadCatalog, userModelsDir }, { default: cliProgress }] = await Promise.all([import('../../../engine/models/catalog.js'), import('cli-progress')]);
+      const entries = pickEntries(loadCatalog(), names, Boolean(opts.all));
       const modelsDir = opts.dir ?? userModelsDir();
       const connectTimeoutMs = Number(opts.connectTimeout ?? 5000);
       if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new CliError('--connect-timeout must be a positive number of ms');
@@ -51,6 +50,7 @@ export function registerModelsFetch(models: Command): void {
           )
         : null;
       let current = '';
+      const { fetchModels } = await import('../../../engine/models/fetch.js');
       const results = await fetchModels(entries, {
         modelsDir,
         connectTimeoutMs,

@@ -3,8 +3,6 @@
  * .onnx file and install it as a custom model, with the scale the smoke test measured.
  */
 import { Command } from 'commander';
-import { userModelsDir } from '../../../engine/models/catalog.js';
-import { importCustomModel } from '../../../engine/models/customModels.js';
 import { CliError } from '../cliError.js';
 import { importFaceModel } from '../../../engine/faces/importFaceModel.js';
 
@@ -28,6 +26,7 @@ export function registerModelsImport(models: Command): void {
       if (opts.name && files.length > 1) throw new CliError('--name can only be used with a single file');
       const act = opts.activation;
       if (act !== 'relu' && act !== 'leakyrelu') throw new CliError('--activation must be relu or leakyrelu');
+      const [{ userModelsDir }, { importCustomModel }] = await Promise.all([import('../../../engine/models/catalog.js'), import('../../../engine/models/customModels.js')]);
       const modelsDir = opts.dir ?? userModelsDir();
       let failed = 0;
       for (const file of files) {

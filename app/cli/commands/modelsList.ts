@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { listModels, modelSearchDirs, userModelsDir } from '../../../engine/models/catalog.js';
-import { customModelsDir, listCustomModels, type CustomModelListing } from '../../../engine/models/customModels.js';
+import type { CustomModelListing } from '../../../engine/models/customModels.js';
 import { formatTable } from '../table.js';
 import { FACE_MODELS, findDetector, installedFaceModels } from '../../../engine/faces/faceModels.js';
-import { findInt8Variant, type Int8Variant } from '../../../engine/inference/index.js';
-import { architectureOf, customModelName } from '../../../engine/models/taskModel.js';
+// int8Variant.ts, not inference/index.js: listing models must not load onnxruntime (startup time).
+import { findInt8Variant, type Int8Variant } from '../../../engine/inference/int8Variant.js';
+import { architectureOf, customModelName } from '../../../engine/models/modelNames.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
 function customRow(m: CustomModelListing) {
@@ -38,6 +38,10 @@ export function registerModelsList(models: Command): void {
     .description('Every contract model with its open model, licence, and whether it is installed; then imported custom models')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { json?: boolean }) => {
+      const [{ listModels, modelSearchDirs, userModelsDir }, { customModelsDir, listCustomModels }] = await Promise.all([
+        import('../../../engine/models/catalog.js'),
+        import('../../../engine/models/customModels.js'),
+      ]);
       const dirs = modelSearchDirs();
       const customDir = userModelsDir();
       let custom: ReturnType<typeof customRow>[] = [];

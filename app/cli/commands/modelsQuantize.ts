@@ -5,15 +5,15 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { MODEL_NAMES, type ModelName } from '../../../engine/contract/index.js';
-import { makeInt8Variant } from '../../../engine/convert/int8Build.js';
-import { CalibrationError } from '../../../engine/convert/calibrationSet.js';
-import { QuantizeError } from '../../../engine/convert/quantize.js';
-import { INT8_QUALITY_BAR_DB, int8CacheDir } from '../../../engine/inference/index.js';
-import { modelSearchDirs, resolveModel, userModelsDir } from '../../../engine/models/catalog.js';
-import { listCustomModels } from '../../../engine/models/customModels.js';
 import { CliError } from '../cliError.js';
-import { positiveInt } from '../engineOptions.js';
+
+/** --crops: a whole number of crops, 1–1024. */
+function cropCount(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new CliError('--crops must be an integer from 1 to 1024');
+  return n;
+}
 
 interface QuantizeCommandOptions {
   calibration?: string;
@@ -24,7 +24,13 @@ interface QuantizeCommandOptions {
 
 /** A contract name, `custom:<name>`, or a path to an .onnx file → the fp32 file to quantize. */
 async function modelFile(target: string): Promise<string> {
-  if ((MODEL_NAMES as readonly string[]).includes(target)) return resolveModel(target as ModelName, modelSearchDirs()).path;
+  // Loaded here, not at the top: the CLI imports every command module before it parses arguments.
+  const [{ MODEL_NAMES }, { modelSearchDirs, resolveModel, userModelsDir }, { listCustomModels }] = await Promise.all([
+    import('../../../engine/contract/enums.js'),
+    import('../../../engine/models/catalog.js'),
+    import('../../../engine/models/customModels.js'),
+  ]);
+  if ((MODEL_NAMES as readonly string[]).includes(target)) return resolveModel(target as (typeof MODEL_NAMES)[number], modelSearchDirs()).path;
   if (target.startsWith('custom:')) {
     const name = target.slice('custom:'.length);
     const found = (await listCustomModels(userModelsDir())).find((m) => m.name === name);
@@ -45,11 +51,17 @@ export function registerModelsQuantize(models: Command): void {
     .argument('<model>', 'model name (e.g. service-lite-4x, custom:name) or an .onnx file')
     .option('--calibration <dir>', 'folder of photos like the ones you upscale (default: a generated set)')
     .option('--crops <n>', 'calibration crops of 64×64 (default 32)')
-    .option('--out <dir>', `where to write the int8 model (default: ${int8CacheDir()})`)
+    .option('--out <dir>', 'where to write the int8 model (default: the int8 folder of the user models directory, or $CRISP_INT8_DIR)')
     .option('--json', 'print the manifest as JSON')
     .action(async (target: string, opts: QuantizeCommandOptions) => {
+      const crops = cropCount(opts.crops);
       const file = await modelFile(target);
-      const crops = positiveInt('crops', opts.crops, 1024);
+      const [{ makeInt8Variant }, { CalibrationError }, { QuantizeError }, { INT8_QUALITY_BAR_DB }] = await Promise.all([
+        import('../../../engine/convert/int8Build.js'),
+        import('../../../engine/convert/calibrationSet.js'),
+        import('../../../engine/convert/quantize.js'),
+        import('../../../engine/inference/int8Variant.js'),
+      ]);
       const log = (m: string) => {
         if (!opts.json) process.stderr.write(`${m}\n`);
       };

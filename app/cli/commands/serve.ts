@@ -2,16 +2,17 @@
  * `crisp serve`: the upscaling contract over HTTP (engine/server). Every limit is a flag so operators
  * never need to edit code; defaults are documented in docs/deploy.md.
  */
+import { FaceModelMissingError, resolveFaceModel } from '../../../engine/faces/faceModels.js';
+import { modelSearchDirs } from '../../../engine/models/catalog.js';
+import { CliError } from '../cliError.js';
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { EXECUTION_PROVIDERS, type ExecutionProviderChoice } from '../../../engine/inference/index.js';
-import { CliError } from '../cliError.js';
-import { startServer } from '../../../engine/server/start.js';
-import { FaceModelMissingError, resolveFaceModel } from '../../../engine/faces/faceModels.js';
-import { modelSearchDirs } from '../../../engine/models/catalog.js';
+import type { ExecutionProviderChoice } from '../../../engine/inference/index.js';
+import { EXECUTION_PROVIDERS } from '../../../engine/inference/providers.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
-import { DEFAULT_LIMITS, type EngineLimits } from '../../../engine/limits.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logging.js';
+import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/limits.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
 
@@ -58,10 +59,26 @@ interface ServeFlags {
   modelsDir?: string[];
   executionProvider: ExecutionProviderChoice;
   threads?: number;
-  logLevel: string;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+  maxRequestBytes: number;
+  requestTimeout: number;
+  headersTimeout: number;
+  keepAliveTimeout: number;
+  connectionTimeout: number;
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  maxTasksPerUser: number;
+  urlFetchesPerUser: number;
+  urlFetchBudget: number;
+  urlFetchTimeout: number;
+  maxOpenUploads: number;
+  maxStoredBytes: number;
+  maxOutputs: number;
+  ledgerRetentionDays: number;
+  metricsToken?: string;
   faceModel?: string;
   faceStrength?: string;
-  metricsToken?: string;
 }
 
 export function register(program: Command): void {
@@ -83,21 +100,39 @@ export function register(program: Command): void {
     .option('--body-limit <bytes>', 'largest JSON request body', positiveInt, DEFAULT_SERVER_LIMITS.bodyLimit)
     .option('--rate-limit <n>', 'requests per API key per window (429 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitMax)
     .option('--rate-window <ms>', 'rate-limit window in milliseconds', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitWindowMs)
+    // Abuse bounds (docs/deploy.md#resource-limits): time, connections, and what one user may hold.
+    .option('--max-request-bytes <bytes>', 'largest sum of file parts in one start-task', positiveInt, DEFAULT_SERVER_LIMITS.maxRequestBytes)
+    .option('--request-timeout <ms>', 'a whole request must arrive within this (408 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.requestTimeoutMs)
+    .option('--headers-timeout <ms>', 'request headers must arrive within this', positiveInt, DEFAULT_SERVER_LIMITS.headersTimeoutMs)
+    .option('--keep-alive-timeout <ms>', 'idle keep-alive connections close after this', positiveInt, DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)
+    .option('--connection-timeout <ms>', 'sockets with no traffic close after this', positiveInt, DEFAULT_SERVER_LIMITS.connectionTimeoutMs)
+    .option('--max-connections <n>', 'open connections in all', positiveInt, DEFAULT_SERVER_LIMITS.maxConnections)
+    .option('--max-connections-per-ip <n>', 'open connections from one IP address', positiveInt, DEFAULT_SERVER_LIMITS.maxConnectionsPerIp)
+    .option('--max-tasks-per-user <n>', 'tasks one user may have fetching, waiting or running', positiveInt, SERVER_USER_LIMITS.maxTasksPerUser)
+    .option('--url-fetches-per-user <n>', 'URL inputs of one user fetched at the same time', positiveInt, SERVER_USER_LIMITS.urlFetchesPerUser)
+    .option('--url-fetch-budget <n>', 'URL inputs one user may ask for per hour (failed ones count too)', positiveInt, SERVER_USER_LIMITS.urlFetchBudget)
+    .option('--url-fetch-timeout <ms>', 'deadline of each URL fetch', positiveInt, DEFAULT_LIMITS.urlFetchTimeoutMs)
+    .option('--max-open-uploads <n>', 'unfinished upload sessions per user', positiveInt, SERVER_USER_LIMITS.maxOpenUploadsPerUser)
+    .option('--max-stored-bytes <bytes>', 'bytes of uploads and outputs one user may hold', positiveInt, SERVER_USER_LIMITS.maxStoredBytesPerUser)
+    .option('--max-outputs <n>', 'output files one user\'s unexpired tasks may hold', positiveInt, SERVER_USER_LIMITS.maxOutputsPerUser)
+    .option('--ledger-retention-days <n>', 'days an ended charge stays in accounts.json before moving to ledger-archive.jsonl', positiveInt, 7)
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
-    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .addOption(
+      new Option('--log-level <level>', 'info: one line per request, successful status polls at debug only').choices(LOG_LEVELS).default('info'),
+    )
+    .addOption(new Option('--log-format <format>', 'json lines, or pretty human-readable lines').choices(LOG_FORMATS).default('json'))
+    .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
     .option('--face-model <name>', 'enable enhanceFace with this face model (gfpgan-1.4, gfpgan-1.3 or custom:NAME); without it enhanceFace gets 400')
     .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
-    .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
     .action(async (flags: ServeFlags) => {
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
-      const modelDirs = flags.modelsDir ? flags.modelsDir.map((d) => path.resolve(d)) : modelSearchDirs();
       if (flags.faceModel !== undefined) {
         // Refused before listening: a server that says it enhances faces must be able to.
         try {
-          resolveFaceModel(flags.faceModel, modelDirs);
+          resolveFaceModel(flags.faceModel, flags.modelsDir ? flags.modelsDir.map((d) => path.resolve(d)) : modelSearchDirs());
         } catch (e) {
           if (e instanceof FaceModelMissingError) throw new CliError(e.message);
           throw e;
@@ -110,7 +145,16 @@ export function register(program: Command): void {
         maxOutputPixels: flags.maxOutputPixels,
         streamAboveBytes: flags.streamAbove,
         diskReserveBytes: flags.diskReserve,
+        maxTasksPerUser: flags.maxTasksPerUser,
+        urlFetchesPerUser: flags.urlFetchesPerUser,
+        urlFetchBudget: flags.urlFetchBudget,
+        urlFetchTimeoutMs: flags.urlFetchTimeout,
+        maxOpenUploadsPerUser: flags.maxOpenUploads,
+        maxStoredBytesPerUser: flags.maxStoredBytes,
+        maxOutputsPerUser: flags.maxOutputs,
       };
+      // Fastify and the engine load only for this command, so `crisp --help` stays fast.
+      const { startServer } = await import('../../../engine/server/start.js');
       const server = await startServer({
         host: flags.host,
         port: flags.port,
@@ -119,13 +163,26 @@ export function register(program: Command): void {
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,
-        serverLimits: { bodyLimit: flags.bodyLimit, rateLimitMax: flags.rateLimit, rateLimitWindowMs: flags.rateWindow },
+        serverLimits: {
+          bodyLimit: flags.bodyLimit,
+          rateLimitMax: flags.rateLimit,
+          rateLimitWindowMs: flags.rateWindow,
+          maxRequestBytes: flags.maxRequestBytes,
+          requestTimeoutMs: flags.requestTimeout,
+          headersTimeoutMs: flags.headersTimeout,
+          keepAliveTimeoutMs: flags.keepAliveTimeout,
+          connectionTimeoutMs: flags.connectionTimeout,
+          maxConnections: flags.maxConnections,
+          maxConnectionsPerIp: flags.maxConnectionsPerIp,
+        },
         ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
         executionProvider: flags.executionProvider,
         ...(flags.threads ? { threads: flags.threads } : {}),
         logLevel: flags.logLevel,
-        ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
+        logFormat: flags.logFormat,
+        ledgerRetentionMs: flags.ledgerRetentionDays * 86_400_000,
         ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
+        ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);

@@ -5,7 +5,6 @@
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CliError } from '../cliError.js';
-import { DEFAULT_APP_DATA_DIR, UiNotBuiltError, startUi } from '../../ui/startUi.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -15,7 +14,7 @@ function port(value: string): number {
 
 interface UiFlags {
   port: number;
-  data: string;
+  data?: string;
   modelsDir?: string[];
 }
 
@@ -24,14 +23,16 @@ export function registerUi(program: Command): void {
     .command('ui')
     .description('Open the Crisp app in a web browser on this computer (127.0.0.1 only, token-protected)')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 0)
-    .option('--data <dir>', 'app data folder (settings, queue, API key)', DEFAULT_APP_DATA_DIR)
+    .option('--data <dir>', 'app data folder (settings, queue, API key) (default: ~/.crisp/app)')
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .action(async (flags: UiFlags) => {
+      // The app layer (engine, HTTP bridge) loads only for this command.
+      const { DEFAULT_APP_DATA_DIR, UiNotBuiltError, startUi } = await import('../../ui/startUi.js');
       let ui;
       try {
         ui = await startUi({
           port: flags.port,
-          dataDir: flags.data,
+          dataDir: flags.data ?? DEFAULT_APP_DATA_DIR,
           ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
         });
       } catch (e) {

@@ -3,21 +3,34 @@
  * hands the raw body to the engine (which validates it with engine/contract) and wraps the result in
  * the success envelope.
  */
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AccountStore } from '../../accounts/accountStore.js';
 import type { UpscalingEngine } from '../../api.js';
-import { success } from '../../contract/index.js';
+import { errors, success, type Scale, type TaskStatusData } from '../../contract/index.js';
 import type { CreditMeter } from '../../credits/meter.js';
 import { callerOf, requireApiKey } from '../auth.js';
 import type { RouteConfig } from '../errorMapping.js';
-import { readStartTaskForm, type FormLimits } from '../startTaskForm.js';
+import { readStartTaskForm, type FormGate, type FormLimits } from '../startTaskForm.js';
 import { RESPONSE_SCHEMAS } from './responseSchemas.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface ContractRouteDeps {
   engine: UpscalingEngine;
   accounts: AccountStore;
   meter: CreditMeter;
   form: FormLimits;
+  /** Where start-task file parts stream to (one folder per request, on the data directory's disk). */
+  incomingDir: string;
+}
+
+/** The cheapest settings the fields received so far allow: the gate must never over-refuse. */
+function gateSettings(fields: Readonly<Record<string, string>>): { scale: Scale; enhanceFace: boolean } {
+  const scale = Number(fields.scale);
+  return { scale: (Number.isInteger(scale) && scale >= 1 && scale <= 8 ? scale : 1) as Scale, enhanceFace: fields.enhanceFace === 'true' };
 }
 
 export function registerContractRoutes(app: FastifyInstance, deps: ContractRouteDeps): void {
@@ -35,13 +48,47 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
   );
 
   app.post('/start-task', cfg('start-task', RESPONSE_SCHEMAS.startTask), async (request, reply) => {
-    const input = await readStartTaskForm(request, deps.form);
-    const result = await deps.engine.startTask(callerOf(request), input);
-    reply.header('x-task-cost', String(result.creditsToDeduct));
-    return success(result);
+    const caller = callerOf(request);
+    const declared = Number(request.headers['content-length']);
+    const incoming = path.join(deps.incomingDir, randomUUID());
+    try {
+      // A body announced larger than the cap is refused before one byte of it is read.
+      if (declared > deps.form.maxRequestBytes + deps.form.maxFieldBytes * 2) {
+        throw errors.payloadTooLarge(`the request body is ${declared} bytes; the limit is ${deps.form.maxRequestBytes} bytes of files`);
+      }
+      const gate: FormGate = {
+        beforeFile: (count, fields) => deps.meter.assertCanAfford(caller, deps.meter.quote(gateSettings(fields), count)),
+      };
+      const input = await readStartTaskForm(request, deps.form, incoming, gate);
+      const result = await deps.engine.startTask(caller, input);
+      reply.header('x-task-cost', String(result.creditsToDeduct));
+      return success(result);
+    } catch (e) {
+      // Refused before the body was read to its end: close the connection after the answer rather than
+      // receive (and discard) the rest of a possibly huge body.
+      if (!request.raw.complete) reply.header('connection', 'close');
+      throw e;
+    } finally {
+      await rm(incoming, { recursive: true, force: true });
+    }
   });
 
-  app.post('/get-task-status', cfg('get-task-status', RESPONSE_SCHEMAS.getTaskStatus), async (request) => success(await deps.engine.getTaskStatus(callerOf(request), request.body)));
+  // The hot path: clients poll it in a loop. The engine answers the same object while the task is
+  // unchanged (tasks/statusView.ts), so its JSON is serialised once per task state, not per poll — by
+  // the route's own response-schema serialiser, so the contract's field filter still applies.
+  const statusJson = new WeakMap<TaskStatusData, string>();
+  app.post('/get-task-status', cfg('get-task-status', RESPONSE_SCHEMAS.getTaskStatus), async (request, reply) => {
+    const data = await deps.engine.getTaskStatus(callerOf(request), request.body);
+    let body = statusJson.get(data);
+    if (body === undefined) {
+      const serialised = reply.serialize(success(data));
+      // The schema serialiser answers a string; the Buffer/ArrayBuffer in its type is for custom serialisers.
+      body = typeof serialised === 'string' ? serialised : Buffer.from(serialised as ArrayBuffer).toString('utf8');
+      statusJson.set(data, body);
+    }
+    reply.type(JSON_TYPE);
+    return body;
+  });
 
   // extension: the caller's identity and balances (body optional).
   app.post('/get-account', cfg(undefined, RESPONSE_SCHEMAS.getAccount), async (request) => {

@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { UpscalingEngine } from '../../api.js';
-import { success } from '../../contract/index.js';
+import { errors, success } from '../../contract/index.js';
 import { RESPONSE_SCHEMAS } from './responseSchemas.js';
 
 export function registerPartRoutes(app: FastifyInstance, engine: UpscalingEngine): void {
@@ -19,7 +19,16 @@ export function registerPartRoutes(app: FastifyInstance, engine: UpscalingEngine
       // The engine destroys its input when it refuses a part midway; handing it a pipe (not the request
       // itself) keeps the socket alive so the client still receives the 400 instead of a reset.
       const body = new PassThrough();
+      // The body may be failed (below, or by a newer upload of the same part) before its reader is
+      // attached; the reader still sees the error, and this listener keeps it from being "unhandled".
+      body.on('error', () => undefined);
       raw.pipe(body);
+      // pipe() does not end the PassThrough when the client goes away mid-part: fail it, or the part's
+      // writer (and its retry, which waits for it) would wait for bytes that never come.
+      const onClose = () => {
+        if (!raw.complete) body.destroy(errors.badRequest('the connection closed before the part was complete'));
+      };
+      raw.once('close', onClose);
       try {
         const stored = await engine.putUploadPart(request.url, body);
         reply.header('ETag', stored.etag);
@@ -29,6 +38,8 @@ export function registerPartRoutes(app: FastifyInstance, engine: UpscalingEngine
         // Discard the rest of the refused body so the answer can be read on this connection.
         if (!raw.complete) raw.resume();
         throw e;
+      } finally {
+        raw.off('close', onClose);
       }
     });
   });

@@ -1,0 +1,68 @@
+/**
+ * What one job runs with, derived from the upscale options (settings file or CLI flags), and the two
+ * things every job path computes from it: the backend request fields and the output name. The app's queue
+ * and both CLI commands call these, so local and remote, app and CLI agree.
+ */
+import { DENOISE_MODEL } from '../../engine/contract/enums.js';
+import { renderOutputName } from '../../engine/tasks/outputNames.js';
+import type { UpscaleSettings } from '../backends/backend.js';
+import type { Mode } from '../settings/settingsSchema.js';
+import type { UpscaleOptions } from '../settings/upscaleOptions.js';
+
+export type JobSettings = Pick<UpscaleOptions, 'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'> &
+  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision'>> & {
+    /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
+    denoise?: number;
+    /** Local-only extensions (precision, face model and strength) go to the local engine only; absent = local. */
+    mode?: Mode;
+  };
+
+/** `options.denoise` undefined = not asked for (the CLI without --denoise). */
+export function jobSettingsFrom(options: Omit<UpscaleOptions, 'denoise'> & { denoise?: number | undefined }, mode: Mode): JobSettings {
+  return {
+    mode,
+    model: options.model,
+    scale: options.scale,
+    format: options.format,
+    compression: options.compression,
+    face: options.face,
+    faceModel: options.faceModel,
+    faceStrength: options.faceStrength,
+    precision: options.precision,
+    outputFolder: options.outputFolder,
+    template: options.template,
+    overwrite: options.overwrite,
+    // The denoise extension exists for one model, and only the local engine is known to accept it.
+    ...(mode === 'local' && options.model === DENOISE_MODEL && options.denoise !== undefined ? { denoise: options.denoise } : {}),
+  };
+}
+
+/** The start-task fields for the backend (contract names; extensions only where they apply). */
+export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
+  return {
+    model: job.model,
+    scale: job.scale,
+    saveImageAs: job.format,
+    compression: job.compression,
+    enhanceFace: job.face,
+    ...(job.denoise !== undefined ? { denoise: job.denoise } : {}),
+    ...(job.mode !== 'cloud' && job.face
+      ? { ...(job.faceStrength !== undefined ? { faceStrength: job.faceStrength } : {}), ...(job.faceModel ? { faceModel: job.faceModel } : {}) }
+      : {}),
+    ...(job.mode !== 'cloud' && job.precision !== undefined && job.precision !== 'auto' ? { precision: job.precision } : {}),
+  };
+}
+
+/** The output file name for an input under these settings (before the overwrite policy numbers it). */
+export function jobOutputName(job: JobSettings, inputPath: string): string {
+  return renderOutputName(job.template, {
+    originalFileName: inputPath,
+    model: job.model,
+    scale: job.scale,
+    format: job.format,
+    denoise: job.denoise,
+    enhanceFace: job.face,
+    faceModel: job.faceModel,
+    faceStrength: job.faceStrength,
+  });
+}

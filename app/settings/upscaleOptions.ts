@@ -1,0 +1,166 @@
+/**
+ * The one declaration of upscale options: each option's type, range or choices, default and help text.
+ * Everything else is derived from this table — the `Settings` type and the settings file's validation
+ * (settingsSchema.ts), the IPC / `crisp ui` payload checks (app/ui/serviceArgs.ts), the CLI flags of both
+ * `crisp upscale` and `crisp batch` (app/cli/optionFlags.ts) and the UI controls' min/max/choices
+ * (`optionControl`). A new option is added here and nowhere else.
+ *
+ * Plain data (no zod, no Node): the renderer may import it, and `crisp --help` loads it without zod. The
+ * zod schemas derived from it are in optionSchemas.ts.
+ */
+import { COMPRESSION_MAX, COMPRESSION_MIN, DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../engine/contract/enums.js';
+import { EXECUTION_PROVIDERS } from '../../engine/inference/providers.js';
+import { resolveModelName } from '../../engine/models/modelNames.js';
+import { DEFAULT_TEMPLATE, TEMPLATE_TOKENS, templateProblem } from '../../engine/tasks/outputNames.js';
+
+/** How an option is spelled on the command line. */
+export interface CliSpelling {
+  /** e.g. `-s, --scale`. */
+  flags: string;
+  /** What `--help` shows instead of the declared default (e.g. when the CLI picks one at run time). */
+  defaultText?: string;
+  /** The CLI leaves the option unset unless it is given (the declared default is the settings file's). */
+  unsetByDefault?: boolean;
+}
+
+interface Common<T> {
+  default: T;
+  help: string;
+  cli: CliSpelling;
+}
+
+export type OptionSpec =
+  | (Common<number | null> & { kind: 'int'; min: number; max: number; nullable: boolean; unit?: string })
+  | (Common<number> & { kind: 'number'; min: number; max: number; step: number })
+  | (Common<string> & { kind: 'choice'; choices: readonly string[]; aliases?: Readonly<Record<string, string>> })
+  | (Common<boolean> & { kind: 'flag' })
+  | (Common<string | null> & { kind: 'text'; maxLength: number; nullable: boolean; valueName: string; check?: (v: string) => string | undefined });
+
+/** `T` narrows the value type (Scale, SaveImageAs…); the spec is what the derived schema checks at run time. */
+type Spec<T> = OptionSpec & { readonly __type?: T };
+const int = <T extends number | null = number>(s: Omit<Extract<OptionSpec, { kind: 'int' }>, 'kind' | 'nullable'> & { nullable?: boolean }): Spec<T> => ({ kind: 'int', nullable: false, ...s });
+const num = (s: Omit<Extract<OptionSpec, { kind: 'number' }>, 'kind'>): Spec<number> => ({ kind: 'number', ...s });
+const choice = <T extends string>(s: Omit<Extract<OptionSpec, { kind: 'choice' }>, 'kind' | 'choices' | 'default'> & { choices: readonly T[]; default: T }): Spec<T> => ({ kind: 'choice', ...s });
+const flag = (s: Omit<Extract<OptionSpec, { kind: 'flag' }>, 'kind'>): Spec<boolean> => ({ kind: 'flag', ...s });
+const text = <T extends string | null = string>(s: Omit<Extract<OptionSpec, { kind: 'text' }>, 'kind' | 'nullable'> & { nullable?: boolean }): Spec<T> => ({ kind: 'text', nullable: false, ...s });
+
+export const OVERWRITE_POLICIES = ['skip', 'replace', 'keep'] as const;
+export type OverwritePolicy = (typeof OVERWRITE_POLICIES)[number];
+export const PRECISIONS = ['auto', 'fp32', 'int8'] as const;
+export type Precision = (typeof PRECISIONS)[number];
+export type ExecutionProviderSetting = (typeof EXECUTION_PROVIDERS)[number];
+
+/** Model names are checked for shape here; whether an imported one exists is checked where the registry is known. */
+function modelProblem(name: string): string | undefined {
+  if (name.startsWith('custom:')) return /^custom:[A-Za-z0-9][\w.-]{0,99}$/.test(name) ? undefined : `'${name}' is not a valid custom:<name> model name`;
+  const r = resolveModelName(name);
+  return r.ok ? undefined : r.message;
+}
+
+export const UPSCALE_OPTIONS = {
+  model: text<string>({
+    default: 'digital-art-4x',
+    maxLength: 200,
+    valueName: 'name',
+    help: 'model: a catalog name, custom:<name> or the bare name of an imported model (see "crisp models list")',
+    cli: { flags: '-m, --model', defaultText: 'the best installed photo model', unsetByDefault: true },
+    check: modelProblem,
+  }),
+  scale: int<Scale>({ min: SCALES[0], max: SCALES[SCALES.length - 1]!, default: 4, help: 'output scale', cli: { flags: '-s, --scale' } }),
+  format: choice<SaveImageAs>({ choices: OUTPUT_FORMATS, aliases: { jpeg: 'jpg' }, default: 'png', help: 'output format', cli: { flags: '-f, --format' } }),
+  compression: int<number>({
+    min: COMPRESSION_MIN,
+    max: COMPRESSION_MAX,
+    default: 0,
+    help: '0 = best quality; jpg/webp quality is 100 − compression, png compresses harder',
+    cli: { flags: '-c, --compression' },
+  }),
+  denoise: num({
+    min: 0,
+    max: 1,
+    step: 0.05,
+    default: 1,
+    help: `denoise strength for ${DENOISE_MODEL} (1 = the plain model, 0 = strongest); implies --model ${DENOISE_MODEL}`,
+    cli: { flags: '--denoise', unsetByDefault: true, defaultText: 'not applied' },
+  }),
+  face: flag({ default: false, help: 'enhance faces', cli: { flags: '--face' } }),
+  faceModel: text<string | null>({
+    default: null,
+    nullable: true,
+    maxLength: 200,
+    valueName: 'name',
+    help: 'with --face: the face model (catalog name or custom:<name>)',
+    cli: { flags: '--face-model', defaultText: 'the best installed face model' },
+  }),
+  faceStrength: num({ min: 0, max: 1, step: 0.05, default: 1, help: 'with --face: blend of restored (1) and unrestored (0) faces', cli: { flags: '--face-strength' } }),
+  tileSize: int<number | null>({
+    min: 32,
+    max: 4096,
+    nullable: true,
+    default: null,
+    unit: 'input pixels',
+    help: 'local: tile size in input pixels',
+    cli: { flags: '--tile', defaultText: 'automatic' },
+  }),
+  threads: int<number | null>({ min: 1, max: 256, nullable: true, default: null, help: 'local: CPU threads for inference', cli: { flags: '--threads', defaultText: 'one per core' } }),
+  executionProvider: choice<ExecutionProviderSetting>({ choices: EXECUTION_PROVIDERS, default: 'auto', help: 'local: execution provider (falls back to cpu)', cli: { flags: '--ep' } }),
+  precision: choice<Precision>({ choices: PRECISIONS, default: 'auto', help: 'local: model precision (auto picks int8 only where it is faster)', cli: { flags: '--precision' } }),
+  outputFolder: text<string>({ default: '', maxLength: 4096, valueName: 'dir', help: 'output folder, created if missing', cli: { flags: '-o, --out', defaultText: 'beside each input' } }),
+  template: text<string>({
+    default: DEFAULT_TEMPLATE,
+    maxLength: 256,
+    valueName: 'template',
+    help: `output file name: ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`,
+    cli: { flags: '-t, --template' },
+    check: templateProblem,
+  }),
+  overwrite: choice<OverwritePolicy>({ choices: OVERWRITE_POLICIES, default: 'keep', help: 'when the output exists: skip, replace, or keep both (adds -2, -3…)', cli: { flags: '--overwrite' } }),
+} as const satisfies Record<string, Spec<unknown>>;
+
+export type UpscaleOptionKey = keyof typeof UPSCALE_OPTIONS;
+type ValueOf<S> = S extends { readonly __type?: infer T } ? Exclude<T, undefined> : never;
+/** The upscale options as one typed object (part of Settings; what a job runs with). */
+export type UpscaleOptions = { -readonly [K in UpscaleOptionKey]: ValueOf<(typeof UPSCALE_OPTIONS)[K]> };
+
+/** In words, what the option accepts (used in errors and --help). */
+export function acceptedValues(spec: OptionSpec): string {
+  switch (spec.kind) {
+    case 'int':
+      return `an integer from ${spec.min} to ${spec.max}`;
+    case 'number':
+      return `a number from ${spec.min} to ${spec.max}`;
+    case 'choice':
+      return `one of ${spec.choices.join(', ')}`;
+    case 'flag':
+      return 'true or false';
+    case 'text':
+      return `a ${spec.valueName}`;
+  }
+}
+
+const entries = Object.entries(UPSCALE_OPTIONS) as [UpscaleOptionKey, OptionSpec][];
+
+export const UPSCALE_DEFAULTS = Object.fromEntries(entries.map(([k, s]) => [k, s.default])) as UpscaleOptions;
+
+/** What a UI control needs: a slider's min/max/step, a picker's choices, the default and the help text. */
+export type OptionControl =
+  | { kind: 'range'; min: number; max: number; step: number; nullable: boolean; default: number | null; help: string }
+  | { kind: 'choice'; choices: readonly string[]; default: string; help: string }
+  | { kind: 'toggle'; default: boolean; help: string }
+  | { kind: 'text'; maxLength: number; nullable: boolean; default: string | null; help: string };
+
+export function optionControl(key: UpscaleOptionKey): OptionControl {
+  const s: OptionSpec = UPSCALE_OPTIONS[key];
+  switch (s.kind) {
+    case 'int':
+      return { kind: 'range', min: s.min, max: s.max, step: 1, nullable: s.nullable, default: s.default, help: s.help };
+    case 'number':
+      return { kind: 'range', min: s.min, max: s.max, step: s.step, nullable: false, default: s.default, help: s.help };
+    case 'choice':
+      return { kind: 'choice', choices: s.choices, default: s.default, help: s.help };
+    case 'flag':
+      return { kind: 'toggle', default: s.default, help: s.help };
+    case 'text':
+      return { kind: 'text', maxLength: s.maxLength, nullable: s.nullable, default: s.default, help: s.help };
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Per-user quota checks at the two doors where a user makes the server hold something: get-upload-url
+ * (open uploads, stored bytes) and start-task (tasks at once, outputs, stored bytes). Refusals are 400s
+ * (429 for the task cap, which clears by itself) that say what is full and what to do.
+ */
+import type { Caller } from '../api.js';
+import { ContractError, errors } from '../contract/index.js';
+import type { EngineLimits } from '../limits.js';
+import type { StoredTask } from '../tasks/taskTypes.js';
+import { uploadUsageOf } from './uploadUsage.js';
+
+type QuotaLimits = Pick<EngineLimits, 'maxOpenUploadsPerUser' | 'maxStoredBytesPerUser' | 'maxOutputsPerUser' | 'maxTasksPerUser'>;
+
+export interface QuotaContext {
+  limits: QuotaLimits;
+  uploadsRoot: string;
+  tasks: () => Iterable<StoredTask>;
+  activeTasksOf: (userId: string) => number;
+  now: () => number;
+}
+
+const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`;
+
+/** Outputs (count, bytes) of a user's tasks that still hold or will hold files. */
+function taskUsageOf(ctx: QuotaContext, userId: string): { outputs: number; bytes: number } {
+  const t = ctx.now();
+  let outputs = 0;
+  let bytes = 0;
+  for (const task of ctx.tasks()) {
+    if (task.userId !== userId || task.status === 'PROCESSING_FAILED') continue;
+    if (task.status === 'PROCESSED') {
+      for (const f of task.outputs) {
+        if (t > f.expiresAt) continue;
+        outputs++;
+        bytes += f.fileSize;
+      }
+    } else {
+      outputs += task.inputs.length;
+    }
+  }
+  return { outputs, bytes };
+}
+
+export async function assertUploadQuota(ctx: QuotaContext, caller: Caller, fileSize: number): Promise<void> {
+  const { limits } = ctx;
+  if (!Number.isFinite(limits.maxOpenUploadsPerUser) && !Number.isFinite(limits.maxStoredBytesPerUser)) return;
+  const up = await uploadUsageOf(ctx.uploadsRoot, caller.userId, ctx.now());
+  if (up.openUploads >= limits.maxOpenUploadsPerUser) {
+    throw errors.badRequest(
+      `you have ${up.openUploads} unfinished uploads; the limit is ${limits.maxOpenUploadsPerUser}. Complete them (complete-multipart-upload) or wait for them to expire`,
+    );
+  }
+  const held = up.bytes + taskUsageOf(ctx, caller.userId).bytes;
+  if (held + fileSize > limits.maxStoredBytesPerUser) {
+    throw errors.badRequest(
+      `this upload of ${mib(fileSize)} would bring your stored files to ${mib(held + fileSize)}; the limit is ${mib(limits.maxStoredBytesPerUser)}. Wait for older uploads and outputs to expire`,
+    );
+  }
+}
+
+export function assertTaskQuota(ctx: QuotaContext, caller: Caller, imageCount: number): void {
+  const { limits } = ctx;
+  const active = ctx.activeTasksOf(caller.userId);
+  if (active >= limits.maxTasksPerUser) {
+    throw new ContractError(
+      'RATE_LIMITED',
+      429,
+      `Too Many Requests: you have ${active} tasks waiting or running; the limit is ${limits.maxTasksPerUser}. Start this one when one of them has finished`,
+    );
+  }
+  if (!Number.isFinite(limits.maxOutputsPerUser) && !Number.isFinite(limits.maxStoredBytesPerUser)) return;
+  const use = taskUsageOf(ctx, caller.userId);
+  if (use.outputs + imageCount > limits.maxOutputsPerUser) {
+    throw errors.badRequest(
+      `your tasks hold ${use.outputs} output files and this one adds ${imageCount}; the limit is ${limits.maxOutputsPerUser}. Wait for older outputs to expire`,
+    );
+  }
+  if (use.bytes >= limits.maxStoredBytesPerUser) {
+    throw errors.badRequest(`your outputs take ${mib(use.bytes)}; the limit is ${mib(limits.maxStoredBytesPerUser)}. Wait for older outputs to expire`);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Prices by output size: the default table keeps the scale-band price up to 16 MP of output and adds
+ * per-image surcharges above; start-task quotes from each input's header; a URL input is quoted at the
+ * base price and its reservation raised once its size is known (or the task fails, charging nothing).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
+import { addUser, BASIC, dataOf, pollStatus, postForm, startTestServer, taskForm, type TestServer } from './helpers.js';
+
+const p = (scale: 1 | 2 | 4 | 8, sizes: { width: number; height: number }[] | number, enhanceFace = false) => priceOf(DEFAULT_PRICE_TABLE, { scale, enhanceFace }, sizes);
+
+describe('price table by output size', () => {
+  it('keeps the scale-band price up to 16 MP and adds the row surcharge above', () => {
+    expect(p(2, 3)).toBe(3);
+    expect(p(2, [{ width: 4000, height: 4000 }])).toBe(1);
+    expect(p(2, [{ width: 4000, height: 4001 }])).toBe(3);
+    expect(p(4, [{ width: 8000, height: 8000 }])).toBe(2 + 2);
+    expect(p(4, [{ width: 12000, height: 12000 }])).toBe(2 + 6);
+    expect(p(8, [{ width: 16384, height: 16384 }], true)).toBe(4 + 1 + 12);
+    expect(p(2, [{ width: 100, height: 100 }, { width: 6000, height: 6000 }])).toBe(1 + 3);
+  });
+});
+
+describe('start-task prices by the output size', () => {
+  let s: TestServer;
+  let images: Server;
+  let imagesBase: string;
+  let large: Buffer;
+
+  beforeAll(async () => {
+    // 2100² at ×2 is a 17.6 MP output: one row above the base price.
+    large = await sharp({ create: { width: 2100, height: 2100, channels: 3, background: { r: 90, g: 120, b: 200 } } }).png().toBuffer();
+    images = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(large));
+    await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
+    imagesBase = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
+    s = await startTestServer({ allowPrivateUrls: true });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    images?.close();
+  });
+
+  it('quotes a large file part with its size surcharge', async () => {
+    const u = await addUser(s, 'large@example.com', 10);
+    const r = await postForm(s.url, u.key, taskForm(BASIC, [{ name: 'file', fileName: 'large.png', bytes: large }]));
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['x-task-cost']).toBe('3');
+    expect(await s.ledger.reservedFor(u.userId)).toBe(3);
+    await s.engine.cancelTask({ userId: u.userId, email: 'large@example.com' }, dataOf<{ taskId: string }>(r).taskId);
+  });
+
+  it('raises a URL task reservation once the image size is known', async () => {
+    const u = await addUser(s, 'url@example.com', 10);
+    const r = await postForm(s.url, u.key, taskForm({ ...BASIC, urls: JSON.stringify([`${imagesBase}/large.png`]) }));
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['x-task-cost']).toBe('1');
+    const caller = { userId: u.userId, email: 'url@example.com' };
+    const taskId = dataOf<{ taskId: string }>(r).taskId;
+    for (let i = 0; i < 200 && (await s.ledger.reservedFor(u.userId)) !== 3; i++) await new Promise((res) => setTimeout(res, 50));
+    expect(await s.ledger.reservedFor(u.userId)).toBe(3);
+    expect((await s.engine.getTaskRecord(caller, taskId)).creditsToDeduct).toBe(3);
+    await s.engine.cancelTask(caller, taskId);
+  });
+
+  it('fails a URL task whose image costs more than the user can pay, charging nothing', async () => {
+    const u = await addUser(s, 'poor@example.com', 2);
+    const r = await postForm(s.url, u.key, taskForm({ ...BASIC, urls: JSON.stringify([`${imagesBase}/large.png`]) }));
+    expect(r.status, r.text).toBe(200);
+    const done = await pollStatus(s.url, u.key, dataOf<{ taskId: string }>(r).taskId);
+    expect(done.status).toBe('PROCESSING_FAILED');
+    expect(done.error).toBe('the images at these URLs cost 3 credits at their size (1 were reserved) and your available credits do not cover the difference');
+    expect(done.creditsDeducted).toBe(false);
+    expect(await s.ledger.reservedFor(u.userId)).toBe(0);
+  });
+});

@@ -1,0 +1,73 @@
+/** `crisp serve` as a real child process for the abuse tests: started with flags, its peak memory read from /proc. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ONNX_DIR, REPO_ROOT } from '../helpers/paths.js';
+
+const ENTRY = path.join(REPO_ROOT, 'app/cli/main.ts');
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  /** Peak resident memory of the server so far (VmHWM), in bytes. */
+  peakRss(): Promise<number>;
+  kill(): Promise<void>;
+}
+
+export async function crispCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], { cwd: REPO_ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export async function addCliUser(dataDir: string, email: string, credits: number): Promise<string> {
+  const r = await crispCli(['users', 'add', '--data', dataDir, '--email', email, '--credits', String(credits)]);
+  if (r.code !== 0) throw new Error(`crisp users add failed: ${r.stderr}`);
+  return r.stdout.trim().split('\n').pop()!;
+}
+
+export async function startServe(dataDir: string, flags: string[]): Promise<ServeProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', ENTRY, 'serve', '--port', '0', '--data', dataDir, '--models-dir', ONNX_DIR, '--log-level', 'warn', ...flags],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+    const onData = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+  return {
+    child,
+    url,
+    output: () => out,
+    async peakRss() {
+      const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+      const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
+      if (!Number.isFinite(kb)) throw new Error('VmHWM not found');
+      return kb * 1024;
+    },
+    kill: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
