@@ -1,6 +1,7 @@
 /** `--face`, `--face-model`, `--face-strength` on the real `crisp` entry point. */
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
@@ -37,18 +38,19 @@ describe('crisp upscale with faces', () => {
   it('--face-strength outside 0..1 is a usage error', async () => {
     const r = await runCli(['upscale', WOMAN, '--face-strength', '2'], { CRISP_MODELS_DIR: models });
     expect(r.code).not.toBe(0);
-    expect(crispLines(r.stderr)).toEqual(['crisp: error: --face-strength must be a number from 0 to 1']);
+    expect(crispLines(r.stderr)).toEqual(["crisp: error: --face-strength must be a number from 0 to 1, not '2'"]);
   });
 
-  it('--face-model enhances faces and --json reports them per image', async () => {
+  it('--face --face-model enhances faces with that model', async () => {
     const out = path.join(dir, 'out');
     mkdirSync(out);
-    const r = await runCli(['upscale', WOMAN, '--model', 'digital-art-4x', '--scale', '2', '--face-model', 'custom:red', '--out', out, '--json'], { CRISP_MODELS_DIR: models });
+    const r = await runCli(['upscale', WOMAN, '--model', 'digital-art-4x', '--scale', '2', '--face', '--face-model', 'custom:red', '--out', out, '--json'], { CRISP_MODELS_DIR: models });
     expect(r.code).toBe(0);
-    const status = JSON.parse(r.stdout) as { files: Array<{ faces?: unknown }>; warnings?: string[] };
-    expect(status.files[0]!.faces).toEqual({ found: 1, enhanced: 1 });
-    expect(status.warnings ?? []).toEqual([]);
-    expect(readdirSync(out)).toEqual(['woman_LRBI_x2_digital-art-4x_x2.png']);
+    const name = 'woman_LRBI_x2_digital-art-4x-face-custom-red_x2.png';
+    expect(readdirSync(out)).toEqual([name]);
+    const { data, info } = await sharp(path.join(out, name)).raw().toBuffer({ resolveWithObject: true });
+    const i = (Math.round(info.height * 0.35) * info.width + Math.round(info.width * 0.5)) * info.channels;
+    expect(Array.from(data.subarray(i, i + 3))).toEqual([255, 0, 0]);
   });
 
   it('models list shows face models in their own section', async () => {
