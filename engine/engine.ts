@@ -38,6 +38,8 @@ import { TaskStore } from './tasks/taskStore.js';
 import type { StoredTask } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
 import { UploadStore } from './uploads/uploadStore.js';
+import { resolveFaceModel } from './faces/faceModels.js';
+import type { DetectOptions } from './faces/detect.js';
 
 export interface EngineOptions {
   dataDir: string;
@@ -66,6 +68,12 @@ export interface EngineOptions {
   /** Injected inference (tests, or a shared one). */
   inference?: Inference;
   /**
+   * Face enhancement for tasks with enhanceFace: the face model (catalog name or custom:N, resolved in
+   * modelDirs; `null` = the best installed one) and the blend strength. Absent: enhanceFace is refused
+   * with the contract's 400 before anything is charged.
+   */
+  faces?: { model: string | null; strength?: number; detector?: DetectOptions };
+  /**
    * Run tasks left unfinished by a crash again at start (`crisp serve`), up to MAX_RESUMES times each,
    * instead of failing them. The app's own job queue retries items itself, so it leaves this off.
    */
@@ -83,8 +91,6 @@ export interface Engine extends UpscalingEngine {
   stats(): TaskStats;
 }
 
-const FACE_WARNING =
-  'Face enhancement is not available in this version of Crisp yet: faces were upscaled like the rest of the image.';
 const INTERRUPTED = 'Crisp stopped while this task was running. Start it again.';
 /** A task that was unfinished at this many start-ups in a row is likely what kills the process: stop retrying it. */
 export const MAX_RESUMES = 3;
@@ -144,7 +150,20 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     await meter.release(task.id);
   }
 
+  // Resolved once at start so a missing model stops `crisp serve --face-model` before it listens.
+  const faceModel = opts.faces ? resolveFaceModel(opts.faces.model ?? undefined, modelDirs) : undefined;
+  const faces = faceModel
+    ? {
+        detectorPath: faceModel.detectorPath,
+        restorerPath: faceModel.restorerPath,
+        restorerName: faceModel.name,
+        strength: opts.faces?.strength ?? 1,
+        ...(opts.faces?.detector ? { detect: opts.faces.detector } : {}),
+      }
+    : undefined;
+
   const runner = new TaskRunner({
+    ...(faces ? { faces } : {}),
     store,
     limits,
     now,
@@ -201,6 +220,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     } catch (e) {
       throw named.suggestion && isContractError(e) && e.status === 400 ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`) : e;
     }
+    if (req.enhanceFace && !faces) throw errors.faceNotAvailable();
     try {
       await resolveTaskModel(req, modelSources, { build: false });
     } catch (e) {
@@ -249,7 +269,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         creditsToDeduct: cost,
         creditsDeducted: false,
         deductedCredits: 0,
-        warnings: req.enhanceFace ? [FACE_WARNING] : [],
+        warnings: [],
         ...(input.outputPath !== undefined && inputs.length === 1 ? { destination: path.resolve(input.outputPath) } : {}),
       };
       await store.save(task);

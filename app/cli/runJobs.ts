@@ -20,6 +20,16 @@ import { toUserError, UserError } from '../jobs/userErrors.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { JobItem } from '../service/crispService.js';
 import { CliError } from './cliError.js';
+import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
+
+function faceModelOrRefuse(name: string | undefined): string {
+  try {
+    return resolveFaceModel(name, modelSearchDirs()).name;
+  } catch (e) {
+    if (e instanceof FaceModelMissingError) throw new CliError(e.message);
+    throw e;
+  }
+}
 import type { RunFlags } from './optionFlags.js';
 import { readUpscaleFlags, type ParsedUpscaleFlags } from './readUpscaleFlags.js';
 import { createProgressView } from './progressView.js';
@@ -119,6 +129,8 @@ async function runChecked(inputs: string[], raw: Record<string, unknown>, run: R
     const { createRemoteBackend } = await import('../remote/remoteBackend.js');
     backend = createRemoteBackend({ baseUrl: run.remote, apiKey });
   } else {
+    // --face locally needs a face model: refused here, before any work, with the ways to get one.
+    const faceModel = settings.face ? faceModelOrRefuse(flags.faceModel ?? undefined) : undefined;
     const dataDir = run.data ?? (engineDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-')));
     const { createLocalBackend } = await import('../backends/local/localBackend.js');
     backend = createLocalBackend({
@@ -130,6 +142,7 @@ async function runChecked(inputs: string[], raw: Record<string, unknown>, run: R
       ...(flags.tileSize ? { tileSize: flags.tileSize } : {}),
       // --precision is an engine-wide choice (int8 variants are picked per model when sessions load).
       ...(flags.precision ? { precision: flags.precision } : {}),
+      ...(faceModel ? { faces: { model: faceModel, strength: flags.faceStrength ?? 1 } } : {}),
     });
   }
 

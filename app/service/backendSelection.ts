@@ -47,6 +47,7 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
           executionProvider: s.executionProvider,
           ...(s.threads ? { threads: s.threads } : {}),
           ...(s.tileSize ? { tileSize: s.tileSize } : {}),
+          ...(s.face ? { faces: { model: s.faceModel || null, strength: s.faceStrength } } : {}),
           ...(s.precision ? { precision: s.precision } : {}),
           ...(deps.spawner ? { spawner: deps.spawner } : {}),
         })
@@ -58,7 +59,7 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
       let key: string;
       let apiKey: string | undefined;
       if (s.mode === 'local') {
-        key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize, s.precision]);
+        key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize, s.precision, s.face, s.faceModel, s.faceStrength]);
       } else {
         apiKey = await deps.secrets.get(API_KEY_SECRET);
         if (!s.baseUrl) throw new BadRequestError(NO_SERVICE_URL);

@@ -14,7 +14,8 @@ export interface ModelInfo {
   name: string;
   title: string;
   description: string;
-  kind: 'photo' | 'illustration' | 'denoise' | 'custom';
+  /** 'face': a face restorer for "Enhance faces", never an upscaling model. */
+  kind: 'photo' | 'illustration' | 'denoise' | 'custom' | 'face';
   /** Native scale of the network. */
   scale: number;
   /** Local mode: weights present. Cloud mode: always true for contract models. */

@@ -12,6 +12,7 @@ import { CUSTOM_REGISTRY, customModelsDir, defaultCustomName, importCustomModel,
 import { sanitizeFileName } from '../../engine/contract/index.js';
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
 import { customModelName } from '../../engine/models/taskModel.js';
+import { FACE_MODELS, installedFaceModels } from '../../engine/faces/faceModels.js';
 import { BadRequestError } from '../backends/errors.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { ModelInfo } from './crispService.js';
@@ -81,7 +82,17 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
     } catch {
       // A damaged registry must not hide the catalog; "crisp models list" reports the damage.
     }
-    return [...catalog, ...custom];
+    // Face restorers ride along as kind 'face' so the UI can tell whether "Enhance faces" can work.
+    const faces: ModelInfo[] = installedFaceModels(modelDirs).map((m) => ({
+      name: m.name,
+      title: m.name,
+      description: 'Face restorer for "Enhance faces".',
+      kind: 'face',
+      scale: 1,
+      installed: true,
+      licence: FACE_MODELS.find((e) => e.name === m.name)?.licence ?? 'as imported',
+    }));
+    return [...catalog, ...custom, ...faces];
   }
 
   const watcher = watchCustomModels(customModelsDir(modelsDir), deps.watchDebounceMs ?? 300, () => events.emit({ type: 'modelsChanged' }));

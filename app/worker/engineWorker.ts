@@ -25,6 +25,7 @@ async function init(options: WorkerEngineOptions): Promise<void> {
       executionProvider: (options.executionProvider ?? 'auto') as ExecutionProviderChoice,
       ...(options.threads ? { threads: options.threads } : {}),
       ...(options.tileSize ? { tileSize: options.tileSize } : {}),
+      ...(options.faces ? { faces: options.faces } : {}),
       ...(options.precision ? { precision: options.precision } : {}),
       // Outputs are written straight to their destination; task records need not outlive a session.
       limits: { fileTtlMs: 30 * 60_000 },

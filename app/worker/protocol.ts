@@ -9,6 +9,8 @@ export interface WorkerEngineOptions {
   executionProvider?: string;
   threads?: number;
   tileSize?: number;
+  /** Face enhancement for enhanceFace tasks: face model name (null = best installed) and strength. */
+  faces?: { model: string | null; strength?: number };
   precision?: 'auto' | 'fp32' | 'int8';
 }
 

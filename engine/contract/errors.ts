@@ -87,6 +87,8 @@ export const errors = {
   payloadTooLarge: (detail: string) => new ContractError('PAYLOAD_TOO_LARGE', 413, `Payload Too Large: ${detail}`),
   /** extension: per-key rate limit (the server adds Retry-After). */
   rateLimited: () => new ContractError('RATE_LIMITED', 429, 'Too Many Requests'),
+  /** extension: enhanceFace on a server started without --face-model (nothing is charged). */
+  faceNotAvailable: () => new ContractError('BAD_REQUEST', 400, 'Bad Request: face enhancement is not available on this server'),
   serverFailure: (endpoint: Endpoint) => SERVER_FAILURE[endpoint](),
   /** extension: a failure on a route outside the spec (part uploads, downloads, get-account). */
   internal: () => new ContractError('INTERNAL', 500, 'Internal Server Error'),

@@ -33,6 +33,8 @@ export const fileDataSchema = z.object({
   dimensions: dimensionsSchema,
   /** extension: signed, expiring URL that streams the file to its owner (set by the HTTP server). */
   downloadLink: z.string().optional(),
+  /** extension: with enhanceFace, faces found in this image and how many were enhanced. */
+  faces: z.object({ found: count, enhanced: count }).optional(),
 });
 
 export const partUrlSchema = z.object({ partNumber: z.number().int().min(1), signedUrl: z.string() });

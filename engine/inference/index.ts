@@ -7,6 +7,7 @@ export {
   type ExecutionProvider,
   type ExecutionProviderChoice,
   type ExecutionProviderRequest,
+  type GraphSession,
   type Inference,
   type InferenceOptions,
   type ModelSession,

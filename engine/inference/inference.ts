@@ -52,8 +52,17 @@ export interface ModelSession {
   run(input: Float32Array, n: number, h: number, w: number): Promise<TensorResult>;
 }
 
+/** A graph with named float32 outputs (face detector, face restorer): not an upscaler, so no scale check. */
+export interface GraphSession {
+  readonly provider: ExecutionProvider;
+  /** Runs the first input with `dims`; answers every float32 output by name. */
+  run(input: Float32Array, dims: readonly number[]): Promise<Map<string, { data: Float32Array; dims: readonly number[] }>>;
+}
+
 export interface Inference {
   readonly requested: ExecutionProviderRequest;
+  /** A session for any ONNX file by path (same provider choice and cache as session()). */
+  graph(file: string): Promise<GraphSession>;
   /** The session for a model, created once per (model file, provider) and reused. */
   session(model: ResolvedModel): Promise<ModelSession>;
   /** Disposes every session; later session() calls create new ones. */
@@ -250,8 +259,51 @@ export function createInference(opts: InferenceOptions): Inference {
     };
   }
 
+  const graphs = new Map<string, Promise<GraphSession>>();
+  async function makeGraph(file: string): Promise<GraphSession> {
+    const model: ResolvedModel = { path: file, entry: { name: 'custom:graph', title: file, model: path.basename(file), architecture: 'graph', scale: 1, kind: 'custom' } };
+    let current = await open(model);
+    const exec = async (input: Float32Array, dims: readonly number[]) => {
+      const s = current.session;
+      const out = await s.run({ [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]) });
+      const res = new Map<string, { data: Float32Array; dims: readonly number[] }>();
+      for (const name of s.outputNames) {
+        const t = out[name];
+        if (t && t.type === 'float32') res.set(name, { data: t.data as Float32Array, dims: [...t.dims] });
+      }
+      return res;
+    };
+    return {
+      get provider() {
+        return current.provider;
+      },
+      async run(input, dims) {
+        try {
+          return await exec(input, dims);
+        } catch (e) {
+          if (requested !== 'auto' || current.provider === 'cpu') {
+            if (requested !== 'auto' && requested !== 'cpu') throw new InferenceProviderError(requested, e);
+            throw e;
+          }
+          markBroken(current.provider, e);
+          current = await openOn(model, 'cpu');
+          return exec(input, dims);
+        }
+      },
+    };
+  }
+
   return {
     requested,
+    graph(file) {
+      let g = graphs.get(file);
+      if (!g) {
+        g = makeGraph(file);
+        g.catch(() => graphs.delete(file));
+        graphs.set(file, g);
+      }
+      return g;
+    },
     session(model) {
       let s = wrapped.get(model.path);
       if (!s) {
@@ -265,6 +317,7 @@ export function createInference(opts: InferenceOptions): Inference {
       const all = [...raw.values()];
       raw.clear();
       wrapped.clear();
+      graphs.clear();
       await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.release()));
     },
   };

@@ -1,4 +1,4 @@
-export { upscaleImage, type UpscaleJob, type UpscaleResult } from './upscale.js';
+export { noFacesWarning, upscaleImage, type UpscaleJob, type UpscaleResult } from './upscale.js';
 export { ImageInputError, isImageInputError } from './errors.js';
 export {
   DEFAULT_LIMITS,

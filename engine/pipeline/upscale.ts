@@ -14,6 +14,7 @@ import type { SaveImageAs, Scale } from '../contract/index.js';
 import type { ExecutionProvider, Inference } from '../inference/index.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { writeFileAtomic } from '../storage/atomicFile.js';
+import { enhanceFaces, type FaceReport, type FaceStageOptions, type OutputRegions } from '../faces/faceStage.js';
 import { checkDiskBudget, estimateJob, type FreeDiskReader, type JobBudget, type OutputMode } from './budget.js';
 import { decodeImage } from './decode.js';
 import { DiskRaster, MemoryRaster, type OutputRaster } from './diskRaster.js';
@@ -58,6 +59,8 @@ export interface UpscaleJob {
    * are output pixels. Memory stays bounded when it reads and writes rectangles, not the whole image.
    */
   afterStitch?: (output: OutputRaster) => Promise<void>;
+  /** Face enhancement after stitch/resize and before encode, through the output's rectangles (absent: none). */
+  faces?: Omit<FaceStageOptions, 'signal'>;
 }
 
 export interface UpscaleResult {
@@ -69,6 +72,23 @@ export interface UpscaleResult {
   /** What the job was estimated to need, and whether it streamed. */
   budget: JobBudget;
   warnings?: string[];
+  /** Present when the job asked for face enhancement. */
+  faces?: FaceReport;
+}
+
+/** The only face warning: an image where face enhancement was asked for and found nothing to do. */
+export function noFacesWarning(inputName: string): string {
+  return `No face was found in "${inputName}": it was upscaled without face enhancement.`;
+}
+
+/** The face stage reaches the output only by rectangles, so in-memory and disk-backed outputs both work. */
+function outputRegions(output: OutputRaster): OutputRegions {
+  return {
+    width: output.width,
+    height: output.height,
+    read: (r) => output.readRect(r.x, r.y, r.width, r.height),
+    write: (r, px) => output.writeRect(r.x, r.y, px),
+  };
 }
 
 export async function upscaleImage(job: UpscaleJob, inference: Inference): Promise<UpscaleResult> {
@@ -130,10 +150,17 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     progress.beginTiles();
     // Alpha goes through the same network (replicated into RGB) so edges stay as sharp as the colour.
     await inferTiles({ input, session, plan, target: output, scale: job.scale, signal: job.signal, onTile: (px) => progress.tileDone(px) });
+    // Faces are detected on and cropped from the input's RGB (see engine/faces/faceStage.ts for why); a
+    // streamed input is read back once for it, bounded by maxInputPixels.
+    const faceInput = job.faces ? input.band(0, input.height).rgb : undefined;
     input.close();
     job.signal?.throwIfAborted();
     if (job.afterStitch) await job.afterStitch(output);
     job.signal?.throwIfAborted();
+    const faces =
+      job.faces && faceInput ? await enhanceFaces(faceInput, job.scale, outputRegions(output), inference, { ...job.faces, ...(job.signal ? { signal: job.signal } : {}) }) : undefined;
+    job.signal?.throwIfAborted();
+    const faceWarnings = faces?.found === 0 ? [noFacesWarning(name)] : [];
 
     stopEncodeClock = progress.beginEncode();
     const opts = { format: job.format, compression: job.compression, ...(input.exif ? { exif: input.exif } : {}) };
@@ -155,7 +182,8 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       bytes: result.bytes,
       provider: session.provider,
       budget,
-      ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+      ...(result.warnings.length > 0 || faceWarnings.length > 0 ? { warnings: [...result.warnings, ...faceWarnings] } : {}),
+      ...(faces ? { faces } : {}),
     };
   } finally {
     stopEncodeClock?.();

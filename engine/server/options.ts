@@ -63,6 +63,8 @@ export interface ServerConfig {
   /** CPU threads for inference. */
   threads?: number;
   logLevel?: string;
+  /** Enables enhanceFace: the face model (catalog name or custom:N in modelDirs) and blend strength. */
+  faces?: { model: string; strength?: number };
   /** json (default): one JSON object a line; pretty: short human-readable lines. */
   logFormat?: LogFormat;
   /** Bearer token that unlocks GET /metrics; absent: no /metrics route. */

@@ -83,6 +83,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
       ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
       ...(config.threads ? { threads: config.threads } : {}),
+      ...(config.faces ? { faces: config.faces } : {}),
       decorateFile: downloadLinkDecorator(links),
     });
     engine = created;

@@ -11,6 +11,7 @@
  * output is written; PROCESSING_FAILED on any error, cancel or shutdown. A failed batch keeps no
  * outputs: a task is delivered whole or not at all, and nothing is charged for it.
  */
+import type { FaceStageOptions } from '../faces/faceStage.js';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
@@ -30,6 +31,8 @@ export interface TaskRunnerDeps {
   limits: EngineLimits;
   now: () => number;
   getInference: () => Inference;
+  /** Face stage for tasks with enhanceFace (the engine refuses those tasks when this is absent). */
+  faces?: Omit<FaceStageOptions, 'signal'>;
   tileSize: number | undefined;
   /** Catalog dirs, the custom registry and the denoise cache the task's model is resolved from. */
   models: TaskModelSources;
@@ -288,6 +291,7 @@ export class TaskRunner {
         compression: task.settings.compression,
         outputPath,
         tileSize: this.deps.tileSize,
+        ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
         signal,
         limits: { maxInputPixels: limits.maxInputPixels, maxOutputPixels: limits.maxOutputPixels, streamAboveBytes: limits.streamAboveBytes, diskReserveBytes: limits.diskReserveBytes },
         onProgress: (f, eta) => this.setProgress(task, (i + Math.min(1, Math.max(0, f))) / n, eta),
@@ -307,6 +311,7 @@ export class TaskRunner {
       createdAt,
       expiresAt: createdAt + limits.fileTtlMs,
       dimensions: { width: result.width, height: result.height },
+      ...(result.faces ? { faces: { found: result.faces.found, enhanced: result.faces.enhanced } } : {}),
     };
     task.outputs.push(file);
     job.next = i + 1;

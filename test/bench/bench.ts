@@ -11,6 +11,8 @@
  *                 For the large input, whole-image inference would need several GB of activations,
  *                 so the baseline is the bare session on its central 512×512 crop (marked *).
  */
+import { faceCropBench } from './faceCropBench.js';
+import { facesBench } from './facesBench.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -49,6 +51,7 @@ function timed(inner: Inference, acc: { s: number; px: number }): Inference {
   return {
     requested: inner.requested,
     release: () => inner.release(),
+    graph: (file) => inner.graph(file),
     async session(model) {
       const s = await inner.session(model);
       const wrapped: ModelSession = {
@@ -187,6 +190,8 @@ async function serverBench(): Promise<void> {
 const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'pipeline', run: pipelineBench },
   { name: 'server', run: serverBench },
+  { name: 'faces', run: facesBench },
+  { name: 'faces-crop', run: faceCropBench },
   { name: 'int8', run: runInt8Bench },
   { name: 'ux', run: uxBench },
   { name: 'huge', run: hugeBench },

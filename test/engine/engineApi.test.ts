@@ -85,11 +85,9 @@ describe('engine API (in-process contract)', () => {
     expect(s.files[2]!.dimensions).toEqual({ width: 57, height: 86 });
   });
 
-  it('records enhanceFace and says it was not applied', async () => {
-    const r = await engine.startTask(LOCAL_CALLER, { fields: { ...settings, enhanceFace: 'true' }, file: [fileFrom(BIRD)] });
-    const s = await waitForTask(engine, r.taskId);
-    expect(s.status).toBe('PROCESSED');
-    expect(s.warnings?.[0]).toMatch(/Face enhancement is not available/);
+  it('refuses enhanceFace with the contract 400 when the engine has no face model', async () => {
+    const err = await engine.startTask(LOCAL_CALLER, { fields: { ...settings, enhanceFace: 'true' }, file: [fileFrom(BIRD)] }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 400, message: 'Bad Request: face enhancement is not available on this server' });
   });
 
   describe('bad input gets the contract status and message and leaves the engine healthy', () => {

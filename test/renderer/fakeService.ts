@@ -26,6 +26,8 @@ export const DEFAULT_SETTINGS: Settings = { ...APP_DEFAULTS, baseUrl: 'https://a
 
 export interface FakeOptions extends ScriptOptions {
   notInstalled?: string[];
+  /** Local mode without any face model installed. */
+  noFaceModel?: boolean;
   /** Start with an API key stored. */
   apiKey?: string;
   /** Settings for a first start (over DEFAULT_SETTINGS). */
@@ -69,7 +71,8 @@ export async function closeFakes(): Promise<void> {
 }
 
 /** A scripted models subject: the contract's models, some marked not installed, downloads moved by the test, imports kept in memory. */
-function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'], emit: (e: ServiceEvent) => void) {
+function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'], emit: (e: ServiceEvent) => void, noFaceModel = false) {
+  const faces: ModelInfo[] = noFaceModel ? [] : [{ name: 'gfpgan-1.4', title: 'gfpgan-1.4', description: 'Face restorer.', kind: 'face', scale: 1, installed: true, licence: 'Apache-2.0' }];
   const pending = new Map<string, { resolve: (m: ModelInfo) => void; reject: (e: Error) => void }>();
   const custom: ModelInfo[] = [];
   const methods: SubjectService<'models'> = {
@@ -105,7 +108,7 @@ function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'],
         installed: mode() === 'cloud' || !notInstalled.has(name),
         licence: 'BSD-3-Clause',
         ...(mode() === 'local' && notInstalled.has(name) ? { downloadSize: 17_000_000 } : {}),
-      })), ...(mode() === 'local' ? custom : [])];
+      })), ...(mode() === 'local' ? [...custom, ...faces] : [])];
     },
     async downloadModel(name) {
       if (mode() === 'cloud') throw new Error('Cloud mode needs no downloads: the service has every model.');
@@ -150,7 +153,7 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
   const emitExtra = (e: ServiceEvent) => {
     for (const l of [...listeners]) l(e);
   };
-  const models = scriptedModels(new Set(options.notInstalled ?? []), () => settingsMirror.mode, emitExtra);
+  const models = scriptedModels(new Set(options.notInstalled ?? []), () => settingsMirror.mode, emitExtra, options.noFaceModel ?? false);
 
   const { version: _v, ...defaults } = settingsMirror;
   const real: ServiceHandle = await createService({

@@ -4,11 +4,13 @@
  */
 import { Command } from 'commander';
 import { CliError } from '../cliError.js';
+import { importFaceModel } from '../../../engine/faces/importFaceModel.js';
 
 interface ImportCommandOptions {
   name?: string;
   dir?: string;
   activation?: string;
+  face?: boolean;
 }
 
 export function registerModelsImport(models: Command): void {
@@ -18,6 +20,7 @@ export function registerModelsImport(models: Command): void {
     .argument('<files...>', 'model files')
     .option('--name <name>', 'name to list the model under (one file only)')
     .option('--dir <dir>', 'models directory (default: your user models directory)')
+    .option('--face', 'import a face restorer (.onnx, 1×3×512×512 RGB in [-1, 1]) for face enhancement')
     .option('--activation <act>', 'SRVGGNetCompact without PReLU weights: relu or leakyrelu', 'leakyrelu')
     .action(async (files: string[], opts: ImportCommandOptions) => {
       if (opts.name && files.length > 1) throw new CliError('--name can only be used with a single file');
@@ -28,6 +31,11 @@ export function registerModelsImport(models: Command): void {
       let failed = 0;
       for (const file of files) {
         try {
+          if (opts.face) {
+            const f = await importFaceModel(file, { modelsDir, ...(opts.name ? { name: opts.name } : {}) });
+            process.stdout.write(`${file}: imported as face model ${f.name} → ${f.path}\n`);
+            continue;
+          }
           const m = await importCustomModel(file, { modelsDir, srvggActivation: act, ...(opts.name ? { name: opts.name } : {}) });
           process.stdout.write(`${file}: imported as ${m.name} (x${m.scale}, ${m.description}) → ${m.path}\n`);
         } catch (e) {

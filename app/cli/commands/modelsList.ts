@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CustomModelListing } from '../../../engine/models/customModels.js';
 import { formatTable } from '../table.js';
+import { FACE_MODELS, findDetector, installedFaceModels } from '../../../engine/faces/faceModels.js';
 import type { Int8Variant } from '../../../engine/inference/int8Variant.js';
 import { architectureOf, customModelName } from '../../../engine/models/modelNames.js';
 
@@ -63,6 +64,18 @@ export function registerModelsList(models: Command): void {
       const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed', `x${m.scale}`, int8Cell(m.int8)]);
       const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE', 'INT8'];
       process.stdout.write(`${formatTable(header, table)}\n`);
+      // Face restorers are not upscaling models: their own section, catalog entries then imported ones.
+      const installedFaces = installedFaceModels(dirs);
+      const faceRows = [
+        ...FACE_MODELS.map((e) => {
+          const have = installedFaces.find((m) => m.name === e.name);
+          return [e.name, e.title, e.licence, have ? 'installed' : 'not installed'];
+        }),
+        ...installedFaces.filter((m) => m.name.startsWith('custom:')).map((m) => [m.name, m.path, 'custom', 'installed']),
+      ];
+      const detector = findDetector(dirs);
+      process.stdout.write(`\nFace models (--face):\n${formatTable(['FACE MODEL', 'OPEN MODEL', 'LICENCE', 'STATUS'], faceRows)}\n`);
+      process.stdout.write(`Face detector: ${detector ?? 'not found (yunet_s_dynamic.onnx in a models folder\'s face/ folder)'}\n`);
       process.stdout.write(`\nModels are looked up in:\n${dirs.map((d) => `  ${d}`).join('\n')}\n`);
       process.stdout.write(`Custom models ("crisp models import") are in:\n  ${customModelsDir(customDir)}\n`);
     });

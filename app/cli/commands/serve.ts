@@ -2,6 +2,9 @@
  * `crisp serve`: the upscaling contract over HTTP (engine/server). Every limit is a flag so operators
  * never need to edit code; defaults are documented in docs/deploy.md.
  */
+import { FaceModelMissingError, resolveFaceModel } from '../../../engine/faces/faceModels.js';
+import { modelSearchDirs } from '../../../engine/models/catalog.js';
+import { CliError } from '../cliError.js';
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -74,6 +77,8 @@ interface ServeFlags {
   maxOutputs: number;
   ledgerRetentionDays: number;
   metricsToken?: string;
+  faceModel?: string;
+  faceStrength?: string;
 }
 
 export function register(program: Command): void {
@@ -119,7 +124,20 @@ export function register(program: Command): void {
     )
     .addOption(new Option('--log-format <format>', 'json lines, or pretty human-readable lines').choices(LOG_FORMATS).default('json'))
     .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
+    .option('--face-model <name>', 'enable enhanceFace with this face model (gfpgan-1.4, gfpgan-1.3 or custom:NAME); without it enhanceFace gets 400')
+    .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
     .action(async (flags: ServeFlags) => {
+      const faceStrength = Number(flags.faceStrength ?? '1');
+      if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
+      if (flags.faceModel !== undefined) {
+        // Refused before listening: a server that says it enhances faces must be able to.
+        try {
+          resolveFaceModel(flags.faceModel, flags.modelsDir ? flags.modelsDir.map((d) => path.resolve(d)) : modelSearchDirs());
+        } catch (e) {
+          if (e instanceof FaceModelMissingError) throw new CliError(e.message);
+          throw e;
+        }
+      }
       const engineLimits: Partial<EngineLimits> = {
         maxFileSize: flags.maxFileSize,
         maxFilesPerTask: flags.maxFilesPerTask,
@@ -164,6 +182,7 @@ export function register(program: Command): void {
         logFormat: flags.logFormat,
         ledgerRetentionMs: flags.ledgerRetentionDays * 86_400_000,
         ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
+        ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);

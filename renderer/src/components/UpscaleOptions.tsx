@@ -14,6 +14,8 @@ export function UpscaleOptions() {
   const models = useSettings(selectModels);
   const current = useSettings(selectCurrentModel);
   const isCloud = useSettings(selectIsCloud);
+  // Locally, faces need an installed face model; a service decides for itself (it answers 400 without one).
+  const faceReady = isCloud || models.some((m) => m.kind === 'face' && m.installed);
   const { updateSettings } = useActions();
   const { desktop } = useApp();
   const id = useId();
@@ -42,7 +44,7 @@ export function UpscaleOptions() {
         <select id={`${id}-model`} value={settings.model} aria-describedby={`${id}-model-desc`} onChange={(e) => void updateSettings({ model: e.target.value })}>
           {/* Local: only what can run here (plus the saved choice); the rest is under "Download models". */}
           {models
-            .filter((m) => isCloud || m.installed || m.name === settings.model)
+            .filter((m) => m.kind !== 'face' && (isCloud || m.installed || m.name === settings.model))
             .map((m) => (
               <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
                 {m.title}
@@ -131,9 +133,21 @@ export function UpscaleOptions() {
         </p>
       </div>
       <label className="check">
-        <input type="checkbox" checked={settings.face} onChange={(e) => void updateSettings({ face: e.target.checked })} />
+        <input
+          type="checkbox"
+          checked={settings.face && faceReady}
+          disabled={!faceReady}
+          aria-describedby={faceReady ? undefined : `${id}-face-hint`}
+          onChange={(e) => void updateSettings({ face: e.target.checked })}
+        />
         Enhance faces
       </label>
+      {faceReady ? null : (
+        <p id={`${id}-face-hint`} className="hint">
+          No face model is installed. Import one with <code>crisp models import FILE.onnx --face</code> (for example GFPGAN v1.4 exported to
+          ONNX), or switch to Cloud.
+        </p>
+      )}
       <div className="field">
         <label htmlFor={`${id}-out`}>Output folder</label>
         <div className="input-row">

@@ -1,0 +1,28 @@
+// @vitest-environment jsdom
+/** The "Enhance faces" toggle: usable with a face model, disabled with the reason and the way out without. */
+import { cleanup, screen, waitFor } from '@testing-library/react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { renderApp } from './renderApp.js';
+
+afterEach(cleanup);
+
+describe('face toggle', () => {
+  it('is disabled locally when no face model is installed, saying how to get one', async () => {
+    renderApp({ noFaceModel: true });
+    const toggle = (await screen.findByRole('checkbox', { name: 'Enhance faces' })) as HTMLInputElement;
+    await waitFor(() => expect(toggle.disabled).toBe(true));
+    expect(toggle.getAttribute('aria-describedby')).toBeTruthy();
+    const hint = document.getElementById(toggle.getAttribute('aria-describedby')!)!;
+    expect(hint.textContent).toBe(
+      'No face model is installed. Import one with crisp models import FILE.onnx --face (for example GFPGAN v1.4 exported to ONNX), or switch to Cloud.',
+    );
+  });
+
+  it('is enabled with a face model, and face models stay out of the upscaling model picker', async () => {
+    renderApp();
+    const toggle = (await screen.findByRole('checkbox', { name: 'Enhance faces' })) as HTMLInputElement;
+    await waitFor(() => expect(toggle.disabled).toBe(false));
+    const picker = screen.getByRole('combobox', { name: 'Model' }) as HTMLSelectElement;
+    expect(Array.from(picker.options).map((o) => o.value)).not.toContain('gfpgan-1.4');
+  });
+});
