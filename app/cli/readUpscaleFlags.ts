@@ -39,5 +39,7 @@ export function readUpscaleFlags(raw: Record<string, unknown>): ParsedUpscaleFla
     }
     out[key] = r.value;
   }
+  // Naming a face model or a face strength asks for face enhancement: `--face` is implied, not silently lost.
+  if (raw.faceModel !== undefined || raw.faceStrength !== undefined) out.face = true;
   return out as ParsedUpscaleFlags;
 }
