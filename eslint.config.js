@@ -44,9 +44,9 @@ export default tseslint.config(
     rules: restrict(
       [
         {
-          // The page sees the service interface and the preload API's types, and contract enums; nothing
-          // else of the main process.
-          regex: '(^|/)(engine/(?!contract/enums\\.js$)|app/(?!service/[\\w.-]+\\.js$)|electron/(?!preload/desktopApi\\.js$))',
+          // The page sees the service interface, the preload API's types, contract enums and the pure
+          // option declaration (control ranges); nothing else of the main process.
+          regex: '(^|/)(engine/(?!contract/enums\\.js$)|app/(?!service/[\\w.-]+\\.js$|settings/upscaleOptions\\.js$)|electron/(?!preload/desktopApi\\.js$))',
           message: `renderer/ reaches the main process only through the typed preload API (${LAYERS}).`,
         },
       ],

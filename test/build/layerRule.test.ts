@@ -38,12 +38,14 @@ describe('layer rule', () => {
       expect.stringContaining('renderer/ reaches the main process only through the typed preload API'),
     ]);
     expect(await problems('renderer/src/probe.ts', "import '../../app/jobs/jobQueue.js';\n")).toHaveLength(1);
+    expect(await problems('renderer/src/probe.ts', "import '../../app/settings/settingsStore.js';\n")).toHaveLength(1);
     expect(await problems('renderer/src/probe.ts', "import '../../electron/main/main.js';\n")).toHaveLength(1);
     expect(await problems('renderer/src/probe.ts', "import { ipcRenderer } from 'electron';\n")).toHaveLength(1);
     const allowed = [
       "import type { CrispService } from '../../app/service/crispService.js';",
       "import type { DesktopApi } from '../../electron/preload/desktopApi.js';",
       "import { MODEL_NAMES } from '../../engine/contract/enums.js';",
+      "import { optionControl } from '../../app/settings/upscaleOptions.js';",
     ].join('\n');
     expect(await problems('renderer/src/probe.ts', `${allowed}\n`)).toEqual([]);
   });

@@ -3,6 +3,7 @@
  * `upscale` takes (both generated from one declaration), both name the same input's output identically
  * (one namer), and `--json` has the same keys on this computer and through a service (one job runner).
  */
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FormData } from 'undici';
@@ -10,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobReport } from '../../app/jobs/jobReport.js';
 import { UPSCALE_OPTIONS } from '../../app/settings/upscaleOptions.js';
 import { FAST_MODEL, removeDir, tempDir } from '../helpers/engineHarness.js';
-import { ONNX_DIR } from '../helpers/paths.js';
+import { constantFaceModel, writeModel } from '../faces/support/faceModels.js';
+import { MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import { runCli } from '../helpers/runCli.js';
 import { postForm, type TestServer } from '../server/helpers.js';
 import { addUser, BIRD, startServer } from '../app/appHelpers.js';
@@ -70,8 +72,15 @@ describe('one options declaration, one namer, one task path', () => {
     const flags = ['-m', 'service-lite-4x', '--denoise', '0.25', '--face', '-s', '1', '-f', 'webp'];
     const a = path.join(dir, 'named-upscale');
     const b = path.join(dir, 'named-batch');
-    const up = await runCli(['upscale', path.join(inputs, 'bird.png'), ...flags, '--out', a]);
-    const bt = await runCli(['batch', inputs, ...flags, '--out', b]);
+    // --face needs a face restorer: a constant-colour one built here (the detector comes from ../shared).
+    const models = path.join(dir, 'face-models');
+    mkdirSync(path.join(models, 'face'), { recursive: true });
+    symlinkSync(ONNX_DIR, path.join(models, 'onnx'));
+    symlinkSync(path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx'), path.join(models, 'face', 'yunet_s_dynamic.onnx'));
+    writeModel(path.join(models, 'face'), 'custom-red.onnx', constantFaceModel([1, -1, -1]));
+    const withFaces = { CRISP_MODELS_DIR: models };
+    const up = await runCli(['upscale', path.join(inputs, 'bird.png'), ...flags, '--out', a], withFaces);
+    const bt = await runCli(['batch', inputs, ...flags, '--out', b], withFaces);
     expect([up.code, bt.code]).toEqual([0, 0]);
     expect(await readdir(a)).toEqual(['bird_service-lite-4x-dn0.25-face_x1.webp']);
     expect(await readdir(b)).toEqual(await readdir(a));

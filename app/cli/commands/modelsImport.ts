@@ -4,7 +4,6 @@
  */
 import { Command } from 'commander';
 import { CliError } from '../cliError.js';
-import { importFaceModel } from '../../../engine/faces/importFaceModel.js';
 
 interface ImportCommandOptions {
   name?: string;
@@ -32,6 +31,8 @@ export function registerModelsImport(models: Command): void {
       for (const file of files) {
         try {
           if (opts.face) {
+            // Loaded here: it pulls in onnxruntime, and every command module is imported at startup.
+            const { importFaceModel } = await import('../../../engine/faces/importFaceModel.js');
             const f = await importFaceModel(file, { modelsDir, ...(opts.name ? { name: opts.name } : {}) });
             process.stdout.write(`${file}: imported as face model ${f.name} → ${f.path}\n`);
             continue;

@@ -2,8 +2,6 @@
  * `crisp serve`: the upscaling contract over HTTP (engine/server). Every limit is a flag so operators
  * never need to edit code; defaults are documented in docs/deploy.md.
  */
-import { FaceModelMissingError, resolveFaceModel } from '../../../engine/faces/faceModels.js';
-import { modelSearchDirs } from '../../../engine/models/catalog.js';
 import { CliError } from '../cliError.js';
 import os from 'node:os';
 import path from 'node:path';
@@ -131,6 +129,10 @@ export function register(program: Command): void {
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
       if (flags.faceModel !== undefined) {
         // Refused before listening: a server that says it enhances faces must be able to.
+        const [{ FaceModelMissingError, resolveFaceModel }, { modelSearchDirs }] = await Promise.all([
+          import('../../../engine/faces/faceModels.js'),
+          import('../../../engine/models/catalog.js'),
+        ]);
         try {
           resolveFaceModel(flags.faceModel, flags.modelsDir ? flags.modelsDir.map((d) => path.resolve(d)) : modelSearchDirs());
         } catch (e) {

@@ -1,5 +1,6 @@
 /** Local engine knobs: execution provider, tile size, threads ("Automatic" is the default for each). */
 import { useEffect, useId, useState } from 'react';
+import { THREADS_RANGE } from '../optionRanges.js';
 import type { ExecutionProviderSetting } from '../../../app/service/crispService.js';
 import { useActions, useSettings } from '../stores/appContext.js';
 import { selectSettings } from '../stores/settingsStore.js';
@@ -66,8 +67,8 @@ export function EngineSettings() {
           <input
             id={`${id}-threads`}
             type="number"
-            min={1}
-            max={1024}
+            min={THREADS_RANGE.min}
+            max={THREADS_RANGE.max}
             inputMode="numeric"
             placeholder="Automatic"
             value={threads}

@@ -1,5 +1,6 @@
 /** Model, scale, format, compression, faces and output folder: what every item of the batch gets. */
 import { useEffect, useId, useRef, useState } from 'react';
+import { COMPRESSION_RANGE, DENOISE_RANGE } from '../optionRanges.js';
 import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
 import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from '../stores/settingsStore.js';
@@ -68,9 +69,9 @@ export function UpscaleOptions() {
             <input
               id={`${id}-denoise`}
               type="range"
-              min={0}
-              max={1}
-              step={0.05}
+              min={DENOISE_RANGE.min}
+              max={DENOISE_RANGE.max}
+              step={DENOISE_RANGE.step}
               value={denoise}
               aria-describedby={`${id}-denoise-hint`}
               onChange={(e) => {
@@ -115,8 +116,9 @@ export function UpscaleOptions() {
           <input
             id={`${id}-compression`}
             type="range"
-            min={0}
-            max={100}
+            min={COMPRESSION_RANGE.min}
+            max={COMPRESSION_RANGE.max}
+            step={COMPRESSION_RANGE.step}
             value={compression}
             aria-describedby={`${id}-compression-hint`}
             onChange={(e) => {
