@@ -3,7 +3,6 @@
  * with SIGKILL mid-task and restarted on the same --data. Balances, tasks and outputs survive; the task
  * that was running is resumed from its stored input, finishes, and is charged once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,71 +10,34 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountsFile } from '../../engine/accounts/accountStore.js';
 import type { AccountsState } from '../../engine/accounts/state.js';
-import { ONNX_DIR, REPO_ROOT } from '../helpers/paths.js';
+import { crispCli, startServe, type ServeProcess } from './serveProcess.js';
 import { BASIC, dataOf, httpGet, pollStatus, postForm, postJson, SET5, taskForm, tempDir } from './helpers.js';
 
-const ENTRY = path.join(REPO_ROOT, 'app/cli/main.ts');
 let dataDir: string;
-const children: ChildProcess[] = [];
+const servers: ServeProcess[] = [];
 
-function crisp(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], { cwd: REPO_ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function serve(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', ENTRY, 'serve', '--port', '0', '--data', dataDir, '--models-dir', ONNX_DIR, '--log-level', 'warn'],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  children.push(child);
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-  return { child, url };
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
+async function serve(): Promise<ServeProcess> {
+  const server = await startServe(dataDir, []);
+  servers.push(server);
+  return server;
 }
 
 beforeAll(async () => {
   dataDir = await tempDir('crisp-restart-');
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const server of servers) await server.kill();
   await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('crisp users + crisp serve across a SIGKILL restart', () => {
   it('keeps users, balances, tasks and outputs; resumes the interrupted task and charges it once', async () => {
-    const added = await crisp(['users', 'add', '--data', dataDir, '--email', 'rs@example.com', '--credits', '3', '--extra-credits', '2']);
+    const added = await crispCli(['users', 'add', '--data', dataDir, '--email', 'rs@example.com', '--credits', '3', '--extra-credits', '2']);
     expect(added.code).toBe(0);
     const key = added.stdout.trim().split('\n').pop()!;
     expect(key).toMatch(/^crisp_[A-Za-z0-9_-]{43}$/);
     expect(await readFile(accountsFile(dataDir), 'utf8')).not.toContain(key);
-    const bad = await crisp(['users', 'add', '--data', dataDir, '--email', 'rs@example.com']);
+    const bad = await crispCli(['users', 'add', '--data', dataDir, '--email', 'rs@example.com']);
     expect(bad.code).not.toBe(0);
 
     let server = await serve();
@@ -90,7 +52,7 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
     const slowId = dataOf<{ taskId: string }>(slow).taskId;
     const running = dataOf<{ status: string }>(await postJson(server.url, '/get-task-status', key, { data: { taskId: slowId } }));
     expect(['PROCESSING', 'ENHANCING']).toContain(running.status);
-    await killed(server.child);
+    await server.kill();
 
     const onDisk = JSON.parse(await readFile(accountsFile(dataDir), 'utf8')) as AccountsState;
     expect(onDisk.charges[slowId]?.state).toBe('reserved');
@@ -112,10 +74,10 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
     expect(after.charges[slowId]).toMatchObject({ state: 'settled', deducted: 2 });
 
     // The operator credits the user while the server runs; the server sees it.
-    const credited = await crisp(['users', 'credit', '--data', dataDir, '--email', 'rs@example.com', '--add', '5']);
+    const credited = await crispCli(['users', 'credit', '--data', dataDir, '--email', 'rs@example.com', '--add', '5']);
     expect(credited.stdout).toBe('rs@example.com: 5 credits, 2 extra credits\n');
     expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({ currentCredits: 5, currentExtraCredits: 2 });
-    const listed = await crisp(['users', 'list', '--data', dataDir]);
+    const listed = await crispCli(['users', 'list', '--data', dataDir]);
     expect(listed.stdout).toMatch(/rs@example\.com\s+5\s+2\s/);
     // SIGTERM: graceful shutdown, exit code 0.
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
