@@ -221,11 +221,30 @@ export function createInference(opts: InferenceOptions): Inference {
     throw new InferenceProviderError('cpu', last);
   }
 
+  /**
+   * Runs `exec` on the holder's session. A GPU provider can load yet fail on a real graph (memory, an
+   * unsupported op): with `auto` the provider is marked broken and the call is retried once on cpu, and
+   * the holder keeps the cpu session for later calls.
+   */
+  async function withCpuFallback<T>(model: ResolvedModel, holder: { current: Opened }, exec: () => Promise<T>): Promise<T> {
+    try {
+      return await exec();
+    } catch (e) {
+      if (requested !== 'auto' || holder.current.provider === 'cpu') {
+        if (requested !== 'auto' && requested !== 'cpu') throw new InferenceProviderError(requested, e);
+        throw e;
+      }
+      markBroken(holder.current.provider, e);
+      holder.current = await openOn(model, 'cpu');
+      return exec();
+    }
+  }
+
   async function makeSession(model: ResolvedModel): Promise<ModelSession> {
-    let current = await open(model);
+    const holder = { current: await open(model) };
     const run = async (input: Float32Array, n: number, h: number, w: number): Promise<TensorResult> => {
       const exec = async (): Promise<TensorResult> => {
-        const s = current.session;
+        const s = holder.current.session;
         const feeds = { [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [n, 3, h, w]) };
         const out = await s.run(feeds);
         const t = out[s.outputNames[0] ?? 'output'];
@@ -233,27 +252,16 @@ export function createInference(opts: InferenceOptions): Inference {
         const [on = 0, oc = 0, oh = 0, ow = 0] = t.dims;
         return { data: t.data as Float32Array, dims: [on, oc, oh, ow] };
       };
-      try {
-        return await exec();
-      } catch (e) {
-        // A GPU provider can load yet fail on a real graph (memory, unsupported op): auto retries on cpu.
-        if (requested !== 'auto' || current.provider === 'cpu') {
-          if (requested !== 'auto' && requested !== 'cpu') throw new InferenceProviderError(requested, e);
-          throw e;
-        }
-        markBroken(current.provider, e);
-        current = await openOn(model, 'cpu');
-        return exec();
-      }
+      return withCpuFallback(model, holder, exec);
     };
     return {
       model,
       get provider() {
-        return current.provider;
+        return holder.current.provider;
       },
       scale: model.entry.scale,
       get precision() {
-        return current.precision;
+        return holder.current.precision;
       },
       run,
     };
@@ -262,9 +270,9 @@ export function createInference(opts: InferenceOptions): Inference {
   const graphs = new Map<string, Promise<GraphSession>>();
   async function makeGraph(file: string): Promise<GraphSession> {
     const model: ResolvedModel = { path: file, entry: { name: 'custom:graph', title: file, model: path.basename(file), architecture: 'graph', scale: 1, kind: 'custom' } };
-    let current = await open(model);
+    const holder = { current: await open(model) };
     const exec = async (input: Float32Array, dims: readonly number[]) => {
-      const s = current.session;
+      const s = holder.current.session;
       const out = await s.run({ [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]) });
       const res = new Map<string, { data: Float32Array; dims: readonly number[] }>();
       for (const name of s.outputNames) {
@@ -275,21 +283,9 @@ export function createInference(opts: InferenceOptions): Inference {
     };
     return {
       get provider() {
-        return current.provider;
+        return holder.current.provider;
       },
-      async run(input, dims) {
-        try {
-          return await exec(input, dims);
-        } catch (e) {
-          if (requested !== 'auto' || current.provider === 'cpu') {
-            if (requested !== 'auto' && requested !== 'cpu') throw new InferenceProviderError(requested, e);
-            throw e;
-          }
-          markBroken(current.provider, e);
-          current = await openOn(model, 'cpu');
-          return exec(input, dims);
-        }
-      },
+      run: (input, dims) => withCpuFallback(model, holder, () => exec(input, dims)),
     };
   }
 
