@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER } from '../../engine/api.js';
 import { MAX_RESUMES } from '../../engine/engine.js';
 import type { StoredTask } from '../../engine/tasks/taskTypes.js';
@@ -32,18 +32,19 @@ async function killMidTask(dataDir: string, scratch: string): Promise<string> {
 }
 
 describe('engine process killed while a task runs', () => {
-  let dataDir: string;
-  let scratch: string;
-  beforeAll(async () => {
-    dataDir = await tempDir();
-    scratch = await tempDir();
-  });
+  const dirs: string[] = [];
+  /** A fresh data dir and scratch dir per test: each test kills its own engine host. */
+  async function dirsForTest(): Promise<{ dataDir: string; scratch: string }> {
+    const d = { dataDir: await tempDir(), scratch: await tempDir() };
+    dirs.push(d.dataDir, d.scratch);
+    return d;
+  }
   afterAll(async () => {
-    await removeDir(dataDir);
-    await removeDir(scratch);
+    for (const d of dirs) await removeDir(d);
   });
 
   it('reports PROCESSING_FAILED after a restart, and a new task succeeds', async () => {
+    const { dataDir, scratch } = await dirsForTest();
     const taskId = await killMidTask(dataDir, scratch);
     const engine = await makeEngine({ dataDir });
     try {
@@ -65,21 +66,8 @@ describe('engine process killed while a task runs', () => {
       await engine.close();
     }
   });
-});
-
-describe('engine process killed while a task runs, with resumeInterrupted (crisp serve)', () => {
-  let dataDir: string;
-  let scratch: string;
-  beforeAll(async () => {
-    dataDir = await tempDir();
-    scratch = await tempDir();
-  });
-  afterAll(async () => {
-    await removeDir(dataDir);
-    await removeDir(scratch);
-  });
-
-  it('runs the task again from its stored input; gives up after MAX_RESUMES start-ups', async () => {
+  it('with resumeInterrupted (crisp serve): runs the task again from its stored input; gives up after MAX_RESUMES start-ups', async () => {
+    const { dataDir, scratch } = await dirsForTest();
     const taskId = await killMidTask(dataDir, scratch);
     const engine = await makeEngine({ dataDir, resumeInterrupted: true });
     try {

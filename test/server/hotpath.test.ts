@@ -12,16 +12,11 @@ import sharp from 'sharp';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errors } from '../../engine/contract/index.js';
+import { errors, type UploadSession } from '../../engine/contract/index.js';
 import { addUser, BASIC, dataOf, httpGet, httpPut, postForm, postJson, startTestServer, taskForm, type StatusData, type TestServer } from './helpers.js';
 
-interface Session {
-  uploadId: string;
-  path: string;
-  partSize: number;
-  fileName: string;
-  partUrls: { partNumber: number; signedUrl: string }[];
-}
+/** The contract's upload session (engine/contract/schemas.ts). */
+type Session = UploadSession;
 
 let s: TestServer;
 let user: { key: string; userId: string };

@@ -8,16 +8,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UploadSession } from '../../engine/contract/index.js';
 import { createUrlSigner, loadOrCreateSecret } from '../../engine/security/urlSigner.js';
 import { addUser, BASIC, dataOf, httpGet, httpPut, pollStatus, postForm, postJson, SET5, startTestServer, taskForm, type TestServer } from './helpers.js';
 
-interface Session {
-  uploadId: string;
-  path: string;
-  partSize: number;
-  fileName: string;
-  partUrls: { partNumber: number; signedUrl: string }[];
-}
+/** The contract's upload session (engine/contract/schemas.ts). */
+type Session = UploadSession;
 
 let s: TestServer;
 let user: { key: string; userId: string };
