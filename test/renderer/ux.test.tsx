@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { batchSummary, countStates, etaMs, formatDuration, statusLine } from '../../renderer/src/stores/statusModel.js';
 import { closeFakes } from './fakeService.js';
 import { pngFile, renderApp } from './renderApp.js';
@@ -307,41 +307,49 @@ describe('notifications', () => {
 });
 
 describe('sound', () => {
-  it('plays the chime at the end of a batch only when switched on, and remembers the choice', async () => {
-    const user = userEvent.setup();
-    const started: number[] = [];
-    class FakeAudioContext {
-      currentTime = 0;
-      destination = {};
-      createOscillator() {
-        return { frequency: { value: 0 }, connect: (g: unknown) => g, start: () => started.push(1), stop: () => undefined };
-      }
-      createGain() {
-        return { gain: { setValueAtTime: () => undefined, exponentialRampToValueAtTime: () => undefined }, connect: (d: unknown) => d };
-      }
-      close() {
-        return Promise.resolve();
-      }
+  const started: number[] = [];
+  class FakeAudioContext {
+    currentTime = 0;
+    destination = {};
+    createOscillator() {
+      return { frequency: { value: 0 }, connect: (g: unknown) => g, start: () => started.push(1), stop: () => undefined };
     }
-    vi.stubGlobal('AudioContext', FakeAudioContext);
+    createGain() {
+      return { gain: { setValueAtTime: () => undefined, exponentialRampToValueAtTime: () => undefined }, connect: (d: unknown) => d };
+    }
+    close() {
+      return Promise.resolve();
+    }
+  }
+
+  /** One batch of one image in a fresh app; resolves when its end is announced. */
+  async function oneBatch(user: ReturnType<typeof userEvent.setup>, before?: () => Promise<void>): Promise<void> {
+    const { fake } = await renderApp();
+    await before?.();
+    await addImages(user, ['a.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await screen.findByText('Finished: 1 of 1 image upscaled.');
+  }
+
+  beforeEach(() => {
+    started.length = 0;
     localStorage.removeItem('crisp-sound');
-    try {
-      const { fake } = await renderApp();
-      await addImages(user, ['a.png']);
-      await user.click(screen.getByRole('button', { name: 'Upscale' }));
-      await act(() => fake.finishAll());
-      await screen.findByText('Finished: 1 of 1 image upscaled.');
-      expect(started).toEqual([]);
+    vi.stubGlobal('AudioContext', FakeAudioContext);
+  });
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('is silent by default', async () => {
+    await oneBatch(userEvent.setup());
+    expect(started).toEqual([]);
+  });
+
+  it('plays two tones once at the end of a batch when switched on, and remembers the choice', async () => {
+    const user = userEvent.setup();
+    await oneBatch(user, async () => {
       await user.click(screen.getByRole('checkbox', { name: 'Play a sound when a batch finishes' }));
       expect(localStorage.getItem('crisp-sound')).toBe('on');
-      await user.click(screen.getByRole('button', { name: 'Clear finished' }));
-      await addImages(user, ['b.png']);
-      await user.click(screen.getByRole('button', { name: 'Upscale' }));
-      await act(() => fake.finishAll());
-      // Two tones, once.
-      await waitFor(() => expect(started).toEqual([1, 1]));
-    } finally {
-      vi.unstubAllGlobals();
-    }
+    });
+    await waitFor(() => expect(started).toEqual([1, 1]));
   });
 });
