@@ -1,13 +1,16 @@
 /**
  * Calibration inputs for int8 quantization: small planar RGB crops (float32 [3,size,size], 0..1).
  *
- * Real photos give the best ranges, so `crisp models quantize --calibration DIR` crops the user's own
- * images. Without a folder, a procedural set is generated: there is no openly licensed photo set we can
- * ship, and generated crops (edges, gradients, textures at several frequencies, noise) cover the activation
- * ranges well enough that the quality check after quantization decides whether the result is kept.
+ * Photos like the user's give the best ranges, so `crisp models quantize --calibration DIR` crops the user's
+ * own images. Without a folder, the bundled set is used: 48 crops of openly licensed photos and
+ * illustrations (resources/calibration/crops.png, sources and licences beside it, made by
+ * scripts/makeCalibrationSet.mjs). Where that file is missing (a trimmed install), a procedural set is
+ * generated instead, and the quality check after quantization decides whether the result is kept.
  */
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import sharp, { type OutputInfo } from 'sharp';
 
 export interface CalibrationCrop {
@@ -71,6 +74,52 @@ export async function loadCalibrationCrops(dir: string, opts: { count?: number; 
   }
   if (crops.length === 0) throw new CalibrationError(`The images in ${dir} are all smaller than ${size}×${size} pixels; add larger photos.`);
   return crops;
+}
+
+/** The bundled sheet of calibration crops (a grid of 64×64 tiles); CRISP_RESOURCES_DIR overrides as for models. */
+export function bundledCalibrationFile(env: NodeJS.ProcessEnv = process.env): string {
+  const override = env.CRISP_RESOURCES_DIR;
+  if (override) return path.join(override, 'calibration', 'crops.png');
+  // engine/convert → ../../resources (the built CLI sits two folders deep too: out/cli).
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../resources/calibration/crops.png');
+}
+
+export const BUNDLED_CROP_SIZE = 64;
+
+/** Whether the bundled set is present (a packaged app ships it; a trimmed install may not). */
+export function hasBundledCalibration(env: NodeJS.ProcessEnv = process.env): boolean {
+  return existsSync(bundledCalibrationFile(env));
+}
+
+/**
+ * The bundled crops, in sheet order (row by row). With `count` below the sheet's size, crops are taken evenly
+ * across the sheet so photos and illustrations both stay in.
+ */
+export async function bundledCalibrationCrops(opts: { count?: number; file?: string } = {}): Promise<CalibrationCrop[]> {
+  const file = opts.file ?? bundledCalibrationFile();
+  let img: { data: Buffer; info: OutputInfo };
+  try {
+    img = await sharp(file).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  } catch {
+    throw new CalibrationError(`The bundled calibration set ${file} is missing or unreadable. Reinstall Crisp, or pass your own photos with --calibration DIR.`);
+  }
+  const size = BUNDLED_CROP_SIZE;
+  const cols = Math.floor(img.info.width / size);
+  const rows = Math.floor(img.info.height / size);
+  const all: CalibrationCrop[] = [];
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      const rgb = new Uint8Array(size * size * 3);
+      for (let y = 0; y < size; y++) {
+        const start = ((r * size + y) * img.info.width + c * size) * 3;
+        rgb.set(img.data.subarray(start, start + size * 3), y * size * 3);
+      }
+      all.push({ data: planar(rgb, size), size, source: `bundled#${r * cols + c}` });
+    }
+  }
+  const count = Math.min(opts.count ?? all.length, all.length);
+  if (count === all.length) return all;
+  return Array.from({ length: count }, (_, k) => all[Math.floor((k * all.length) / count)]!);
 }
 
 /** mulberry32: a tiny deterministic PRNG, so the synthetic set (and its quantized model) is reproducible. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileSha256, INT8_QUALITY_BAR_DB, int8CacheDir, saveInt8Variant, type Int8Manifest, type Int8Variant } from '../inference/int8Variant.js';
 import { openRawModel, type RawModel } from '../inference/rawModel.js';
 import { ActivationStats, RANGE_METHODS, type RangeMethod } from './calibrate.js';
-import { loadCalibrationCrops, syntheticCalibrationCrops, type CalibrationCrop } from './calibrationSet.js';
+import { bundledCalibrationCrops, hasBundledCalibration, loadCalibrationCrops, syntheticCalibrationCrops, type CalibrationCrop } from './calibrationSet.js';
 import { equalizablePairs, equalizeModel } from './equalize.js';
 import { ConvHessian, gptqQuantize } from './gptq.js';
 import { editOnnx } from './onnxEdit.js';
@@ -221,9 +221,9 @@ export async function buildInt8Model(original: Uint8Array, crops: CalibrationCro
 }
 
 export interface MakeInt8Options extends Int8BuildOptions {
-  /** Folder of photos to calibrate on; default: the procedural set (calibrationSet.ts). */
+  /** Folder of photos to calibrate on; default: the bundled set (the procedural one where it is missing). */
   calibrationDir?: string;
-  /** Number of crops (default 32: 24 calibrate, 8 measure). */
+  /** Number of crops (default: 32 from a folder (24 calibrate, 8 measure); all 48 of the bundled set (36 + 12)). */
   crops?: number;
   /** Where the variant is written (default: the int8 cache). */
   outDir?: string;
@@ -232,14 +232,19 @@ export interface MakeInt8Options extends Int8BuildOptions {
 /** Quantizes an fp32 model file and stores `<base>.int8.onnx` + manifest; answers the stored variant and the build. */
 export async function makeInt8Variant(modelPath: string, opts: MakeInt8Options = {}): Promise<{ variant: Int8Variant; build: Int8BuildResult }> {
   const fp32 = new Uint8Array(await readFile(modelPath));
-  const count = opts.crops ?? 32;
-  const crops = opts.calibrationDir ? await loadCalibrationCrops(opts.calibrationDir, { count }) : syntheticCalibrationCrops({ count });
+  const kind: Int8Manifest['calibration']['kind'] = opts.calibrationDir ? 'folder' : hasBundledCalibration() ? 'bundled' : 'synthetic';
+  const crops =
+    kind === 'folder'
+      ? await loadCalibrationCrops(opts.calibrationDir!, { count: opts.crops ?? 32 })
+      : kind === 'bundled'
+        ? await bundledCalibrationCrops(opts.crops ? { count: opts.crops } : {})
+        : syntheticCalibrationCrops({ count: opts.crops ?? 32 });
   const build = await buildInt8Model(fp32, crops, opts);
   const manifest: Int8Manifest = {
     format: 1,
     source: { file: path.basename(modelPath), sha256: fileSha256(modelPath), bytes: fp32.length },
     createdAt: new Date().toISOString(),
-    calibration: opts.calibrationDir ? { kind: 'folder', crops: crops.length, folder: path.resolve(opts.calibrationDir) } : { kind: 'synthetic', crops: crops.length },
+    calibration: opts.calibrationDir ? { kind: 'folder', crops: crops.length, folder: path.resolve(opts.calibrationDir) } : { kind, crops: crops.length },
     method: build.method,
     quantizedConvs: build.quantizedConvs,
     totalConvs: build.totalConvs,

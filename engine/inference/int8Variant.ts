@@ -19,7 +19,7 @@ export const int8ManifestSchema = z.object({
   format: z.literal(1),
   source: z.object({ file: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), bytes: z.number().int().nonnegative() }),
   createdAt: z.string(),
-  calibration: z.object({ kind: z.enum(['folder', 'synthetic']), crops: z.number().int().positive(), folder: z.string().optional() }),
+  calibration: z.object({ kind: z.enum(['folder', 'bundled', 'synthetic']), crops: z.number().int().positive(), folder: z.string().optional() }),
   /** Activation range method that won the quality comparison. */
   method: z.string(),
   quantizedConvs: z.number().int().nonnegative(),

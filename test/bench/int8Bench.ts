@@ -1,17 +1,19 @@
 /**
  * int8 vs fp32 on the CPU: `npm run bench -- --only int8` (CRISP_BENCH_QUICK=1: fewer images and repeats).
  *
- * For each shipped model that is installed: quantize it (`makeInt8Variant`, calibrated on 7 Set14 photos:
- * baboon … flowers), then, through the engine's own inference module (`--precision fp32` vs `int8`):
- *   fp32 / int8 MP/s  input megapixels per second of session.run time, the two precisions alternating image
- *                     by image in the same process, so machine load hits both alike
- *   speed-up          int8 ÷ fp32
- *   PSNR-Y vs HR      whole-image ×4 output against the ground truth: Set5 (shared LR/HR pairs) and the 7
- *                     Set14 photos not used for calibration (LR made here by bicubic ÷4), fp32 and int8
+ * For each shipped model that is installed: quantize it as `crisp models quantize NAME` does by default
+ * (`makeInt8Variant` on the bundled calibration set, resources/calibration), then, through the engine's own
+ * inference module (`--precision fp32` vs `int8`):
+ *   fp32 / int8 MP/s  input megapixels per second of session.run time on 256² tiles of Set14 photos (the
+ *                     size of the tiles the CPU path runs on a typical photo), the two precisions
+ *                     alternating tile by tile in the same process, so machine load hits both alike
+ *   speed-up          int8 ÷ fp32, as wall time and as CPU time
+ *   PSNR-Y vs HR      whole-image ×4 output against the ground truth: Set5 (shared LR/HR pairs) and all 14
+ *                     Set14 photos (LR made here by bicubic ÷4; none of them is in the calibration set)
  *   int8 vs fp32      PSNR-Y of the int8 output against the fp32 output
  * Then the fp32 graph-level settings, each as a ratio against onnxruntime's defaults in the same run.
  */
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,8 +25,10 @@ import { listModels, type ListedModel } from '../../engine/models/catalog.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 import { psnrY, readRgb, type RgbImage } from './quality.js';
 
-const CALIBRATION = ['baboon', 'barbara', 'bridge', 'coastguard', 'comic', 'face', 'flowers'];
-const SET14_EVAL = ['foreman', 'lenna', 'man', 'monarch', 'pepper', 'ppt3', 'zebra'];
+const SET14 = ['baboon', 'barbara', 'bridge', 'coastguard', 'comic', 'face', 'flowers', 'foreman', 'lenna', 'man', 'monarch', 'pepper', 'ppt3', 'zebra'];
+/** Speed tiles: 256² from the middle of the Set14 photos that are at least that large. */
+const TILE = 256;
+const TILE_SOURCES = ['baboon', 'barbara', 'bridge', 'comic', 'lenna', 'man', 'pepper', 'zebra'];
 
 interface Pair {
   name: string;
@@ -61,7 +65,7 @@ async function loadPairs(quick: boolean): Promise<{ set5: Pair[]; set14: Pair[] 
     })),
   );
   const set14 = await Promise.all(
-    (quick ? SET14_EVAL.slice(0, 2) : SET14_EVAL).map(async (n) => {
+    (quick ? SET14.slice(0, 2) : SET14).map(async (n) => {
       const file = path.join(IMAGES_DIR, 'set14', `${n}.png`);
       const meta = await sharp(file).metadata();
       // Mod-crop to a multiple of 4 so HR and 4×LR line up, as the Set5 pairs are.
@@ -84,6 +88,19 @@ async function runWhole(session: ModelSession, img: RgbImage): Promise<{ out: Rg
   const s = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
   return { out: rgbOf(r.data, r.dims[3], r.dims[2]), s, cpuS: (c.user + c.system) / 1e6 };
+}
+
+async function loadTiles(quick: boolean): Promise<RgbImage[]> {
+  const tiles: RgbImage[] = [];
+  for (const n of quick ? TILE_SOURCES.slice(0, 2) : TILE_SOURCES) {
+    const file = path.join(IMAGES_DIR, 'set14', `${n}.png`);
+    const meta = await sharp(file).metadata();
+    if (meta.width < TILE || meta.height < TILE) continue;
+    const left = (meta.width - TILE) >> 1;
+    const top = (meta.height - TILE) >> 1;
+    tiles.push(await readRgb(await sharp(file).removeAlpha().extract({ left, top, width: TILE, height: TILE }).png().toBuffer()));
+  }
+  return tiles;
 }
 
 interface SetScore {
@@ -159,20 +176,18 @@ export async function runInt8Bench(): Promise<void> {
   const models = listModels([MODELS_DIR]).filter((m): m is ListedModel & { installed: true; path: string } => m.installed && m.path !== undefined && shipped.includes(m.name));
   console.log(
     `\nint8 vs fp32 — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), int8 instructions: ${cpu.int8Dot.join(', ') || 'none'} (${cpu.source}); ` +
-      `cpu provider, ${threads ? `${threads} intra-op thread(s)` : 'default threads'}, whole images, ×4${quick ? ', QUICK' : ''}. Shared, noisy machine: compare ratios within this run only.`,
+      `cpu provider, ${threads ? `${threads} intra-op thread(s)` : 'default threads'}, speed on ${TILE}² tiles, quality on whole images, ×4${quick ? ', QUICK' : ''}. Shared, noisy machine: compare ratios within this run only.`,
   );
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-int8-bench-'));
   try {
-    const calibDir = path.join(tmp, 'calibration');
     // CRISP_BENCH_INT8_DIR keeps the variants between runs (quantizing is most of this section's time).
     const int8Dir = process.env.CRISP_BENCH_INT8_DIR ?? path.join(tmp, 'int8');
-    await import('node:fs/promises').then((fs) => fs.mkdir(calibDir, { recursive: true }));
-    for (const n of CALIBRATION) symlinkSync(path.join(IMAGES_DIR, 'set14', `${n}.png`), path.join(calibDir, `${n}.png`));
     const { set5, set14 } = await loadPairs(quick);
+    const tiles = await loadTiles(quick);
     const rows: string[][] = [];
     for (const m of models) {
       const q0 = performance.now();
-      const variant = (await findInt8Variant(m.path, [int8Dir])) ?? (await makeInt8Variant(m.path, { calibrationDir: calibDir, outDir: int8Dir, crops: quick ? 16 : 32 })).variant;
+      const variant = (await findInt8Variant(m.path, [int8Dir])) ?? (await makeInt8Variant(m.path, { outDir: int8Dir, ...(quick ? { crops: 16 } : {}) })).variant;
       const quantizeS = (performance.now() - q0) / 1000;
       const notices: string[] = [];
       const f32 = await createInference({ executionProvider: 'cpu', precision: 'fp32', threads }).session({ entry: m, path: m.path });
@@ -191,17 +206,23 @@ export async function runInt8Bench(): Promise<void> {
         for (const p of pairs) {
           const a = await runWhole(f32, p.lr);
           const b = await runWhole(i8, p.lr);
-          t.f += a.s;
-          t.q += b.s;
-          t.fc += a.cpuS;
-          t.qc += b.cpuS;
-          t.px += p.lr.width * p.lr.height;
           s.f.push(psnrY(a.out, p.hr));
           s.q.push(psnrY(b.out, p.hr));
           s.d.push(psnrY(b.out, a.out));
         }
         return { fp32Hr: mean(s.f), int8Hr: mean(s.q), int8VsFp32: mean(s.d) };
       };
+      for (let round = 0; round < (quick ? 1 : 2); round++) {
+        for (const tile of tiles) {
+          const a = await runWhole(f32, tile);
+          const b = await runWhole(i8, tile);
+          t.f += a.s;
+          t.q += b.s;
+          t.fc += a.cpuS;
+          t.qc += b.cpuS;
+          t.px += tile.width * tile.height;
+        }
+      }
       const s5 = await score(set5);
       const s14 = await score(set14);
       const mp = t.px / 1e6;
@@ -222,7 +243,7 @@ export async function runInt8Bench(): Promise<void> {
       ]);
       console.error(`done: int8 ${m.name}`);
     }
-    table(['model', 'fp32 MP/s', 'int8 MP/s', 'speed-up (wall)', 'speed-up (CPU time)', 'Set5 PSNR-Y vs HR fp32/int8', 'Set14 (7) fp32/int8', 'int8 vs fp32 Set5/Set14', 'holdout pooled / worst dB (ranges)', 'quantize', 'bar met'], rows);
+    table(['model', 'fp32 MP/s', 'int8 MP/s', 'speed-up (wall)', 'speed-up (CPU time)', 'Set5 PSNR-Y vs HR fp32/int8', 'Set14 fp32/int8', 'int8 vs fp32 Set5/Set14', 'holdout pooled / worst dB (ranges)', 'quantize', 'bar met'], rows);
     console.log('bar: speed-up ≥ 2×, PSNR-Y drop vs HR ≤ 0.1 dB on both sets, int8 vs fp32 ≥ 40 dB on both sets.');
     const first = models[0];
     if (first) {

@@ -49,14 +49,14 @@ export function registerModelsQuantize(models: Command): void {
     .command('quantize')
     .description('Make the int8 variant of a model for faster CPU upscaling, and measure its quality')
     .argument('<model>', 'model name (e.g. service-lite-4x, custom:name) or an .onnx file')
-    .option('--calibration <dir>', 'folder of photos like the ones you upscale (default: a generated set)')
-    .option('--crops <n>', 'calibration crops of 64×64 (default 32)')
+    .option('--calibration <dir>', 'folder of photos like the ones you upscale (default: the 48 bundled crops of openly licensed photos and illustrations)')
+    .option('--crops <n>', 'calibration crops of 64×64 (default: 32 from --calibration, all 48 bundled ones otherwise)')
     .option('--out <dir>', 'where to write the int8 model (default: the int8 folder of the user models directory, or $CRISP_INT8_DIR)')
     .option('--json', 'print the manifest as JSON')
     .action(async (target: string, opts: QuantizeCommandOptions) => {
       const crops = cropCount(opts.crops);
       const file = await modelFile(target);
-      const [{ makeInt8Variant }, { CalibrationError }, { QuantizeError }, { INT8_QUALITY_BAR_DB }] = await Promise.all([
+      const [{ makeInt8Variant }, { CalibrationError, hasBundledCalibration }, { QuantizeError }, { INT8_QUALITY_BAR_DB }] = await Promise.all([
         import('../../../engine/convert/int8Build.js'),
         import('../../../engine/convert/calibrationSet.js'),
         import('../../../engine/convert/quantize.js'),
@@ -65,7 +65,8 @@ export function registerModelsQuantize(models: Command): void {
       const log = (m: string) => {
         if (!opts.json) process.stderr.write(`${m}\n`);
       };
-      log(`Quantizing ${file} (${opts.calibration ? `calibration photos from ${opts.calibration}` : 'generated calibration set'})…`);
+      const source = opts.calibration ? `calibration photos from ${opts.calibration}` : hasBundledCalibration() ? 'the bundled calibration set' : 'a generated calibration set: the bundled one is missing';
+      log(`Quantizing ${file} (${source})…`);
       try {
         const { variant } = await makeInt8Variant(file, {
           ...(opts.calibration ? { calibrationDir: opts.calibration } : {}),
