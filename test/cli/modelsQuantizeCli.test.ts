@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
-import { IMAGES_DIR } from '../helpers/paths.js';
+import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 import { crispLines, runCli } from '../helpers/runCli.js';
 
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png');
@@ -49,4 +49,30 @@ describe('crisp models quantize and --precision', () => {
     ]);
     expect(existsSync(path.join(out, 'bird_LRBI_x4_digital-art-4x_x4.png'))).toBe(true);
   }, 240_000);
+
+  it('models import --int8 installs the model and its int8 variant, calibrated on the bundled set', async () => {
+    const int8 = path.join(dir, 'int8-import');
+    // XDG_DATA_HOME: the user models directory that `models import` writes and `models list` reads.
+    const env = { CRISP_INT8_DIR: int8, XDG_DATA_HOME: path.join(dir, 'data') };
+    const r = await runCli(['models', 'import', path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'), '--name', 'anime', '--int8'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/: imported as anime \(x4, /);
+    expect(lines[1]).toMatch(/^anime: .*int8 \(\d+ of \d+ convolutions, \w+ ranges\), [\d.]+ dB PSNR-Y against fp32/);
+    expect(r.stderr).toContain('anime: making the int8 variant (the bundled calibration set)');
+    const list = await runCli(['models', 'list', '--json'], env);
+    expect(list.code, list.stderr).toBe(0);
+    const rows = JSON.parse(list.stdout) as Array<{ name: string; int8: { path: string; calibration?: { kind: string; crops: number } } | null }>;
+    const anime = rows.find((m) => m.name === 'custom:anime');
+    expect(anime?.int8?.path.startsWith(int8)).toBe(true);
+    expect(existsSync(anime!.int8!.path)).toBe(true);
+  }, 300_000);
+
+  it('models import --int8 --face is refused before anything is written', async () => {
+    const models = path.join(dir, 'models-face');
+    const r = await runCli(['models', 'import', path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'), '--face', '--int8', '--dir', models]);
+    expect(r.code).toBe(1);
+    expect(crispLines(r.stderr)).toEqual(['crisp: error: --int8 applies to upscaling models, not face models']);
+    expect(existsSync(models)).toBe(false);
+  });
 });

@@ -6,6 +6,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError } from '../cliError.js';
+import { calibrationSource, describeInt8, makeInt8 } from '../int8Step.js';
 
 /** --crops: a whole number of crops, 1–1024. */
 function cropCount(value: string | undefined): number | undefined {
@@ -56,38 +57,20 @@ export function registerModelsQuantize(models: Command): void {
     .action(async (target: string, opts: QuantizeCommandOptions) => {
       const crops = cropCount(opts.crops);
       const file = await modelFile(target);
-      const [{ makeInt8Variant }, { CalibrationError, hasBundledCalibration }, { QuantizeError }, { INT8_QUALITY_BAR_DB }] = await Promise.all([
-        import('../../../engine/convert/int8Build.js'),
-        import('../../../engine/convert/calibrationSet.js'),
-        import('../../../engine/convert/quantize.js'),
-        import('../../../engine/inference/int8Variant.js'),
-      ]);
       const log = (m: string) => {
         if (!opts.json) process.stderr.write(`${m}\n`);
       };
-      const source = opts.calibration ? `calibration photos from ${opts.calibration}` : hasBundledCalibration() ? 'the bundled calibration set' : 'a generated calibration set: the bundled one is missing';
-      log(`Quantizing ${file} (${source})…`);
-      try {
-        const { variant } = await makeInt8Variant(file, {
-          ...(opts.calibration ? { calibrationDir: opts.calibration } : {}),
-          ...(crops ? { crops } : {}),
-          ...(opts.out ? { outDir: opts.out } : {}),
-          onProgress: (m) => log(`  ${m}`),
-        });
-        const m = variant.manifest;
-        if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ path: variant.path, ...m }, null, 2)}\n`);
-          return;
-        }
-        process.stdout.write(`${variant.path}: int8 (${m.quantizedConvs} of ${m.totalConvs} convolutions, ${m.method} ranges), ${m.psnrYVsFp32.toFixed(2)} dB PSNR-Y against fp32 (worst held-out crop ${(m.worstCropPsnrY ?? m.psnrYVsFp32).toFixed(2)} dB)\n`);
-        process.stdout.write(
-          m.passed
-            ? `Quality bar (${INT8_QUALITY_BAR_DB} dB) reached: --precision auto uses it on CPUs with int8 instructions.\n`
-            : `Below the quality bar (${INT8_QUALITY_BAR_DB} dB): --precision auto keeps fp32 for this model; --precision int8 uses it anyway.\n`,
-        );
-      } catch (e) {
-        if (e instanceof CalibrationError || e instanceof QuantizeError) throw new CliError(e.message);
-        throw e;
+      log(`Quantizing ${file} (${await calibrationSource(opts.calibration)})…`);
+      const variant = await makeInt8(file, {
+        ...(opts.calibration ? { calibrationDir: opts.calibration } : {}),
+        ...(crops ? { crops } : {}),
+        ...(opts.out ? { outDir: opts.out } : {}),
+        log: (m) => log(`  ${m}`),
+      });
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ path: variant.path, ...variant.manifest }, null, 2)}\n`);
+        return;
       }
+      for (const line of await describeInt8(variant)) process.stdout.write(`${line}\n`);
     });
 }

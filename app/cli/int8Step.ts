@@ -1,0 +1,71 @@
+/**
+ * The int8 step shared by `crisp models quantize` and the opt-in `--int8` of `models fetch` / `models import`:
+ * quantize one fp32 file on the CPU, and say in one sentence what `--precision auto` will do with the result.
+ * Heavy modules load on first use: every command module is imported when the CLI starts.
+ */
+import type { Int8Variant } from '../../engine/inference/int8Variant.js';
+import { CliError } from './cliError.js';
+
+export interface Int8StepOptions {
+  calibrationDir?: string;
+  crops?: number;
+  outDir?: string;
+  /** Progress lines (calibration, rounding, each range method's score). */
+  log: (message: string) => void;
+}
+
+/** "the bundled calibration set", a folder, or the generated fallback: said before the minutes of work start. */
+export async function calibrationSource(calibrationDir: string | undefined): Promise<string> {
+  if (calibrationDir) return `calibration photos from ${calibrationDir}`;
+  const { hasBundledCalibration } = await import('../../engine/convert/calibrationSet.js');
+  return hasBundledCalibration() ? 'the bundled calibration set' : 'a generated calibration set: the bundled one is missing';
+}
+
+/** Makes and stores the int8 variant of `file`; calibration and quantization failures become CliErrors. */
+export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int8Variant> {
+  const [{ makeInt8Variant }, { CalibrationError }, { QuantizeError }] = await Promise.all([
+    import('../../engine/convert/int8Build.js'),
+    import('../../engine/convert/calibrationSet.js'),
+    import('../../engine/convert/quantize.js'),
+  ]);
+  try {
+    const { variant } = await makeInt8Variant(file, {
+      ...(opts.calibrationDir ? { calibrationDir: opts.calibrationDir } : {}),
+      ...(opts.crops ? { crops: opts.crops } : {}),
+      ...(opts.outDir ? { outDir: opts.outDir } : {}),
+      onProgress: opts.log,
+    });
+    return variant;
+  } catch (e) {
+    if (e instanceof CalibrationError || e instanceof QuantizeError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+/** Two lines: what was written and measured, then what `--precision auto` does with it. */
+export async function describeInt8(variant: Int8Variant): Promise<string[]> {
+  const { INT8_QUALITY_BAR_DB } = await import('../../engine/inference/int8Variant.js');
+  const m = variant.manifest;
+  return [
+    `${variant.path}: int8 (${m.quantizedConvs} of ${m.totalConvs} convolutions, ${m.method} ranges), ${m.psnrYVsFp32.toFixed(2)} dB PSNR-Y against fp32 (worst held-out crop ${(m.worstCropPsnrY ?? m.psnrYVsFp32).toFixed(2)} dB)`,
+    m.passed
+      ? `Quality bar (${INT8_QUALITY_BAR_DB} dB) reached: --precision auto uses it on CPUs with int8 instructions.`
+      : `Below the quality bar (${INT8_QUALITY_BAR_DB} dB): --precision auto keeps fp32 for this model; --precision int8 uses it anyway.`,
+  ];
+}
+
+/**
+ * `--int8` after an install: quantize with the defaults and print the result under the install line. A
+ * failure is reported on stdout like a failed install (the fp32 model stays installed); false means it failed.
+ */
+export async function int8AfterInstall(name: string, file: string): Promise<boolean> {
+  process.stderr.write(`${name}: making the int8 variant (${await calibrationSource(undefined)})…\n`);
+  try {
+    const variant = await makeInt8(file, { log: (m) => process.stderr.write(`  ${m}\n`) });
+    for (const line of await describeInt8(variant)) process.stdout.write(`${name}: ${line}\n`);
+    return true;
+  } catch (e) {
+    process.stdout.write(`${name}: installed, but no int8 variant: ${((e as Error).message ?? String(e)).split('\n')[0]}\n`);
+    return false;
+  }
+}
