@@ -14,6 +14,7 @@ import { bundledCalibrationCrops, hasBundledCalibration, loadCalibrationCrops, s
 import { equalizablePairs, equalizeModel } from './equalize.js';
 import { ConvHessian, gptqQuantize } from './gptq.js';
 import { editOnnx } from './onnxEdit.js';
+import { branchlessPrelu } from './preluRewrite.js';
 import { ONNX_FLOAT, readOnnx, tensorFloats } from './onnxReader.js';
 import { calibrationModel, planQuantization, quantizeModel, quantizeWeights, type PlanOptions } from './quantize.js';
 
@@ -26,6 +27,8 @@ export interface Int8BuildOptions extends PlanOptions {
   hessianSamples?: number;
   /** Range methods to compare (default: all). */
   methods?: readonly RangeMethod[];
+  /** Rewrite PReLU as the branch-free Mul + Max (preluRewrite.ts); default true. */
+  branchlessPrelu?: boolean;
   /** Opens model bytes for inspection; default onnxruntime on the CPU (tests may inject). */
   open?: (bytes: Uint8Array) => Promise<RawModel>;
   onProgress?: (message: string) => void;
@@ -133,6 +136,13 @@ export async function buildInt8Model(original: Uint8Array, crops: CalibrationCro
       const mags = await channelMagnitudes(original, [...new Set(pairs.flatMap((p) => p.tensors))], calib, open);
       fp32 = equalizeModel(original, (t) => mags.get(t), alpha);
     }
+  }
+  // After equalization (which looks for the PReLUs): Mul + Max instead of PReLU, the same function without
+  // branches; it stays in float between DequantizeLinear and QuantizeLinear (preluRewrite.ts).
+  if (opts.branchlessPrelu ?? true) {
+    const rewrite = branchlessPrelu(fp32);
+    if (rewrite.rewritten > 0) progress(`PReLU as Mul + Max in ${rewrite.rewritten} places`);
+    fp32 = rewrite.bytes;
   }
   const info = readOnnx(fp32);
   const plan = planQuantization(info, opts);
