@@ -20,6 +20,7 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { makeInt8Variant } from '../../engine/convert/int8Build.js';
+import { branchlessPrelu } from '../../engine/convert/preluRewrite.js';
 import { cpuFeatures, createInference, findInt8Variant, type ModelSession } from '../../engine/inference/index.js';
 import { listModels, type ListedModel } from '../../engine/models/catalog.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
@@ -119,7 +120,7 @@ async function fp32Settings(modelPath: string, quick: boolean): Promise<string[]
   const x = new ort.Tensor('float32', planarOf(crop), [1, 3, 256, 256]);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-int8-opt-'));
   const optimized = path.join(tmp, 'optimized.onnx');
-  const variants: Array<{ name: string; opts: ort.InferenceSession.SessionOptions; file?: string }> = [
+  const variants: Array<{ name: string; opts: ort.InferenceSession.SessionOptions; file?: string; bytes?: Uint8Array }> = [
     { name: 'onnxruntime defaults (graph opt all)', opts: { graphOptimizationLevel: 'all' } },
     { name: 'graph opt basic (no NCHWc / Conv+PReLU fusion)', opts: { graphOptimizationLevel: 'basic' } },
     { name: 'graph opt disabled', opts: { graphOptimizationLevel: 'disabled' } },
@@ -128,6 +129,7 @@ async function fp32Settings(modelPath: string, quick: boolean): Promise<string[]
     { name: 'sequential, 1 inter-op thread (what Crisp sets)', opts: { graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1 } },
     { name: 'intra-op spinning off', opts: { graphOptimizationLevel: 'all', extra: { session: { intra_op: { allow_spinning: '0' } } } } },
     { name: 'loaded from optimizedModelFilePath', opts: { graphOptimizationLevel: 'all' }, file: optimized },
+    { name: 'PReLU as Mul + Max (what Crisp runs on the CPU)', opts: { graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1 }, bytes: branchlessPrelu(bytes).bytes },
   ];
   try {
     await (await ort.InferenceSession.create(bytes, { graphOptimizationLevel: 'all', optimizedModelFilePath: optimized, logSeverityLevel: 3 })).release();
@@ -135,7 +137,7 @@ async function fp32Settings(modelPath: string, quick: boolean): Promise<string[]
     for (const v of variants) {
       const t0 = performance.now();
       const o: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], logSeverityLevel: 3, ...v.opts };
-      const session = v.file ? await ort.InferenceSession.create(v.file, o) : await ort.InferenceSession.create(bytes, o);
+      const session = v.file ? await ort.InferenceSession.create(v.file, o) : await ort.InferenceSession.create(v.bytes ?? bytes, o);
       sessions.push({ name: v.name, session, createMs: performance.now() - t0 });
       await session.run({ input: x });
     }
