@@ -69,7 +69,12 @@ describe('int8 quantization (realesr-animevideov3)', () => {
     const int8Weights = int8.initializers.filter((t) => t.dataType === 3 && t.dims.length === 4);
     expect(int8Weights).toHaveLength(16);
     expect(variant.manifest).toMatchObject({ quantizedConvs: 16, totalConvs: 18, calibration: { kind: 'folder', crops: 16 } });
-    // One QuantizeLinear per quantized activation: each int8 conv's input and output (PReLU sits between, so none is shared).
+    // PReLU runs as the branch-free Mul + Max (preluRewrite.ts), one pair per PReLU of the fp32 model.
+    const prelus = fp32.nodes.filter((n) => n.opType === 'PRelu').length;
+    expect(prelus).toBe(17);
+    expect(int8.nodes.filter((n) => n.opType === 'PRelu')).toHaveLength(0);
+    expect(int8.nodes.filter((n) => n.opType === 'Max')).toHaveLength(prelus);
+    // One QuantizeLinear per quantized activation: each int8 conv's input and output (Mul + Max sit between, so none is shared).
     expect(int8.nodes.filter((n) => n.opType === 'QuantizeLinear')).toHaveLength(32);
     // int8 weights: about a quarter of the fp32 file.
     expect(readFileSync(variant.path).length).toBeLessThan(readFileSync(anime.path).length * 0.4);
@@ -79,9 +84,14 @@ describe('int8 quantization (realesr-animevideov3)', () => {
     const optimized = path.join(tmp, 'optimized.onnx');
     const s = await ort.InferenceSession.create(variant.path, { executionProviders: ['cpu'], graphOptimizationLevel: 'all', optimizedModelFilePath: optimized, logSeverityLevel: 3 });
     await s.release();
-    const ops = readOnnx(readFileSync(optimized)).nodes.map((n) => n.opType);
+    const opt = readOnnx(readFileSync(optimized));
+    const ops = opt.nodes.map((n) => n.opType);
     expect(ops.filter((o) => o === 'QLinearConv')).toHaveLength(16);
-    expect(ops.filter((o) => o === 'Conv')).toHaveLength(2);
+    // The first and last 3×3 convs stay float; onnxruntime also turns a per-channel Mul (the PReLU rewrite's)
+    // into a 1×1 depthwise Conv next to them, so count float convs by kernel.
+    const dims = new Map(opt.initializers.map((t) => [t.name, t.dims]));
+    expect(opt.nodes.filter((n) => n.opType === 'Conv' && dims.get(n.inputs[1]!)?.[2] === 3)).toHaveLength(2);
+    expect(ops).not.toContain('PRelu');
   });
 
   it('runs on the CPU provider through --precision int8 and stays within the PSNR bound on the Set5 ×4 pairs', async () => {
