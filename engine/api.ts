@@ -60,5 +60,7 @@ export interface UpscalingEngine {
   openOutput(caller: Caller, taskId: string, fileName: string): Promise<OutputFile>;
   /** Resolves when every queued task has ended (tests, graceful shutdown). */
   idle(): Promise<void>;
+  /** extension: whether enhanceFace can be honoured (a face model was configured and found). */
+  readonly faceEnhancement: boolean;
   close(): Promise<void>;
 }

@@ -361,6 +361,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     idle: () => runner.idle(),
     sweep,
     stats: () => taskStats(store.all()),
+    faceEnhancement: faces !== undefined,
     close: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
       await runner.close();

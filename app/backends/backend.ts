@@ -53,6 +53,13 @@ export interface UpscaleOutcome {
   /** Credits the service deducted for this image (0 locally). */
   creditsDeducted: number;
   warnings: string[];
+  /** With face enhancement: faces found in the image and how many were enhanced (absent when not reported). */
+  faces?: FaceCounts;
+}
+
+export interface FaceCounts {
+  found: number;
+  enhanced: number;
 }
 
 export interface UpscaleBackend {
@@ -62,5 +69,10 @@ export interface UpscaleBackend {
   estimate(settings: UpscaleSettings, itemCount: number): Promise<number>;
   /** Balance where the service offers one; `available: false` otherwise (never an error for a missing endpoint). */
   getAccount(): Promise<AccountView>;
+  /**
+   * Services only: whether start-task accepts enhanceFace, from the get-capabilities extension; null when the
+   * service does not say (a third-party service, or none reachable): it then decides per request.
+   */
+  faceEnhancement?(): Promise<boolean | null>;
   close(): Promise<void>;
 }

@@ -269,6 +269,7 @@ export class JobQueue {
       item.outputDimensions = out.dimensions;
       item.fileSize = out.fileSize;
       if (out.warnings.length > 0) item.warnings = out.warnings;
+      if (out.faces) item.faces = out.faces;
       if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
       item.percent = 100;
       delete this.resume[item.id];

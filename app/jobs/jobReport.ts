@@ -22,6 +22,8 @@ export interface JobResult {
   /** 0 on this computer. */
   creditsDeducted: number;
   warnings: string[];
+  /** With --face: faces found and enhanced in this image; null without --face or when the service does not say. */
+  faces: { found: number; enhanced: number } | null;
   error: JobErrorView | null;
 }
 
@@ -48,6 +50,7 @@ export function jobResult(item: JobItem): JobResult {
     fileSize: item.fileSize ?? null,
     creditsDeducted: item.creditsDeducted ?? 0,
     warnings: item.warnings ?? [],
+    faces: item.faces ?? null,
     error: item.status === 'failed' ? { code: item.errorCode ?? 'internal', message: item.error ?? 'Upscaling failed.' } : null,
   };
 }

@@ -20,6 +20,7 @@ const itemSchema = z.object({
   inputDimensions: dims.optional(),
   outputDimensions: dims.optional(),
   creditsDeducted: z.number().optional(),
+  faces: z.object({ found: z.number().int().min(0), enhanced: z.number().int().min(0) }).optional(),
 });
 const fileSchema = z.object({
   version: z.literal(1),

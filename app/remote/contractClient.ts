@@ -7,12 +7,14 @@ import { FormData, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   accountDataSchema,
+  capabilitiesSchema,
   completeMultipartUploadResultSchema,
   startTaskResultSchema,
   storedPartSchema,
   taskStatusDataSchema,
   uploadSessionSchema,
   type AccountData,
+  type Capabilities,
   type CompletedPart,
   type FileData,
   type GetUploadUrlRequest,
@@ -47,6 +49,8 @@ export interface ContractClient {
   startTask(settings: UpscaleSettings, source: StartTaskSource, signal?: AbortSignal): Promise<StartTaskResult & { taskCost?: number }>;
   getTaskStatus(taskId: string, signal?: AbortSignal): Promise<TaskStatusData>;
   getAccount(signal?: AbortSignal): Promise<PartialAccount>;
+  /** extension: what the service offers; a service without the endpoint answers 404 (NotFoundError). */
+  getCapabilities(signal?: AbortSignal): Promise<Capabilities>;
   download(url: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; contentType?: string }>;
 }
 
@@ -164,6 +168,7 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
 
     getTaskStatus: (taskId, signal) => postJson('get-task-status', taskStatusDataSchema, { taskId }, signal),
     getAccount: (signal) => postJson('get-account', partialAccountSchema, {}, signal),
+    getCapabilities: (signal) => postJson('get-capabilities', capabilitiesSchema, {}, signal),
 
     async download(url, signal) {
       // Send the key only to the service's own origin: a download link elsewhere must not learn it.

@@ -198,6 +198,8 @@ export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl
         fileSize: bytes.length,
         creditsDeducted: status.deductedCredits,
         warnings: status.warnings ?? [],
+        // An extension Crisp's own server reports; other services leave it out.
+        ...(file.faces ? { faces: { found: file.faces.found, enhanced: file.faces.enhanced } } : {}),
       };
     },
 
@@ -218,6 +220,15 @@ export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl
         // get-account is an extension: a service without it answers 404 (or 405); the balance is then not shown.
         if (e instanceof NotFoundError || (e instanceof BackendError && e.status === 405)) return { available: false };
         throw e;
+      }
+    },
+
+    async faceEnhancement(): Promise<boolean | null> {
+      try {
+        return (await client.getCapabilities()).faceEnhancement;
+      } catch {
+        // An extension: missing (404/405), or the service is unreachable right now — not this question's error.
+        return null;
       }
     },
 

@@ -94,6 +94,14 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     modelsDir,
     scratchDir: path.join(deps.dataDir, 'imports'),
     previewsDir: path.join(deps.dataDir, 'previews'),
+    async cloudFaceEnhancement() {
+      try {
+        return (await (await backends.backendFor(await settings.get())).faceEnhancement?.()) ?? null;
+      } catch {
+        // No service URL or key yet: the Cloud card says so; the toggle simply stays as the service would decide.
+        return null;
+      }
+    },
     async renderPreview(model, input, output) {
       // Always the local engine (a preview shows what this computer's copy of the model does).
       const backend = await backends.backendFor({ ...(await settings.get()), mode: 'local' });

@@ -50,6 +50,8 @@ export interface JobItem {
   outputDimensions?: { width: number; height: number };
   /** Cloud: credits deducted for this item. */
   creditsDeducted?: number;
+  /** With face enhancement: faces found and enhanced in this image, where the engine or service reports them. */
+  faces?: { found: number; enhanced: number };
 }
 
 export interface QueueSnapshot {

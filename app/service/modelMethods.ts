@@ -44,10 +44,15 @@ export interface ModelMethodsDeps {
   renderPreview: (model: string, input: string, output: string) => Promise<void>;
   /** Where previews are kept, one PNG per model. */
   previewsDir: string;
+  /** Cloud mode: whether the service enhances faces (null: it does not say). */
+  cloudFaceEnhancement?: () => Promise<boolean | null>;
 }
 
 /** The preview's input: a small crop shipped beside the model catalog, the same for every model. */
 const PREVIEW_SAMPLE = () => path.join(bundledModelsDir(), 'preview-sample.png');
+
+/** The cloud list's face entry: not a model name anyone sends, only the toggle's signal. */
+export const SERVICE_FACES = 'service:faces';
 
 const IMPORTABLE = /\.(pth|pt|ckpt|safetensors|onnx)$/i;
 
@@ -136,10 +141,15 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       async listModels() {
         if ((await deps.settings.get()).mode === 'cloud') {
           const local = new Map(listCatalogModels(modelDirs).map((m) => [m.name, m]));
-          return MODEL_NAMES.map((name) => {
+          const models: ModelInfo[] = MODEL_NAMES.map((name) => {
             const m = local.get(name);
             return { name, title: m?.title ?? name, description: m?.description ?? '', kind: m?.kind ?? 'photo', scale: m?.scale ?? 4, installed: true, licence: m?.licence ?? '' };
           });
+          // The service's face restorer, as the local ones ride along: "Enhance faces" is offered when the service
+          // says it has one, or does not say (it then answers 400 itself when it has none).
+          const faces = (await deps.cloudFaceEnhancement?.()) ?? null;
+          models.push({ name: SERVICE_FACES, title: 'Service face enhancement', description: 'Faces are restored by the service (+1 credit per image).', kind: 'face', scale: 1, installed: faces !== false, licence: 'service' });
+          return models;
         }
         return localModels();
       },

@@ -109,6 +109,12 @@ export const accountDataSchema = z.object({
   currentExtraCredits: count,
 });
 
+/** extension: get-capabilities' answer — what this service offers beyond the contract's defaults. */
+export const capabilitiesSchema = z.object({
+  /** Whether start-task accepts enhanceFace: true (a server without a face model answers 400 to it). */
+  faceEnhancement: z.boolean(),
+});
+
 /** The spec's success envelope around any answer. */
 export function successBodySchema<T extends z.ZodType>(data: T) {
   return z.object({ status: z.literal('success'), data });

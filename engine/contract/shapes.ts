@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { SaveImageAs, Scale, TaskModelName } from './enums.js';
 import type {
   accountDataSchema,
+  capabilitiesSchema,
   completedPartSchema,
   completeMultipartUploadRequestSchema,
   completeMultipartUploadResultSchema,
@@ -36,6 +37,7 @@ export type StartTaskResult = z.infer<typeof startTaskResultSchema>;
 export type GetTaskStatusRequest = z.infer<typeof getTaskStatusRequestSchema>;
 export type TaskStatusData = z.infer<typeof taskStatusDataSchema>;
 export type AccountData = z.infer<typeof accountDataSchema>;
+export type Capabilities = z.infer<typeof capabilitiesSchema>;
 
 /** An image handed to start-task directly (the `file` part, or the `<index>.file` parts). */
 export interface SourceFile {

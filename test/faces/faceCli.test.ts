@@ -51,6 +51,16 @@ describe('crisp upscale with faces', () => {
     const { data, info } = await sharp(path.join(out, name)).raw().toBuffer({ resolveWithObject: true });
     const i = (Math.round(info.height * 0.35) * info.width + Math.round(info.width * 0.5)) * info.channels;
     expect(Array.from(data.subarray(i, i + 3))).toEqual([255, 0, 0]);
+    const report = JSON.parse(r.stdout) as { results: Array<{ faces: unknown }> };
+    expect(report.results.map((x) => x.faces)).toEqual([{ found: 1, enhanced: 1 }]);
+  });
+
+  it('--json says faces: null without --face', async () => {
+    const out = path.join(dir, 'plain');
+    mkdirSync(out);
+    const r = await runCli(['upscale', WOMAN, '--model', 'digital-art-4x', '--scale', '2', '--out', out, '--json'], { CRISP_MODELS_DIR: models });
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { results: Array<{ faces: unknown }> }).results.map((x) => x.faces)).toEqual([null]);
   });
 
   it('models list shows face models in their own section', async () => {

@@ -10,6 +10,7 @@ import { priceOf, DEFAULT_PRICE_TABLE } from '../../engine/credits/priceTable.js
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import { BASIC, addUser, dataOf, pollStatus, postForm, postJson, startTestServer, taskForm, tempDir, type TestServer } from '../server/helpers.js';
 import { constantFaceModel, writeModel } from './support/faceModels.js';
+import { createRemoteBackend } from '../../app/remote/remoteBackend.js';
 
 const WOMAN = readFileSync(path.join(IMAGES_DIR, 'set5-x2', 'lr', 'woman_LRBI_x2.png'));
 const file = (fileName: string) => ({ name: 'file', fileName, bytes: WOMAN });
@@ -32,6 +33,13 @@ describe('crisp serve without --face-model', () => {
     expect(r.json).toBe('Bad Request: face enhancement is not available on this server');
     expect(r.json).toBe(errors.faceNotAvailable().message);
     expect(await credits(server.url, key)).toBe(50);
+  });
+
+  it('says so in get-capabilities', async () => {
+    const { key } = await addUser(server, 'caps@example.com', 5);
+    const r = await postJson(server.url, '/get-capabilities', key, {});
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ status: 'success', data: { faceEnhancement: false } });
   });
 });
 
@@ -58,5 +66,17 @@ describe('crisp serve --face-model', () => {
     expect(s.files.map((f) => (f as { faces?: unknown }).faces)).toEqual([{ found: 1, enhanced: 1 }, { found: 1, enhanced: 1 }]);
     expect(s.deductedCredits).toBe(plain + 2);
     expect(await credits(server.url, key)).toBe(50 - plain - 2);
+  });
+
+  it('offers faces in get-capabilities, and the app’s remote backend reads it and reports faces per image', async () => {
+    const { key } = await addUser(server, 'caps2@example.com', 50);
+    const r = await postJson(server.url, '/get-capabilities', key, {});
+    expect(r.json).toEqual({ status: 'success', data: { faceEnhancement: true } });
+    const backend = createRemoteBackend({ baseUrl: server.url, apiKey: key });
+    expect(await backend.faceEnhancement?.()).toBe(true);
+    const outDir = await tempDir('crisp-face-remote-');
+    const out = await backend.upscale({ inputPath: path.join(IMAGES_DIR, 'set5-x2', 'lr', 'woman_LRBI_x2.png'), inputName: 'woman.png', settings: { model: 'digital-art-4x', scale: 2, saveImageAs: 'png', compression: 0, enhanceFace: true }, outputPath: path.join(outDir, 'woman.png') });
+    expect(out.faces).toEqual({ found: 1, enhanced: 1 });
+    await backend.close();
   });
 });

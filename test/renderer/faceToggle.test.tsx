@@ -18,6 +18,22 @@ describe('face toggle', () => {
     );
   });
 
+  it('in Cloud mode follows the service: disabled with the reason when it offers no face enhancement', async () => {
+    renderApp({ settings: { mode: 'cloud' }, apiKey: 'k', serviceFaces: false });
+    const toggle = (await screen.findByRole('checkbox', { name: 'Enhance faces' })) as HTMLInputElement;
+    await waitFor(() => expect(toggle.disabled).toBe(true));
+    const hint = document.getElementById(toggle.getAttribute('aria-describedby')!)!;
+    expect(hint.textContent).toBe('This service does not offer face enhancement. Switch to Local with a face model installed.');
+  });
+
+  it('in Cloud mode is enabled when the service offers faces, and the service entry is not a pickable model', async () => {
+    renderApp({ settings: { mode: 'cloud' }, apiKey: 'k' });
+    const toggle = (await screen.findByRole('checkbox', { name: 'Enhance faces' })) as HTMLInputElement;
+    await waitFor(() => expect(toggle.disabled).toBe(false));
+    const picker = screen.getByRole('combobox', { name: 'Model' }) as HTMLSelectElement;
+    expect(Array.from(picker.options).map((o) => o.value)).not.toContain('service:faces');
+  });
+
   it('is enabled with a face model, and face models stay out of the upscaling model picker', async () => {
     renderApp();
     const toggle = (await screen.findByRole('checkbox', { name: 'Enhance faces' })) as HTMLInputElement;

@@ -15,6 +15,7 @@ import { DEFAULT_SETTINGS as APP_DEFAULTS } from '../../app/settings/settingsSch
 import { createService, type ServiceHandle } from '../../app/service/createService.js';
 import type { CrispService, JobItem, ModelInfo, ServiceEvent, Settings } from '../../app/service/crispService.js';
 import { SERVICE_METHODS, SERVICE_TABLE, type SubjectService } from '../../app/service/methodTable.js';
+import { SERVICE_FACES } from '../../app/service/modelMethods.js';
 import { createMemorySecretStore, API_KEY_SECRET } from '../../app/secrets/secretStore.js';
 import { parseServiceArgs } from '../../app/ui/serviceArgs.js';
 import { PNG_1x1, ScriptedEngine, type ScriptOptions } from './scriptedBackend.js';
@@ -28,6 +29,8 @@ export interface FakeOptions extends ScriptOptions {
   notInstalled?: string[];
   /** Local mode without any face model installed. */
   noFaceModel?: boolean;
+  /** Cloud mode: the service's get-capabilities answer about faces (default true). */
+  serviceFaces?: boolean;
   /** Start with an API key stored. */
   apiKey?: string;
   /** Settings for a first start (over DEFAULT_SETTINGS). */
@@ -71,7 +74,12 @@ export async function closeFakes(): Promise<void> {
 }
 
 /** A scripted models subject: the contract's models, some marked not installed, downloads moved by the test, imports kept in memory. */
-function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'], emit: (e: ServiceEvent) => void, noFaceModel = false) {
+/** What the real service layer lists in Cloud mode for the service's face restorer (modelMethods.ts). */
+function serviceFaceEntry(installed: boolean): ModelInfo {
+  return { name: SERVICE_FACES, title: 'Service face enhancement', description: 'Faces are restored by the service (+1 credit per image).', kind: 'face', scale: 1, installed, licence: 'service' };
+}
+
+function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'], emit: (e: ServiceEvent) => void, noFaceModel = false, serviceFaces = true) {
   const faces: ModelInfo[] = noFaceModel ? [] : [{ name: 'gfpgan-1.4', title: 'gfpgan-1.4', description: 'Face restorer.', kind: 'face', scale: 1, installed: true, licence: 'Apache-2.0' }];
   const pending = new Map<string, { resolve: (m: ModelInfo) => void; reject: (e: Error) => void }>();
   const custom: ModelInfo[] = [];
@@ -108,7 +116,7 @@ function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'],
         installed: mode() === 'cloud' || !notInstalled.has(name),
         licence: 'BSD-3-Clause',
         ...(mode() === 'local' && notInstalled.has(name) ? { downloadSize: 17_000_000 } : {}),
-      })), ...(mode() === 'local' ? [...custom, ...faces] : [])];
+      })), ...(mode() === 'local' ? [...custom, ...faces] : [serviceFaceEntry(serviceFaces)])];
     },
     async downloadModel(name) {
       if (mode() === 'cloud') throw new Error('Cloud mode needs no downloads: the service has every model.');
@@ -153,7 +161,7 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
   const emitExtra = (e: ServiceEvent) => {
     for (const l of [...listeners]) l(e);
   };
-  const models = scriptedModels(new Set(options.notInstalled ?? []), () => settingsMirror.mode, emitExtra, options.noFaceModel ?? false);
+  const models = scriptedModels(new Set(options.notInstalled ?? []), () => settingsMirror.mode, emitExtra, options.noFaceModel ?? false, options.serviceFaces ?? true);
 
   const { version: _v, ...defaults } = settingsMirror;
   const real: ServiceHandle = await createService({

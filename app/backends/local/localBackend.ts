@@ -153,6 +153,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
       fileSize: result.file.fileSize,
       creditsDeducted: 0,
       warnings: result.warnings,
+      ...(result.file.faces ? { faces: { found: result.file.faces.found, enhanced: result.file.faces.enhanced } } : {}),
     };
   }
 

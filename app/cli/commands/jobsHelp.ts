@@ -8,7 +8,8 @@ Output:
 --json prints one document on stdout, the same keys for local and --remote runs:
   { "model": "<the model used>",
     "results": [ { "input", "status": "done|failed|skipped|cancelled", "output", "width", "height",
-                   "fileSize", "creditsDeducted", "warnings": [], "error": null | { "code", "message" } } ],
+                   "fileSize", "creditsDeducted", "warnings": [], "faces": null | { "found", "enhanced" },
+                   "error": null | { "code", "message" } } ],
     "upscaled", "failed", "skipped", "cancelled", "creditsDeducted",
     "error": null | { "code", "message" } }
   error.code is stable (e.g. not-found, permission-denied, not-a-folder, read-only, disk-full,

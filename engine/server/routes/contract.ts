@@ -90,6 +90,9 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
     return body;
   });
 
+  // extension: what this server offers, so a client can grey out what it would refuse (body optional).
+  app.post('/get-capabilities', cfg(undefined, RESPONSE_SCHEMAS.getCapabilities), async () => success({ faceEnhancement: deps.engine.faceEnhancement }));
+
   // extension: the caller's identity and balances (body optional).
   app.post('/get-account', cfg(undefined, RESPONSE_SCHEMAS.getAccount), async (request) => {
     const caller = callerOf(request);

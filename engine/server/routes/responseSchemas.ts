@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import {
   accountDataSchema,
+  capabilitiesSchema,
   completeMultipartUploadResultSchema,
   startTaskResultSchema,
   storedPartSchema,
@@ -28,5 +29,6 @@ export const RESPONSE_SCHEMAS = {
   startTask: ok(startTaskResultSchema),
   getTaskStatus: ok(taskStatusDataSchema),
   getAccount: ok(accountDataSchema),
+  getCapabilities: ok(capabilitiesSchema),
   putPart: ok(storedPartSchema),
 } as const;

@@ -15,8 +15,9 @@ export function UpscaleOptions() {
   const models = useSettings(selectModels);
   const current = useSettings(selectCurrentModel);
   const isCloud = useSettings(selectIsCloud);
-  // Locally, faces need an installed face model; a service decides for itself (it answers 400 without one).
-  const faceReady = isCloud || models.some((m) => m.kind === 'face' && m.installed);
+  // Locally, faces need an installed face model; in Cloud mode the list carries the service's answer
+  // (get-capabilities), and a service that does not say keeps the toggle (it answers 400 itself).
+  const faceReady = models.some((m) => m.kind === 'face' && m.installed);
   const { updateSettings } = useActions();
   const { desktop } = useApp();
   const id = useId();
@@ -144,7 +145,11 @@ export function UpscaleOptions() {
         />
         Enhance faces
       </label>
-      {faceReady ? null : (
+      {faceReady ? null : isCloud ? (
+        <p id={`${id}-face-hint`} className="hint">
+          This service does not offer face enhancement. Switch to Local with a face model installed.
+        </p>
+      ) : (
         <p id={`${id}-face-hint`} className="hint">
           No face model is installed. Import one with <code>crisp models import FILE.onnx --face</code> (for example GFPGAN v1.4 exported to
           ONNX), or switch to Cloud.
