@@ -113,6 +113,29 @@ export function UpscaleOptions() {
         </div>
       </div>
       <div className="field">
+        <label htmlFor={`${id}-passes`}>{t('options.passes')}</label>
+        <div className="range-row">
+          <select
+            id={`${id}-passes`}
+            value={settings.passes}
+            aria-describedby={`${id}-passes-total`}
+            onChange={(e) => void updateSettings({ passes: Number(e.target.value) === 2 ? 2 : 1 })}
+          >
+            <option value={1}>{t('options.passesOne')}</option>
+            <option value={2}>{t('options.passesTwo')}</option>
+          </select>
+          {/* What comes out in all: ×4 → ×16 for two passes. */}
+          <output id={`${id}-passes-total`} htmlFor={`${id}-passes ${id}-scale`} data-testid="passes-total">
+            {settings.passes === 2 ? t('options.passesTotal', { scale: settings.scale, total: settings.scale * settings.scale }) : `×${settings.scale}`}
+          </output>
+        </div>
+        {isCloud && settings.passes === 2 ? (
+          <p className="hint warning" role="status">
+            {t('options.passesCloud')}
+          </p>
+        ) : null}
+      </div>
+      <div className="field">
         <label htmlFor={`${id}-compression`}>{t('options.compression')}</label>
         <div className="range-row">
           <input

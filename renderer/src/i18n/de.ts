@@ -225,6 +225,7 @@ export const de: Catalog = {
   'options.passesOne': 'Einmal',
   'options.passesTwo': 'Zweimal (doppelt hochskalieren)',
   'options.passesTotal': '×{scale} → ×{total}',
+  'options.passesCloud': 'Doppeltes Hochskalieren gibt es nur im lokalen Modus: In der Cloud würde jedes Bild abgelehnt. Wählen Sie „Einmal“ oder verwenden Sie „Nochmals“ bei einem fertigen Bild.',
   'options.format': 'Format',
   'options.compression': 'Kompression',
   'options.compressionHint': '0 ist die beste Qualität; höhere Werte ergeben kleinere Dateien.',

@@ -226,6 +226,7 @@ export const en = {
   'options.passesOne': 'Once',
   'options.passesTwo': 'Twice (double upscale)',
   'options.passesTotal': '×{scale} → ×{total}',
+  'options.passesCloud': 'Double upscale runs only in Local mode: in Cloud each image would be refused. Choose Once, or use Again on a finished image.',
   'options.format': 'Format',
   'options.compression': 'Compression',
   'options.compressionHint': '0 is best quality; higher values make smaller files.',
