@@ -35,6 +35,11 @@ export interface StartTaskInput {
    * its folder, then rename) instead of into the task folder, so it is written once and never copied.
    */
   outputPath?: string;
+  /**
+   * extension (in-process callers only): 2 = double upscale, the first pass's output goes through the model
+   * again (×4 twice is ×16). Not a contract field: a service prices one pass per task.
+   */
+  passes?: 1 | 2;
 }
 
 export interface StoredPart {

@@ -31,6 +31,7 @@ import { resolveTaskModelField } from './models/modelNames.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
+import { checkPassesFit, ImageInputError } from './pipeline/index.js';
 import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
 import { taskStats, type TaskStats } from './tasks/taskStats.js';
@@ -242,6 +243,22 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         // An in-process caller's chosen destination is where the output and its temp raster will need room.
         outputDir: input.outputPath ? path.dirname(input.outputPath) : undefined,
       });
+      if (input.passes === 2) {
+        // Double upscale: refused from the headers, before any pass, when the result would exceed the limits.
+        for (const i of inputs) {
+          if (!i.dimensions) continue;
+          try {
+            checkPassesFit(i.dimensions.width, i.dimensions.height, req.scale, 2, req.saveImageAs, {
+              name: i.originalFileName,
+              maxInputPixels: limits.maxInputPixels,
+              maxOutputPixels: limits.maxOutputPixels,
+            });
+          } catch (e) {
+            if (e instanceof ImageInputError) throw errors.badRequest(e.message);
+            throw e;
+          }
+        }
+      }
       cost = priceTask(req, inputs);
       await meter.reserve(caller, id, cost);
       reserved = true;
@@ -271,6 +288,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         deductedCredits: 0,
         warnings: [],
         ...(input.outputPath !== undefined && inputs.length === 1 ? { destination: path.resolve(input.outputPath) } : {}),
+        ...(input.passes === 2 ? { passes: 2 as const } : {}),
       };
       await store.save(task);
       runner.enqueue(task);

@@ -20,6 +20,8 @@ export interface UpscaleSettings {
   faceStrength?: number;
   /** extension (local engine): fp32 or int8; absent = automatic. */
   precision?: 'fp32' | 'int8';
+  /** extension (local engine only): 2 = double upscale; absent = one pass. The contract has no such field. */
+  passes?: 2;
 }
 
 export interface Dimensions {

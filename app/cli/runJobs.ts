@@ -116,6 +116,10 @@ async function runChecked(inputs: string[], raw: Record<string, unknown>, run: R
   if (flags.denoise !== undefined && model !== DENOISE_MODEL) {
     throw new UserError('usage', `--denoise only works with --model ${DENOISE_MODEL} (the general photo model), not ${model}.`);
   }
+  if (mode === 'cloud' && flags.passes === 2) {
+    // Refused before any upload; why a service does not run two passes: CLOUD_PASSES_REFUSAL in remoteBackend.ts.
+    throw new UserError('usage', '--passes 2 (double upscale) runs on this computer only: a service upscales each image once per task. Drop --remote, or send the result through the service again.');
+  }
   if (flags.outputFolder) await prepareOutputFolder(flags.outputFolder);
   const settings = jobSettingsFrom({ ...flags, model, outputFolder: flags.outputFolder ? path.resolve(flags.outputFolder) : '' }, mode);
 

@@ -10,7 +10,7 @@ import type { Mode } from '../settings/settingsSchema.js';
 import type { UpscaleOptions } from '../settings/upscaleOptions.js';
 
 export type JobSettings = Pick<UpscaleOptions, 'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'> &
-  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision'>> & {
+  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision' | 'passes'>> & {
     /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
     denoise?: number;
     /** Local-only extensions (precision, face model and strength) go to the local engine only; absent = local. */
@@ -29,6 +29,7 @@ export function jobSettingsFrom(options: Omit<UpscaleOptions, 'denoise'> & { den
     faceModel: options.faceModel,
     faceStrength: options.faceStrength,
     precision: options.precision,
+    passes: options.passes,
     outputFolder: options.outputFolder,
     template: options.template,
     overwrite: options.overwrite,
@@ -50,6 +51,8 @@ export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
       ? { ...(job.faceStrength !== undefined ? { faceStrength: job.faceStrength } : {}), ...(job.faceModel ? { faceModel: job.faceModel } : {}) }
       : {}),
     ...(job.mode !== 'cloud' && job.precision !== undefined && job.precision !== 'auto' ? { precision: job.precision } : {}),
+    // Sent in Cloud mode too, so the remote backend can refuse it in words instead of running one pass silently.
+    ...(job.passes === 2 ? { passes: 2 as const } : {}),
   };
 }
 
@@ -64,5 +67,6 @@ export function jobOutputName(job: JobSettings, inputPath: string): string {
     enhanceFace: job.face,
     faceModel: job.faceModel,
     faceStrength: job.faceStrength,
+    passes: job.passes,
   });
 }

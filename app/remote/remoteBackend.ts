@@ -25,6 +25,15 @@ import { createContractClient, type ContractClient, type StartTaskSource } from 
 import { uploadMultipart } from './multipartUpload.js';
 import { writeCheckedOutput } from './outputCheck.js';
 
+/**
+ * Double upscale is refused rather than run as two tasks: the contract has no passes field, so the second
+ * task would upload the first's (×4, often tens of megapixels) result, be priced by the service on that
+ * size, and could hit its input limits only after the first was paid for. "Again" on a finished item does
+ * the same thing in two visible, separately priced steps.
+ */
+export const CLOUD_PASSES_REFUSAL =
+  'Double upscale (2 passes) runs only in Local mode: a service upscales each image once per task. Choose 1 pass, or use Again on the finished image to send its result once more.';
+
 export interface RemoteBackendOptions {
   baseUrl: string;
   apiKey: string;
@@ -166,6 +175,7 @@ export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl
       };
       if (signal?.aborted) throw new CancelledError();
       let status: TaskStatusData | undefined;
+      if (req.settings.passes === 2) throw new BadRequestError(CLOUD_PASSES_REFUSAL);
       const resumable = resumedTaskId(req);
       if (resumable) {
         // The app stopped (or the item was cancelled) after the service accepted this image: the task

@@ -4,11 +4,11 @@
  * ProxyChannel idea): the renderer only ever sees a `CrispService`, never a channel name.
  * Pure types: safe to import from renderer/ (no Node, no Electron).
  */
-import type { Mode, Settings, Theme } from '../settings/settingsSchema.js';
+import type { Language, Mode, Settings, Theme } from '../settings/settingsSchema.js';
 import type { ExecutionProviderSetting, OverwritePolicy } from '../settings/upscaleOptions.js';
 
 /** Settings and their parts are derived from the one option declaration (app/settings/upscaleOptions.ts). */
-export type { ExecutionProviderSetting, Mode, OverwritePolicy, Settings, Theme };
+export type { ExecutionProviderSetting, Language, Mode, OverwritePolicy, Settings, Theme };
 
 export interface ModelInfo {
   name: string;

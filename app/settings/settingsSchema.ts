@@ -1,7 +1,7 @@
 /**
- * The settings file's schema (zod), version 1: the app's own fields (mode, service URL, theme) plus every
+ * The settings file's schema (zod), version 1: the app's own fields (mode, service URL, theme, language) plus every
  * upscale option from the one declaration in upscaleOptions.ts. `Settings` is derived from it. Fields
- * added later within version 1 (`denoise`, `faceModel`, `faceStrength`, `precision`) are migrated by the
+ * added later within version 1 (`denoise`, `faceModel`, `faceStrength`, `precision`, `language`) are migrated by the
  * store's salvage step: a file without them gets their defaults.
  */
 import { z } from 'zod';
@@ -14,6 +14,9 @@ export const MODES = ['local', 'cloud'] as const;
 export type Mode = (typeof MODES)[number];
 export const THEMES = ['system', 'light', 'dark'] as const;
 export type Theme = (typeof THEMES)[number];
+/** The interface language: `system` follows the OS/browser languages; the renderer has a catalog for each other value. */
+export const LANGUAGES = ['system', 'en', 'de'] as const;
+export type Language = (typeof LANGUAGES)[number];
 
 const baseUrl = z.string().max(4096).refine(
   (u) => {
@@ -34,9 +37,10 @@ const appFields = {
   /** Cloud: base URL of the upscaling service (the official one or a `crisp serve`). */
   baseUrl,
   theme: z.enum(THEMES),
+  language: z.enum(LANGUAGES),
 };
 
-export type Settings = { version: typeof SETTINGS_VERSION; mode: Mode; baseUrl: string; theme: Theme } & UpscaleOptions;
+export type Settings = { version: typeof SETTINGS_VERSION; mode: Mode; baseUrl: string; theme: Theme; language: Language } & UpscaleOptions;
 
 export const settingsFields = { ...appFields, ...upscaleOptionFields };
 
@@ -49,6 +53,7 @@ export const DEFAULT_SETTINGS: Settings = {
   mode: 'local',
   baseUrl: '',
   theme: 'system',
+  language: 'system',
   ...UPSCALE_DEFAULTS,
 };
 

@@ -48,6 +48,8 @@ export const OVERWRITE_POLICIES = ['skip', 'replace', 'keep'] as const;
 export type OverwritePolicy = (typeof OVERWRITE_POLICIES)[number];
 export const PRECISIONS = ['auto', 'fp32', 'int8'] as const;
 export type Precision = (typeof PRECISIONS)[number];
+/** 2 = double upscale (local engine only). */
+export type Passes = 1 | 2;
 export type ExecutionProviderSetting = (typeof EXECUTION_PROVIDERS)[number];
 
 /** Model names are checked for shape here; whether an imported one exists is checked where the registry is known. */
@@ -67,6 +69,13 @@ export const UPSCALE_OPTIONS = {
     check: modelProblem,
   }),
   scale: int<Scale>({ min: SCALES[0], max: SCALES[SCALES.length - 1]!, default: 4, help: 'output scale', cli: { flags: '-s, --scale' } }),
+  passes: int<Passes>({
+    min: 1,
+    max: 2,
+    default: 1,
+    help: 'local: 2 = double upscale, the result goes through the model again (×4 twice is ×16)',
+    cli: { flags: '--passes' },
+  }),
   format: choice<SaveImageAs>({ choices: OUTPUT_FORMATS, aliases: { jpeg: 'jpg' }, default: 'png', help: 'output format', cli: { flags: '-f, --format' } }),
   compression: int<number>({
     min: COMPRESSION_MIN,

@@ -40,8 +40,11 @@ async function upscale(msg: Extract<ToWorker, { type: 'upscale' }>): Promise<voi
   const { jobId } = msg;
   try {
     if (!engine) throw new Error('the engine is not ready');
+    // passes is not a start-task field but the engine's in-process extension.
+    const { passes, ...fields } = msg.fields;
     const { taskId } = await engine.startTask(LOCAL_CALLER, {
-      fields: msg.fields,
+      fields,
+      ...(passes === 2 ? { passes: 2 as const } : {}),
       file: [{ originalFileName: msg.inputName, data: { path: msg.inputPath } }],
       outputPath: msg.outputPath,
     });

@@ -3,6 +3,7 @@ export { ImageInputError, isImageInputError } from './errors.js';
 export {
   DEFAULT_LIMITS,
   checkOutputFits,
+  checkPassesFit,
   probeImage,
   type ImageInfo,
   type ImageLimits,

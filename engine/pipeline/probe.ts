@@ -138,6 +138,44 @@ export function checkOutputFits(width: number, height: number, scale: number, fo
   return out;
 }
 
+/**
+ * Double upscale (two passes of the same ×scale): the first pass's output is the second pass's input, so it
+ * must stay within the decode limit (maxInputPixels), and the final image within the output limits. Checked
+ * from the input's header, before any pass starts. Answers the final size.
+ */
+export function checkPassesFit(
+  width: number,
+  height: number,
+  scale: number,
+  passes: 1 | 2,
+  format: SaveImageAs,
+  opts: OutputCheckOptions & { maxInputPixels?: number } = {},
+): OutputSize {
+  if (passes === 1) return checkOutputFits(width, height, scale, format, opts);
+  const name = opts.name ?? 'the image';
+  const total = scale * scale;
+  const mid = { width: width * scale, height: height * scale };
+  const out = { width: width * total, height: height * total };
+  const maxInput = opts.maxInputPixels ?? DEFAULT_LIMITS.maxInputPixels;
+  const maxOutput = opts.maxOutputPixels ?? DEFAULT_LIMITS.maxOutputPixels;
+  const maxSide = FORMAT_MAX_SIDE[format];
+  const twice = `"${name}" upscaled twice at ×${scale} (×${total} in all)`;
+  const instead = ' Choose one pass or a smaller scale.';
+  if (out.width > maxSide || out.height > maxSide) {
+    throw new ImageInputError(name, `${twice} would be ${out.width}×${out.height} pixels, but ${format.toUpperCase()} holds at most ${maxSide} pixels a side.${instead}`);
+  }
+  if (out.width * out.height > maxOutput) {
+    throw new ImageInputError(name, `${twice} would be ${out.width}×${out.height} pixels, more than the ${formatMp(maxOutput)} output limit.${instead}`);
+  }
+  if (mid.width * mid.height > maxInput) {
+    throw new ImageInputError(
+      name,
+      `${twice}: the first pass's ${mid.width}×${mid.height} result is more than the ${formatMp(maxInput)} an image may have to be upscaled.${instead}`,
+    );
+  }
+  return out;
+}
+
 function formatMp(pixels: number): string {
   return `${Math.round(pixels / 1e6)} megapixel`;
 }

@@ -26,6 +26,8 @@ export interface NameParts {
   /** The face model asked for; absent or null: the engine's default face model. */
   faceModel?: string | null | undefined;
   faceStrength?: number | undefined;
+  /** Double upscale: `{scale}` is the total (×4 twice names as x16), so the name says what the file is. */
+  passes?: number | undefined;
 }
 
 function lastSegment(p: string): string {
@@ -75,7 +77,7 @@ export function renderOutputName(template: string, parts: NameParts): string {
   const values: Record<string, string> = {
     name: outputBaseName(parts.originalFileName),
     model: outputModelLabel(parts),
-    scale: String(parts.scale),
+    scale: String(parts.scale ** (parts.passes ?? 1)),
     ext: parts.format,
     format: parts.format,
   };
@@ -94,7 +96,7 @@ export function numberedName(fileName: string, n: number): string {
 /** The engine's task outputs: the default template; a batch's duplicates get `-2`, `-3`. */
 export function outputFileName(
   originalFileName: string,
-  settings: { model: string; scale: Scale; saveImageAs: SaveImageAs; denoise?: number; enhanceFace?: boolean; faceModel?: string; faceStrength?: number },
+  settings: { model: string; scale: Scale; saveImageAs: SaveImageAs; denoise?: number; enhanceFace?: boolean; faceModel?: string; faceStrength?: number; passes?: number },
   taken: ReadonlySet<string>,
 ): string {
   const first = renderOutputName(DEFAULT_TEMPLATE, { ...settings, originalFileName, format: settings.saveImageAs });

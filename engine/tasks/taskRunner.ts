@@ -19,7 +19,8 @@ import { fetchImage } from '../inputs/fetchImage.js';
 import type { Inference } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
 import { resolveTaskModel, type TaskModelSources } from '../models/taskModel.js';
-import { upscaleImage } from '../pipeline/index.js';
+import { upscaleImage, type UpscaleJob, type UpscaleResult } from '../pipeline/index.js';
+import { removeTemp, tempRasterPath } from '../pipeline/tempFiles.js';
 import { checkedInput } from './taskInputs.js';
 import { outputFileName } from './outputNames.js';
 import type { TaskStore } from './taskStore.js';
@@ -278,26 +279,27 @@ export class TaskRunner {
       task.updatedAt = now();
       await store.save(task);
     }
-    const fileName = task.destination ? path.basename(task.destination) : outputFileName(input.originalFileName, task.settings, job.taken);
+    const fileName = task.destination ? path.basename(task.destination) : outputFileName(input.originalFileName, { ...task.settings, passes: task.passes ?? 1 }, job.taken);
     job.taken.add(fileName);
     const outputPath = task.destination ?? path.join(outDir, fileName);
-    const result = await upscaleImage(
-      {
-        input: { path: input.path as string },
-        inputName: input.originalFileName,
-        model: job.model,
-        scale: task.settings.scale,
-        format: task.settings.saveImageAs,
-        compression: task.settings.compression,
-        outputPath,
-        tileSize: this.deps.tileSize,
-        ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
-        signal,
-        limits: { maxInputPixels: limits.maxInputPixels, maxOutputPixels: limits.maxOutputPixels, streamAboveBytes: limits.streamAboveBytes, diskReserveBytes: limits.diskReserveBytes },
-        onProgress: (f, eta) => this.setProgress(task, (i + Math.min(1, Math.max(0, f))) / n, eta),
-      },
-      inference,
-    );
+    const job1 = {
+      input: { path: input.path as string },
+      inputName: input.originalFileName,
+      model: job.model,
+      scale: task.settings.scale,
+      format: task.settings.saveImageAs,
+      compression: task.settings.compression,
+      outputPath,
+      tileSize: this.deps.tileSize,
+      ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
+      signal,
+      limits: { maxInputPixels: limits.maxInputPixels, maxOutputPixels: limits.maxOutputPixels, streamAboveBytes: limits.streamAboveBytes, diskReserveBytes: limits.diskReserveBytes },
+    };
+    const clamp = (f: number) => Math.min(1, Math.max(0, f));
+    const result =
+      task.passes === 2
+        ? await upscaleTwice(job1, inference, (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta))
+        : await upscaleImage({ ...job1, onProgress: (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta) }, inference);
     task.provider = result.provider;
     for (const w of result.warnings ?? []) if (!task.warnings.includes(w)) task.warnings.push(w);
     const createdAt = now();
@@ -365,5 +367,46 @@ export class TaskRunner {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();
+  }
+}
+
+/**
+ * Double upscale: the image goes through the model, then its result goes through again (×4 twice is ×16).
+ * Each pass is an ordinary upscaleImage, so each follows the huge-image rules on its own: the second pass's
+ * input is the first's output, and when its output raster is large it streams to disk (budget.ts). The
+ * intermediate is a lossless PNG beside the output under a temp name (swept like the temp rasters) and is
+ * removed however the job ends; the output is written atomically by the second pass only, so a cancel in
+ * either pass leaves nothing under the output's name. Faces are enhanced on the final pass only (on the
+ * first they would be enlarged again and lose what the face model restored). Progress is weighted by each
+ * pass's output pixels: the second does scale² times the work of the first.
+ */
+async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: (fraction: number, etaSeconds?: number) => void): Promise<UpscaleResult> {
+  const dir = path.dirname(job.outputPath);
+  const mid = tempRasterPath(dir, '.png');
+  const w1 = 1 / (1 + job.scale * job.scale);
+  try {
+    const { faces: _faces, ...firstPass } = job;
+    await upscaleImage(
+      {
+        ...firstPass,
+        outputPath: mid,
+        format: 'png',
+        // PNG is lossless at any level; 0 is its fastest.
+        compression: 0,
+        onProgress: (f, eta) => {
+          // Until the second pass is measured, it is assumed to take scale² times the first (its share of the pixels).
+          const total1 = eta !== undefined && f < 0.98 ? eta / (1 - f) : undefined;
+          onProgress(w1 * f, eta !== undefined && total1 !== undefined ? Math.round(eta + total1 * (1 - w1) / w1) : undefined);
+        },
+      },
+      inference,
+    );
+    job.signal?.throwIfAborted();
+    return await upscaleImage(
+      { ...job, input: { path: mid }, onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta) },
+      inference,
+    );
+  } finally {
+    await removeTemp(mid);
   }
 }

@@ -32,6 +32,8 @@ export interface StoredTask {
   etaSeconds?: number;
   /** Where the single output is written, when the in-process caller chose it (StartTaskInput.outputPath). */
   destination?: string;
+  /** 2 when the in-process caller asked for a double upscale (StartTaskInput.passes); absent = one pass. */
+  passes?: 2;
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
   /** How many start-ups found this task unfinished (crash recovery; see MAX_RESUMES in engine.ts). */

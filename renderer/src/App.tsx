@@ -9,7 +9,9 @@ import { NoticeBar } from './components/NoticeBar.js';
 import { QueueView } from './components/QueueView.js';
 import { ShortcutsDialog, useGlobalShortcuts } from './components/Shortcuts.js';
 import { SoundToggle } from './components/SoundToggle.js';
+import { LanguageSelect } from './components/LanguageSelect.js';
 import { ThemeSelect } from './components/ThemeSelect.js';
+import { useT } from './i18n/useT.js';
 import { UpscaleOptions } from './components/UpscaleOptions.js';
 import { ActionBar } from './components/ActionBar.js';
 import { useApp, useQueue, useSettings } from './stores/appContext.js';
@@ -23,27 +25,29 @@ export function App() {
   const compareItem = useQueue(selectCompareItem);
   const { queue, session } = useApp();
   useGlobalShortcuts();
+  const { t } = useT();
   // Cloud with nothing set up: the connect card takes the stage instead of an error.
   const onboarding = isCloud && !configured;
   return (
     <div className="app">
       <header className="topbar">
-        <h1>Crisp</h1>
+        <h1>{t('app.title')}</h1>
         <ModeSwitch />
         <span className="spacer" />
-        <button type="button" aria-label="Keyboard shortcuts" aria-keyshortcuts="?" onClick={() => session.getState().setHelpOpen(true)}>
+        <button type="button" aria-label={t('app.shortcutsButton')} aria-keyshortcuts="?" onClick={() => session.getState().setHelpOpen(true)}>
           ?
         </button>
         <ThemeSelect />
+        <LanguageSelect />
       </header>
       <div className="workspace">
-        <aside className="panel" aria-label="Settings">
+        <aside className="panel" aria-label={t('app.settings')}>
           {/* In Cloud mode the balance comes first: it decides what can be started at all. */}
           {isCloud && configured ? <CreditsPanel /> : null}
           <UpscaleOptions />
           <CustomModels />
           {isCloud ? configured ? <CloudSettings /> : null : <EngineSettings />}
-          {isCloud ? null : <p className="hint free">Local upscaling is free and stays on this computer.</p>}
+          {isCloud ? null : <p className="hint free">{t('app.localFree')}</p>}
           <SoundToggle />
         </aside>
         <main className="content">

@@ -1,24 +1,27 @@
-/** Plain-words labels shared by the components. */
+/** Labels shared by the components, in the caller's language (English when none is given). */
 import type { ItemStatus, JobItem } from '../../app/service/crispService.js';
+import { EN, type Translator } from './i18n/index.js';
+import type { MessageKey } from './i18n/catalog.js';
 
-export function statusLabel(item: JobItem): string {
-  const labels: Record<ItemStatus, string> = {
-    queued: 'Waiting',
-    running: `Upscaling… ${Math.round(item.percent)}%`,
-    done: 'Done',
-    failed: 'Failed',
-    cancelled: 'Stopped',
-    skipped: 'Skipped (the output already exists)',
-  };
-  return labels[item.status];
+const STATUS_KEYS: Record<ItemStatus, MessageKey> = {
+  queued: 'status.queued',
+  running: 'status.running',
+  done: 'status.done',
+  failed: 'status.failed',
+  cancelled: 'status.cancelled',
+  skipped: 'status.skipped',
+};
+
+export function statusLabel(item: JobItem, tr: Translator = EN): string {
+  return tr.t(STATUS_KEYS[item.status], { percent: tr.percent(item.percent) });
 }
 
 export function dimensions(d: { width: number; height: number } | undefined): string {
   return d ? `${d.width}×${d.height}` : '';
 }
 
-export function credits(n: number): string {
-  return `${n} credit${n === 1 ? '' : 's'}`;
+export function credits(n: number, tr: Translator = EN): string {
+  return tr.t('credits.amount', { n });
 }
 
 export function baseName(path: string): string {

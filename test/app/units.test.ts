@@ -62,14 +62,17 @@ describe('settings', () => {
     const file = path.join(dir, 'settings.json');
     const s = await openSettingsStore(file);
     expect(await s.get()).toEqual(DEFAULT_SETTINGS);
-    await s.update({ scale: 2, theme: 'dark' });
+    await s.update({ scale: 2, theme: 'dark', language: 'de', passes: 2 });
+    await expect(s.update({ language: 'fr' } as never)).rejects.toThrow(/^Invalid setting language/);
     await expect(s.update({ compression: 101 })).rejects.toThrow(/^Invalid setting compression/);
     await expect(s.update({ apiKey: 'k' } as never)).rejects.toThrow(/Invalid setting/);
     await expect(s.update({ baseUrl: 'ftp://x' })).rejects.toThrow(/baseUrl: must be an http\(s\) URL/);
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ version: 1, scale: 2, theme: 'dark', compression: 0 });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ version: 1, scale: 2, theme: 'dark', language: 'de', passes: 2, compression: 0 });
     await writeFile(file, JSON.stringify({ version: 1, scale: 'huge', theme: 'dark', model: 'custom:mine' }));
     const again = await (await openSettingsStore(file)).get();
     expect([again.scale, again.theme, again.model]).toEqual([DEFAULT_SETTINGS.scale, 'dark', 'custom:mine']);
+    // A file from before the language and passes settings gets their defaults.
+    expect([again.language, again.passes]).toEqual(['system', 1]);
   });
 
   it('file secret store is 0600 and keeps nothing else', async () => {

@@ -7,15 +7,14 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzipEntries } from '../helpers/unzip.js';
 import { REPO_ROOT } from '../helpers/paths.js';
+import { axeViolations } from './axe.js';
 import { launchChromium } from './browser.js';
 import { FAST_MODEL, LR, openUi, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
 
-const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const DOCS_SCREENSHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
 
 let browser: Browser;
@@ -29,15 +28,6 @@ afterAll(async () => {
   await browser?.close();
   await ui?.cleanup();
 });
-
-/** axe-core in the page (evaluated over CDP, so the page's CSP is untouched); answers readable violations. */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  // Page-side code as text: this project's Node tsconfig has no DOM types, and none are needed here.
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-    r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`)) as string[];
-  return result;
-}
 
 const states: Record<string, string[]> = {};
 async function audit(page: Page, state: string): Promise<void> {

@@ -75,6 +75,8 @@ describe('service IPC', () => {
       ['updateSettings', [{ scale: 9 }]],
       ['updateSettings', [{ format: 'gif' }]],
       ['updateSettings', [{ version: 2 }]],
+      ['updateSettings', [{ language: 'fr' }]],
+      ['updateSettings', [{ passes: 3 }]],
       ['addPaths', ['/not-a-list']],
       ['addFile', ['x.png', 'not bytes']],
       ['readImage', ['id', 'thumbnail']],

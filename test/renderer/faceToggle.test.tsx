@@ -1,8 +1,9 @@
 // @vitest-environment jsdom
 /** The "Enhance faces" toggle: usable with a face model, disabled with the reason and the way out without. */
-import { cleanup, screen, waitFor } from '@testing-library/react';
+import { act, cleanup, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderApp } from './renderApp.js';
+import { pngFile, renderApp } from './renderApp.js';
 
 afterEach(cleanup);
 
@@ -32,6 +33,21 @@ describe('face toggle', () => {
     await waitFor(() => expect(toggle.disabled).toBe(false));
     const picker = screen.getByRole('combobox', { name: 'Model' }) as HTMLSelectElement;
     expect(Array.from(picker.options).map((o) => o.value)).not.toContain('service:faces');
+  });
+
+  it('a finished image says how many faces were found and enhanced', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    const toggle = (await screen.findByRole('checkbox', { name: 'Enhance faces' })) as HTMLInputElement;
+    await waitFor(() => expect(toggle.disabled).toBe(false));
+    await user.click(toggle);
+    await waitFor(() => expect(toggle.checked).toBe(true));
+    await user.upload(screen.getByLabelText('Add images'), [pngFile('portrait.png')]);
+    const list = () => within(screen.getByRole('list', { name: 'Images' }));
+    await waitFor(() => expect(list().getAllByRole('listitem')).toHaveLength(1));
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await waitFor(() => expect(list().getByTestId('item-faces').textContent).toBe('Faces: 1 of 2 enhanced'));
   });
 
   it('is enabled with a face model, and face models stay out of the upscaling model picker', async () => {

@@ -110,6 +110,8 @@ export class ScriptedEngine {
     await rename(temp, request.outputPath);
     const credits = job.mode === 'cloud' ? priceOf(DEFAULT_PRICE_TABLE, request.settings, 1) : 0;
     this.balance -= credits;
-    job.settle({ outputPath: request.outputPath, dimensions: { width: 1, height: 1 }, fileSize: PNG_1x1.byteLength, creditsDeducted: credits, warnings: [] });
+    // With faces on, report what the engine would: here two faces found, one big enough to enhance.
+    const faces = request.settings.enhanceFace ? { faces: { found: 2, enhanced: 1 } } : {};
+    job.settle({ outputPath: request.outputPath, dimensions: { width: 1, height: 1 }, fileSize: PNG_1x1.byteLength, creditsDeducted: credits, warnings: [], ...faces });
   }
 }

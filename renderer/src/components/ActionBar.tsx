@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
+import { useT } from '../i18n/useT.js';
 import { useActions, useQueue, useSettings } from '../stores/appContext.js';
 import { selectBatch, selectCanStart, selectItems, selectStopped } from '../stores/queueStore.js';
 import { isCloudConfigured } from '../stores/actions.js';
@@ -37,6 +38,8 @@ export function ActionBar() {
   const runStartedAt = useQueue((s) => s.runStartedAt);
   const startable = useStartable();
   const { start, stop, resume } = useActions();
+  const tr = useT();
+  const { t } = tr;
   const counts = countStates(items);
   const now = useTicker(batch.running);
   const elapsed = batch.running && runStartedAt !== null ? now - runStartedAt : null;
@@ -45,27 +48,28 @@ export function ActionBar() {
   return (
     <footer className="actionbar">
       <div className="batch">
-        <progress aria-label="Batch progress" max={100} value={Math.round(batch.percent)} />
+        <progress aria-label={t('bar.progress')} max={100} value={Math.round(batch.percent)} />
         <span data-testid="batch-status" aria-live="polite">
-          {statusLine(counts, batch.running)}
+          {statusLine(counts, batch.running, tr)}
         </span>
         {elapsed !== null ? (
           <span className="muted small" data-testid="batch-clock">
-            {formatDuration(elapsed)} elapsed{eta !== null ? ` · about ${formatDuration(eta)} left` : ''}
+            {t('bar.elapsed', { elapsed: formatDuration(elapsed, tr) })}
+            {eta !== null ? t('bar.left', { eta: formatDuration(eta, tr) }) : ''}
           </span>
         ) : null}
       </div>
       <div className="actionbar-buttons">
         {stopped > 0 && !batch.running ? (
           <button type="button" onClick={() => void resume()}>
-            Resume ({stopped})
+            {t('bar.resume', { n: stopped })}
           </button>
         ) : null}
         <button type="button" className="primary" disabled={!startable} aria-keyshortcuts="Control+Enter" onClick={() => void start()}>
-          Upscale
+          {t('bar.upscale')}
         </button>
         <button type="button" disabled={!batch.running} aria-keyshortcuts="Escape" onClick={() => void stop()}>
-          Stop
+          {t('bar.stop')}
         </button>
       </div>
     </footer>

@@ -7,6 +7,7 @@
  */
 import { useEffect, useId, useState } from 'react';
 import { credits } from '../format.js';
+import { useT } from '../i18n/useT.js';
 import { useActions, useSession, useSettings } from '../stores/appContext.js';
 import { selectBalance } from '../stores/sessionStore.js';
 import { selectSettings } from '../stores/settingsStore.js';
@@ -19,6 +20,8 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
   const account = useSession((s) => s.account);
   const { testConnection, setApiKey } = useActions();
   const id = useId();
+  const tr = useT();
+  const { t } = tr;
   const [baseUrl, setBaseUrl] = useState(settings?.baseUrl ?? '');
   useEffect(() => setBaseUrl(settings?.baseUrl ?? ''), [settings?.baseUrl]);
   const [key, setKey] = useState('');
@@ -28,16 +31,13 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
   const test = async () => {
     if (await testConnection(baseUrl, key)) setKey('');
   };
-  const title = onboarding ? 'Connect to an upscaling service' : 'Cloud service';
+  const title = t(onboarding ? 'cloud.connectTitle' : 'cloud.title');
 
   return (
     <section aria-labelledby={`${id}-title`} className={onboarding ? 'options connect-card' : 'options'}>
       <h2 id={`${id}-title`}>{title}</h2>
       {onboarding ? (
-        <p className="hint">
-          Cloud mode sends your images to an upscaling service and pays with its credits. Enter the service’s address and your API key, then test the
-          connection. Local mode needs none of this.
-        </p>
+        <p className="hint">{t('cloud.intro')}</p>
       ) : null}
       <form
         onSubmit={(e) => {
@@ -46,11 +46,11 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
         }}
       >
         <div className="field">
-          <label htmlFor={`${id}-url`}>Service URL</label>
+          <label htmlFor={`${id}-url`}>{t('cloud.url')}</label>
           <input id={`${id}-url`} type="url" value={baseUrl} spellCheck={false} placeholder="https://…" onChange={(e) => setBaseUrl(e.target.value)} />
         </div>
         <div className="field">
-          <label htmlFor={`${id}-key`}>API key</label>
+          <label htmlFor={`${id}-key`}>{t('cloud.key')}</label>
           <div className="input-row">
             {/* type=text keeps the textbox role; the mask is CSS (-webkit-text-security) until "Show". */}
             <input
@@ -60,29 +60,32 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
               value={key}
               autoComplete="off"
               spellCheck={false}
-              placeholder={hasKey ? 'A key is stored; type to replace it' : 'Paste your API key'}
+              placeholder={t(hasKey ? 'cloud.keyStoredPlaceholder' : 'cloud.keyPlaceholder')}
               onChange={(e) => setKey(e.target.value)}
             />
             <button type="button" aria-pressed={showKey} onClick={() => setShowKey((v) => !v)}>
-              {showKey ? 'Hide' : 'Show'}
+              {t(showKey ? 'cloud.hide' : 'cloud.show')}
             </button>
           </div>
-          <p className="hint">{hasKey ? 'An API key is stored in the system keychain (never shown again).' : 'No API key stored yet.'}</p>
+          <p className="hint">{t(hasKey ? 'cloud.keyStored' : 'cloud.noKey')}</p>
         </div>
         <div className="input-row">
           <button type="submit" className={onboarding ? 'primary' : ''} disabled={connection.state === 'testing' || (!baseUrl.trim() && !key.trim())}>
-            {connection.state === 'testing' ? 'Testing…' : 'Test connection'}
+            {t(connection.state === 'testing' ? 'cloud.testing' : 'cloud.test')}
           </button>
           {hasKey ? (
             <button type="button" onClick={() => void setApiKey(null)}>
-              Forget key
+              {t('cloud.forget')}
             </button>
           ) : null}
         </div>
       </form>
       {connection.state === 'ok' ? (
         <p className="ok" role="status" data-testid="connection">
-          Connected{account?.email ? ` as ${account.email}` : ''}: {balance !== null ? `${credits(balance)} available.` : 'this service does not report a balance.'}
+          {t(account?.email ? 'cloud.connectedAs' : 'cloud.connected', {
+            email: account?.email ?? '',
+            balance: balance !== null ? t('cloud.available', { credits: credits(balance, tr) }) : t('cloud.noBalance'),
+          })}
         </p>
       ) : connection.state === 'failed' ? (
         <p className="warning" role="alert" data-testid="connection">

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState, type KeyboardEvent, type PointerEvent, type WheelEvent } from 'react';
 import type { JobItem } from '../../../app/service/crispService.js';
 import { dimensions } from '../format.js';
+import { useT } from '../i18n/useT.js';
 import { useApp } from '../stores/appContext.js';
 import { ResultActions } from './ResultActions.js';
 
@@ -39,6 +40,7 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
   const before = useImageUrl(item.id, 'input', item.inputPath);
   const after = useImageUrl(item.id, 'output', item.outputPath ?? '');
   const [pos, setPos] = useState(50);
+  const { t, percent } = useT();
   const [view, setView] = useState<View>({ zoom: 1, x: 0, y: 0 });
   const viewport = useRef<HTMLDivElement>(null);
   const slider = useRef<HTMLDivElement>(null);
@@ -135,7 +137,7 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
   const transform = `translate(${view.x}px, ${view.y}px) scale(${view.zoom})`;
   return (
     <div className="backdrop" onPointerDown={(e) => e.target === e.currentTarget && onClose()}>
-      <div ref={dialog} role="dialog" aria-modal="true" aria-label={`Compare ${item.inputName}`} className="compare" onKeyDown={onDialogKey}>
+      <div ref={dialog} role="dialog" aria-modal="true" aria-label={t('compare.label', { name: item.inputName })} className="compare" onKeyDown={onDialogKey}>
         <div className="compare-head">
           <h2>{item.inputName}</h2>
           <span className="muted small">
@@ -143,20 +145,20 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
           </span>
           <span className="spacer" />
           <ResultActions item={item} />
-          <button type="button" aria-label="Zoom out" onClick={() => zoomAt(0.8)} disabled={view.zoom <= MIN_ZOOM}>
+          <button type="button" aria-label={t('compare.zoomOut')} onClick={() => zoomAt(0.8)} disabled={view.zoom <= MIN_ZOOM}>
             −
           </button>
           <span className="zoom-label" aria-live="polite">
-            {Math.round(view.zoom * 100)}%
+            {percent(view.zoom * 100)}
           </span>
-          <button type="button" aria-label="Zoom in" onClick={() => zoomAt(1.25)} disabled={view.zoom >= MAX_ZOOM}>
+          <button type="button" aria-label={t('compare.zoomIn')} onClick={() => zoomAt(1.25)} disabled={view.zoom >= MAX_ZOOM}>
             +
           </button>
           <button type="button" onClick={() => setView({ zoom: 1, x: 0, y: 0 })}>
-            Fit
+            {t('compare.fit')}
           </button>
-          <button type="button" aria-label="Close comparison" onClick={onClose}>
-            Close
+          <button type="button" aria-label={t('compare.closeLabel')} onClick={onClose}>
+            {t('compare.close')}
           </button>
         </div>
         <div
@@ -165,7 +167,7 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
           // The box keeps the output's aspect ratio even when the height limit is what binds.
           style={out ? { aspectRatio: `${out.width} / ${out.height}`, width: `min(100%, calc(75vh * ${out.width} / ${out.height}))` } : undefined}
           tabIndex={0}
-          aria-label="Image (arrow keys pan, + and − zoom)"
+          aria-label={t('compare.viewport')}
           onPointerDown={onPointerDown}
           onPointerMove={onPointerMove}
           onPointerUp={() => (drag.current = null)}
@@ -174,25 +176,25 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
           onKeyDown={onViewportKey}
         >
           <div className="layer" style={{ transform }}>
-            {after ? <img src={after} alt={`After: ${item.inputName} upscaled`} draggable={false} /> : null}
+            {after ? <img src={after} alt={t('compare.afterAlt', { name: item.inputName })} draggable={false} /> : null}
           </div>
           <div className="layer clip" style={{ clipPath: `inset(0 ${100 - pos}% 0 0)` }}>
             <div className="layer" style={{ transform }}>
-              {before ? <img src={before} alt={`Before: ${item.inputName}`} className="pixelated" draggable={false} /> : null}
+              {before ? <img src={before} alt={t('compare.beforeAlt', { name: item.inputName })} className="pixelated" draggable={false} /> : null}
             </div>
           </div>
-          <span className="tag left">Before</span>
-          <span className="tag right">After</span>
+          <span className="tag left">{t('compare.before')}</span>
+          <span className="tag right">{t('compare.after')}</span>
           <div className="divider" style={{ left: `${pos}%` }}>
             <div
               ref={slider}
               role="slider"
               tabIndex={0}
-              aria-label="Compare"
+              aria-label={t('compare.slider')}
               aria-valuemin={0}
               aria-valuemax={100}
               aria-valuenow={Math.round(pos)}
-              aria-valuetext={`${Math.round(pos)}% before`}
+              aria-valuetext={t('compare.sliderValue', { percent: percent(pos) })}
               className="handle"
               onKeyDown={onSliderKey}
             />

@@ -4,6 +4,7 @@
  * desktop, open the folder they live in.
  */
 import { useRef, useState } from 'react';
+import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
 import { selectIsCloud, selectModels } from '../stores/settingsStore.js';
 
@@ -14,6 +15,7 @@ export function CustomModels() {
   const { importModel, removeModel, openModelsFolder } = useActions();
   const input = useRef<HTMLInputElement>(null);
   const [importing, setImporting] = useState<string | null>(null);
+  const { t } = useT();
   if (isCloud) return null;
   const custom = models.filter((m) => m.kind === 'custom');
 
@@ -29,18 +31,18 @@ export function CustomModels() {
 
   return (
     <details className="options">
-      <summary>Custom models ({custom.length})</summary>
-      <p className="hint">Import a Real-ESRGAN-style model file (.pth, .safetensors, .ckpt or .onnx). It is converted and checked on this computer, then offered under Model.</p>
+      <summary>{t('custom.summary', { n: custom.length })}</summary>
+      <p className="hint">{t('custom.hint')}</p>
       {custom.length ? (
-        <ul className="custom-models" aria-label="Imported models">
+        <ul className="custom-models" aria-label={t('custom.list')}>
           {custom.map((m) => (
             <li key={m.name}>
               <span className="model-download-name">
                 {m.title} <span className="muted small">×{m.scale}</span>
                 <span className="hint model-download-desc">{m.description}</span>
               </span>
-              <button type="button" aria-label={`Remove ${m.title}`} onClick={() => void removeModel(m.name)}>
-                Remove
+              <button type="button" aria-label={t('custom.removeNamed', { name: m.title })} onClick={() => void removeModel(m.name)}>
+                {t('custom.remove')}
               </button>
             </li>
           ))}
@@ -48,11 +50,11 @@ export function CustomModels() {
       ) : null}
       <div className="input-row">
         <button type="button" disabled={importing !== null} onClick={() => input.current?.click()}>
-          {importing ? `Importing ${importing}…` : 'Import a model file…'}
+          {importing ? t('custom.importing', { name: importing }) : t('custom.import')}
         </button>
         {desktop ? (
           <button type="button" onClick={() => void openModelsFolder()}>
-            Open the models folder
+            {t('custom.openFolder')}
           </button>
         ) : null}
       </div>
@@ -60,7 +62,7 @@ export function CustomModels() {
         ref={input}
         type="file"
         accept=".pth,.pt,.safetensors,.ckpt,.onnx"
-        aria-label="Import a model file"
+        aria-label={t('custom.importLabel')}
         className="visually-hidden"
         tabIndex={-1}
         onChange={(e) => {

@@ -6,6 +6,8 @@
  * dragged from a web page). Every file that is refused gets its own line.
  */
 import { useEffect, useRef, useState, type ChangeEvent } from 'react';
+import { EN, type Translator } from '../i18n/index.js';
+import { useT } from '../i18n/useT.js';
 import { useActions, useApp } from '../stores/appContext.js';
 import { ADD_IMAGES_INPUT_ID } from './Shortcuts.js';
 
@@ -16,11 +18,11 @@ function isImage(file: File): boolean {
   return IMAGE_EXTENSIONS.test(file.name) || ['image/png', 'image/jpeg', 'image/webp'].includes(file.type);
 }
 
-const notAnImage = (f: File) => `${f.name || 'The dropped item'} is not a JPG, PNG or WebP image.`;
+const notAnImage = (f: File, tr: Translator) => tr.t('drop.notAnImage', { name: f.name || tr.t('drop.theItem') });
 
 /** Splits a selection into images to send and one line per refused file. */
-export function sortFiles(files: readonly File[]): { images: File[]; rejected: string[] } {
-  return { images: files.filter(isImage), rejected: files.filter((f) => !isImage(f)).map(notAnImage) };
+export function sortFiles(files: readonly File[], tr: Translator = EN): { images: File[]; rejected: string[] } {
+  return { images: files.filter(isImage), rejected: files.filter((f) => !isImage(f)).map((f) => notAnImage(f, tr)) };
 }
 
 /** Browser-only: expands dropped folders through the (non-standard but universal) entries API. */
@@ -55,14 +57,18 @@ const hasFiles = (e: DragEvent) => [...(e.dataTransfer?.types ?? [])].includes('
 function useAddSelection() {
   const { desktop } = useApp();
   const { addFiles, addPaths } = useActions();
+  const tr = useT();
   return async (files: File[]) => {
     if (desktop) {
       const withPaths = files.map((f) => ({ f, p: desktop.pathForFile(f) }));
       await addPaths(withPaths.filter((x) => x.p).map((x) => x.p));
-      const bytesOnly = sortFiles(withPaths.filter((x) => !x.p).map((x) => x.f));
+      const bytesOnly = sortFiles(
+        withPaths.filter((x) => !x.p).map((x) => x.f),
+        tr,
+      );
       await addFiles(bytesOnly.images, bytesOnly.rejected);
     } else {
-      const { images, rejected } = sortFiles(files);
+      const { images, rejected } = sortFiles(files, tr);
       await addFiles(images, rejected);
     }
   };
@@ -73,6 +79,7 @@ export function DropOverlay() {
   const { desktop } = useApp();
   const addSelection = useAddSelection();
   const [over, setOver] = useState(false);
+  const { t } = useT();
   const depth = useRef(0);
 
   useEffect(() => {
@@ -125,7 +132,7 @@ export function DropOverlay() {
   if (!over) return null;
   return (
     <div className="drop-overlay" aria-hidden="true">
-      <p>Drop to add images</p>
+      <p>{t('drop.overlay')}</p>
     </div>
   );
 }
@@ -136,6 +143,7 @@ export function DropZone() {
   const addSelection = useAddSelection();
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
+  const { t } = useT();
 
   // Pasting an image anywhere adds it, except into a text field (the API key is pasted too).
   useEffect(() => {
@@ -161,20 +169,20 @@ export function DropZone() {
 
   return (
     <div className="dropzone">
-      <p className="dropzone-title">Drop images or folders anywhere</p>
-      <p className="muted">or paste an image (Ctrl/⌘+V), or</p>
+      <p className="dropzone-title">{t('drop.title')}</p>
+      <p className="muted">{t('drop.paste')}</p>
       <div className="input-row center">
         <button type="button" aria-keyshortcuts="Control+O" onClick={() => (desktop ? void desktop.pickImages().then(addPaths) : fileInput.current?.click())}>
-          Choose images…
+          {t('drop.chooseImages')}
         </button>
         <button
           type="button"
           onClick={() => (desktop ? void desktop.pickInputFolder().then((f) => (f ? addPaths([f]) : undefined)) : folderInput.current?.click())}
         >
-          Choose a folder…
+          {t('drop.chooseFolder')}
         </button>
       </div>
-      <p className="muted small">JPG, PNG and WebP</p>
+      <p className="muted small">{t('drop.formats')}</p>
       {/* The real inputs stay out of the tab order: the buttons above are the keyboard path to them. */}
       <input
         ref={fileInput}
@@ -182,7 +190,7 @@ export function DropZone() {
         type="file"
         multiple
         accept={ACCEPT}
-        aria-label="Add images"
+        aria-label={t('drop.addImages')}
         className="visually-hidden"
         tabIndex={-1}
         onChange={onPicked}
@@ -194,7 +202,7 @@ export function DropZone() {
           el?.setAttribute('webkitdirectory', '');
         }}
         type="file"
-        aria-label="Add a folder"
+        aria-label={t('drop.addFolder')}
         className="visually-hidden"
         tabIndex={-1}
         onChange={onPicked}

@@ -1,31 +1,36 @@
 /** First run: the three steps, and one sample image to try them on. */
 import sampleUrl from '../assets/sample.png';
+import { useT } from '../i18n/useT.js';
 import { useActions } from '../stores/appContext.js';
 
 export function EmptyState() {
   const { addFiles } = useActions();
+  const { t } = useT();
   const trySample = async () => {
     const bytes = await (await fetch(sampleUrl)).arrayBuffer();
     await addFiles([new File([bytes], 'crisp-sample.png', { type: 'image/png' })]);
   };
   return (
     <div className="empty">
-      <h3>Upscale in three steps</h3>
+      <h3>{t('empty.title')}</h3>
       <ol className="steps">
         <li>
-          <strong>Add images</strong>: drop them anywhere on this window, paste one, or press Ctrl/⌘+O.
+          <strong>{t('empty.step1')}</strong>
+          {t('empty.step1Rest')}
         </li>
         <li>
-          <strong>Pick a model and a scale</strong> in the settings (a photo model for photos, an illustration model for drawings).
+          <strong>{t('empty.step2')}</strong>
+          {t('empty.step2Rest')}
         </li>
         <li>
-          <strong>Press Upscale</strong> (Ctrl/⌘+Enter), then compare, download or copy each result.
+          <strong>{t('empty.step3')}</strong>
+          {t('empty.step3Rest')}
         </li>
       </ol>
       <button type="button" onClick={() => void trySample()}>
-        Try a sample image
+        {t('empty.sample')}
       </button>
-      <p className="muted small">Press ? for all keyboard shortcuts.</p>
+      <p className="muted small">{t('empty.help')}</p>
     </div>
   );
 }

@@ -1,39 +1,41 @@
 /** Local mode: the models that are not installed yet, with size, licence and description before the download, a Download button and its progress. */
 import type { ModelDownloadEvent, ModelInfo } from '../../../app/service/crispService.js';
+import { useT } from '../i18n/useT.js';
 import { useActions, useSettings } from '../stores/appContext.js';
 import { selectDownloads, selectIsCloud, selectModels } from '../stores/settingsStore.js';
-
-const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
 
 function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | undefined; disabled: boolean }) {
   const { model, download } = props;
   const { downloadModel } = useActions();
+  const { t, num } = useT();
+  const mb = (bytes: number) => num(bytes / 1048576, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   const busy = download?.state === 'downloading';
   return (
     <li className="model-download">
       <span className="model-download-name">
         {model.title}{' '}
         <span className="muted small">
-          ({model.downloadSize ? `${mb(model.downloadSize)} MB · ` : ''}
-          {model.licence || 'licence not stated'})
+          ({model.downloadSize ? t('downloads.size', { mb: mb(model.downloadSize) }) : ''}
+          {model.licence || t('downloads.licenceUnknown')})
         </span>
         <span className="hint model-download-desc">{model.description}</span>
       </span>
       {busy ? (
         <span className="model-download-progress">
           <progress
-            aria-label={`Downloading ${model.title}`}
+            aria-label={t('downloads.progressLabel', { name: model.title })}
             max={download.total ?? undefined}
             value={download.total ? download.received : undefined}
           />
           <span className="muted">
-            {mb(download.received)}
-            {download.total ? ` / ${mb(download.total)}` : ''} MB
+            {download.total
+              ? t('downloads.progressOf', { received: mb(download.received), total: mb(download.total) })
+              : t('downloads.progress', { received: mb(download.received) })}
           </span>
         </span>
       ) : (
-        <button type="button" aria-label={`Download ${model.title}`} disabled={props.disabled} onClick={() => void downloadModel(model.name)}>
-          Download
+        <button type="button" aria-label={t('downloads.buttonLabel', { name: model.title })} disabled={props.disabled} onClick={() => void downloadModel(model.name)}>
+          {t('downloads.button')}
         </button>
       )}
       {download?.state === 'failed' && download.error ? (
@@ -49,14 +51,15 @@ export function ModelDownloads() {
   const models = useSettings(selectModels);
   const downloads = useSettings(selectDownloads);
   const isCloud = useSettings(selectIsCloud);
+  const { t } = useT();
   // Cloud offers every contract model; there is nothing to download.
   if (isCloud) return null;
   const missing = models.filter((m) => !m.installed);
   if (missing.length === 0) return null;
   return (
     <details className="model-downloads">
-      <summary>Download models ({missing.length} not installed)</summary>
-      <ul aria-label="Models to download">
+      <summary>{t('downloads.summary', { n: missing.length })}</summary>
+      <ul aria-label={t('downloads.list')}>
         {missing.map((m) => (
           <DownloadRow key={m.name} model={m} download={downloads[m.name]} disabled={isCloud} />
         ))}

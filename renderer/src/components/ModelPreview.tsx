@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'react';
 import sampleUrl from '../assets/preview-sample.png';
 import { messageOf } from '../stores/actions.js';
+import { useT } from '../i18n/useT.js';
 import { useApp, useSettings } from '../stores/appContext.js';
 import { selectCurrentModel, selectIsCloud } from '../stores/settingsStore.js';
 
@@ -15,6 +16,7 @@ export function ModelPreview() {
   const model = useSettings(selectCurrentModel);
   const isCloud = useSettings(selectIsCloud);
   const { service } = useApp();
+  const { t } = useT();
   const [state, setState] = useState<{ url?: string; busy?: boolean; error?: string }>({});
   useEffect(() => setState(model && made.has(model.name) ? { url: made.get(model.name)! } : {}), [model]);
   if (isCloud || !model?.installed) return null;
@@ -35,7 +37,7 @@ export function ModelPreview() {
     return (
       <div className="model-preview">
         <button type="button" disabled={state.busy} onClick={() => void show()}>
-          {state.busy ? 'Making a preview…' : `Preview ${model.title}`}
+          {state.busy ? t('preview.making') : t('preview.button', { name: model.title })}
         </button>
         {state.error ? (
           <p className="warning" role="alert">
@@ -48,10 +50,10 @@ export function ModelPreview() {
   return (
     <figure className="model-preview">
       <div className="model-preview-pair">
-        <img src={sampleUrl} alt="The sample crop, enlarged without a model" className="pixelated" />
-        <img src={state.url} alt={`The sample crop upscaled by ${model.title}`} />
+        <img src={sampleUrl} alt={t('preview.beforeAlt')} className="pixelated" />
+        <img src={state.url} alt={t('preview.afterAlt', { name: model.title })} />
       </div>
-      <figcaption className="hint">Before and after {model.title}, on the same sample crop.</figcaption>
+      <figcaption className="hint">{t('preview.caption', { name: model.title })}</figcaption>
     </figure>
   );
 }

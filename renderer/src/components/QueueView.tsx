@@ -7,6 +7,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { JobItem } from '../../../app/service/crispService.js';
 import { credits, dimensions, statusLabel } from '../format.js';
+import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useQueue } from '../stores/appContext.js';
 import { selectDoneIds, selectDuration, selectHasFinished, selectItems, selectRetryable } from '../stores/queueStore.js';
 import { countStates, countsText, formatDuration } from '../stores/statusModel.js';
@@ -24,6 +25,8 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
   const { queue, desktop } = useApp();
   const duration = useQueue(selectDuration(item.id));
   const name = item.inputName;
+  const tr = useT();
+  const { t } = tr;
   return (
     <li
       className={`item status-${item.status}`}
@@ -45,39 +48,43 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
           </span>
         </div>
         <div className="item-progress">
-          <progress aria-label={`${name} progress`} max={100} value={item.status === 'done' ? 100 : Math.round(item.percent)} />
+          <progress aria-label={t('queue.progress', { name })} max={100} value={item.status === 'done' ? 100 : Math.round(item.percent)} />
           <span className="item-status" data-testid="item-status">
-            {statusLabel(item)}
-            {item.status === 'done' && duration !== null ? ` in ${formatDuration(duration)}` : ''}
+            {item.status === 'done' && duration !== null ? t('status.doneIn', { duration: formatDuration(duration, tr) }) : statusLabel(item, tr)}
           </span>
-          {item.creditsDeducted ? <span className="muted small">−{credits(item.creditsDeducted)}</span> : null}
+          {item.creditsDeducted ? <span className="muted small">{t('queue.credits', { credits: credits(item.creditsDeducted, tr) })}</span> : null}
+          {item.status === 'done' && item.faces ? (
+            <span className="muted small" data-testid="item-faces">
+              {item.faces.found === 0 ? t('queue.noFaces') : t('queue.faces', { n: item.faces.found, enhanced: item.faces.enhanced })}
+            </span>
+          ) : null}
         </div>
         {item.error ? <p className="item-error">{item.error}</p> : null}
         {item.status === 'done' && item.outputPath ? (
           <p className="muted small item-output" title={item.outputPath}>
-            Saved in {folderOf(item.outputPath)}
+            {t('queue.savedIn', { folder: folderOf(item.outputPath) })}
           </p>
         ) : null}
       </div>
       <div className="item-actions">
         {item.status === 'done' ? (
-          <button type="button" aria-label={`Compare ${name}`} onClick={() => queue.getState().openCompare(item.id)}>
-            Compare
+          <button type="button" aria-label={t('queue.compareNamed', { name })} onClick={() => queue.getState().openCompare(item.id)}>
+            {t('queue.compare')}
           </button>
         ) : null}
         <ResultActions item={item} />
         {item.status === 'failed' || item.status === 'cancelled' ? (
-          <button type="button" aria-label={`Retry ${name}`} onClick={() => void retry(item.id)}>
-            Retry
+          <button type="button" aria-label={t('queue.retryNamed', { name })} onClick={() => void retry(item.id)}>
+            {t('queue.retry')}
           </button>
         ) : null}
         {item.status === 'queued' || item.status === 'running' ? (
-          <button type="button" aria-label={`Cancel ${name}`} onClick={() => void cancelItem(item.id)}>
-            Cancel
+          <button type="button" aria-label={t('queue.cancelNamed', { name })} onClick={() => void cancelItem(item.id)}>
+            {t('queue.cancel')}
           </button>
         ) : null}
         {item.status !== 'running' ? (
-          <button type="button" aria-label={`Remove ${name}`} className="quiet" onClick={() => void removeItem(item.id)}>
+          <button type="button" aria-label={t('queue.removeNamed', { name })} className="quiet" onClick={() => void removeItem(item.id)}>
             ✕
           </button>
         ) : null}
@@ -95,6 +102,8 @@ export function QueueView() {
   const { clearFinished, retry, removeItem, download } = useActions();
   const list = useRef<HTMLUListElement>(null);
   const [focusedId, setFocusedId] = useState<string | null>(null);
+  const tr = useT();
+  const { t } = tr;
   const counts = countStates(items);
   const runningId = items.find((i) => i.status === 'running')?.id;
 
@@ -127,31 +136,31 @@ export function QueueView() {
   const activeId = items.some((i) => i.id === focusedId) ? focusedId : (items[0]?.id ?? null);
 
   return (
-    <section aria-label="Queue" className="queue">
+    <section aria-label={t('queue.title')} className="queue">
       <div className="queue-head">
-        <h2>Queue</h2>
+        <h2>{t('queue.title')}</h2>
         <span className="muted small" data-testid="queue-counts">
-          {items.length ? countsText(counts) : 'empty'}
+          {items.length ? countsText(counts, tr) : t('queue.empty')}
         </span>
         <span className="spacer" />
         {retryable ? (
           <button type="button" onClick={() => void retry()}>
-            Retry all ({retryable})
+            {t('queue.retryAll', { n: retryable })}
           </button>
         ) : null}
         {browser && doneIds.length > 1 ? (
           <button type="button" onClick={() => void download(doneIds)}>
-            Download all ({doneIds.length})
+            {t('queue.downloadAll', { n: doneIds.length })}
           </button>
         ) : null}
         <button type="button" disabled={!hasFinished} onClick={() => void clearFinished()}>
-          Clear finished
+          {t('queue.clearFinished')}
         </button>
       </div>
       {items.length === 0 ? (
         <EmptyState />
       ) : (
-        <ul className="items" ref={list} onKeyDown={onListKey} aria-label="Images">
+        <ul className="items" ref={list} onKeyDown={onListKey} aria-label={t('queue.images')}>
           {items.map((item) => (
             <QueueRow key={item.id} item={item} focused={item.id === activeId} onFocus={() => setFocusedId(item.id)} />
           ))}

@@ -4,35 +4,37 @@
  * result joins the queue as a new input), and drag it out of the window (desktop: a native file drag).
  */
 import type { JobItem } from '../../../app/service/crispService.js';
+import { useT } from '../i18n/useT.js';
 import { useActions, useApp } from '../stores/appContext.js';
 
 export function ResultActions({ item }: { item: JobItem }) {
   const { desktop, browser } = useApp();
   const { open, reveal, download, copyImage, upscaleAgain } = useActions();
   const name = item.inputName;
+  const { t } = useT();
   if (item.status !== 'done') return null;
   return (
     <>
       {desktop ? (
         <>
-          <button type="button" aria-label={`Open ${name}`} onClick={() => void open(item.id)}>
-            Open
+          <button type="button" aria-label={t('result.openNamed', { name })} onClick={() => void open(item.id)}>
+            {t('result.open')}
           </button>
-          <button type="button" aria-label={`Show ${name} in folder`} onClick={() => void reveal(item.id)}>
-            Show in folder
+          <button type="button" aria-label={t('result.revealNamed', { name })} onClick={() => void reveal(item.id)}>
+            {t('result.reveal')}
           </button>
         </>
       ) : null}
       {browser ? (
-        <button type="button" aria-label={`Download ${name}`} onClick={() => void download([item.id])}>
-          Download
+        <button type="button" aria-label={t('result.downloadNamed', { name })} onClick={() => void download([item.id])}>
+          {t('result.download')}
         </button>
       ) : null}
-      <button type="button" aria-label={`Copy ${name}`} onClick={() => void copyImage(item.id)}>
-        Copy
+      <button type="button" aria-label={t('result.copyNamed', { name })} onClick={() => void copyImage(item.id)}>
+        {t('result.copy')}
       </button>
-      <button type="button" aria-label={`Upscale ${name} again`} title="Double upscale: run the result through the model again" onClick={() => void upscaleAgain(item.id)}>
-        Again
+      <button type="button" aria-label={t('result.againNamed', { name })} title={t('result.againTitle')} onClick={() => void upscaleAgain(item.id)}>
+        {t('result.again')}
       </button>
     </>
   );

@@ -4,18 +4,24 @@
  * event (preventDefault), so Escape closes the dialog rather than stopping the batch.
  */
 import { useEffect, useRef } from 'react';
+import type { MessageKey } from '../i18n/catalog.js';
+import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useQueue, useSession } from '../stores/appContext.js';
 import { selectRunning } from '../stores/queueStore.js';
 import { useStartable } from './ActionBar.js';
 
-export const SHORTCUTS: [keys: string, what: string][] = [
-  ['Ctrl/⌘ + O', 'Add images'],
-  ['Ctrl/⌘ + V', 'Paste an image'],
-  ['Ctrl/⌘ + Enter', 'Upscale the waiting images'],
-  ['Esc', 'Stop (or close a dialog)'],
-  ['↑ / ↓', 'Move between images in the queue'],
-  ['Delete', 'Remove the focused image'],
-  ['?', 'Show these shortcuts'],
+/**
+ * Keys and what they do. Key caps are printed differently by language (Ctrl is Strg on German
+ * keyboards), so `{ctrl}`, `{enter}` and `{del}` are filled from the catalog.
+ */
+export const SHORTCUTS: [keys: string, what: MessageKey][] = [
+  ['{ctrl}/⌘ + O', 'shortcuts.add'],
+  ['{ctrl}/⌘ + V', 'shortcuts.paste'],
+  ['{ctrl}/⌘ + {enter}', 'shortcuts.start'],
+  ['Esc', 'shortcuts.stop'],
+  ['↑ / ↓', 'shortcuts.move'],
+  ['{del}', 'shortcuts.delete'],
+  ['?', 'shortcuts.help'],
 ];
 
 /** The file input of the drop zone: Ctrl/⌘+O opens it in the browser UI. */
@@ -63,6 +69,7 @@ export function ShortcutsDialog() {
   const open = useSession((s) => s.helpOpen);
   const { session } = useApp();
   const closeButton = useRef<HTMLButtonElement>(null);
+  const { t } = useT();
   useEffect(() => {
     if (!open) return;
     const opener = document.activeElement as HTMLElement | null;
@@ -86,21 +93,21 @@ export function ShortcutsDialog() {
           }
         }}
       >
-        <h2 id="shortcuts-title">Keyboard shortcuts</h2>
+        <h2 id="shortcuts-title">{t('shortcuts.title')}</h2>
         <table className="shortcuts">
           <tbody>
             {SHORTCUTS.map(([keys, what]) => (
-              <tr key={keys}>
+              <tr key={what}>
                 <th scope="row">
-                  <kbd>{keys}</kbd>
+                  <kbd>{keys.replace(/\{(\w+)\}/g, (_, cap: string) => t(cap === 'ctrl' ? 'keys.ctrl' : cap === 'enter' ? 'keys.enter' : 'keys.delete'))}</kbd>
                 </th>
-                <td>{what}</td>
+                <td>{t(what)}</td>
               </tr>
             ))}
           </tbody>
         </table>
         <button ref={closeButton} type="button" onClick={close}>
-          Close
+          {t('shortcuts.close')}
         </button>
       </div>
     </div>

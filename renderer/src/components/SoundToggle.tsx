@@ -1,9 +1,11 @@
 /** "Play a sound when a batch finishes": off by default, remembered by this window. */
 import { useState } from 'react';
+import { useT } from '../i18n/useT.js';
 import { setSoundEnabled, soundEnabled } from '../service/chime.js';
 
 export function SoundToggle() {
   const [on, setOn] = useState(soundEnabled);
+  const { t } = useT();
   return (
     <label className="check">
       <input
@@ -14,7 +16,7 @@ export function SoundToggle() {
           setOn(e.target.checked);
         }}
       />
-      Play a sound when a batch finishes
+      {t('sound.label')}
     </label>
   );
 }

@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import type { Theme } from '../../../app/service/crispService.js';
+import { useT } from '../i18n/useT.js';
 import { useActions, useSettings } from '../stores/appContext.js';
 import { selectTheme } from '../stores/settingsStore.js';
 
@@ -10,6 +11,7 @@ import { selectTheme } from '../stores/settingsStore.js';
 export function ThemeSelect() {
   const theme = useSettings(selectTheme);
   const { updateSettings } = useActions();
+  const { t } = useT();
   useEffect(() => {
     const dark = window.matchMedia?.('(prefers-color-scheme: dark)');
     const apply = () => {
@@ -22,11 +24,11 @@ export function ThemeSelect() {
   }, [theme]);
   return (
     <label className="inline-field">
-      Theme
+      {t('theme.label')}
       <select value={theme} onChange={(e) => void updateSettings({ theme: e.target.value as Theme })}>
-        <option value="system">System</option>
-        <option value="light">Light</option>
-        <option value="dark">Dark</option>
+        <option value="system">{t('theme.system')}</option>
+        <option value="light">{t('theme.light')}</option>
+        <option value="dark">{t('theme.dark')}</option>
       </select>
     </label>
   );

@@ -2,6 +2,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { COMPRESSION_RANGE, DENOISE_RANGE } from '../optionRanges.js';
 import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
+import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
 import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from '../stores/settingsStore.js';
 import { ModelDownloads } from './ModelDownloads.js';
@@ -21,6 +22,7 @@ export function UpscaleOptions() {
   const { updateSettings } = useActions();
   const { desktop } = useApp();
   const id = useId();
+  const { t } = useT();
 
   // Range inputs fire on every step; the stored value follows once the user pauses.
   const [compression, setCompression] = useState(settings?.compression ?? 0);
@@ -32,7 +34,7 @@ export function UpscaleOptions() {
   const [outputFolder, setOutputFolder] = useState(settings?.outputFolder ?? '');
   useEffect(() => setOutputFolder(settings?.outputFolder ?? ''), [settings?.outputFolder]);
 
-  if (!settings) return <p className="muted">Loading settings…</p>;
+  if (!settings) return <p className="muted">{t('app.loadingSettings')}</p>;
 
   const commitFolder = () => {
     if (outputFolder !== settings.outputFolder) void updateSettings({ outputFolder: outputFolder.trim() });
@@ -40,9 +42,9 @@ export function UpscaleOptions() {
 
   return (
     <fieldset className="options">
-      <legend>Upscaling</legend>
+      <legend>{t('options.legend')}</legend>
       <div className="field">
-        <label htmlFor={`${id}-model`}>Model</label>
+        <label htmlFor={`${id}-model`}>{t('options.model')}</label>
         <select id={`${id}-model`} value={settings.model} aria-describedby={`${id}-model-desc`} onChange={(e) => void updateSettings({ model: e.target.value })}>
           {/* Local: only what can run here (plus the saved choice); the rest is under "Download models". */}
           {models
@@ -50,14 +52,14 @@ export function UpscaleOptions() {
             .map((m) => (
               <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
                 {m.title}
-                {m.installed ? '' : ' (not installed)'}
+                {m.installed ? '' : t('options.notInstalledSuffix')}
               </option>
             ))}
         </select>
         <p id={`${id}-model-desc`} className="hint">
-          {current ? current.description : 'Choose a model.'}
+          {current ? current.description : t('options.chooseModel')}
           {current && !current.installed && !isCloud ? (
-            <strong className="warning"> Not installed on this computer: download it under “Download models” or switch to Cloud.</strong>
+            <strong className="warning">{t('options.notInstalled')}</strong>
           ) : null}
         </p>
         <ModelPreview />
@@ -65,7 +67,7 @@ export function UpscaleOptions() {
       </div>
       {!isCloud && settings.model === DENOISE_MODEL ? (
         <div className="field">
-          <label htmlFor={`${id}-denoise`}>Denoise strength</label>
+          <label htmlFor={`${id}-denoise`}>{t('options.denoise')}</label>
           <div className="range-row">
             <input
               id={`${id}-denoise`}
@@ -85,13 +87,13 @@ export function UpscaleOptions() {
             <output htmlFor={`${id}-denoise`}>{denoise.toFixed(2)}</output>
           </div>
           <p id={`${id}-denoise-hint`} className="hint">
-            1 removes the most noise; lower values keep more grain and fine detail (they also need Clear Boost installed).
+            {t('options.denoiseHint')}
           </p>
         </div>
       ) : null}
       <div className="field-row">
         <div className="field">
-          <label htmlFor={`${id}-scale`}>Scale</label>
+          <label htmlFor={`${id}-scale`}>{t('options.scale')}</label>
           <select id={`${id}-scale`} value={settings.scale} onChange={(e) => void updateSettings({ scale: Number(e.target.value) as Scale })}>
             {SCALES.map((s) => (
               <option key={s} value={s}>
@@ -101,7 +103,7 @@ export function UpscaleOptions() {
           </select>
         </div>
         <div className="field">
-          <label htmlFor={`${id}-format`}>Format</label>
+          <label htmlFor={`${id}-format`}>{t('options.format')}</label>
           <select id={`${id}-format`} value={settings.format} onChange={(e) => void updateSettings({ format: e.target.value as SaveImageAs })}>
             {OUTPUT_FORMATS.map((f) => (
               <option key={f} value={f}>
@@ -112,7 +114,30 @@ export function UpscaleOptions() {
         </div>
       </div>
       <div className="field">
-        <label htmlFor={`${id}-compression`}>Compression</label>
+        <label htmlFor={`${id}-passes`}>{t('options.passes')}</label>
+        <div className="range-row">
+          <select
+            id={`${id}-passes`}
+            value={settings.passes}
+            aria-describedby={`${id}-passes-total`}
+            onChange={(e) => void updateSettings({ passes: Number(e.target.value) === 2 ? 2 : 1 })}
+          >
+            <option value={1}>{t('options.passesOne')}</option>
+            <option value={2}>{t('options.passesTwo')}</option>
+          </select>
+          {/* What comes out in all: ×4 → ×16 for two passes. */}
+          <output id={`${id}-passes-total`} htmlFor={`${id}-passes ${id}-scale`} data-testid="passes-total">
+            {settings.passes === 2 ? t('options.passesTotal', { scale: settings.scale, total: settings.scale * settings.scale }) : `×${settings.scale}`}
+          </output>
+        </div>
+        {isCloud && settings.passes === 2 ? (
+          <p className="hint warning" role="status">
+            {t('options.passesCloud')}
+          </p>
+        ) : null}
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-compression`}>{t('options.compression')}</label>
         <div className="range-row">
           <input
             id={`${id}-compression`}
@@ -132,7 +157,7 @@ export function UpscaleOptions() {
           <output htmlFor={`${id}-compression`}>{compression}</output>
         </div>
         <p id={`${id}-compression-hint`} className="hint">
-          0 is best quality; higher values make smaller files{settings.format === 'png' ? ' (PNG stays lossless)' : ''}.
+          {t(settings.format === 'png' ? 'options.compressionHintPng' : 'options.compressionHint')}
         </p>
       </div>
       <label className="check">
@@ -143,26 +168,28 @@ export function UpscaleOptions() {
           aria-describedby={faceReady ? undefined : `${id}-face-hint`}
           onChange={(e) => void updateSettings({ face: e.target.checked })}
         />
-        Enhance faces
+        {t('options.face')}
       </label>
       {faceReady ? null : isCloud ? (
         <p id={`${id}-face-hint`} className="hint">
-          This service does not offer face enhancement. Switch to Local with a face model installed.
+          {t('options.faceHintCloud')}
         </p>
       ) : (
         <p id={`${id}-face-hint`} className="hint">
-          No face model is installed. Import one with <code>crisp models import FILE.onnx --face</code> (for example GFPGAN v1.4 exported to
-          ONNX), or switch to Cloud.
+          {/* The command stays code, wherever the sentence puts it. */}
+          {t('options.faceHint', { command: '\u0000' })
+            .split('\u0000')
+            .flatMap((part, i) => (i === 0 ? [part] : [<code key={i}>crisp models import FILE.onnx --face</code>, part]))}
         </p>
       )}
       <div className="field">
-        <label htmlFor={`${id}-out`}>Output folder</label>
+        <label htmlFor={`${id}-out`}>{t('options.output')}</label>
         <div className="input-row">
           <input
             id={`${id}-out`}
             type="text"
             value={outputFolder}
-            placeholder="Beside each image"
+            placeholder={t('options.outputPlaceholder')}
             spellCheck={false}
             onChange={(e) => setOutputFolder(e.target.value)}
             onBlur={commitFolder}
@@ -178,16 +205,14 @@ export function UpscaleOptions() {
                 if (folder) void updateSettings({ outputFolder: folder });
               }}
             >
-              Choose…
+              {t('options.choose')}
             </button>
           ) : null}
         </div>
         {desktop ? null : (
           // The browser UI copies uploads into Crisp's data folder; say where results go and how long they stay.
           <p className="hint" data-testid="retention">
-            {outputFolder
-              ? 'Results are saved in this folder on the computer running “crisp ui”; each row shows where.'
-              : 'Uploaded images and their results are kept in Crisp’s data folder (each row shows where) until you remove them or press Clear finished: download them first, or set a folder here.'}
+            {t(outputFolder ? 'options.retentionFolder' : 'options.retentionData')}
           </p>
         )}
       </div>

@@ -13,6 +13,7 @@ import type { QueueStore } from './queueStore.js';
 import { selectBalance, selectEstimate, selectInsufficient, type Notice, type SessionStore } from './sessionStore.js';
 import type { SettingsStore } from './settingsStore.js';
 import { batchSummary } from './statusModel.js';
+import { resolveLocale, translator } from '../i18n/index.js';
 
 export interface Stores {
   queue: QueueStore;
@@ -76,6 +77,8 @@ export const isCloudConfigured = (settings: Settings | null, hasKey: boolean) =>
 
 export function createActions(service: CrispService, stores: Stores, hosts: ActionHosts = {}): AppActions {
   const mode = () => stores.settings.getState().settings?.mode ?? 'local';
+  // Notices are worded when they are raised, in the language chosen at that moment.
+  const tr = () => translator(resolveLocale(stores.settings.getState().settings?.language));
   const notify = (text: string, kind: Notice['kind'] = 'error', extra: Partial<Notice> = {}) => stores.session.getState().showNotice({ kind, text, mode: mode(), ...extra });
 
   async function guarded<T>(work: () => Promise<T>): Promise<T | undefined> {
@@ -144,7 +147,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       case 'batchFinished': {
         const { done, failed, total } = event;
         stores.session.getState().setLastBatch({ done, failed, total });
-        const summary = batchSummary(event);
+        const summary = batchSummary(event, tr());
         notify(summary.text, summary.kind);
         // The desktop app notifies from the main process (and denies page permissions).
         if (hosts.browser) systemNotification('Crisp', summary.text);
@@ -221,9 +224,9 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       if (paths.length === 0) return;
       const added = await guarded(() => service.addPaths(paths, { recursive: true }));
       if (!added) return;
-      if (added.length === 0) notify('No supported images found (Crisp reads JPG, PNG and WebP).', 'info');
+      if (added.length === 0) notify(tr().t('notice.noImages'), 'info');
       const broken = added.filter((i) => i.status === 'failed');
-      if (broken.length) notify(`${broken.length === 1 ? 'One file was' : `${broken.length} files were`} not added as images:`, 'error', { lines: broken.map((i) => i.error ?? i.inputName) });
+      if (broken.length) notify(tr().t('notice.notAdded', { n: broken.length }), 'error', { lines: broken.map((i) => i.error ?? i.inputName) });
     },
     async addFiles(files, rejected = []) {
       // One at a time: each file is read into memory only while it is being handed over. A refused
@@ -245,7 +248,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       const session = stores.session.getState();
       if (selectInsufficient(session)) {
         // Refused before anything is sent: no task starts, nothing is charged.
-        notify(`Insufficient credits: these images need ${selectEstimate(session)?.credits} credits and the account has ${selectBalance(session)}.`);
+        notify(tr().t('notice.insufficient', { needed: selectEstimate(session)?.credits ?? 0, balance: selectBalance(session) ?? 0 }));
         return;
       }
       if (hosts.browser) askNotificationPermission();
@@ -276,11 +279,11 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         return false;
       }
       if (!url) {
-        session.setConnection({ state: 'failed', error: 'Enter the service URL first (for example https://upscale.example.com).' });
+        session.setConnection({ state: 'failed', error: tr().t('cloud.needUrl') });
         return false;
       }
       if (!stores.settings.getState().hasApiKey) {
-        session.setConnection({ state: 'failed', error: 'Enter your API key first.' });
+        session.setConnection({ state: 'failed', error: tr().t('cloud.needKey') });
         return false;
       }
       try {
@@ -296,11 +299,11 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     },
     async reveal(id) {
       const shown = await guarded(() => service.revealOutput(id));
-      if (shown === false) notify('Showing files in the file manager only works in the desktop app.', 'info');
+      if (shown === false) notify(tr().t('notice.revealDesktopOnly'), 'info');
     },
     async open(id) {
       const opened = await guarded(() => service.openOutput(id));
-      if (opened === false) notify('The system could not open this image: use Show in folder instead.', 'info');
+      if (opened === false) notify(tr().t('notice.openFailed'), 'info');
     },
     async download(ids) {
       const browser = hosts.browser;
@@ -318,7 +321,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     },
     async copyImage(id) {
       const copied = await guarded(async () => copyImageToClipboard(await service.readImage(id, 'output')));
-      if (copied) notify('Copied the image to the clipboard.', 'info');
+      if (copied) notify(tr().t('notice.copied'), 'info');
     },
     async upscaleAgain(id) {
       const item = stores.queue.getState().queue.items.find((i) => i.id === id);
@@ -359,7 +362,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     },
     async openModelsFolder() {
       const opened = await guarded(() => service.openModelsFolder());
-      if (opened === false) notify('Opening folders only works in the desktop app.', 'info');
+      if (opened === false) notify(tr().t('notice.folderDesktopOnly'), 'info');
     },
     dismissNotice: () => stores.session.getState().showNotice(null),
   };

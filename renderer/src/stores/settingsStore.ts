@@ -35,5 +35,6 @@ export const selectMode = (s: SettingsState) => s.settings?.mode ?? 'local';
 export const selectIsCloud = (s: SettingsState) => s.settings?.mode === 'cloud';
 export const selectModels = (s: SettingsState) => s.models;
 export const selectCurrentModel = (s: SettingsState) => s.models.find((m) => m.name === s.settings?.model) ?? null;
+export const selectLanguage = (s: SettingsState) => s.settings?.language ?? 'system';
 export const selectTheme = (s: SettingsState) => s.settings?.theme ?? 'system';
 export const selectDownloads = (s: SettingsState) => s.downloads;

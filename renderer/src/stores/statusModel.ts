@@ -4,6 +4,7 @@
  * (a failed or stopped image is never counted as "finished", a cleared queue shows nothing).
  */
 import type { ItemStatus, JobItem } from '../../../app/service/crispService.js';
+import { EN, type Translator } from '../i18n/index.js';
 
 export interface StateCounts {
   waiting: number;
@@ -30,33 +31,31 @@ export function countStates(items: readonly Pick<JobItem, 'status'>[]): StateCou
   return c;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
 /** "2 done · 1 failed · 3 waiting": only the states that have items, in the order work flows. */
-export function countsText(c: StateCounts): string {
+export function countsText(c: StateCounts, tr: Translator = EN): string {
   const parts: string[] = [];
-  if (c.running) parts.push(`${c.running} upscaling`);
-  if (c.waiting) parts.push(`${c.waiting} waiting`);
-  if (c.done) parts.push(`${c.done} done`);
-  if (c.failed) parts.push(`${c.failed} failed`);
-  if (c.stopped) parts.push(`${c.stopped} stopped`);
-  if (c.skipped) parts.push(`${c.skipped} skipped`);
-  return parts.join(' · ');
+  if (c.running) parts.push(tr.t('counts.running', { n: c.running }));
+  if (c.waiting) parts.push(tr.t('counts.waiting', { n: c.waiting }));
+  if (c.done) parts.push(tr.t('counts.done', { n: c.done }));
+  if (c.failed) parts.push(tr.t('counts.failed', { n: c.failed }));
+  if (c.stopped) parts.push(tr.t('counts.stopped', { n: c.stopped }));
+  if (c.skipped) parts.push(tr.t('counts.skipped', { n: c.skipped }));
+  return parts.join(tr.t('counts.separator'));
 }
 
 /** The bottom bar's sentence. */
-export function statusLine(c: StateCounts, running: boolean): string {
-  if (c.total === 0) return 'Nothing to do yet: add images to start.';
-  if (running) return `Upscaling: ${countsText(c)}`;
-  if (c.waiting) return `Ready: ${countsText(c)}`;
-  return countsText(c);
+export function statusLine(c: StateCounts, running: boolean, tr: Translator = EN): string {
+  if (c.total === 0) return tr.t('line.empty');
+  if (running) return tr.t('line.running', { counts: countsText(c, tr) });
+  if (c.waiting) return tr.t('line.ready', { counts: countsText(c, tr) });
+  return countsText(c, tr);
 }
 
 /** The banner when a run ends; a run ended by Stop says so. */
-export function batchSummary(r: { done: number; failed: number; total: number }): { kind: 'error' | 'info'; text: string } {
+export function batchSummary(r: { done: number; failed: number; total: number }, tr: Translator = EN): { kind: 'error' | 'info'; text: string } {
   const stopped = Math.max(0, r.total - r.done - r.failed);
-  const tail = `${r.failed ? `, ${r.failed} failed` : ''}${stopped ? `, ${stopped} stopped` : ''}`;
-  return { kind: r.failed ? 'error' : 'info', text: `${stopped ? 'Stopped' : 'Finished'}: ${r.done} of ${plural(r.total, 'image')} upscaled${tail}.` };
+  const tail = `${r.failed ? tr.t('summary.failedTail', { n: r.failed }) : ''}${stopped ? tr.t('summary.stoppedTail', { n: stopped }) : ''}`;
+  return { kind: r.failed ? 'error' : 'info', text: tr.t(stopped ? 'summary.stopped' : 'summary.finished', { done: r.done, n: r.total, tail }) };
 }
 
 /** Remaining time from the elapsed time and the batch percent; null until there is something to go on. */
@@ -65,10 +64,6 @@ export function etaMs(elapsedMs: number, percent: number): number | null {
   return (elapsedMs * (100 - percent)) / percent;
 }
 
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return ms < 10_000 ? `${(Math.max(0, ms) / 1000).toFixed(1)} s` : `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+export function formatDuration(ms: number, tr: Translator = EN): string {
+  return tr.duration(ms);
 }

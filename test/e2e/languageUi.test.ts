@@ -1,0 +1,60 @@
+/**
+ * The interface in German, in real Chromium through `crisp ui` (real app layer, real engine): a browser
+ * whose language is German gets the German interface with `<html lang="de">`, an upscale runs to the
+ * end in German, axe-core finds no violations, and the Language setting switches back to English.
+ */
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './axe.js';
+import { launchChromium } from './browser.js';
+import { FAST_MODEL, LR, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
+
+let browser: Browser;
+let ui: UiUnderTest;
+
+beforeAll(async () => {
+  ui = await startUiUnderTest({ model: FAST_MODEL, scale: 2, format: 'png' });
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await ui?.cleanup();
+});
+
+describe('crisp ui in German', () => {
+  it('follows a German browser, upscales in German with no axe violations, and switches to English in settings', async () => {
+    // The "system" language of a browser page is its navigator.languages, which the locale sets.
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 }, locale: 'de-DE' });
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await page.goto(ui.ui.server.url);
+    await page.getByRole('heading', { name: 'Hochskalieren in drei Schritten' }).waitFor();
+    expect(await page.evaluate('document.documentElement.lang')).toBe('de');
+    expect(await page.getByRole('combobox', { name: 'Sprache' }).inputValue()).toBe('system');
+    const states: Record<string, string[]> = { empty: await axeViolations(page) };
+
+    const chooser = page.waitForEvent('filechooser');
+    await page.getByRole('button', { name: 'Bilder auswählen …' }).click();
+    await (await chooser).setFiles([path.join(LR, 'bird_LRBI_x4.png')]);
+    const bar = page.getByTestId('batch-status');
+    await bar.getByText('Bereit: 1 wartend', { exact: true }).waitFor();
+    states.queued = await axeViolations(page);
+    await page.getByRole('button', { name: 'Hochskalieren', exact: true }).click();
+    await bar.getByText('1 fertig', { exact: true }).waitFor({ timeout: 90_000 });
+    await page.getByText(/^Fertig in \d/).waitFor();
+    states.done = await axeViolations(page);
+    await page.getByRole('button', { name: 'Tastenkürzel' }).click();
+    await page.getByRole('dialog', { name: 'Tastenkürzel' }).waitFor();
+    states.shortcuts = await axeViolations(page);
+    await page.keyboard.press('Escape');
+
+    await page.getByRole('combobox', { name: 'Sprache' }).selectOption('en');
+    await page.getByRole('heading', { name: 'Queue' }).waitFor();
+    expect(await page.evaluate('document.documentElement.lang')).toBe('en');
+    expect((await ui.ui.service.getSettings()).language).toBe('en');
+
+    expect(states).toEqual({ empty: [], queued: [], done: [], shortcuts: [] });
+    expect(problems).toEqual([]);
+  });
+});
