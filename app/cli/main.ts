@@ -9,6 +9,7 @@ import { toUserError, UserError } from '../jobs/userErrors.js';
 import { CliError } from './cliError.js';
 import { registerBatch } from './commands/batch.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerModelsConvert } from './commands/modelsConvert.js';
 import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
 import { registerModelsList } from './commands/modelsList.js';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerModelsFetch(models);
   registerModelsImport(models);
   registerModelsQuantize(models);
+  registerModelsConvert(models);
   registerCompletion(program);
   return program;
 }

@@ -5,7 +5,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeSpec, type ArchSpec } from './architecture.js';
-import { detectArchitecture, type DetectOptions } from './detectArchitecture.js';
+import { detectArchitecture, summarise, type DetectOptions } from './detectArchitecture.js';
+import { buildGfpganOnnx, looksLikeGfpgan } from './gfpgan.js';
 import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js';
 import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
@@ -56,6 +57,41 @@ export function formatOf(file: string): SourceFormat {
   if (ext === '.param' || ext === '.bin') return 'ncnn';
   if (ext === '.onnx') return 'onnx';
   throw new ConvertError(`${path.basename(file)}: unsupported file type ${ext || '(none)'}; expected .pth, .safetensors, .onnx or an ncnn .param/.bin pair`);
+}
+
+/** What `crisp models convert` made: an upscaler (any format import understands) or a GFPGAN face restorer. */
+export interface AnyConverted {
+  onnx: Uint8Array;
+  kind: 'upscaler' | 'face';
+  description: string;
+}
+
+/** GFPGANv1Clean bytes (.pth / .safetensors) → the face-convention ONNX graph. */
+export async function convertFaceBytes(bytes: Uint8Array, format: 'pth' | 'safetensors'): Promise<AnyConverted> {
+  const dict = await readStateDict(bytes, format);
+  if (!looksLikeGfpgan(dict)) throw new ConvertError(`not a GFPGAN face restorer: ${summarise(dict)}`);
+  return faceFromDict(dict);
+}
+
+function faceFromDict(dict: StateDict): AnyConverted {
+  const { onnx, spec } = buildGfpganOnnx(dict);
+  return { onnx, kind: 'face', description: `GFPGANv1Clean face restorer (${spec.outSize}×${spec.outSize}, ${spec.levels} levels, style ${spec.styleFeatures})` };
+}
+
+/** Any checkpoint `models import` understands, or a GFPGAN one, to ONNX (nothing installed). */
+export async function convertAnyFile(file: string, opts: ConvertOptions = {}): Promise<AnyConverted> {
+  const format = formatOf(file);
+  if (format === 'onnx') throw new ConvertError(`${path.basename(file)} is already an ONNX model`);
+  if (format === 'pth' || format === 'safetensors') {
+    await assertSize(file, MAX_MODEL_FILE_BYTES);
+    const bytes = await readFile(file);
+    const dict = await readStateDict(bytes, format);
+    if (looksLikeGfpgan(dict)) return faceFromDict(dict);
+    const { onnx, spec } = convertStateDict(dict, opts);
+    return { onnx, kind: 'upscaler', description: describeSpec(spec) };
+  }
+  const m = await convertModelFile(file, opts);
+  return { onnx: m.onnx, kind: 'upscaler', description: m.description };
 }
 
 /** Converts bytes already in memory (used by fetch, which downloads before converting). */

@@ -3,6 +3,7 @@
  * and refuses anything else with a message that says what was found.
  */
 import { UnsupportedArchitectureError, type ArchSpec, type SrvggActivation } from './architecture.js';
+import { GFPGAN_V1_UNSUPPORTED, isOriginalGfpganV1, looksLikeGfpgan } from './gfpgan.js';
 import { detectRrdb, looksLikeBasicsrRrdb, looksLikeEsrganOld } from './rrdb.js';
 import { detectSrvgg, looksLikeSrvgg } from './srvgg.js';
 import type { StateDict } from './stateDict.js';
@@ -13,6 +14,11 @@ export interface DetectOptions {
 }
 
 export function detectArchitecture(dict: StateDict, opts: DetectOptions = {}): ArchSpec {
+  if (looksLikeGfpgan(dict)) {
+    throw new UnsupportedArchitectureError(
+      isOriginalGfpganV1(dict) ? GFPGAN_V1_UNSUPPORTED : 'this is a GFPGAN face restorer, not an upscaler: import it with "crisp models import FILE --face", or convert it with "crisp models convert"',
+    );
+  }
   if (looksLikeEsrganOld(dict) || looksLikeBasicsrRrdb(dict)) return detectRrdb(dict).spec;
   if (looksLikeSrvgg(dict)) return detectSrvgg(dict, opts.srvggActivation).spec;
   throw new UnsupportedArchitectureError(`unsupported architecture: ${summarise(dict)}`);

@@ -65,7 +65,7 @@ export interface ResolvedFaceModel {
  * the GFPGAN converter lands; FACE_MODELS already carries its release URL, sha256 and size.)
  */
 export const HOW_TO_GET_A_FACE_MODEL =
-  'Import one with "crisp models import FILE.onnx --face" (a face restorer such as GFPGAN v1.4 exported to ONNX: 1×3×512×512 RGB in [-1, 1]), or put it in a models folder as face/custom-NAME.onnx.';
+  'Get one with "crisp models fetch gfpgan-1.4", or import one with "crisp models import FILE --face" (a GFPGAN v1.3/v1.4 .pth, or an ONNX face restorer: 1×3×512×512 RGB in [-1, 1]).';
 
 export class FaceModelMissingError extends Error {
   override readonly name = 'FaceModelMissingError';

@@ -6,6 +6,7 @@
 import { readFile, rename, rm, writeFile, mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { convertFaceBytes } from '../convert/convert.js';
 import { runModelBytes } from '../inference/index.js';
 import { FACE_DIR, customFaceFile } from './faceModels.js';
 import { FACE_SIZE } from './geometry.js';
@@ -24,21 +25,11 @@ function probeFace(): Float32Array {
   return t;
 }
 
-export async function importFaceModel(file: string, opts: { modelsDir: string; name?: string }): Promise<{ name: string; path: string }> {
-  const base = path.basename(file);
-  const ext = path.extname(file).toLowerCase();
-  if (ext === '.pth' || ext === '.pt' || ext === '.safetensors') {
-    throw new FaceImportError(`${base}: converting GFPGAN checkpoints is not available in this version; import the model as ONNX in the face convention (1×3×512×512 RGB in [-1, 1]) instead.`);
-  }
-  if (ext !== '.onnx') throw new FaceImportError(`${base}: a face model must be an .onnx file in the face convention (1×3×512×512 RGB in [-1, 1]).`);
-  const name = opts.name ?? path.basename(file, path.extname(file)).replace(/[^\w.-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
-  if (!NAME_RE.test(name)) throw new FaceImportError(`"${name}" cannot be a model name: use letters, digits, '.', '_' or '-' (up to 64).`);
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(file);
-  } catch {
-    throw new FaceImportError(`${base} could not be read: check the path.`);
-  }
+/**
+ * Runs a face model once on a test face: one 1×3×512×512 input, the same shape out, values in about [−1, 1].
+ * Throws FaceImportError saying what is wrong.
+ */
+export async function checkFaceModel(bytes: Uint8Array, base: string): Promise<void> {
   let out: { dims: readonly number[]; data: Float32Array };
   try {
     out = await runModelBytes(bytes, probeFace(), [1, 3, FACE_SIZE, FACE_SIZE]);
@@ -53,6 +44,30 @@ export async function importFaceModel(file: string, opts: { modelsDir: string; n
   for (const v of out.data) worst = Math.max(worst, Number.isFinite(v) ? Math.abs(v) : Infinity);
   // GFPGAN ends without tanh, so a little overshoot is normal; far beyond means another value range.
   if (worst > 1.5) throw new FaceImportError(`${base} answered values up to ${worst.toFixed(2)}; a face model answers RGB in [-1, 1].`);
+}
+
+export async function importFaceModel(file: string, opts: { modelsDir: string; name?: string }): Promise<{ name: string; path: string }> {
+  const base = path.basename(file);
+  const ext = path.extname(file).toLowerCase();
+  const checkpoint = ext === '.pth' || ext === '.pt' || ext === '.safetensors';
+  if (!checkpoint && ext !== '.onnx') throw new FaceImportError(`${base}: a face model must be a GFPGAN v1.3/v1.4 .pth or an .onnx file in the face convention (1×3×512×512 RGB in [-1, 1]).`);
+  const name = opts.name ?? path.basename(file, path.extname(file)).replace(/[^\w.-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
+  if (!NAME_RE.test(name)) throw new FaceImportError(`"${name}" cannot be a model name: use letters, digits, '.', '_' or '-' (up to 64).`);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(file);
+  } catch {
+    throw new FaceImportError(`${base} could not be read: check the path.`);
+  }
+  if (checkpoint) {
+    // GFPGANv1Clean → the face-convention graph, then the same probe as any ONNX face model.
+    try {
+      bytes = (await convertFaceBytes(bytes, ext === '.safetensors' ? 'safetensors' : 'pth')).onnx;
+    } catch (e) {
+      throw new FaceImportError(`${base}: ${((e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '').trim()}`);
+    }
+  }
+  await checkFaceModel(bytes, base);
   const dir = path.join(opts.modelsDir, FACE_DIR);
   const target = path.join(dir, customFaceFile(name));
   if (existsSync(target)) throw new FaceImportError(`A face model named custom:${name} is already installed (${target}); choose another --name.`);

@@ -212,7 +212,9 @@ describe('models in the app', () => {
     // Cloud offers exactly the contract's names.
     await svc.updateSettings({ mode: 'cloud', baseUrl: 'http://127.0.0.1:9' });
     const cloud = await svc.listModels();
-    expect(cloud).toHaveLength(12);
+    // The contract's 12 models, then the service's face entry (no service answers at this URL: left to the service).
+    expect(cloud.filter((m) => m.kind !== 'face')).toHaveLength(12);
+    expect(cloud.filter((m) => m.kind === 'face')).toMatchObject([{ name: 'service:faces', installed: true }]);
     expect(cloud.some((m) => m.name.startsWith('custom:'))).toBe(false);
   });
 

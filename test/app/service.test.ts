@@ -46,7 +46,10 @@ describe('createService (cloud mode against a real crisp serve)', () => {
     expect(await readFile(path.join(dataDir, 'settings.json'), 'utf8')).not.toContain(key);
     expect((await stat(path.join(dataDir, 'secrets.json'))).mode & 0o777).toBe(0o600);
     expect(await svc.getAccount()).toMatchObject({ available: true, currentCredits: 30 });
-    expect((await svc.listModels()).every((m) => m.installed)).toBe(true);
+    const listed = await svc.listModels();
+    expect(listed.filter((m) => m.kind !== 'face').every((m) => m.installed)).toBe(true);
+    // This crisp serve runs without --face-model: its get-capabilities answer turns the Cloud face entry off.
+    expect(listed.filter((m) => m.kind === 'face')).toMatchObject([{ name: 'service:faces', installed: false }]);
 
     const added = await svc.addPaths([inputs]);
     expect(added).toHaveLength(4);

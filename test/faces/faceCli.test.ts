@@ -30,7 +30,7 @@ describe('crisp upscale with faces', () => {
     const r = await runCli(['upscale', WOMAN, '--face', '--out', out]);
     expect(r.code).not.toBe(0);
     expect(crispLines(r.stderr)).toEqual([
-      'crisp: error: Face enhancement needs a face model and none is installed. Import one with "crisp models import FILE.onnx --face" (a face restorer such as GFPGAN v1.4 exported to ONNX: 1×3×512×512 RGB in [-1, 1]), or put it in a models folder as face/custom-NAME.onnx.',
+      'crisp: error: Face enhancement needs a face model and none is installed. Get one with "crisp models fetch gfpgan-1.4", or import one with "crisp models import FILE --face" (a GFPGAN v1.3/v1.4 .pth, or an ONNX face restorer: 1×3×512×512 RGB in [-1, 1]).',
     ]);
     expect(readdirSync(out)).toEqual([]);
   });

@@ -138,10 +138,10 @@ describe('face stage in the engine', () => {
     mkdirSync(empty, { recursive: true });
     expect(() => resolveFaceModel(undefined, [empty])).toThrow(
       new FaceModelMissingError(
-        'Face enhancement needs a face model and none is installed. Import one with "crisp models import FILE.onnx --face" (a face restorer such as GFPGAN v1.4 exported to ONNX: 1×3×512×512 RGB in [-1, 1]), or put it in a models folder as face/custom-NAME.onnx.',
+        'Face enhancement needs a face model and none is installed. Get one with "crisp models fetch gfpgan-1.4", or import one with "crisp models import FILE --face" (a GFPGAN v1.3/v1.4 .pth, or an ONNX face restorer: 1×3×512×512 RGB in [-1, 1]).',
       ),
     );
-    await expect(makeEngine({ modelDirs: [ONNX_DIR, empty], faces: { model: 'gfpgan-1.4' } })).rejects.toThrow(/The face model "gfpgan-1.4" is not installed\. Import one with "crisp models import FILE\.onnx --face"/);
+    await expect(makeEngine({ modelDirs: [ONNX_DIR, empty], faces: { model: 'gfpgan-1.4' } })).rejects.toThrow(/The face model "gfpgan-1.4" is not installed\. Get one with "crisp models fetch gfpgan-1\.4", or import one with "crisp models import FILE --face"/);
     expect(resolveFaceModel(undefined, [modelsDir])).toEqual({ name: 'custom:red', restorerPath: red, detectorPath: path.join(modelsDir, 'face', 'yunet_s_dynamic.onnx') });
   });
 });

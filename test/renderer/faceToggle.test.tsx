@@ -15,7 +15,7 @@ describe('face toggle', () => {
     expect(toggle.getAttribute('aria-describedby')).toBeTruthy();
     const hint = document.getElementById(toggle.getAttribute('aria-describedby')!)!;
     expect(hint.textContent).toBe(
-      'No face model is installed. Import one with crisp models import FILE.onnx --face (for example GFPGAN v1.4 exported to ONNX), or switch to Cloud.',
+      'No face model is installed. Get one with crisp models fetch gfpgan-1.4 (GFPGAN v1.4), import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
     );
   });
 

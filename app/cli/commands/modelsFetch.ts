@@ -33,15 +33,22 @@ export function registerModelsFetch(models: Command): void {
   models
     .command('fetch')
     .description('Download, convert and install models into your models directory')
-    .argument('[names...]', 'model names (contract or open-model names)')
+    .argument('[names...]', 'model names (contract or open-model names; gfpgan-1.4 or gfpgan-1.3 for face enhancement)')
     .option('--all', 'fetch every catalog model')
     .option('--dir <dir>', 'models directory (default: your user models directory)')
     .option('--connect-timeout <ms>', 'give up on a server that does not answer within this many ms', '5000')
     .option('--int8', 'also make each model\'s int8 variant for faster CPU upscaling (minutes per model; see "crisp models quantize")')
     .action(async (names: string[], opts: FetchCommandOptions) => {
       // Loaded here so `crisp --help` never pays for the catalog, the progress bar or the downloader.
-      const [{ loadCatalog, userModelsDir }, { default: cliProgress }] = await Promise.all([import('../../../engine/models/catalog.js'), import('cli-progress')]);
-      const entries = pickEntries(loadCatalog(), names, Boolean(opts.all));
+      const [{ loadCatalog, userModelsDir }, { default: cliProgress }, { FACE_MODELS }] = await Promise.all([
+        import('../../../engine/models/catalog.js'),
+        import('cli-progress'),
+        import('../../../engine/faces/faceModels.js'),
+      ]);
+      // Face restorers (gfpgan-1.4, gfpgan-1.3) are fetched by their own path: converted and installed under face/.
+      const faceEntries = FACE_MODELS.filter((f) => names.includes(f.name));
+      const srNames = names.filter((n) => !faceEntries.some((f) => f.name === n));
+      const entries = srNames.length > 0 || opts.all || faceEntries.length === 0 ? pickEntries(loadCatalog(), srNames, Boolean(opts.all)) : [];
       const modelsDir = opts.dir ?? userModelsDir();
       const connectTimeoutMs = Number(opts.connectTimeout ?? 5000);
       if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new CliError('--connect-timeout must be a positive number of ms');
@@ -70,6 +77,35 @@ export function registerModelsFetch(models: Command): void {
       });
       if (current) bar?.stop();
       let failed = results.filter((r) => !r.ok).length;
+      if (faceEntries.length > 0) {
+        const { fetchFaceModel } = await import('../../../engine/faces/fetchFaceModel.js');
+        for (const f of faceEntries) {
+          process.stderr.write(`${f.name}: downloading ${f.title} (${mb(f.download.size)} MB) from ${new URL(f.download.url).host}, then converting it to ONNX…\n`);
+          try {
+            const installed = await fetchFaceModel(f, {
+              modelsDir,
+              connectTimeoutMs,
+              onProgress: (received, total) => {
+                if (!bar) return;
+                if (current !== f.name) {
+                  if (current) bar.stop();
+                  current = f.name;
+                  bar.start(total ?? f.download.size, 0, { name: f.name, mb: '0.0', totalMb: mb(total ?? f.download.size) });
+                }
+                bar.update(received, { name: f.name, mb: mb(received), totalMb: mb(total ?? f.download.size) });
+              },
+            });
+            if (current) bar?.stop();
+            current = '';
+            process.stdout.write(`${f.name}: installed face model ${installed.path} (use it with --face, or --face-model ${f.name})\n`);
+          } catch (e) {
+            if (current) bar?.stop();
+            current = '';
+            failed++;
+            process.stdout.write(`${f.name}: ${((e as Error).message ?? String(e)).split('\n')[0]}\n`);
+          }
+        }
+      }
       for (const r of results) {
         process.stdout.write(r.ok ? `${r.name}: installed ${r.installed.path} (x${r.installed.scale})\n` : `${r.name}: ${r.error}\n`);
         if (r.ok && opts.int8 && !(await int8AfterInstall(r.name, r.installed.path))) failed++;

@@ -21,7 +21,7 @@ export function registerModelsImport(models: Command): void {
     .argument('<files...>', 'model files')
     .option('--name <name>', 'name to list the model under (one file only)')
     .option('--dir <dir>', 'models directory (default: your user models directory)')
-    .option('--face', 'import a face restorer (.onnx, 1×3×512×512 RGB in [-1, 1]) for face enhancement')
+    .option('--face', 'import a face restorer (GFPGAN v1.3/v1.4 .pth, or .onnx: 1×3×512×512 RGB in [-1, 1]) for face enhancement')
     .option('--activation <act>', 'SRVGGNetCompact without PReLU weights: relu or leakyrelu', 'leakyrelu')
     .option('--int8', 'also make the int8 variant for faster CPU upscaling (minutes; see "crisp models quantize")')
     .action(async (files: string[], opts: ImportCommandOptions) => {

@@ -179,7 +179,7 @@ export function UpscaleOptions() {
           {/* The command stays code, wherever the sentence puts it. */}
           {t('options.faceHint', { command: '\u0000' })
             .split('\u0000')
-            .flatMap((part, i) => (i === 0 ? [part] : [<code key={i}>crisp models import FILE.onnx --face</code>, part]))}
+            .flatMap((part, i) => (i === 0 ? [part] : [<code key={i}>crisp models fetch gfpgan-1.4</code>, part]))}
         </p>
       )}
       <div className="field">

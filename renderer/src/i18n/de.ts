@@ -238,7 +238,7 @@ export const de: Catalog = {
   'options.compressionHintPng': '0 ist die beste Qualität; höhere Werte ergeben kleinere Dateien (PNG bleibt verlustfrei).',
   'options.face': 'Gesichter verbessern',
   'options.faceHint':
-    'Kein Gesichtsmodell installiert. Importieren Sie eines mit {command} (zum Beispiel GFPGAN v1.4, nach ONNX exportiert) oder wechseln Sie zu Cloud.',
+    'Kein Gesichtsmodell installiert. Laden Sie eines mit {command} (GFPGAN v1.4), importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
   'options.faceHintCloud': 'Dieser Dienst bietet keine Gesichtsverbesserung an. Wechseln Sie zu Lokal mit einem installierten Gesichtsmodell.',
   'options.output': 'Ausgabeordner',
   'options.outputPlaceholder': 'Neben jedem Bild',

@@ -238,7 +238,7 @@ export const en = {
   'options.compressionHint': '0 is best quality; higher values make smaller files.',
   'options.compressionHintPng': '0 is best quality; higher values make smaller files (PNG stays lossless).',
   'options.face': 'Enhance faces',
-  'options.faceHint': 'No face model is installed. Import one with {command} (for example GFPGAN v1.4 exported to ONNX), or switch to Cloud.',
+  'options.faceHint': 'No face model is installed. Get one with {command} (GFPGAN v1.4), import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
   'options.faceHintCloud': 'This service does not offer face enhancement. Switch to Local with a face model installed.',
   'options.output': 'Output folder',
   'options.outputPlaceholder': 'Beside each image',
