@@ -19,3 +19,4 @@ function rangeOf(key: UpscaleOptionKey): ControlRange {
 export const DENOISE_RANGE = rangeOf('denoise');
 export const COMPRESSION_RANGE = rangeOf('compression');
 export const THREADS_RANGE = rangeOf('threads');
+export const FACE_STRENGTH_RANGE = rangeOf('faceStrength');

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 /** The "Enhance faces" toggle: usable with a face model, disabled with the reason and the way out without. */
-import { act, cleanup, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pngFile, renderApp } from './renderApp.js';
@@ -48,6 +48,26 @@ describe('face toggle', () => {
     await user.click(screen.getByRole('button', { name: 'Upscale' }));
     await act(() => fake.finishAll());
     await waitFor(() => expect(list().getByTestId('item-faces').textContent).toBe('Faces: 1 of 2 enhanced'));
+  });
+
+  it('with faces on, picks the face model and the strength (Local mode)', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    const toggle = (await screen.findByRole('checkbox', { name: 'Enhance faces' })) as HTMLInputElement;
+    await waitFor(() => expect(toggle.disabled).toBe(false));
+    expect(screen.queryByRole('combobox', { name: 'Face model' })).toBeNull();
+    await user.click(toggle);
+    const picker = (await screen.findByRole('combobox', { name: 'Face model' })) as HTMLSelectElement;
+    expect(Array.from(picker.options).map((o) => [o.value, o.textContent])).toEqual([
+      ['', 'Best installed'],
+      ['gfpgan-1.4', 'gfpgan-1.4'],
+    ]);
+    await user.selectOptions(picker, 'gfpgan-1.4');
+    await waitFor(() => expect(fake.settings.faceModel).toBe('gfpgan-1.4'));
+    const strength = screen.getByRole('slider', { name: 'Face strength' }) as HTMLInputElement;
+    expect([strength.min, strength.max, strength.step, strength.value]).toEqual(['0', '1', '0.05', '1']);
+    fireEvent.change(strength, { target: { value: '0.6' } });
+    await waitFor(() => expect(fake.settings.faceStrength).toBe(0.6));
   });
 
   it('is enabled with a face model, and face models stay out of the upscaling model picker', async () => {

@@ -1,6 +1,6 @@
 /** Model, scale, format, compression, faces and output folder: what every item of the batch gets. */
 import { useEffect, useId, useRef, useState } from 'react';
-import { COMPRESSION_RANGE, DENOISE_RANGE } from '../optionRanges.js';
+import { COMPRESSION_RANGE, DENOISE_RANGE, FACE_STRENGTH_RANGE } from '../optionRanges.js';
 import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
 import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
@@ -31,6 +31,9 @@ export function UpscaleOptions() {
   const [denoise, setDenoise] = useState(settings?.denoise ?? 1);
   const denoiseTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => setDenoise(settings?.denoise ?? 1), [settings?.denoise]);
+  const [faceStrength, setFaceStrength] = useState(settings?.faceStrength ?? 1);
+  const faceStrengthTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => setFaceStrength(settings?.faceStrength ?? 1), [settings?.faceStrength]);
   const [outputFolder, setOutputFolder] = useState(settings?.outputFolder ?? '');
   useEffect(() => setOutputFolder(settings?.outputFolder ?? ''), [settings?.outputFolder]);
 
@@ -170,6 +173,44 @@ export function UpscaleOptions() {
         />
         {t('options.face')}
       </label>
+      {faceReady && settings.face && !isCloud ? (
+        // Which restorer and how much of it: local choices (a service picks its own model; the contract has no strength).
+        <div className="field-row">
+          <div className="field">
+            <label htmlFor={`${id}-face-model`}>{t('options.faceModel')}</label>
+            <select id={`${id}-face-model`} value={settings.faceModel ?? ''} onChange={(e) => void updateSettings({ faceModel: e.target.value === '' ? null : e.target.value })}>
+              <option value="">{t('options.faceModelBest')}</option>
+              {models
+                .filter((m) => m.kind === 'face' && m.installed)
+                .map((m) => (
+                  <option key={m.name} value={m.name}>
+                    {m.title}
+                  </option>
+                ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={`${id}-face-strength`}>{t('options.faceStrength')}</label>
+            <div className="range-row">
+              <input
+                id={`${id}-face-strength`}
+                type="range"
+                min={FACE_STRENGTH_RANGE.min}
+                max={FACE_STRENGTH_RANGE.max}
+                step={FACE_STRENGTH_RANGE.step}
+                value={faceStrength}
+                onChange={(e) => {
+                  const value = Number(e.target.value);
+                  setFaceStrength(value);
+                  clearTimeout(faceStrengthTimer.current);
+                  faceStrengthTimer.current = setTimeout(() => void updateSettings({ faceStrength: value }), COMMIT_DELAY_MS);
+                }}
+              />
+              <output htmlFor={`${id}-face-strength`}>{faceStrength.toFixed(2)}</output>
+            </div>
+          </div>
+        </div>
+      ) : null}
       {faceReady ? null : isCloud ? (
         <p id={`${id}-face-hint`} className="hint">
           {t('options.faceHintCloud')}

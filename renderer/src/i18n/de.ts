@@ -239,6 +239,9 @@ export const de: Catalog = {
   'options.face': 'Gesichter verbessern',
   'options.faceHint':
     'Kein Gesichtsmodell installiert. Laden Sie eines mit {command} (GFPGAN v1.4), importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
+  'options.faceModel': 'Gesichtsmodell',
+  'options.faceModelBest': 'Bestes installiertes',
+  'options.faceStrength': 'Stärke der Gesichtsverbesserung',
   'options.faceHintCloud': 'Dieser Dienst bietet keine Gesichtsverbesserung an. Wechseln Sie zu Lokal mit einem installierten Gesichtsmodell.',
   'options.output': 'Ausgabeordner',
   'options.outputPlaceholder': 'Neben jedem Bild',
