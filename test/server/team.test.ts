@@ -11,7 +11,7 @@ import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
 import { openPostgres, type Pool } from '../../engine/db/postgres.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
 import { BASIC, httpGet, pollStatus, postForm, taskForm, tempDir, type HttpAnswer } from './helpers.js';
-import { startServe, startWorker, type ServeProcess, type WorkerProcess } from './serveProcess.js';
+import { crispCli, startServe, startWorker, type ServeProcess, type WorkerProcess } from './serveProcess.js';
 
 const LEASE_MS = 2_000;
 
@@ -201,4 +201,16 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
     }
     expect(await balance(u!.userId)).toBe(6);
   }, 150_000);
+
+  it('refuses incomplete worker and serve flags with a clear error', async () => {
+    const noDb = await crispCli(['worker', '--storage', storage]);
+    expect(noDb.code).toBe(1);
+    expect(noDb.stderr.trim()).toBe('crisp: error: crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
+    const noStorage = await crispCli(['worker', '--db', dbUrl]);
+    expect(noStorage.code).toBe(1);
+    expect(noStorage.stderr.trim()).toBe('crisp: error: crisp worker needs --storage DIR: the directory the servers keep tasks in (their --storage)');
+    const workersAlone = await crispCli(['serve', '--workers', '2', '--data', path.join(root, 'none')]);
+    expect(workersAlone.code).toBe(1);
+    expect(workersAlone.stderr.trim()).toBe('crisp: error: --workers and --lease need --db (without a database this process runs every task itself)');
+  }, 60_000);
 });
