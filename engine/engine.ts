@@ -130,7 +130,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const decorate: DecorateFile = opts.decorateFile ?? ((_t, f) => f);
   const signer = createUrlSigner(await loadOrCreateSecret(dataDir));
   const uploads = new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now);
-  const pgStore = opts.queue ? new PgTaskStore(dataDir, opts.queue.pool) : undefined;
+  const pgStore = opts.queue ? new PgTaskStore(dataDir, opts.queue.pool, limits.fileTtlMs, now) : undefined;
   const store: TaskStore = pgStore ?? new TaskStore(dataDir);
   let worker: QueueWorker | undefined;
   const settleLock = new KeyedMutex();

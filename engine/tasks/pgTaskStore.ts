@@ -27,6 +27,9 @@ export class PgTaskStore extends TaskStore {
   constructor(
     dataDir: string,
     private readonly pool: Pool,
+    /** Finished records are served from memory until this long after they ended (then the sweep may remove them). */
+    private readonly fileTtlMs: number,
+    private readonly now: () => number,
   ) {
     super(dataDir);
   }
@@ -37,6 +40,12 @@ export class PgTaskStore extends TaskStore {
   }
 
   override async fetch(id: string): Promise<StoredTask | undefined> {
+    // A failed task, or a delivered one whose charge is settled, never changes again: polls of it (the
+    // bulk of a busy server's requests) need no query until its files expire.
+    const settled = this.tasks.get(id);
+    if (settled && (settled.status === 'PROCESSING_FAILED' || (settled.status === 'PROCESSED' && settled.creditsDeducted)) && this.now() < settled.updatedAt + this.fileTtlMs) {
+      return settled;
+    }
     const { rows } = await this.pool.query<{ record: StoredTask }>('SELECT record FROM tasks WHERE task_id = $1', [id]);
     const task = rows[0]?.record;
     if (!task) return undefined;
