@@ -178,6 +178,31 @@ describe('crisp serve --db and crisp users --db', () => {
     }
   });
 
+  it('the per-key rate limit stays exact under 64 concurrent requests on two servers (coalesced upserts)', async () => {
+    const { url, pools: [pool] } = await freshDb(1);
+    const { apiKey } = await createPgAccountStore(pool!).addUser({ email: 'rlc@example.com', credits: 1 });
+    const limits = { serverLimits: { rateLimitMax: 40, rateLimitWindowMs: 60_000 } };
+    const one = await startTestServer({ db: url, ...limits });
+    const two = await startTestServer({ db: url, ...limits });
+    try {
+      const windowOf = () => Math.floor(Date.now() / 60_000);
+      let statuses: number[] = [];
+      for (let attempt = 0; attempt < 2; attempt++) {
+        await pool!.query('DELETE FROM rate_limits');
+        const w = windowOf();
+        statuses = await Promise.all(Array.from({ length: 64 }, (_, i) => postJson(i % 2 === 0 ? one.url : two.url, '/get-account', apiKey, {}).then((r) => r.status)));
+        if (windowOf() === w) break;
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(40);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(24);
+      const { rows } = await pool!.query<{ hits: number }>('SELECT hits FROM rate_limits');
+      expect(rows.map((r) => r.hits).reduce((a, b) => a + b, 0)).toBe(64);
+    } finally {
+      await one.stop();
+      await two.stop();
+    }
+  });
+
   it('/readyz answers 503 with the reason when the database goes away', async () => {
     const { url } = await freshDb(0);
     const srv = await startTestServer({ db: url });
