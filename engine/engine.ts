@@ -129,7 +129,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   };
   const decorate: DecorateFile = opts.decorateFile ?? ((_t, f) => f);
   const signer = createUrlSigner(await loadOrCreateSecret(dataDir));
-  const uploads = new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now);
+  const uploads = new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now, opts.queue !== undefined);
   const pgStore = opts.queue ? new PgTaskStore(dataDir, opts.queue.pool, limits.fileTtlMs, now) : undefined;
   const store: TaskStore = pgStore ?? new TaskStore(dataDir);
   let worker: QueueWorker | undefined;

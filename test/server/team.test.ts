@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
 import { openPostgres, type Pool } from '../../engine/db/postgres.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
-import { BASIC, httpGet, pollStatus, postForm, taskForm, tempDir, type HttpAnswer } from './helpers.js';
+import { BASIC, httpGet, httpPut, pollStatus, postForm, postJson, taskForm, tempDir, type HttpAnswer } from './helpers.js';
 import { crispCli, startServe, startWorker, type ServeProcess, type WorkerProcess } from './serveProcess.js';
 
 const LEASE_MS = 2_000;
@@ -139,6 +139,32 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
     expect(got.bytes.length).toBe(done[0]!.files[0]!.fileSize);
     expect((await sharp(got.bytes).metadata()).width).toBe(32);
   }, 150_000);
+
+  it('a multipart upload whose parts go to both API processes at once keeps every part', async () => {
+    const [u] = await users(1, 10, 'm');
+    // 3 parts of 5 MiB; complete checks each part's ETag and the file's magic bytes.
+    const file = Buffer.alloc(12 * 1024 * 1024, 7);
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(file);
+    for (let round = 0; round < 4; round++) {
+      const created = await postJson(apis[round % 2]!.url, '/get-upload-url', u!.key, { data: { fileSize: file.length, fileType: 'image/png', originalFileName: 'big.png' } });
+      expect(created.status).toBe(200);
+      const session = (created.json as { data: { uploadId: string; path: string; partSize: number; partUrls: { partNumber: number; signedUrl: string }[] } }).data;
+      expect(session.partUrls).toHaveLength(3);
+      const puts = await Promise.all(
+        session.partUrls.map((p, i) => {
+          // Through the other API process for every second part, as a round-robin proxy would send them.
+          const url = new URL(p.signedUrl);
+          url.host = new URL(apis[i % 2]!.url).host;
+          return httpPut(url.toString(), file.subarray(i * session.partSize, (i + 1) * session.partSize));
+        }),
+      );
+      for (const r of puts) expect(r.status).toBe(200);
+      const parts = puts.map((r, i) => ({ PartNumber: i + 1, ETag: String(r.headers.etag) }));
+      const done = await postJson(apis[(round + 1) % 2]!.url, '/complete-multipart-upload', u!.key, { data: { uploadId: session.uploadId, key: session.path, parts } });
+      expect(done.status).toBe(200);
+      expect((await readFile(path.join(storage, session.path))).equals(file)).toBe(true);
+    }
+  }, 120_000);
 
   it('kill -9 of the worker running a task: the other worker finishes it, charged once', async () => {
     const [u] = await users(1, 10, 'k');
