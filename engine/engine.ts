@@ -95,8 +95,8 @@ export interface Engine extends UpscalingEngine {
   cancelTask(caller: Caller, taskId: string): Promise<void>;
   /** Removes expired uploads and tasks whose outputs have expired. */
   sweep(): Promise<void>;
-  /** Operator figures over the tasks this engine knows (`/metrics`). */
-  stats(): TaskStats;
+  /** Operator figures over the tasks this engine knows (`/metrics`); with a queue, over every task in the database. */
+  stats(): Promise<TaskStats>;
 }
 
 const INTERRUPTED = 'Crisp stopped while this task was running. Start it again.';
@@ -382,7 +382,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     cancelTask: async (caller, taskId) => runner.cancel(await ownTask(caller, taskId)),
     idle: () => runner.idle(),
     sweep,
-    stats: () => taskStats(store.all()),
+    stats: async () => (pgStore ? pgStore.stats() : taskStats(store.all())),
     close: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
       if (worker) await worker.close();

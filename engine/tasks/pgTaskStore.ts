@@ -11,6 +11,8 @@ import { rm } from 'node:fs/promises';
 import type { Pool } from '../db/postgres.js';
 import { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
+import type { TaskStats } from './taskStats.js';
+import { TASK_STATUSES, type TaskStatus } from '../contract/index.js';
 
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
@@ -97,6 +99,27 @@ export class PgTaskStore extends TaskStore {
       [userId],
     );
     return rows[0]?.n ?? 0;
+  }
+
+  /** The operator figures of taskStats.ts, over every task in the database (any process, any worker). */
+  async stats(): Promise<TaskStats> {
+    const { rows } = await this.pool.query<{ status: TaskStatus; n: number; secs: number; charged: number; done: number }>(
+      `SELECT status, count(*)::int AS n,
+         coalesce(sum(CASE WHEN status = 'PROCESSED' THEN greatest(0, updated_at - created_at) ELSE 0 END), 0)::float8 / 1000 AS secs,
+         coalesce(sum(CASE WHEN (record->>'creditsDeducted')::boolean THEN (record->>'deductedCredits')::bigint ELSE 0 END), 0)::float8 AS charged,
+         count(*) FILTER (WHERE status = 'PROCESSED')::int AS done
+       FROM tasks GROUP BY status`,
+    );
+    const byStatus = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+    const processedSeconds = { count: 0, sum: 0 };
+    let creditsCharged = 0;
+    for (const r of rows) {
+      if (r.status in byStatus) byStatus[r.status] = r.n;
+      processedSeconds.count += r.done;
+      processedSeconds.sum += r.secs;
+      creditsCharged += r.charged;
+    }
+    return { byStatus, unfinished: byStatus.PROCESSING + byStatus.ENHANCING, processedSeconds, creditsCharged };
   }
 
   /** Finished tasks whose files have expired, from every process (the sweep removes them). */

@@ -39,7 +39,7 @@ async function worker(): Promise<WorkerProcess> {
 async function api(name: string): Promise<ServeProcess> {
   const data = path.join(root, name);
   await mkdir(data, { recursive: true });
-  const s = await startServe(data, ['--db', dbUrl, '--storage', storage, '--workers', '0', '--lease', String(LEASE_MS), '--max-tasks-per-user', '50', '--rate-limit', '100000']);
+  const s = await startServe(data, ['--db', dbUrl, '--storage', storage, '--workers', '0', '--lease', String(LEASE_MS), '--max-tasks-per-user', '50', '--rate-limit', '100000', '--metrics-token', 'metrics-secret']);
   apis.push(s);
   return s;
 }
@@ -129,6 +129,15 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
     );
     expect(rows[0]).toEqual({ n: 100, sum: 100 });
     expect(drops).toBe(100);
+
+    // /metrics on either API process counts every process's tasks (from the database).
+    const metrics = await httpGet(`${apis[1]!.url}/metrics`, { authorization: 'Bearer metrics-secret' });
+    expect(metrics.status).toBe(200);
+    const text = metrics.bytes.toString();
+    expect(text).toContain('crisp_tasks{status="PROCESSED"} 100\n');
+    expect(text).toContain('crisp_queue_depth 0\n');
+    expect(text).toContain('crisp_task_duration_seconds_count 100\n');
+    expect(text).toContain('crisp_credits_charged_total 100\n');
 
     // A download link signed by one API process verifies on the other (shared secret) and serves the worker's file.
     const link = new URL(done[0]!.files[0]!.downloadLink);
