@@ -276,6 +276,9 @@ export class TaskRunner {
     const { task } = job;
     const outDir = path.join(store.taskDir(task.id), 'outputs');
     if (!job.model) {
+      // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
+      // than deliver it without the face enhancement it was priced for.
+      if (task.settings.enhanceFace && !this.deps.faces) throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
       job.model = await resolveTaskModel(task.settings, this.deps.models);
       await mkdir(outDir, { recursive: true });
     }

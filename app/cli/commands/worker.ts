@@ -21,6 +21,8 @@ interface WorkerFlags {
   executionProvider: ExecutionProviderChoice;
   threads?: number;
   allowPrivateUrls?: boolean;
+  faceModel?: string;
+  faceStrength?: string;
 }
 
 export function register(program: Command): void {
@@ -34,11 +36,15 @@ export function register(program: Command): void {
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
+    .option('--face-model <name>', 'run enhanceFace tasks with this face model (as on crisp serve; without it such tasks fail, uncharged)')
+    .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
     .option('--allow-private-urls', 'let task urls reach loopback/private addresses (trusted networks only)')
     .action(async (flags: WorkerFlags) => {
       if (!flags.db) throw new CliError('crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
       if (!flags.storage) throw new CliError('crisp worker needs --storage DIR: the directory the servers keep tasks in (their --storage)');
       const storage = path.resolve(flags.storage);
+      const faceStrength = Number(flags.faceStrength ?? '1');
+      if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
       const [{ openAccounts }, { createEngine }, { DatabaseError }] = await Promise.all([
         import('../../../engine/accounts/openAccounts.js'),
         import('../../../engine/engine.js'),
@@ -54,6 +60,7 @@ export function register(program: Command): void {
       const pool = stores.pool;
       if (!pool) throw new CliError('crisp worker needs a PostgreSQL --db');
       // The ledger is the meter: a task that fails or is given up frees its reservation here.
+      const { FaceModelMissingError } = await import('../../../engine/faces/faceModels.js');
       const engine = await createEngine({
         dataDir: storage,
         credits: stores.ledger,
@@ -65,6 +72,12 @@ export function register(program: Command): void {
         ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
         // The API processes sweep expired files; several sweepers on one directory would only repeat work.
         sweepIntervalMs: 0,
+        ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
+      }).catch(async (e: unknown) => {
+        await stores.close();
+        // Refused before taking jobs: a worker that says it enhances faces must be able to.
+        if (e instanceof FaceModelMissingError) throw new CliError(e.message);
+        throw e;
       });
       // A parent process (tests, supervisors) reads this line to know the worker is taking jobs.
       process.stdout.write(`crisp worker: running ${flags.workers} at once on ${storage}\n`);
