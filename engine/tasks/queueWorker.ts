@@ -7,8 +7,8 @@
  * and a dead-letter state, which are four statements here (docs/deploy.md says more).
  *
  * - claim: the oldest runnable row whose lease is free or expired, locked_by = this worker, attempts + 1;
- * - lease: every heartbeat (a third of the lease) pushes locked_until forward and writes the task's
- *   progress (so polls on any API process see it, at most one write per heartbeat per task);
+ * - lease: every heartbeat (each second, or a third of the lease if shorter) pushes locked_until forward and
+ *   writes the task's progress (so polls on any API process see it: one write per running task per second);
  * - a worker killed mid-task stops heartbeating: after at most `leaseMs` another worker claims the row and
  *   runs the task from its stored inputs; its credit reservation stands, so it is charged once, on delivery;
  * - dead letter: a task claimed more than `maxAttempts` times ends PROCESSING_FAILED and its credits are freed.
@@ -159,7 +159,8 @@ export class QueueWorker {
     await store.save(task);
     this.timers.set(
       task.id,
-      setInterval(() => void this.heartbeat(task), Math.max(50, Math.floor(this.leaseMs / 3))),
+      // At most once a second (progress for polls), and at least three times a lease (so one slow write never loses it).
+      setInterval(() => void this.heartbeat(task), Math.max(50, Math.min(1000, Math.floor(this.leaseMs / 3)))),
     );
     this.deps.runner.enqueue(task);
     return true;

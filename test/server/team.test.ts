@@ -177,36 +177,40 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
 
   it('kill -9 of the worker running a task: the other worker finishes it, charged once', async () => {
     const [u] = await users(1, 10, 'k');
-    const big = await image(160, 2);
-    const a = await start(apis[0]!.url, u!.key, big, 4);
+    const big = await image(320, 2);
+    const a = await start(apis[0]!.url, u!.key, big, 6);
     expect(a.status).toBe(200);
     const taskId = (a.json as { data: { taskId: string; creditsToDeduct: number } }).data.taskId;
     const cost = (a.json as { data: { creditsToDeduct: number } }).data.creditsToDeduct;
-    expect(cost).toBe(4);
-    // The task is running on one worker once its row is locked and its status is ENHANCING.
-    const holder = await until('the task to run on a worker', async () => {
-      const { rows } = await pool.query<{ locked_by: string | null; status: string }>('SELECT locked_by, status FROM tasks WHERE task_id = $1', [taskId]);
-      const r = rows[0];
-      return r?.status === 'ENHANCING' && r.locked_by ? r.locked_by : undefined;
+    expect(cost).toBe(6);
+    // The worker's progress reaches polls on the other API process (written to the database with the lease);
+    // the kill comes while at most half of the images are done, so the task is surely still running.
+    const holder = await until('progress on the other API process', async () => {
+      const r = await postJson(apis[1]!.url, '/get-task-status', u!.key, { data: { taskId } });
+      const d = (r.json as { data: { status: string; progress: string } }).data;
+      const p = Number(/^(\d+)%$/.exec(d.progress)?.[1]);
+      if (d.status !== 'ENHANCING' || !(p > 0 && p < 50)) return undefined;
+      const { rows } = await pool.query<{ locked_by: string | null }>('SELECT locked_by FROM tasks WHERE task_id = $1', [taskId]);
+      return rows[0]?.locked_by ?? undefined;
     });
     const victim = workers.find((w) => holder.split(':')[1] === String(w.child.pid));
     expect(victim).toBeDefined();
     await victim!.kill();
     const d = await pollStatus(apis[1]!.url, u!.key, taskId, 110_000);
     expect(d.status).toBe('PROCESSED');
-    expect(d.files).toHaveLength(4);
-    expect(d.deductedCredits).toBe(4);
+    expect(d.files).toHaveLength(6);
+    expect(d.deductedCredits).toBe(6);
     const { rows } = await pool.query<{ attempts: number; locked_by: string | null }>('SELECT attempts, locked_by FROM tasks WHERE task_id = $1', [taskId]);
     expect(rows[0]!.attempts).toBe(2);
     expect(rows[0]!.locked_by).toBeNull();
-    expect(await balance(u!.userId)).toBe(6);
+    expect(await balance(u!.userId)).toBe(4);
     const charges = await pool.query('SELECT state, cost, deducted FROM charges WHERE task_id = $1', [taskId]);
-    expect(charges.rows).toEqual([{ state: 'settled', cost: 4, deducted: 4 }]);
+    expect(charges.rows).toEqual([{ state: 'settled', cost: 6, deducted: 6 }]);
     // Every output the survivor wrote is whole on the shared disk.
     for (const f of d.files) {
       const bytes = await readFile(path.join(storage, 'tasks', taskId, 'outputs', f.fileName));
       expect(bytes.length).toBe(f.fileSize);
-      expect((await sharp(bytes).metadata()).width).toBe(320);
+      expect((await sharp(bytes).metadata()).width).toBe(640);
     }
   }, 150_000);
 
