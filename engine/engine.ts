@@ -36,6 +36,8 @@ import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
 import { taskStats, type TaskStats } from './tasks/taskStats.js';
 import { TaskStore } from './tasks/taskStore.js';
+import { PgTaskStore } from './tasks/pgTaskStore.js';
+import { QueueWorker, type QueueOptions } from './tasks/queueWorker.js';
 import type { StoredTask } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
 import { UploadStore } from './uploads/uploadStore.js';
@@ -79,6 +81,12 @@ export interface EngineOptions {
    * instead of failing them. The app's own job queue retries items itself, so it leaves this off.
    */
   resumeInterrupted?: boolean;
+  /**
+   * Tasks as jobs in PostgreSQL (`--db`): records live in the `tasks` table, start-task only queues them, and
+   * `queue.workers` tasks at a time are claimed and run here (0: this process only serves the API). Files
+   * stay under dataDir, which every process must share (`--storage`). Absent: one process, tasks in dataDir.
+   */
+  queue?: QueueOptions;
 }
 
 export interface Engine extends UpscalingEngine {
@@ -88,8 +96,8 @@ export interface Engine extends UpscalingEngine {
   cancelTask(caller: Caller, taskId: string): Promise<void>;
   /** Removes expired uploads and tasks whose outputs have expired. */
   sweep(): Promise<void>;
-  /** Operator figures over the tasks this engine knows (`/metrics`). */
-  stats(): TaskStats;
+  /** Operator figures over the tasks this engine knows (`/metrics`); with a queue, over every task in the database. */
+  stats(): Promise<TaskStats>;
 }
 
 const INTERRUPTED = 'Crisp stopped while this task was running. Start it again.';
@@ -122,8 +130,10 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   };
   const decorate: DecorateFile = opts.decorateFile ?? ((_t, f) => f);
   const signer = createUrlSigner(await loadOrCreateSecret(dataDir));
-  const uploads = new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now);
-  const store = new TaskStore(dataDir);
+  const uploads = new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now, opts.queue !== undefined);
+  const pgStore = opts.queue ? new PgTaskStore(dataDir, opts.queue.pool, limits.fileTtlMs, now) : undefined;
+  const store: TaskStore = pgStore ?? new TaskStore(dataDir);
+  let worker: QueueWorker | undefined;
   const settleLock = new KeyedMutex();
   let inference: Inference | undefined = opts.inference;
   const getInference = () =>
@@ -173,6 +183,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
+    ...(opts.queue ? { owns: (task: StoredTask) => worker?.owns(task) ?? false, onEnded: (task: StoredTask) => worker?.ended(task) } : {}),
     onInputsFetched: async (task) => {
       // URL images are quoted at the base size when the task starts; now that their size is known,
       // raise the reservation if they are larger (or fail the task, charging nothing).
@@ -190,6 +201,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       await store.save(task);
     },
   });
+  if (opts.queue && pgStore) {
+    worker = new QueueWorker(opts.queue, { store: pgStore, runner, now, release: (id) => meter.release(id), gaveUpMessage: GAVE_UP });
+  }
   const fetchBudget = new FetchBudget(limits.urlFetchBudget, limits.urlFetchBudgetWindowMs, now);
   const quotas: QuotaContext = {
     limits,
@@ -203,9 +217,10 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
 
   // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
   for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
+  worker?.start();
 
-  const ownTask = (caller: Caller, taskId: string): StoredTask => {
-    const task = /^[0-9a-f-]{36}$/.test(taskId) ? store.get(taskId) : undefined;
+  const ownTask = async (caller: Caller, taskId: string): Promise<StoredTask> => {
+    const task = /^[0-9a-f-]{36}$/.test(taskId) ? await store.fetch(taskId) : undefined;
     if (!task || task.userId !== caller.userId) throw errors.taskNotFound();
     return task;
   };
@@ -229,7 +244,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       throw e;
     }
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
-    assertTaskQuota(quotas, caller, count);
+    // With a queue the tasks of a user may wait or run on any worker: count them in the database.
+    const active = pgStore ? await pgStore.activeCount(caller.userId) : undefined;
+    assertTaskQuota(active === undefined ? quotas : { ...quotas, activeTasksOf: () => active }, caller, count);
     // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
     await meter.assertCanAfford(caller, meter.quote(req, count));
     const id = randomUUID();
@@ -291,7 +308,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         ...(input.passes === 2 ? { passes: 2 as const } : {}),
       };
       await store.save(task);
-      runner.enqueue(task);
+      // Queued: a worker (this process's or another's) claims the row; otherwise it runs here.
+      if (pgStore) worker?.poke();
+      else runner.enqueue(task);
     } catch (e) {
       if (reserved) await meter.release(id);
       await rm(taskDir, { recursive: true, force: true });
@@ -303,7 +322,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
 
   async function getTaskStatus(caller: Caller, body: unknown): Promise<TaskStatusData> {
     const { taskId } = parseGetTaskStatus(body);
-    const task = ownTask(caller, taskId);
+    const task = await ownTask(caller, taskId);
     if (task.status === 'PROCESSED' && !task.creditsDeducted) {
       // Many concurrent polls may see PROCESSED; the per-task lock plus the meter's idempotence deduct once.
       await settleLock.run(task.id, async () => {
@@ -318,14 +337,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   }
 
   async function getTaskRecord(caller: Caller, taskId: string): Promise<TaskRecord> {
-    const task = ownTask(caller, taskId);
+    const task = await ownTask(caller, taskId);
     return toTaskRecord(task, await meter.balance(caller), decorate);
   }
 
   async function openOutput(caller: Caller, taskId: string, fileName: string): Promise<OutputFile> {
     let task: StoredTask;
     try {
-      task = ownTask(caller, taskId);
+      task = await ownTask(caller, taskId);
     } catch {
       throw errors.notFound('File not found');
     }
@@ -351,6 +370,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       const expired = task.outputs.length > 0 ? task.outputs.every((f) => t > f.expiresAt) : t > task.updatedAt + limits.fileTtlMs;
       if (terminal && expired) await store.remove(task.id);
     }
+    // Tasks finished on other processes are not in this one's memory: the database lists them.
+    if (pgStore) for (const id of await pgStore.expiredTerminal(t, limits.fileTtlMs)) await pgStore.remove(id);
   }
 
   const sweepTimer =
@@ -375,14 +396,16 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     getTaskStatus,
     getTaskRecord,
     openOutput,
-    cancelTask: async (caller, taskId) => runner.cancel(ownTask(caller, taskId)),
+    // Queue mode: only a task held by this process's worker can be stopped here.
+    cancelTask: async (caller, taskId) => runner.cancel(await ownTask(caller, taskId)),
     idle: () => runner.idle(),
     sweep,
-    stats: () => taskStats(store.all()),
+    stats: async () => (pgStore ? pgStore.stats() : taskStats(store.all())),
     faceEnhancement: faces !== undefined,
     close: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
-      await runner.close();
+      if (worker) await worker.close();
+      else await runner.close();
       await inference?.release();
     },
   };

@@ -18,6 +18,7 @@ import { register as registerServe } from './commands/serve.js';
 import { registerUi } from './commands/ui.js';
 import { registerUpscale } from './commands/upscale.js';
 import { register as registerUsers } from './commands/users.js';
+import { register as registerWorker } from './commands/worker.js';
 import { paint } from './terminal.js';
 
 export function buildProgram(): Command {
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerUi(program);
   registerUsers(program);
+  registerWorker(program);
   const models = program.command('models').description('List, download and import upscaling models');
   registerModelsList(models);
   registerModelsFetch(models);

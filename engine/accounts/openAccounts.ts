@@ -8,13 +8,15 @@ import { compactLedger, ledgerArchiveFile } from '../credits/ledgerCompaction.js
 import { createPgLedger } from '../credits/pgLedger.js';
 import type { PriceTable } from '../credits/priceTable.js';
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import { openPostgres } from '../db/postgres.js';
+import { openPostgres, type Pool } from '../db/postgres.js';
 import { pgRateLimitStore } from '../db/pgRateLimitStore.js';
 import { createJsonAccountStore, openAccountsState, type AccountStore } from './accountStore.js';
 import { createPgAccountStore } from './pgAccountStore.js';
 
 export interface AccountsBackend {
   kind: 'json' | 'postgres';
+  /** The PostgreSQL pool (postgres kind): the task queue shares it. */
+  pool?: Pool;
   accounts: AccountStore;
   ledger: Ledger;
   /** Rate-limit counters shared with the other processes on this store; absent: per process. */
@@ -39,6 +41,7 @@ export async function openAccounts(where: AccountsLocation): Promise<AccountsBac
     const pool = await openPostgres(where.db);
     return {
       kind: 'postgres',
+      pool,
       accounts: createPgAccountStore(pool),
       ledger: createPgLedger(pool, where.priceTable),
       rateLimitStore: (windowMs) => pgRateLimitStore(pool, windowMs),

@@ -49,4 +49,27 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rate_limits_by_window ON rate_limits (window_start);
     `,
   },
+  {
+    version: 3,
+    name: 'tasks as queued jobs',
+    sql: `
+      -- A task row is also its job: PROCESSING/ENHANCING rows with no live lease are runnable. A worker
+      -- claims one with FOR UPDATE SKIP LOCKED and holds it by pushing locked_until forward (the lease);
+      -- a worker that dies stops doing so, and the row is claimable again once the lease runs out.
+      -- Lease times use the database clock, so workers on machines with skewed clocks still agree.
+      CREATE TABLE tasks (
+        task_id      text PRIMARY KEY,
+        user_id      text NOT NULL,
+        status       text NOT NULL,
+        record       jsonb NOT NULL,
+        attempts     integer NOT NULL DEFAULT 0,
+        locked_by    text,
+        locked_until timestamptz,
+        created_at   bigint NOT NULL,
+        updated_at   bigint NOT NULL
+      );
+      CREATE INDEX tasks_runnable ON tasks (created_at) WHERE status IN ('PROCESSING', 'ENHANCING');
+      CREATE INDEX tasks_by_user ON tasks (user_id);
+    `,
+  },
 ];

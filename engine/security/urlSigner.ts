@@ -54,15 +54,29 @@ export function createUrlSigner(secret: Buffer): UrlSigner {
 /** The signing secret lives in the data directory (0600) so signed URLs survive a restart. */
 export async function loadOrCreateSecret(dataDir: string): Promise<Buffer> {
   const file = path.join(dataDir, 'secret.key');
+  let damaged = false;
   try {
     const hex = (await readFile(file, 'utf8')).trim();
     if (/^[0-9a-f]{64}$/.test(hex)) return Buffer.from(hex, 'hex');
+    damaged = true;
   } catch {
     // first start: created below
   }
   await mkdir(dataDir, { recursive: true });
   const secret = randomBytes(32);
-  await writeFile(file, secret.toString('hex'), { mode: 0o600 });
+  try {
+    // Exclusive create: processes sharing a storage directory that start together must end up with one
+    // secret (the loser reads the winner's), or links signed by one would fail on the other.
+    await writeFile(file, secret.toString('hex'), { mode: 0o600, flag: damaged ? 'w' : 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    for (let i = 0; i < 50; i++) {
+      const hex = (await readFile(file, 'utf8')).trim();
+      if (/^[0-9a-f]{64}$/.test(hex)) return Buffer.from(hex, 'hex');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`${file} does not hold a 64-hex-digit secret: remove it to create a new one`);
+  }
   await chmod(file, 0o600);
   return secret;
 }

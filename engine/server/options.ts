@@ -53,6 +53,15 @@ export interface ServerConfig {
   dataDir: string;
   /** postgres:// URL for users and credits (several processes may share it); absent: accounts.json under dataDir. */
   db?: string;
+  /**
+   * Where tasks, uploads, outputs and the signing secret live (default dataDir). Several processes share one
+   * (e.g. an NFS mount) so any API process serves what any worker wrote and verifies any process's links.
+   */
+  storageDir?: string;
+  /** With db: tasks this process claims and runs at once (default 1; 0: API only, `crisp worker`s run them). */
+  workers?: number;
+  /** With db: a task whose worker died is run again after this long (docs/deploy.md). */
+  leaseMs?: number;
   /** Origin clients use to reach this server (part URLs, download links); defaults to http://host:port. */
   publicUrl?: string;
   allowPrivateUrls: boolean;

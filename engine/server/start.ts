@@ -60,6 +60,8 @@ function originFor(host: string, port: number): string {
 
 export async function startServer(config: ServerConfig, overrides: ServerOverrides = {}): Promise<RunningServer> {
   const dataDir = path.resolve(config.dataDir);
+  // Objects (tasks, uploads, outputs) and the signing secret: a shared directory when several processes serve.
+  const storageDir = path.resolve(config.storageDir ?? config.dataDir);
   const serverLimits = { ...DEFAULT_SERVER_LIMITS, ...config.serverLimits };
   const port = config.port === 0 ? await freePort(config.host) : config.port;
   const publicUrl = (config.publicUrl ?? originFor(config.host, port)).replace(/\/$/, '');
@@ -70,9 +72,10 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   try {
     const { accounts, ledger } = stores;
     const meter = overrides.meter ? overrides.meter(ledger) : ledger;
-    const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(dataDir)), publicUrl, serverLimits.downloadLinkTtlMs);
+    const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(storageDir)), publicUrl, serverLimits.downloadLinkTtlMs);
     const created = await createEngine({
-      dataDir,
+      dataDir: storageDir,
+      ...(stores.pool ? { queue: { pool: stores.pool, workers: config.workers ?? 1, ...(config.leaseMs ? { leaseMs: config.leaseMs } : {}) } } : {}),
       ...(config.now ? { now: config.now } : {}),
       credits: meter,
       publicUrl,
@@ -89,7 +92,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     engine = created;
     const routesEngine = overrides.engine ? overrides.engine(created) : created;
     const health: ServerHealth = {
-      notReadyReason: () => notReadyReason(stores, dataDir),
+      notReadyReason: () => notReadyReason(stores, storageDir),
       stats: () => created.stats(),
       metricsToken: config.metricsToken,
     };
@@ -102,7 +105,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       links,
       engineLimits: created.limits,
       serverLimits,
-      incomingDir: path.join(dataDir, 'incoming'),
+      incomingDir: path.join(storageDir, 'incoming'),
       ...(config.logLevel ? { logLevel: config.logLevel } : {}),
       ...(config.logFormat ? { logFormat: config.logFormat } : {}),
       ...(config.logStream ? { logStream: config.logStream } : {}),

@@ -41,6 +41,14 @@ export interface TaskRunnerDeps {
   onFailed: (task: StoredTask) => Promise<void>;
   /** After a task's URL inputs are fetched and measured (re-price it); a throw fails the task. */
   onInputsFetched?: (task: StoredTask) => Promise<void>;
+  /**
+   * Queue mode: false once this process may no longer end the task (its lease was lost, or the worker is
+   * shutting down and hands the job back). The runner then drops it without failing it, removing its
+   * outputs or releasing its credits: another worker runs it again.
+   */
+  owns?: (task: StoredTask) => boolean;
+  /** Called once when a task leaves the runner (finished, failed or dropped). */
+  onEnded?: (task: StoredTask) => void;
 }
 
 class Cancelled extends Error {
@@ -112,6 +120,7 @@ export class TaskRunner {
     if (q && i >= 0) {
       q.splice(i, 1);
       if (q.length === 0) this.dropUser(task.userId);
+      if (this.deps.owns?.(task) === false) return this.release(job);
       // Its earlier images may already have run (users take turns image by image).
       await this.removeOutputs(task);
       await this.finish(job, reason);
@@ -192,6 +201,7 @@ export class TaskRunner {
       await this.runImage(job, signal);
       if (job.next >= job.task.inputs.length) await this.complete(job, signal);
     } catch (e) {
+      if (this.deps.owns?.(job.task) === false) return this.release(job);
       const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, job.currentName);
       await this.removeOutputs(job.task);
       await this.finish(job, reason);
@@ -213,6 +223,7 @@ export class TaskRunner {
     } catch (e) {
       // One failed input fails the task: stop its other fetches too.
       if (!signal.aborted) job.abort.abort(e);
+      if (this.deps.owns?.(job.task) === false) return this.release(job);
       const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, job.currentName);
       await this.finish(job, reason);
     }
@@ -266,6 +277,9 @@ export class TaskRunner {
     const { task } = job;
     const outDir = path.join(store.taskDir(task.id), 'outputs');
     if (!job.model) {
+      // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
+      // than deliver it without the face enhancement it was priced for.
+      if (task.settings.enhanceFace && !this.deps.faces) throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
       job.model = await resolveTaskModel(task.settings, this.deps.models);
       await mkdir(outDir, { recursive: true });
     }
@@ -364,6 +378,7 @@ export class TaskRunner {
   private release(job: Job): void {
     if (this.jobs.get(job.task.id) !== job) return;
     this.jobs.delete(job.task.id);
+    this.deps.onEnded?.(job.task);
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();

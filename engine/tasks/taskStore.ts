@@ -10,7 +10,7 @@ import type { StoredTask } from './taskTypes.js';
 const ID_PATTERN = /^[0-9a-f-]{36}$/;
 
 export class TaskStore {
-  private readonly tasks = new Map<string, StoredTask>();
+  protected readonly tasks = new Map<string, StoredTask>();
   readonly root: string;
 
   constructor(dataDir: string) {
@@ -37,6 +37,11 @@ export class TaskStore {
   }
 
   get(id: string): StoredTask | undefined {
+    return this.tasks.get(id);
+  }
+
+  /** The current record, wherever it is kept (PgTaskStore reads the database: another process may run it). */
+  async fetch(id: string): Promise<StoredTask | undefined> {
     return this.tasks.get(id);
   }
 

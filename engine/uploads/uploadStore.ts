@@ -26,6 +26,7 @@ import {
   type UploadSession,
 } from '../contract/index.js';
 import { readJson, tempPathFor, writeJsonAtomic } from '../storage/atomicFile.js';
+import { withFileLock } from '../storage/fileLock.js';
 import { MIME_EXTENSION, MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
 import type { UrlSigner } from '../security/urlSigner.js';
@@ -70,8 +71,18 @@ export class UploadStore {
     private readonly publicUrl: string,
     private readonly limits: UploadLimitsConfig,
     private readonly now: () => number = Date.now,
+    /**
+     * Several processes share the directory (`--storage` with `--db`): a session's read-modify-write also
+     * takes a lock file, or parts recorded at once by two API processes would overwrite each other's record.
+     */
+    private readonly crossProcess = false,
   ) {
     this.root = path.join(dataDir, 'uploads');
+  }
+
+  /** Serialises the read-modify-write sections of one upload session (in this process, and across processes when shared). */
+  private locked<T>(uploadId: string, fn: () => Promise<T>): Promise<T> {
+    return this.lock.run(uploadId, () => (this.crossProcess ? withFileLock(path.join(this.dir(uploadId), 'session.lock'), fn) : fn()));
   }
 
   private dir(uploadId: string): string {
@@ -173,7 +184,7 @@ export class UploadStore {
     this.writers.set(slot, cancel);
     try {
       return await this.lock.run(slot, async () => {
-        await this.lock.run(uploadId, async () => {
+        await this.locked(uploadId, async () => {
           const fresh = (await this.load(uploadId)) ?? stored;
           if (fresh.completed) throw errors.badRequest('this upload is already complete');
           if (fresh.parts[key]) {
@@ -182,7 +193,7 @@ export class UploadStore {
           }
         });
         const part = await writePartAt(this.partialPath(uploadId, session.fileName), (partNumber - 1) * session.partSize, bytes, expected, partNumber);
-        await this.lock.run(uploadId, async () => {
+        await this.locked(uploadId, async () => {
           const fresh = (await this.load(uploadId)) ?? stored;
           if (fresh.completed) throw errors.badRequest('this upload is already complete');
           fresh.parts[key] = part;
@@ -197,7 +208,7 @@ export class UploadStore {
 
   async complete(caller: Caller, body: unknown): Promise<CompleteMultipartUploadResult> {
     const req = parseCompleteMultipartUpload(body);
-    return this.lock.run(req.uploadId, async () => {
+    return this.locked(req.uploadId, async () => {
       const stored = await this.load(req.uploadId).catch(() => undefined);
       if (!stored || stored.userId !== caller.userId) throw errors.notFound('Upload not found');
       const { session } = stored;

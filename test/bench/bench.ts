@@ -117,6 +117,7 @@ async function child(job: ChildJob): Promise<ChildResult> {
 }
 
 import { formatServerRows, runServerBench } from './serverBench.js';
+import { runTeamBench } from './teamBench.js';
 import { runInt8Bench } from './int8Bench.js';
 import { uxBench } from './uxBench.js';
 import { hugeBench } from './hugeBench.js';
@@ -190,6 +191,10 @@ async function serverBench(): Promise<void> {
 const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'pipeline', run: pipelineBench },
   { name: 'server', run: serverBench },
+  {
+    name: 'team',
+    run: async () => console.log(`\nTeam scale: one crisp serve vs 2 API + 2 worker processes on PostgreSQL, same run, same client; loopback, shared cores\n${await runTeamBench()}`),
+  },
   { name: 'faces', run: facesBench },
   { name: 'faces-crop', run: faceCropBench },
   { name: 'int8', run: runInt8Bench },

@@ -52,7 +52,7 @@ interface Spawned {
 }
 
 /** Starts a process and resolves once it prints `listening on <url>`. */
-function startProcess(args: string[], label: string): Promise<Spawned> {
+export function startProcess(args: string[], label: string): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let head = '';
@@ -79,7 +79,7 @@ function startProcess(args: string[], label: string): Promise<Spawned> {
   });
 }
 
-async function stopProcess(p: Spawned): Promise<void> {
+export async function stopProcess(p: Spawned): Promise<void> {
   if (p.child.exitCode !== null) return;
   const exited = new Promise((r) => p.child.once('exit', r));
   p.child.kill('SIGTERM');

@@ -45,9 +45,9 @@ describe('PostgreSQL store', () => {
     const raw = Array.from({ length: 3 }, () => new pg.Pool({ connectionString: url }));
     pools.push(...raw);
     const applied = await Promise.all(raw.map((p) => migrate(p)));
-    expect(applied.flat().sort()).toEqual([1, 2]);
+    expect(applied.flat().sort()).toEqual([1, 2, 3]);
     const { rows } = await raw[0]!.query('SELECT version FROM crisp_migrations ORDER BY version');
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     expect(await migrate(raw[1]!)).toEqual([]);
   });
 
@@ -172,6 +172,31 @@ describe('crisp serve --db and crisp users --db', () => {
       expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
       const { rows } = await pool!.query<{ hits: number }>('SELECT hits FROM rate_limits');
       expect(rows.map((r) => r.hits).reduce((a, b) => a + b, 0)).toBe(6);
+    } finally {
+      await one.stop();
+      await two.stop();
+    }
+  });
+
+  it('the per-key rate limit stays exact under 64 concurrent requests on two servers (coalesced upserts)', async () => {
+    const { url, pools: [pool] } = await freshDb(1);
+    const { apiKey } = await createPgAccountStore(pool!).addUser({ email: 'rlc@example.com', credits: 1 });
+    const limits = { serverLimits: { rateLimitMax: 40, rateLimitWindowMs: 60_000 } };
+    const one = await startTestServer({ db: url, ...limits });
+    const two = await startTestServer({ db: url, ...limits });
+    try {
+      const windowOf = () => Math.floor(Date.now() / 60_000);
+      let statuses: number[] = [];
+      for (let attempt = 0; attempt < 2; attempt++) {
+        await pool!.query('DELETE FROM rate_limits');
+        const w = windowOf();
+        statuses = await Promise.all(Array.from({ length: 64 }, (_, i) => postJson(i % 2 === 0 ? one.url : two.url, '/get-account', apiKey, {}).then((r) => r.status)));
+        if (windowOf() === w) break;
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(40);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(24);
+      const { rows } = await pool!.query<{ hits: number }>('SELECT hits FROM rate_limits');
+      expect(rows.map((r) => r.hits).reduce((a, b) => a + b, 0)).toBe(64);
     } finally {
       await one.stop();
       await two.stop();

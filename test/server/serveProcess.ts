@@ -1,4 +1,4 @@
-/** `crisp serve` as a real child process for the abuse tests: started with flags, its peak memory read from /proc. */
+/** `crisp serve` and `crisp worker` as real child processes (abuse and team tests): started with flags, peak memory read from /proc. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -63,6 +63,47 @@ export async function startServe(dataDir: string, flags: string[]): Promise<Serv
       if (!Number.isFinite(kb)) throw new Error('VmHWM not found');
       return kb * 1024;
     },
+    kill: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  output: () => string;
+  kill(): Promise<void>;
+}
+
+/** `crisp worker` with flags; resolves once it says it is taking jobs. */
+export async function startWorker(flags: string[], env: NodeJS.ProcessEnv = process.env): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'worker', '--models-dir', ONNX_DIR, ...flags], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start: ${out}`)), 60_000);
+    child.stdout!.on('data', () => {
+      if (out.includes('crisp worker: running')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited ${code}: ${out}`));
+    });
+  });
+  return {
+    child,
+    output: () => out,
     kill: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

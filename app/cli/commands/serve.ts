@@ -11,10 +11,17 @@ import { EXECUTION_PROVIDERS } from '../../../engine/inference/providers.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logOptions.js';
 import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/limits.js';
+import { DEFAULT_LEASE_MS } from '../../../engine/tasks/queueWorker.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
 
-function positiveInt(value: string): number {
+export function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected 0 or a positive integer');
+  return n;
+}
+
+export function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
   return n;
@@ -43,6 +50,9 @@ interface ServeFlags {
   port: number;
   data: string;
   db?: string;
+  storage?: string;
+  workers: number;
+  lease: number;
   publicUrl?: string;
   allowPrivateUrls?: boolean;
   maxFileSize: number;
@@ -87,6 +97,9 @@ export function register(program: Command): void {
     .option('--port <port>', 'port to listen on (0: any free port)', port, 8787)
     .option('--data <dir>', 'data directory (users, credits, tasks, uploads, outputs)', DEFAULT_DATA_DIR)
     .option('--db <url>', 'PostgreSQL URL for users and credits, shared by several server processes (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL)
+    .option('--storage <dir>', 'shared directory for tasks, uploads, outputs and the signing secret (e.g. an NFS mount shared by every API and worker process; default: --data)')
+    .option('--workers <n>', 'with --db: tasks this process claims from the queue and runs at once (0: API only, "crisp worker" processes run them)', nonNegativeInt, 1)
+    .option('--lease <ms>', 'with --db: a task whose worker died is run again by another after this long', positiveInt, DEFAULT_LEASE_MS)
     .option('--public-url <url>', 'base URL clients reach this server at (used in part URLs and download links)', publicUrl)
     .option('--allow-private-urls', 'let start-task urls reach loopback/private addresses (trusted networks only)')
     .option('--max-file-size <bytes>', 'largest input file', positiveInt, DEFAULT_LIMITS.maxFileSize)
@@ -125,6 +138,9 @@ export function register(program: Command): void {
     .option('--face-model <name>', 'enable enhanceFace with this face model (gfpgan-1.4, gfpgan-1.3 or custom:NAME); without it enhanceFace gets 400')
     .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
     .action(async (flags: ServeFlags) => {
+      if (!flags.db && (flags.workers !== 1 || flags.lease !== DEFAULT_LEASE_MS)) {
+        throw new CliError('--workers and --lease need --db (without a database this process runs every task itself)');
+      }
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
       if (flags.faceModel !== undefined) {
@@ -161,7 +177,8 @@ export function register(program: Command): void {
         host: flags.host,
         port: flags.port,
         dataDir: flags.data,
-        ...(flags.db ? { db: flags.db } : {}),
+        ...(flags.db ? { db: flags.db, workers: flags.workers, leaseMs: flags.lease } : {}),
+        ...(flags.storage ? { storageDir: path.resolve(flags.storage) } : {}),
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,

@@ -12,7 +12,7 @@ import type { TaskStats } from '../../tasks/taskStats.js';
 export interface ServerHealth {
   /** undefined when ready, else why not (logged, and sent as the 503 body). */
   notReadyReason(): Promise<string | undefined>;
-  stats(): TaskStats;
+  stats(): Promise<TaskStats>;
   metricsToken?: string | undefined;
 }
 
@@ -27,7 +27,7 @@ function sameSecret(given: string, expected: string): boolean {
 
 export function renderMetrics(s: TaskStats): string {
   const lines = [
-    '# HELP crisp_tasks Tasks known to this server, by status.',
+    '# HELP crisp_tasks Tasks known to this server (with --db: to every process on the database), by status.',
     '# TYPE crisp_tasks gauge',
     ...Object.entries(s.byStatus).map(([status, n]) => `crisp_tasks{status="${status}"} ${n}`),
     '# HELP crisp_queue_depth Tasks accepted and not finished yet (waiting or running).',
@@ -60,6 +60,6 @@ export function registerHealthRoutes(app: FastifyInstance, health: ServerHealth)
     const auth = req.headers.authorization ?? '';
     const given = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     if (!sameSecret(given, token)) return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'metrics need the --metrics-token as a Bearer token' });
-    return reply.type('text/plain; version=0.0.4').send(renderMetrics(health.stats()));
+    return reply.type('text/plain; version=0.0.4').send(renderMetrics(await health.stats()));
   });
 }

@@ -1,0 +1,94 @@
+/**
+ * `crisp worker`: runs tasks queued in PostgreSQL by `crisp serve --db` processes, on any machine that
+ * reaches the database and mounts the shared storage directory (docs/deploy.md#team-scale). It serves no
+ * HTTP; it only claims jobs, runs the engine and writes outputs and progress back.
+ */
+import path from 'node:path';
+import { Option, type Command } from 'commander';
+import type { ExecutionProviderChoice } from '../../../engine/inference/index.js';
+import { EXECUTION_PROVIDERS } from '../../../engine/inference/providers.js';
+import { SERVER_USER_LIMITS } from '../../../engine/limits.js';
+import { DEFAULT_LEASE_MS } from '../../../engine/tasks/queueWorker.js';
+import { CliError } from '../cliError.js';
+import { positiveInt } from './serve.js';
+
+interface WorkerFlags {
+  db?: string;
+  storage?: string;
+  workers: number;
+  lease: number;
+  modelsDir?: string[];
+  executionProvider: ExecutionProviderChoice;
+  threads?: number;
+  allowPrivateUrls?: boolean;
+  faceModel?: string;
+  faceStrength?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('worker')
+    .description('Run tasks queued by "crisp serve --db" (on this or any other machine)')
+    .option('--db <url>', 'PostgreSQL URL the servers use (default: $CRISP_DB_URL)', process.env.CRISP_DB_URL)
+    .option('--storage <dir>', 'the storage directory the servers share (their --storage)')
+    .option('--workers <n>', 'tasks this process runs at once (they share its device image by image)', positiveInt, 1)
+    .option('--lease <ms>', 'a task whose worker died is run again by another after this long (the same on every process)', positiveInt, DEFAULT_LEASE_MS)
+    .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
+    .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
+    .option('--threads <n>', 'CPU threads for inference', positiveInt)
+    .option('--face-model <name>', 'run enhanceFace tasks with this face model (as on crisp serve; without it such tasks fail, uncharged)')
+    .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
+    .option('--allow-private-urls', 'let task urls reach loopback/private addresses (trusted networks only)')
+    .action(async (flags: WorkerFlags) => {
+      if (!flags.db) throw new CliError('crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
+      if (!flags.storage) throw new CliError('crisp worker needs --storage DIR: the directory the servers keep tasks in (their --storage)');
+      const storage = path.resolve(flags.storage);
+      const faceStrength = Number(flags.faceStrength ?? '1');
+      if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
+      const [{ openAccounts }, { createEngine }, { DatabaseError }] = await Promise.all([
+        import('../../../engine/accounts/openAccounts.js'),
+        import('../../../engine/engine.js'),
+        import('../../../engine/db/postgres.js'),
+      ]);
+      let stores;
+      try {
+        stores = await openAccounts({ dataDir: storage, db: flags.db });
+      } catch (e) {
+        if (e instanceof DatabaseError) throw new CliError(e.message);
+        throw e;
+      }
+      const pool = stores.pool;
+      if (!pool) throw new CliError('crisp worker needs a PostgreSQL --db');
+      // The ledger is the meter: a task that fails or is given up frees its reservation here.
+      const { FaceModelMissingError } = await import('../../../engine/faces/faceModels.js');
+      const engine = await createEngine({
+        dataDir: storage,
+        credits: stores.ledger,
+        queue: { pool, workers: flags.workers, leaseMs: flags.lease },
+        limits: SERVER_USER_LIMITS,
+        allowPrivateUrls: flags.allowPrivateUrls ?? false,
+        executionProvider: flags.executionProvider,
+        ...(flags.threads ? { threads: flags.threads } : {}),
+        ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
+        // The API processes sweep expired files; several sweepers on one directory would only repeat work.
+        sweepIntervalMs: 0,
+        ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
+      }).catch(async (e: unknown) => {
+        await stores.close();
+        // Refused before taking jobs: a worker that says it enhances faces must be able to.
+        if (e instanceof FaceModelMissingError) throw new CliError(e.message);
+        throw e;
+      });
+      // A parent process (tests, supervisors) reads this line to know the worker is taking jobs.
+      process.stdout.write(`crisp worker: running ${flags.workers} at once on ${storage}\n`);
+      const stop = () => {
+        // Running tasks are handed back to the queue (unlocked), not failed: another worker finishes them.
+        void engine
+          .close()
+          .then(() => stores.close())
+          .finally(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}
