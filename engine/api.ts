@@ -48,8 +48,11 @@ export interface StoredPart {
 }
 
 export interface OutputFile {
+  /** A local path, or with object storage the object's key. */
   path: string;
   file: FileData;
+  /** Object storage: a short-lived presigned URL that serves the bytes (the download route redirects to it). */
+  redirect?: string;
 }
 
 export interface UpscalingEngine {

@@ -40,7 +40,10 @@ import { PgTaskStore } from './tasks/pgTaskStore.js';
 import { QueueWorker, type QueueOptions } from './tasks/queueWorker.js';
 import type { StoredTask } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
-import { UploadStore } from './uploads/uploadStore.js';
+import { UploadStore, type Uploads } from './uploads/uploadStore.js';
+import { S3UploadStore } from './uploads/s3UploadStore.js';
+import type { ObjectStore } from './storage/objectStore.js';
+import { publishInputs, publishOutputs, stageInputs, taskPrefix } from './tasks/taskObjects.js';
 import { resolveFaceModel } from './faces/faceModels.js';
 import type { DetectOptions } from './faces/detect.js';
 
@@ -87,6 +90,11 @@ export interface EngineOptions {
    * stay under dataDir, which every process must share (`--storage`). Absent: one process, tasks in dataDir.
    */
   queue?: QueueOptions;
+  /**
+   * Uploads, task inputs and outputs in a bucket (`--storage s3://…`) instead of dataDir, which then only
+   * holds this process's working copies. Needs `queue`: the bucket is for several processes.
+   */
+  objects?: ObjectStore;
 }
 
 export interface Engine extends UpscalingEngine {
@@ -130,7 +138,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   };
   const decorate: DecorateFile = opts.decorateFile ?? ((_t, f) => f);
   const signer = createUrlSigner(await loadOrCreateSecret(dataDir));
-  const uploads = new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now, opts.queue !== undefined);
+  const objects = opts.objects;
+  if (objects && !opts.queue) throw new Error('object storage (--storage s3://…) needs the PostgreSQL queue (--db)');
+  const uploads: Uploads = objects
+    ? new S3UploadStore(objects, limits, now)
+    : new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now, opts.queue !== undefined);
   const pgStore = opts.queue ? new PgTaskStore(dataDir, opts.queue.pool, limits.fileTtlMs, now) : undefined;
   const store: TaskStore = pgStore ?? new TaskStore(dataDir);
   let worker: QueueWorker | undefined;
@@ -183,7 +195,19 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
-    ...(opts.queue ? { owns: (task: StoredTask) => worker?.owns(task) ?? false, onEnded: (task: StoredTask) => worker?.ended(task) } : {}),
+    ...(opts.queue
+      ? {
+          owns: (task: StoredTask) => worker?.owns(task) ?? false,
+          onEnded: (task: StoredTask) => {
+            worker?.ended(task);
+            // With a bucket the local folder was only a working copy.
+            if (objects) void rm(store.taskDir(task.id), { recursive: true, force: true }).catch(() => undefined);
+          },
+        }
+      : {}),
+    ...(objects
+      ? { stageInputs: (task: StoredTask) => stageInputs(objects, store, task), publishOutputs: (task: StoredTask) => publishOutputs(objects, store, task) }
+      : {}),
     onInputsFetched: async (task) => {
       // URL images are quoted at the base size when the task starts; now that their size is known,
       // raise the reservation if they are larger (or fail the task, charging nothing).
@@ -279,6 +303,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       cost = priceTask(req, inputs);
       await meter.reserve(caller, id, cost);
       reserved = true;
+      // Whichever worker claims the task reads its inputs from the bucket.
+      if (objects) await publishInputs(objects, id, inputs);
       if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       const t = now();
       const task: StoredTask = {
@@ -308,12 +334,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         ...(input.passes === 2 ? { passes: 2 as const } : {}),
       };
       await store.save(task);
+      if (objects) await rm(taskDir, { recursive: true, force: true });
       // Queued: a worker (this process's or another's) claims the row; otherwise it runs here.
       if (pgStore) worker?.poke();
       else runner.enqueue(task);
     } catch (e) {
       if (reserved) await meter.release(id);
       await rm(taskDir, { recursive: true, force: true });
+      await objects?.removePrefix(taskPrefix(id)).catch(() => undefined);
       if (isContractError(e)) throw e;
       throw errors.serverFailure('start-task');
     }
@@ -350,10 +378,22 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     }
     const file = task.outputs.find((f) => f.fileName === fileName);
     if (!file || task.status !== 'PROCESSED' || now() > file.expiresAt) throw errors.notFound('File not found');
+    if (objects) {
+      if (!(await objects.head(file.path))) throw errors.notFound('File not found');
+      // Short-lived: the download link (ours, checked above) is what the user holds; this only carries the bytes.
+      const redirect = await objects.presignGet(file.path, { fileName: file.fileName, contentType: file.fileType, expiresInSeconds: 300 });
+      return { path: file.path, file: decorate(task, file), redirect };
+    }
     const abs = path.isAbsolute(file.path) ? file.path : path.join(dataDir, file.path);
     const st = await stat(abs).catch(() => undefined);
     if (!st?.isFile()) throw errors.notFound('File not found');
     return { path: abs, file: decorate(task, file) };
+  }
+
+  async function removeTask(id: string): Promise<void> {
+    // Objects first: a row without objects is swept again next time; objects without a row would leak.
+    await objects?.removePrefix(taskPrefix(id));
+    await store.remove(id);
   }
 
   async function sweep(): Promise<void> {
@@ -368,10 +408,10 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     for (const task of [...store.all()]) {
       const terminal = task.status === 'PROCESSED' || task.status === 'PROCESSING_FAILED';
       const expired = task.outputs.length > 0 ? task.outputs.every((f) => t > f.expiresAt) : t > task.updatedAt + limits.fileTtlMs;
-      if (terminal && expired) await store.remove(task.id);
+      if (terminal && expired) await removeTask(task.id);
     }
     // Tasks finished on other processes are not in this one's memory: the database lists them.
-    if (pgStore) for (const id of await pgStore.expiredTerminal(t, limits.fileTtlMs)) await pgStore.remove(id);
+    if (pgStore) for (const id of await pgStore.expiredTerminal(t, limits.fileTtlMs)) await removeTask(id);
   }
 
   const sweepTimer =

@@ -25,6 +25,10 @@ import {
 import type { UpscaleSettings } from '../backends/backend.js';
 import { errorFromResponse, errorFromTransport, htmlSummary } from './responseErrors.js';
 
+/** Redirects a download may follow (to the service's bucket), and how many in a row. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 3;
+
 export interface ContractClientOptions {
   baseUrl: string;
   apiKey: string;
@@ -171,9 +175,19 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
     getCapabilities: (signal) => postJson('get-capabilities', capabilitiesSchema, {}, signal),
 
     async download(url, signal) {
-      // Send the key only to the service's own origin: a download link elsewhere must not learn it.
-      const sameOrigin = new URL(url).origin === origin;
-      const r = await send(url, { method: 'GET', auth: sameOrigin }, signal);
+      let target = url;
+      let r: Awaited<ReturnType<typeof send>>;
+      for (let hops = 0; ; hops++) {
+        // Send the key only to the service's own origin: a download link elsewhere must not learn it.
+        const sameOrigin = new URL(target).origin === origin;
+        r = await send(target, { method: 'GET', auth: sameOrigin }, signal);
+        // A service with object storage redirects to a presigned URL of its bucket (docs/deploy.md).
+        const location = r.headers.location;
+        if (!REDIRECTS.has(r.status) || typeof location !== 'string' || hops >= MAX_REDIRECTS) break;
+        const next = new URL(location, target);
+        if (next.protocol !== 'https:' && next.protocol !== 'http:') break;
+        target = next.toString();
+      }
       if (r.status !== 200) throw errorFromResponse(r.status, Buffer.from(r.bytes).toString('utf8'), r.headers);
       const declared = Number(r.headers['content-length']);
       if (Number.isFinite(declared) && declared !== r.bytes.length) {

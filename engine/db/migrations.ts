@@ -72,4 +72,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tasks_by_user ON tasks (user_id);
     `,
   },
+  {
+    version: 4,
+    name: 'shared secrets',
+    sql: `
+      -- Secrets every process must agree on (the key that signs download links) when there is no shared
+      -- directory to keep them in (--storage s3://…). The first process inserts, every other one reads it.
+      CREATE TABLE secrets (
+        name  text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+  },
 ];

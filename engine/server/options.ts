@@ -1,6 +1,7 @@
 /** Configuration of `crisp serve` (CLI flags map 1:1; see docs/deploy.md for defaults and reasons). */
 import type { ExecutionProviderChoice } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
+import type { S3Location } from '../storage/objectStore.js';
 import type { LogFormat } from './logging.js';
 
 export interface ServerLimits {
@@ -58,6 +59,8 @@ export interface ServerConfig {
    * (e.g. an NFS mount) so any API process serves what any worker wrote and verifies any process's links.
    */
   storageDir?: string;
+  /** Instead of storageDir: uploads, task inputs and outputs in a bucket (needs db; the signing secret is kept there). */
+  objects?: S3Location;
   /** With db: tasks this process claims and runs at once (default 1; 0: API only, `crisp worker`s run them). */
   workers?: number;
   /** With db: a task whose worker died is run again after this long (docs/deploy.md). */

@@ -18,6 +18,8 @@ import { DEFAULT_LEDGER_RETENTION_MS } from '../credits/ledgerCompaction.js';
 import { createEngine, type Engine } from '../engine.js';
 import { SERVER_USER_LIMITS } from '../limits.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
+import { loadOrCreateSharedSecret } from '../db/sharedSecret.js';
+import { openObjectStore, type ObjectStore } from '../storage/objectStore.js';
 import { buildApp } from './app.js';
 import type { ServerHealth } from './routes/health.js';
 import { createDownloadLinks, downloadLinkDecorator } from './downloadLinks.js';
@@ -69,12 +71,19 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   const stores = await openAccounts({ dataDir, ...(config.db ? { db: config.db } : {}) });
   const stopCompaction = scheduleCompaction(stores, config.ledgerRetentionMs ?? DEFAULT_LEDGER_RETENTION_MS);
   let engine: Engine | undefined;
+  let objects: ObjectStore | undefined;
   try {
     const { accounts, ledger } = stores;
     const meter = overrides.meter ? overrides.meter(ledger) : ledger;
-    const links = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(storageDir)), publicUrl, serverLimits.downloadLinkTtlMs);
+    if (config.objects && !stores.pool) throw new Error('--storage s3://… needs --db: the processes sharing a bucket meet in the database');
+    objects = config.objects ? await openObjectStore(config.objects) : undefined;
+    // With a bucket there is no shared directory for secret.key: every process reads the one in the database.
+    const secret = objects && stores.pool ? await loadOrCreateSharedSecret(stores.pool) : await loadOrCreateSecret(storageDir);
+    const links = createDownloadLinks(createUrlSigner(secret), publicUrl, serverLimits.downloadLinkTtlMs);
     const created = await createEngine({
-      dataDir: storageDir,
+      // With a bucket, the data directory only holds this process's working copies.
+      dataDir: objects ? dataDir : storageDir,
+      ...(objects ? { objects } : {}),
       ...(stores.pool ? { queue: { pool: stores.pool, workers: config.workers ?? 1, ...(config.leaseMs ? { leaseMs: config.leaseMs } : {}) } } : {}),
       ...(config.now ? { now: config.now } : {}),
       credits: meter,
@@ -92,7 +101,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     engine = created;
     const routesEngine = overrides.engine ? overrides.engine(created) : created;
     const health: ServerHealth = {
-      notReadyReason: () => notReadyReason(stores, storageDir),
+      notReadyReason: () => notReadyReason(stores, objects ? dataDir : storageDir, objects),
       stats: () => created.stats(),
       metricsToken: config.metricsToken,
     };
@@ -105,27 +114,33 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       links,
       engineLimits: created.limits,
       serverLimits,
-      incomingDir: path.join(storageDir, 'incoming'),
+      incomingDir: path.join(objects ? dataDir : storageDir, 'incoming'),
       ...(config.logLevel ? { logLevel: config.logLevel } : {}),
       ...(config.logFormat ? { logFormat: config.logFormat } : {}),
       ...(config.logStream ? { logStream: config.logStream } : {}),
     });
     await app.listen({ host: config.host, port });
-    return running(app, created, stores, publicUrl, stopCompaction);
+    return running(app, created, stores, publicUrl, stopCompaction, objects);
   } catch (e) {
     await engine?.close();
     stopCompaction();
+    objects?.close();
     await stores.close();
     throw e;
   }
 }
 
-/** Ready = the accounts store answers and the data directory takes a write. */
-async function notReadyReason(stores: AccountsBackend, dataDir: string): Promise<string | undefined> {
+/** Ready = the accounts store answers, the bucket (if any) answers and the data directory takes a write. */
+async function notReadyReason(stores: AccountsBackend, dataDir: string, objects?: ObjectStore): Promise<string | undefined> {
   try {
     await stores.ping();
   } catch (e) {
     return `the accounts store is not reachable: ${(e as Error).message}`;
+  }
+  try {
+    await objects?.ping();
+  } catch (e) {
+    return `the object storage is not reachable: ${(e as Error).message}`;
   }
   try {
     await access(dataDir, constants.W_OK);
@@ -146,7 +161,7 @@ function scheduleCompaction(stores: AccountsBackend, retentionMs: number): () =>
   return () => clearInterval(timer);
 }
 
-function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, url: string, stopCompaction: () => void): RunningServer {
+function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, url: string, stopCompaction: () => void, objects?: ObjectStore): RunningServer {
   let closed = false;
   return {
     app,
@@ -161,6 +176,7 @@ function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, 
       await app.close();
       await engine.close();
       await stores.close();
+      objects?.close();
     },
   };
 }

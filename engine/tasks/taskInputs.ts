@@ -11,14 +11,14 @@ import { errors, type StartTaskRequest, type TaskSettings } from '../contract/in
 import type { EngineLimits } from '../limits.js';
 import { checkDiskBudget, checkOutputFits, estimateJob, ImageInputError, probeImage, type ImageInfo, type OutputSize } from '../pipeline/index.js';
 import { sniffImageType } from '../storage/imageSniff.js';
-import type { UploadStore } from '../uploads/uploadStore.js';
+import type { Uploads } from '../uploads/uploadStore.js';
 import type { TaskInput } from './taskTypes.js';
 
 export async function materializeInputs(
   req: StartTaskRequest,
   caller: Caller,
   inputsDir: string,
-  uploads: UploadStore,
+  uploads: Uploads,
   limits: EngineLimits,
   /** move: take the files instead of copying them; outputDir: where the output (and its temp raster) will go, when not the task folder. */
   opts: { move?: boolean; outputDir?: string | undefined } = {},
@@ -30,7 +30,7 @@ export async function materializeInputs(
   if (req.source === 'files') {
     const inputs: TaskInput[] = [];
     for (const [i, ref] of req.files.entries()) {
-      const up = await uploads.resolveCompleted(caller, ref.path, i);
+      const up = await uploads.resolveCompleted(caller, ref.path, i, path.join(inputsDir, String(i)));
       inputs.push(await checkedInput(up.absolutePath, up.originalFileName, req, limits, opts.outputDir));
     }
     return inputs;

@@ -49,6 +49,10 @@ export interface TaskRunnerDeps {
   owns?: (task: StoredTask) => boolean;
   /** Called once when a task leaves the runner (finished, failed or dropped). */
   onEnded?: (task: StoredTask) => void;
+  /** Object storage: brings the task's inputs to this process's disk before its first image runs. */
+  stageInputs?: (task: StoredTask) => Promise<void>;
+  /** Object storage: puts the outputs where every process can serve them, before the task becomes PROCESSED. */
+  publishOutputs?: (task: StoredTask) => Promise<void>;
 }
 
 class Cancelled extends Error {
@@ -280,6 +284,7 @@ export class TaskRunner {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
       // than deliver it without the face enhancement it was priced for.
       if (task.settings.enhanceFace && !this.deps.faces) throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
+      await this.deps.stageInputs?.(task);
       job.model = await resolveTaskModel(task.settings, this.deps.models);
       await mkdir(outDir, { recursive: true });
     }
@@ -337,6 +342,8 @@ export class TaskRunner {
   private async complete(job: Job, signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
     const { task } = job;
+    await this.deps.publishOutputs?.(task);
+    signal.throwIfAborted();
     task.status = 'PROCESSED';
     task.progress = 100;
     task.updatedAt = this.deps.now();

@@ -7,6 +7,11 @@ export interface TaskInput {
   path?: string;
   /** For `urls` tasks: fetched when the task runs. */
   url?: string;
+  /**
+   * With object storage: the input's key in the bucket (`tasks/<id>/inputs/<i>`). The worker that runs the
+   * task downloads it and sets `path` to its local copy.
+   */
+  objectKey?: string;
   dimensions?: Dimensions;
 }
 

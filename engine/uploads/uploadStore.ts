@@ -22,6 +22,7 @@ import {
   parseCompleteMultipartUpload,
   parseGetUploadUrl,
   type CompleteMultipartUploadResult,
+  type GetUploadUrlRequest,
   type InputMimeType,
   type UploadSession,
 } from '../contract/index.js';
@@ -59,7 +60,67 @@ export interface CompletedUpload {
   fileSize: number;
 }
 
-export class UploadStore {
+/** What the engine needs of an upload store: in the data directory (this file) or in a bucket (s3UploadStore.ts). */
+export interface Uploads {
+  create(caller: Caller, body: unknown): Promise<UploadSession>;
+  putPart(signedUrl: string, bytes: AsyncIterable<Uint8Array> | Uint8Array): Promise<StoredPart>;
+  complete(caller: Caller, body: unknown): Promise<CompleteMultipartUploadResult>;
+  /**
+   * Resolves start-task's `files[].path` to a completed upload of this caller, or refuses. `localCopy` is
+   * where a store that keeps files elsewhere puts a copy to read; the directory store answers its own file.
+   */
+  resolveCompleted(caller: Caller, filePath: string, index: number, localCopy: string): Promise<CompletedUpload>;
+  sweep(): Promise<number>;
+}
+
+/** Ids, part size and part URLs of a new upload session (the same plan for the directory and the bucket). */
+export async function planUpload(
+  req: GetUploadUrlRequest,
+  now: number,
+  ttlMs: number,
+  /** The URLs of parts 1…partCount of the planned upload, in order. */
+  partUrls: (plan: { uploadId: string; path: string; partCount: number; expiresAt: number }) => string[] | Promise<string[]>,
+): Promise<UploadSession> {
+  const uploadId = randomUUID();
+  const partSize = Math.max(MIN_PART_SIZE, Math.ceil(req.fileSize / MAX_PARTS));
+  const partCount = Math.max(1, Math.ceil(req.fileSize / partSize));
+  const expiresAt = now + ttlMs;
+  const fileName = `${randomUUID()}.${MIME_EXTENSION[req.fileType]}`;
+  const filePath = `uploads/${uploadId}/${fileName}`;
+  const urls = await partUrls({ uploadId, path: filePath, partCount, expiresAt });
+  return {
+    uploadId,
+    partUrls: urls.map((signedUrl, i) => ({ partNumber: i + 1, signedUrl })),
+    partSize,
+    fileName,
+    fileType: req.fileType,
+    fileSize: req.fileSize,
+    originalFileName: req.originalFileName,
+    path: filePath,
+    createdAt: now,
+    expiresAt,
+  };
+}
+
+/** complete's part list: each part once, none missing, none unknown; `etagOf` (when known) must match. */
+export function checkPartList(parts: readonly { PartNumber: number; ETag: string }[], count: number, etagOf?: (n: number) => string | undefined): void {
+  const seen = new Set<number>();
+  for (const p of parts) {
+    if (seen.has(p.PartNumber)) throw errors.badRequest(`part ${p.PartNumber} is listed twice`);
+    seen.add(p.PartNumber);
+    if (p.PartNumber > count) throw errors.badRequest(`part ${p.PartNumber} does not exist (this upload has ${count})`);
+    if (etagOf) {
+      const have = etagOf(p.PartNumber);
+      if (!have) throw errors.badRequest(`part ${p.PartNumber} was not uploaded`);
+      if (normalizeEtag(p.ETag) !== normalizeEtag(have)) throw errors.badRequest(`ETag of part ${p.PartNumber} does not match`);
+    }
+  }
+  for (let n = 1; n <= count; n++) {
+    if (!seen.has(n)) throw errors.badRequest(`part ${n} is missing from parts`);
+  }
+}
+
+export class UploadStore implements Uploads {
   private readonly lock = new KeyedMutex();
   /** The latest writer of each part (`<uploadId>/<n>`): a newer PUT of the same part cancels the older one. */
   private readonly writers = new Map<string, () => void>();
@@ -121,28 +182,10 @@ export class UploadStore {
 
   async create(caller: Caller, body: unknown): Promise<UploadSession> {
     const req = parseGetUploadUrl(body, { maxFileSize: this.limits.maxFileSize });
-    const uploadId = randomUUID();
-    const partSize = Math.max(MIN_PART_SIZE, Math.ceil(req.fileSize / MAX_PARTS));
-    const partCount = Math.max(1, Math.ceil(req.fileSize / partSize));
-    const createdAt = this.now();
-    const expiresAt = createdAt + this.limits.uploadTtlMs;
-    const fileName = `${randomUUID()}.${MIME_EXTENSION[req.fileType]}`;
-    const partUrls = Array.from({ length: partCount }, (_, i) => ({
-      partNumber: i + 1,
-      signedUrl: this.publicUrl + this.signer.sign(`/uploads/${uploadId}/parts/${i + 1}`, {}, expiresAt),
-    }));
-    const session: UploadSession = {
-      uploadId,
-      partUrls,
-      partSize,
-      fileName,
-      fileType: req.fileType,
-      fileSize: req.fileSize,
-      originalFileName: req.originalFileName,
-      path: `uploads/${uploadId}/${fileName}`,
-      createdAt,
-      expiresAt,
-    };
+    const session = await planUpload(req, this.now(), this.limits.uploadTtlMs, ({ uploadId, partCount, expiresAt }) =>
+      Array.from({ length: partCount }, (_, i) => this.publicUrl + this.signer.sign(`/uploads/${uploadId}/parts/${i + 1}`, {}, expiresAt)),
+    );
+    const { uploadId, fileName } = session;
     await this.save({ session, userId: caller.userId, parts: {}, completed: false });
     // Sparse: takes no disk space until parts arrive, but every part can be written at its final offset.
     const fh = await open(this.partialPath(uploadId, fileName), 'wx', 0o644);
@@ -216,19 +259,7 @@ export class UploadStore {
       if (req.key !== session.path) throw errors.badRequest('key does not match the upload session path');
       if (this.now() > session.expiresAt) throw errors.badRequest('the upload session has expired');
 
-      const count = session.partUrls.length;
-      const seen = new Set<number>();
-      for (const p of req.parts) {
-        if (seen.has(p.PartNumber)) throw errors.badRequest(`part ${p.PartNumber} is listed twice`);
-        seen.add(p.PartNumber);
-        if (p.PartNumber > count) throw errors.badRequest(`part ${p.PartNumber} does not exist (this upload has ${count})`);
-        const have = stored.parts[String(p.PartNumber)];
-        if (!have) throw errors.badRequest(`part ${p.PartNumber} was not uploaded`);
-        if (normalizeEtag(p.ETag) !== normalizeEtag(have.etag)) throw errors.badRequest(`ETag of part ${p.PartNumber} does not match`);
-      }
-      for (let n = 1; n <= count; n++) {
-        if (!seen.has(n)) throw errors.badRequest(`part ${n} is missing from parts`);
-      }
+      checkPartList(req.parts, session.partUrls.length, (n) => stored.parts[String(n)]?.etag);
       const total = Object.values(stored.parts).reduce((a, p) => a + p.size, 0);
       if (total !== session.fileSize) throw errors.badRequest(`the parts add up to ${total} bytes; fileSize is ${session.fileSize}`);
 
@@ -247,7 +278,7 @@ export class UploadStore {
     });
   }
 
-  /** Resolves start-task's `files[].path` to a completed upload of this caller, or refuses. */
+  /** Resolves start-task's `files[].path` to a completed upload of this caller (its own file: no copy), or refuses. */
   async resolveCompleted(caller: Caller, filePath: string, index: number): Promise<CompletedUpload> {
     const m = /^uploads\/([0-9a-f-]{36})\/([0-9a-f-]{36}\.(?:jpg|png|webp))$/.exec(filePath);
     const refuse = () => errors.badRequest(`files[${index}] is not a completed upload of yours (path '${filePath.slice(0, 120)}')`);

@@ -247,7 +247,7 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
     expect(noDb.stderr.trim()).toBe('crisp: error: crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
     const noStorage = await crispCli(['worker', '--db', dbUrl]);
     expect(noStorage.code).toBe(1);
-    expect(noStorage.stderr.trim()).toBe('crisp: error: crisp worker needs --storage DIR: the directory the servers keep tasks in (their --storage)');
+    expect(noStorage.stderr.trim()).toBe('crisp: error: crisp worker needs --storage: the directory or s3://bucket/prefix the servers keep tasks in (their --storage)');
     const workersAlone = await crispCli(['serve', '--workers', '2', '--data', path.join(root, 'none')]);
     expect(workersAlone.code).toBe(1);
     expect(workersAlone.stderr.trim()).toBe('crisp: error: --workers and --lease need --db (without a database this process runs every task itself)');

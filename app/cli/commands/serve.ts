@@ -12,6 +12,7 @@ import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logOptions.js';
 import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/limits.js';
 import { DEFAULT_LEASE_MS } from '../../../engine/tasks/queueWorker.js';
+import { addStorageOptions, resolveStorage, type StorageFlags } from '../storageFlags.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
 
@@ -45,12 +46,11 @@ function publicUrl(value: string): string {
   return u.toString().replace(/\/$/, '');
 }
 
-interface ServeFlags {
+interface ServeFlags extends StorageFlags {
   host: string;
   port: number;
   data: string;
   db?: string;
-  storage?: string;
   workers: number;
   lease: number;
   publicUrl?: string;
@@ -90,14 +90,14 @@ interface ServeFlags {
 }
 
 export function register(program: Command): void {
-  program
-    .command('serve')
-    .description('Serve the upscaling API over HTTP (X-API-Key users: see "crisp users")')
+  addStorageOptions(
+    program.command('serve').description('Serve the upscaling API over HTTP (X-API-Key users: see "crisp users")'),
+    'where tasks, uploads and outputs live: a directory every API and worker process mounts (e.g. NFS), or s3://bucket/prefix (needs --db) (default: --data)',
+  )
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 8787)
     .option('--data <dir>', 'data directory (users, credits, tasks, uploads, outputs)', DEFAULT_DATA_DIR)
     .option('--db <url>', 'PostgreSQL URL for users and credits, shared by several server processes (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL)
-    .option('--storage <dir>', 'shared directory for tasks, uploads, outputs and the signing secret (e.g. an NFS mount shared by every API and worker process; default: --data)')
     .option('--workers <n>', 'with --db: tasks this process claims from the queue and runs at once (0: API only, "crisp worker" processes run them)', nonNegativeInt, 1)
     .option('--lease <ms>', 'with --db: a task whose worker died is run again by another after this long', positiveInt, DEFAULT_LEASE_MS)
     .option('--public-url <url>', 'base URL clients reach this server at (used in part URLs and download links)', publicUrl)
@@ -141,6 +141,7 @@ export function register(program: Command): void {
       if (!flags.db && (flags.workers !== 1 || flags.lease !== DEFAULT_LEASE_MS)) {
         throw new CliError('--workers and --lease need --db (without a database this process runs every task itself)');
       }
+      const storage = resolveStorage(flags, flags.db);
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
       if (flags.faceModel !== undefined) {
@@ -178,7 +179,7 @@ export function register(program: Command): void {
         port: flags.port,
         dataDir: flags.data,
         ...(flags.db ? { db: flags.db, workers: flags.workers, leaseMs: flags.lease } : {}),
-        ...(flags.storage ? { storageDir: path.resolve(flags.storage) } : {}),
+        ...(storage.kind === 'dir' ? { storageDir: storage.dir } : storage.kind === 's3' ? { objects: storage.location } : {}),
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,

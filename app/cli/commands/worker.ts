@@ -3,6 +3,7 @@
  * reaches the database and mounts the shared storage directory (docs/deploy.md#team-scale). It serves no
  * HTTP; it only claims jobs, runs the engine and writes outputs and progress back.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { ExecutionProviderChoice } from '../../../engine/inference/index.js';
@@ -11,10 +12,11 @@ import { SERVER_USER_LIMITS } from '../../../engine/limits.js';
 import { DEFAULT_LEASE_MS } from '../../../engine/tasks/queueWorker.js';
 import { CliError } from '../cliError.js';
 import { positiveInt } from './serve.js';
+import { addStorageOptions, resolveStorage, type StorageFlags } from '../storageFlags.js';
 
-interface WorkerFlags {
+interface WorkerFlags extends StorageFlags {
   db?: string;
-  storage?: string;
+  data?: string;
   workers: number;
   lease: number;
   modelsDir?: string[];
@@ -26,11 +28,12 @@ interface WorkerFlags {
 }
 
 export function register(program: Command): void {
-  program
-    .command('worker')
-    .description('Run tasks queued by "crisp serve --db" (on this or any other machine)')
+  addStorageOptions(
+    program.command('worker').description('Run tasks queued by "crisp serve --db" (on this or any other machine)'),
+    'what the servers share (their --storage): the directory, or s3://bucket/prefix',
+  )
     .option('--db <url>', 'PostgreSQL URL the servers use (default: $CRISP_DB_URL)', process.env.CRISP_DB_URL)
-    .option('--storage <dir>', 'the storage directory the servers share (their --storage)')
+    .option('--data <dir>', 'with --storage s3://…: local folder for the working copies of running tasks (default: a folder in the temp directory)')
     .option('--workers <n>', 'tasks this process runs at once (they share its device image by image)', positiveInt, 1)
     .option('--lease <ms>', 'a task whose worker died is run again by another after this long (the same on every process)', positiveInt, DEFAULT_LEASE_MS)
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
@@ -41,14 +44,18 @@ export function register(program: Command): void {
     .option('--allow-private-urls', 'let task urls reach loopback/private addresses (trusted networks only)')
     .action(async (flags: WorkerFlags) => {
       if (!flags.db) throw new CliError('crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
-      if (!flags.storage) throw new CliError('crisp worker needs --storage DIR: the directory the servers keep tasks in (their --storage)');
-      const storage = path.resolve(flags.storage);
+      const choice = resolveStorage(flags, flags.db);
+      if (choice.kind === 'default') throw new CliError('crisp worker needs --storage: the directory or s3://bucket/prefix the servers keep tasks in (their --storage)');
+      if (choice.kind === 'dir' && flags.data) throw new CliError('--data is for --storage s3://…; with a shared directory the worker works in it');
+      // With a bucket the worker keeps only working copies, on its own disk.
+      const storage = choice.kind === 'dir' ? choice.dir : path.resolve(flags.data ?? path.join(os.tmpdir(), 'crisp-worker'));
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
-      const [{ openAccounts }, { createEngine }, { DatabaseError }] = await Promise.all([
+      const [{ openAccounts }, { createEngine }, { DatabaseError }, { openObjectStore }] = await Promise.all([
         import('../../../engine/accounts/openAccounts.js'),
         import('../../../engine/engine.js'),
         import('../../../engine/db/postgres.js'),
+        import('../../../engine/storage/objectStore.js'),
       ]);
       let stores;
       try {
@@ -61,8 +68,10 @@ export function register(program: Command): void {
       if (!pool) throw new CliError('crisp worker needs a PostgreSQL --db');
       // The ledger is the meter: a task that fails or is given up frees its reservation here.
       const { FaceModelMissingError } = await import('../../../engine/faces/faceModels.js');
+      const objects = choice.kind === 's3' ? await openObjectStore(choice.location) : undefined;
       const engine = await createEngine({
         dataDir: storage,
+        ...(objects ? { objects } : {}),
         credits: stores.ledger,
         queue: { pool, workers: flags.workers, leaseMs: flags.lease },
         limits: SERVER_USER_LIMITS,
@@ -74,18 +83,20 @@ export function register(program: Command): void {
         sweepIntervalMs: 0,
         ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
       }).catch(async (e: unknown) => {
+        objects?.close();
         await stores.close();
         // Refused before taking jobs: a worker that says it enhances faces must be able to.
         if (e instanceof FaceModelMissingError) throw new CliError(e.message);
         throw e;
       });
       // A parent process (tests, supervisors) reads this line to know the worker is taking jobs.
-      process.stdout.write(`crisp worker: running ${flags.workers} at once on ${storage}\n`);
+      process.stdout.write(`crisp worker: running ${flags.workers} at once on ${objects ? objects.description : storage}\n`);
       const stop = () => {
         // Running tasks are handed back to the queue (unlocked), not failed: another worker finishes them.
         void engine
           .close()
           .then(() => stores.close())
+          .then(() => objects?.close())
           .finally(() => process.exit(0));
       };
       process.once('SIGINT', stop);

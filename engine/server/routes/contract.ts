@@ -13,6 +13,7 @@ import { errors, success, type Scale, type TaskStatusData } from '../../contract
 import type { CreditMeter } from '../../credits/meter.js';
 import { callerOf, requireApiKey } from '../auth.js';
 import type { RouteConfig } from '../errorMapping.js';
+import { lingerOnClose } from '../lingeringClose.js';
 import { readStartTaskForm, type FormGate, type FormLimits } from '../startTaskForm.js';
 import { RESPONSE_SCHEMAS } from './responseSchemas.js';
 
@@ -66,7 +67,10 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
     } catch (e) {
       // Refused before the body was read to its end: close the connection after the answer rather than
       // receive (and discard) the rest of a possibly huge body.
-      if (!request.raw.complete) reply.header('connection', 'close');
+      if (!request.raw.complete) {
+        reply.header('connection', 'close');
+        lingerOnClose(request.raw.socket);
+      }
       throw e;
     } finally {
       await rm(incoming, { recursive: true, force: true });

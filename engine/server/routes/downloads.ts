@@ -25,6 +25,8 @@ export function registerDownloadRoutes(app: FastifyInstance, engine: UpscalingEn
     const owner = await accounts.getUser(userId);
     if (!owner) throw errors.notFound('File not found');
     const out = await engine.openOutput({ userId: owner.userId, email: owner.email }, taskId, fileName);
+    // Object storage: the bucket serves the bytes; the redirect's presigned URL lives minutes, the link hours.
+    if (out.redirect) return reply.header('cache-control', 'no-store').redirect(out.redirect, 302);
     const st = await stat(out.path);
     reply
       .type(out.file.fileType)

@@ -1,0 +1,215 @@
+/**
+ * `--storage s3://bucket/prefix`: an API process (`--workers 0`) and a `crisp worker`, each with its own
+ * local --data and no shared directory, on one PostgreSQL and one S3-compatible bucket (s3rver, an S3
+ * emulator, in this process). Uploads go straight to the bucket with presigned part URLs; the worker
+ * reads inputs from and writes outputs to the bucket; download links redirect to presigned GETs.
+ */
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import S3rver from 's3rver';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createContractClient } from '../../app/remote/contractClient.js';
+import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
+import { openPostgres, type Pool } from '../../engine/db/postgres.js';
+import { openObjectStore, type ObjectStore } from '../../engine/storage/objectStore.js';
+import { S3UploadStore } from '../../engine/uploads/s3UploadStore.js';
+import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
+import { BASIC, dataOf, httpGet, httpPut, pollStatus, postForm, postJson, taskForm, tempDir } from './helpers.js';
+import { crispCli, startServe, startWorker, type ServeProcess, type WorkerProcess } from './serveProcess.js';
+
+const BUCKET = 'crisp-test';
+const PREFIX = 'team/a';
+
+let pgServer: TempPostgres;
+let pool: Pool;
+let dbUrl: string;
+let root: string;
+let s3: S3rver;
+let s3Running = false;
+let endpoint: string;
+let objects: ObjectStore;
+let api: ServeProcess;
+let worker: WorkerProcess;
+let apiData: string;
+let workerData: string;
+let png: Buffer;
+
+async function user(email: string, credits: number): Promise<{ key: string; userId: string }> {
+  const { account, apiKey } = await createPgAccountStore(pool).addUser({ email, credits });
+  return { key: apiKey, userId: account.userId };
+}
+
+async function balance(userId: string): Promise<number> {
+  const { rows } = await pool.query<{ credits: number }>('SELECT credits FROM users WHERE user_id = $1', [userId]);
+  return rows[0]!.credits;
+}
+
+/** Files left under a directory (working copies must not pile up). */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
+
+beforeAll(async () => {
+  root = await tempDir('crisp-s3-');
+  await mkdir(path.join(root, 'bucket'));
+  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: path.join(root, 'bucket'), configureBuckets: [{ name: BUCKET, configs: [] }] });
+  const addr = (await s3.run()) as AddressInfo;
+  s3Running = true;
+  endpoint = `http://127.0.0.1:${addr.port}`;
+  // The SDK's standard credential chain, as on a real deployment (s3rver's fixed credentials).
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' });
+  objects = await openObjectStore({ bucket: BUCKET, prefix: `${PREFIX}/`, endpoint });
+
+  pgServer = await startTempPostgres();
+  dbUrl = await createDatabase(pgServer.url, 'crisp_s3');
+  pool = await openPostgres(dbUrl, { max: 4 });
+  apiData = path.join(root, 'api');
+  workerData = path.join(root, 'worker');
+  const storage = ['--storage', `s3://${BUCKET}/${PREFIX}`, '--s3-endpoint', endpoint, '--db', dbUrl];
+  [api, worker] = await Promise.all([
+    startServe(apiData, [...storage, '--workers', '0', '--lease', '2000']),
+    startWorker([...storage, '--data', workerData, '--lease', '2000', '--threads', '1']),
+  ]);
+  const raw = Buffer.alloc(24 * 20 * 3);
+  for (let i = 0; i < raw.length; i++) raw[i] = (i * 37 + ((i / 3) | 0) * 11) & 0xff;
+  png = await sharp(raw, { raw: { width: 24, height: 20, channels: 3 } }).png().toBuffer();
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([api?.kill(), worker?.kill()]);
+  objects?.close();
+  await pool?.end();
+  await pgServer?.stop();
+  if (s3Running) await s3.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
+  it('uploads go to the bucket, the worker runs the task from it, the download link redirects to the bucket', async () => {
+    const u = await user('s3-upload@example.com', 100);
+    const session = dataOf<{ uploadId: string; path: string; partUrls: { partNumber: number; signedUrl: string }[] }>(
+      await postJson(api.url, '/get-upload-url', u.key, { data: { originalFileName: 'photo.png', fileType: 'image/png', fileSize: png.length } }),
+    );
+    expect(session.partUrls).toHaveLength(1);
+    // The part URL is the bucket's own presigned UploadPart, not an API route.
+    const partUrl = new URL(session.partUrls[0]!.signedUrl);
+    expect(partUrl.origin).toBe(endpoint);
+    expect(partUrl.pathname).toBe(`/${BUCKET}/${PREFIX}/${session.path}`);
+    expect(partUrl.searchParams.get('partNumber')).toBe('1');
+    expect(partUrl.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    const put = await httpPut(session.partUrls[0]!.signedUrl, png);
+    expect(put.status).toBe(200);
+    const etag = put.headers.etag as string;
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+
+    // A part list that misses the part is the contract's 400, before the bucket is asked.
+    const missing = await postJson(api.url, '/complete-multipart-upload', u.key, { data: { uploadId: session.uploadId, key: session.path, parts: [] } });
+    expect(missing.status).toBe(400);
+    const done = await postJson(api.url, '/complete-multipart-upload', u.key, {
+      data: { uploadId: session.uploadId, key: session.path, parts: [{ PartNumber: 1, ETag: etag }] },
+    });
+    expect(done.status).toBe(200);
+    expect((await objects.head(session.path))?.size).toBe(png.length);
+
+    const started = await postForm(api.url, u.key, taskForm({ ...BASIC, files: JSON.stringify([{ path: session.path }]) }));
+    expect(started.text).toContain('Task started');
+    const { taskId, creditsToDeduct } = dataOf<{ taskId: string; creditsToDeduct: number }>(started);
+    // Queued with its input in the bucket and nothing of it on the API's disk.
+    expect(await objects.head(`tasks/${taskId}/inputs/0`)).toEqual({ size: png.length });
+
+    const status = await pollStatus(api.url, u.key, taskId, 90_000);
+    expect(status.status).toBe('PROCESSED');
+    expect(status.files[0]!.dimensions).toEqual({ width: 48, height: 40 });
+    expect(await balance(u.userId)).toBe(100 - creditsToDeduct);
+
+    const link = status.files[0]!.downloadLink;
+    expect(new URL(link).origin).toBe(api.url);
+    const redirect = await httpGet(link);
+    expect(redirect.status).toBe(302);
+    const location = redirect.headers.location as string;
+    expect(new URL(location).origin).toBe(endpoint);
+    expect(new URL(location).pathname).toBe(`/${BUCKET}/${PREFIX}/tasks/${taskId}/outputs/${status.files[0]!.fileName}`);
+    const got = await httpGet(location);
+    expect(got.status).toBe(200);
+    expect(got.headers['content-disposition']).toContain(status.files[0]!.fileName);
+    const meta = await sharp(got.bytes).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 48, 40]);
+
+    // A tampered link is refused by the API before any redirect.
+    const forgedUrl = new URL(link);
+    forgedUrl.searchParams.set('user', 'someone-else');
+    const forged = await httpGet(forgedUrl.toString());
+    expect(forged.status).toBe(403);
+
+    // Working copies are gone from both processes' disks once the task is done.
+    expect((await filesUnder(path.join(apiData, 'tasks'))).length).toBe(0);
+    await expect.poll(async () => (await filesUnder(path.join(workerData, 'tasks'))).length, { timeout: 10_000 }).toBe(0);
+  }, 120_000);
+
+  it('a file part sent to start-task runs the same way; the app client follows the redirect to the bytes', async () => {
+    const u = await user('s3-form@example.com', 100);
+    const started = await postForm(api.url, u.key, taskForm({ ...BASIC, scale: '3' }, [{ name: 'file', fileName: 'form.png', bytes: png }]));
+    expect(started.status).toBe(200);
+    const { taskId } = dataOf<{ taskId: string }>(started);
+    const status = await pollStatus(api.url, u.key, taskId, 90_000);
+    expect(status.error ?? status.status).toBe('PROCESSED');
+    const client = createContractClient({ baseUrl: api.url, apiKey: u.key });
+    const { bytes } = await client.download(status.files[0]!.downloadLink);
+    const meta = await sharp(bytes).metadata();
+    expect([meta.width, meta.height]).toEqual([72, 60]);
+    const keys = await objects.list(`tasks/${taskId}/`);
+    expect(keys.sort()).toEqual([`tasks/${taskId}/inputs/0`, `tasks/${taskId}/outputs/${status.files[0]!.fileName}`]);
+  }, 120_000);
+
+  it('bytes that are not the declared image are refused at complete and removed from the bucket', async () => {
+    const u = await user('s3-bad@example.com', 100);
+    const junk = Buffer.from('this is not a png file at all, only text');
+    const session = dataOf<{ uploadId: string; path: string; partUrls: { signedUrl: string }[] }>(
+      await postJson(api.url, '/get-upload-url', u.key, { data: { originalFileName: 'x.png', fileType: 'image/png', fileSize: junk.length } }),
+    );
+    const put = await httpPut(session.partUrls[0]!.signedUrl, junk);
+    const done = await postJson(api.url, '/complete-multipart-upload', u.key, {
+      data: { uploadId: session.uploadId, key: session.path, parts: [{ PartNumber: 1, ETag: put.headers.etag as string }] },
+    });
+    expect(done.status).toBe(400);
+    expect(done.text).toContain('the uploaded bytes are not a PNG image');
+    expect(await objects.list(`uploads/${session.uploadId}/`)).toEqual([]);
+    // And it cannot be used by a task.
+    const started = await postForm(api.url, u.key, taskForm({ ...BASIC, files: JSON.stringify([{ path: session.path }]) }));
+    expect(started.status).toBe(400);
+  }, 60_000);
+
+  it('the upload sweep removes expired sessions and aborts their bucket uploads', async () => {
+    let t = Date.now();
+    const store = new S3UploadStore(objects, { maxFileSize: 1 << 20, uploadTtlMs: 60_000, fileTtlMs: 60_000 }, () => t);
+    const caller = { userId: 'sweep-user', email: 'sweep@example.com' };
+    const session = await store.create(caller, { data: { originalFileName: 'a.png', fileType: 'image/png', fileSize: png.length } });
+    expect(await objects.list(`uploads/${session.uploadId}/`)).toEqual([`uploads/${session.uploadId}/session.json`]);
+    expect(await store.sweep()).toBe(0);
+    t += 61_000;
+    expect(await store.sweep()).toBe(1);
+    expect(await objects.list(`uploads/${session.uploadId}/`)).toEqual([]);
+  });
+
+  it('refuses s3 storage without a database, and bad bucket names, in one sentence', async () => {
+    const noDb = await crispCli(['serve', '--port', '0', '--storage', `s3://${BUCKET}/x`]);
+    expect(noDb.code).not.toBe(0);
+    expect(noDb.stderr).toContain('--storage s3://… needs --db');
+    const badName = await crispCli(['worker', '--db', dbUrl, '--storage', 's3://Bad_Bucket/x']);
+    expect(badName.code).not.toBe(0);
+    expect(badName.stderr).toContain('is not a valid bucket name');
+    expect(noDb.stderr + badName.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('/readyz says when the bucket stops answering', async () => {
+    expect((await httpGet(`${api.url}/readyz`)).status).toBe(200);
+    await s3.close();
+    s3Running = false;
+    const r = await httpGet(`${api.url}/readyz`);
+    expect(r.status).toBe(503);
+    expect(r.bytes.toString()).toContain('the object storage is not reachable');
+  }, 60_000);
+});
