@@ -198,6 +198,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     ...(opts.queue
       ? {
           owns: (task: StoredTask) => worker?.owns(task) ?? false,
+          ...(pgStore ? { confirmOwnership: (task: StoredTask) => pgStore.confirmHeld(task.id) } : {}),
           onEnded: (task: StoredTask) => {
             worker?.ended(task);
             // With a bucket the local folder was only a working copy.

@@ -92,6 +92,22 @@ export class PgTaskStore extends TaskStore {
     await rm(this.taskDir(id), { recursive: true, force: true });
   }
 
+  /**
+   * Throws LeaseLostError unless a worker of this process still holds the task's unexpired lease, asked of the
+   * database. Checked before each image and before outputs are published, so a worker that was frozen past its
+   * lease (and whose task another worker took over) stops before it writes anything.
+   */
+  async confirmHeld(id: string): Promise<void> {
+    const owner = this.held.get(id);
+    const lost = () => {
+      this.lost.add(id);
+      return new LeaseLostError(`task ${id}: this worker no longer holds it`);
+    };
+    if (owner === undefined || this.lost.has(id)) throw lost();
+    const { rowCount } = await this.pool.query('SELECT 1 FROM tasks WHERE task_id = $1 AND locked_by = $2 AND locked_until > now()', [id, owner]);
+    if (!rowCount) throw lost();
+  }
+
   /** Tasks of a user waiting or running on any worker (the per-user cap counts these). */
   async activeCount(userId: string): Promise<number> {
     const { rows } = await this.pool.query<{ n: number }>(

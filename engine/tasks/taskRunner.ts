@@ -49,6 +49,8 @@ export interface TaskRunnerDeps {
   owns?: (task: StoredTask) => boolean;
   /** Called once when a task leaves the runner (finished, failed or dropped). */
   onEnded?: (task: StoredTask) => void;
+  /** Queue mode: throws unless this process still holds the task (asked before each image and before publishing). */
+  confirmOwnership?: (task: StoredTask) => Promise<void>;
   /** Object storage: brings the task's inputs to this process's disk before its first image runs. */
   stageInputs?: (task: StoredTask) => Promise<void>;
   /** Object storage: puts the outputs where every process can serve them, before the task becomes PROCESSED. */
@@ -280,6 +282,7 @@ export class TaskRunner {
     const { store, limits, now } = this.deps;
     const { task } = job;
     const outDir = path.join(store.taskDir(task.id), 'outputs');
+    await this.deps.confirmOwnership?.(task);
     if (!job.model) {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
       // than deliver it without the face enhancement it was priced for.
@@ -342,6 +345,7 @@ export class TaskRunner {
   private async complete(job: Job, signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
     const { task } = job;
+    await this.deps.confirmOwnership?.(task);
     await this.deps.publishOutputs?.(task);
     signal.throwIfAborted();
     task.status = 'PROCESSED';

@@ -28,10 +28,13 @@ let dbUrl: string;
 let root: string;
 let s3: S3rver;
 let s3Running = false;
+/** Keys the bucket stored (PUT, copy or completed multipart), in order. */
+const created: string[] = [];
 let endpoint: string;
 let objects: ObjectStore;
 let api: ServeProcess;
 let worker: WorkerProcess;
+let second: WorkerProcess | undefined;
 let apiData: string;
 let workerData: string;
 let png: Buffer;
@@ -58,6 +61,9 @@ beforeAll(async () => {
   s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: path.join(root, 'bucket'), configureBuckets: [{ name: BUCKET, configs: [] }] });
   const addr = (await s3.run()) as AddressInfo;
   s3Running = true;
+  s3.on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
+    for (const r of e.Records) if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
+  });
   endpoint = `http://127.0.0.1:${addr.port}`;
   // The SDK's standard credential chain, as on a real deployment (s3rver's fixed credentials).
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' });
@@ -79,7 +85,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([api?.kill(), worker?.kill()]);
+  worker?.child.kill('SIGCONT');
+  await Promise.all([api?.kill(), worker?.kill(), second?.kill()]);
   objects?.close();
   await pool?.end();
   await pgServer?.stop();
@@ -193,6 +200,62 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     expect(await store.sweep()).toBe(1);
     expect(await objects.list(`uploads/${session.uploadId}/`)).toEqual([]);
   });
+
+  it('a worker frozen past its lease loses the task to another; thawed, it writes nothing and the task is charged once', async () => {
+    const u = await user('s3-lease@example.com', 100);
+    const raw = Buffer.alloc(256 * 256 * 3);
+    for (let i = 0; i < raw.length; i++) raw[i] = (i * 13 + ((i / 3) | 0) * 5) & 0xff;
+    const big = await sharp(raw, { raw: { width: 256, height: 256, channels: 3 } }).png().toBuffer();
+    const files = Array.from({ length: 6 }, (_, i) => ({ name: 'file', fileName: `f${i}.png`, bytes: big }));
+    const started = await postForm(api.url, u.key, taskForm({ ...BASIC, scale: '2' }, files));
+    const { taskId, creditsToDeduct } = dataOf<{ taskId: string; creditsToDeduct: number }>(started);
+    // Freeze the only worker while it is running the task (SIGSTOP: alive, holding the lease, silent).
+    await expect
+      .poll(
+        async () => {
+          const r = await postJson(api.url, '/get-task-status', u.key, { data: { taskId } });
+          const d = dataOf<{ status: string; progress: string }>(r);
+          return d.status === 'ENHANCING' && Number.parseInt(d.progress, 10) > 0;
+        },
+        { timeout: 60_000, interval: 50 },
+      )
+      .toBe(true);
+    worker.child.kill('SIGSTOP');
+    const lockedBy = async () => (await pool.query<{ locked_by: string | null; attempts: number }>('SELECT locked_by, attempts FROM tasks WHERE task_id = $1', [taskId])).rows[0]!;
+    const frozenHolder = (await lockedBy()).locked_by;
+    expect(frozenHolder).toContain(`:${worker.child.pid}:`);
+    second = await startWorker(['--storage', `s3://${BUCKET}/${PREFIX}`, '--s3-endpoint', endpoint, '--db', dbUrl, '--data', path.join(root, 'worker2'), '--lease', '2000', '--threads', '1']);
+    const done = await pollStatus(api.url, u.key, taskId, 110_000);
+    expect(done.status).toBe('PROCESSED');
+    expect((await lockedBy()).attempts).toBe(2);
+    const outputs = new Map(done.files.map((f) => [f.fileName, f.fileSize]));
+    const outputPuts = () => created.filter((k) => k.startsWith(`${PREFIX}/tasks/${taskId}/outputs/`)).length;
+    expect(outputPuts()).toBe(6);
+    // Thaw the first worker: it finds its lease gone and drops the task without touching the result.
+    worker.child.kill('SIGCONT');
+    await new Promise((r) => setTimeout(r, 3_000));
+    const after = await pollStatus(api.url, u.key, taskId, 10_000);
+    expect(after.status).toBe('PROCESSED');
+    expect(new Map(after.files.map((f) => [f.fileName, f.fileSize]))).toEqual(outputs);
+    expect(after.deductedCredits).toBe(creditsToDeduct);
+    expect(await balance(u.userId)).toBe(100 - creditsToDeduct);
+    const charges = await pool.query('SELECT state, cost, deducted FROM charges WHERE task_id = $1', [taskId]);
+    expect(charges.rows).toEqual([{ state: 'settled', cost: creditsToDeduct, deducted: creditsToDeduct }]);
+    for (const f of after.files) {
+      const got = await httpGet((await httpGet(f.downloadLink)).headers.location as string);
+      const meta = await sharp(got.bytes).metadata();
+      expect([got.bytes.length, meta.width, meta.height]).toEqual([f.fileSize, 512, 512]);
+    }
+    // The thawed worker is still a worker: it takes the next task and finishes it.
+    await second.kill();
+    second = undefined;
+    const next = await postForm(api.url, u.key, taskForm({ ...BASIC, scale: '2' }, [{ name: 'file', fileName: 'n.png', bytes: png }]));
+    const nextDone = await pollStatus(api.url, u.key, dataOf<{ taskId: string }>(next).taskId, 60_000);
+    expect(nextDone.status).toBe('PROCESSED');
+    // It runs one task at a time, so the stale one had left it before it took this one: and not one object of
+    // the stale task was written by it (it asks the database before each image and before publishing).
+    expect(outputPuts()).toBe(6);
+  }, 180_000);
 
   it('refuses s3 storage without a database, and bad bucket names, in one sentence', async () => {
     const noDb = await crispCli(['serve', '--port', '0', '--storage', `s3://${BUCKET}/x`]);
