@@ -4,6 +4,7 @@
  * emulator, in this process). Uploads go straight to the bucket with presigned part URLs; the worker
  * reads inputs from and writes outputs to the bucket; download links redirect to presigned GETs.
  */
+import type { EventEmitter } from 'node:events';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -61,7 +62,8 @@ beforeAll(async () => {
   s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: path.join(root, 'bucket'), configureBuckets: [{ name: BUCKET, configs: [] }] });
   const addr = (await s3.run()) as AddressInfo;
   s3Running = true;
-  s3.on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
+  // S3rver is a Koa app (an EventEmitter) that emits S3 event notifications; its typings leave that out.
+  (s3 as unknown as EventEmitter).on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
     for (const r of e.Records) if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
   });
   endpoint = `http://127.0.0.1:${addr.port}`;
