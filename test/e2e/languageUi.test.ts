@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './axe.js';
 import { launchChromium } from './browser.js';
-import { FAST_MODEL, LR, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
+import { chooseFiles, FAST_MODEL, LR, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
 
 let browser: Browser;
 let ui: UiUnderTest;
@@ -34,9 +34,7 @@ describe('crisp ui in German', () => {
     expect(await page.getByRole('combobox', { name: 'Sprache' }).inputValue()).toBe('system');
     const states: Record<string, string[]> = { empty: await axeViolations(page) };
 
-    const chooser = page.waitForEvent('filechooser');
-    await page.getByRole('button', { name: 'Bilder auswählen …' }).click();
-    await (await chooser).setFiles([path.join(LR, 'bird_LRBI_x4.png')]);
+    await chooseFiles(page, () => page.getByRole('button', { name: 'Bilder auswählen …' }).click(), [path.join(LR, 'bird_LRBI_x4.png')]);
     const bar = page.getByTestId('batch-status');
     await bar.getByText('Bereit: 1 wartend', { exact: true }).waitFor();
     states.queued = await axeViolations(page);

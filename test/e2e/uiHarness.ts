@@ -79,3 +79,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 export async function listDir(dir: string): Promise<string[]> {
   return (await readdir(dir)).sort();
 }
+
+/**
+ * Opens the page's file chooser with `open` and hands it `files`. Playwright turns on file-chooser
+ * interception without waiting for the browser to confirm it; once in a full-suite run on this 2-core machine
+ * a Ctrl+O opened no chooser Playwright saw (30 s, never alone in many runs). So the action is repeated, a
+ * bounded number of times, until a chooser is seen; a UI whose action opens none still fails here.
+ */
+export async function chooseFiles(page: Page, open: () => Promise<void>, files: string[]): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const chooser = page.waitForEvent('filechooser', { timeout: 10_000 }).catch(() => undefined);
+    await open();
+    const c = await chooser;
+    if (c) return c.setFiles(files);
+  }
+  throw new Error('the file chooser never opened');
+}

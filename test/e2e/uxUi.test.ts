@@ -13,7 +13,7 @@ import { unzipEntries } from '../helpers/unzip.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { axeViolations } from './axe.js';
 import { launchChromium } from './browser.js';
-import { FAST_MODEL, LR, openUi, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
+import { chooseFiles, FAST_MODEL, LR, openUi, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
 
 const DOCS_SCREENSHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
 
@@ -81,9 +81,7 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     await shoot(page, 'empty-1024');
 
     // Add: Ctrl+O opens the file chooser (the OS dialog is the only part outside the page).
-    const chooser = page.waitForEvent('filechooser');
-    await page.keyboard.press('Control+O');
-    await (await chooser).setFiles(['bird', 'head', 'butterfly'].map((n) => path.join(LR, `${n}_LRBI_x4.png`)));
+    await chooseFiles(page, () => page.keyboard.press('Control+O'), ['bird', 'head', 'butterfly'].map((n) => path.join(LR, `${n}_LRBI_x4.png`)));
     await bar.getByText('Ready: 3 waiting', { exact: true }).waitFor();
     await audit(page, 'queued');
 
