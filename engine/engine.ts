@@ -23,7 +23,7 @@ import {
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
 import { FetchBudget } from './quotas/fetchBudget.js';
-import { assertTaskQuota, assertUploadQuota, type QuotaContext } from './quotas/userQuota.js';
+import { assertTaskQuota, assertUploadQuota, taskUsageIn, type QuotaContext } from './quotas/userQuota.js';
 import { createInference, type ExecutionProviderChoice, type Inference, type PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
@@ -233,8 +233,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const quotas: QuotaContext = {
     limits,
     uploadsRoot: path.join(dataDir, 'uploads'),
-    tasks: () => store.all(),
-    activeTasksOf: (userId) => runner.activeTasksOf(userId),
+    // With a queue a user's tasks wait, run and finish on any process: the database counts them all.
+    activeTasksOf: (userId) => (pgStore ? pgStore.activeCount(userId) : runner.activeTasksOf(userId)),
+    taskUsageOf: (userId) => (pgStore ? pgStore.usageOf(userId, now()) : taskUsageIn(store.all(), userId, now())),
     now,
   };
   const priceTask = (settings: StoredTask['settings'], inputs: readonly { dimensions?: { width: number; height: number } }[]) =>
@@ -269,9 +270,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       throw e;
     }
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
-    // With a queue the tasks of a user may wait or run on any worker: count them in the database.
-    const active = pgStore ? await pgStore.activeCount(caller.userId) : undefined;
-    assertTaskQuota(active === undefined ? quotas : { ...quotas, activeTasksOf: () => active }, caller, count);
+    await assertTaskQuota(quotas, caller, count);
     // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
     await meter.assertCanAfford(caller, meter.quote(req, count));
     const id = randomUUID();

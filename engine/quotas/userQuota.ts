@@ -11,22 +11,30 @@ import { uploadUsageOf } from './uploadUsage.js';
 
 type QuotaLimits = Pick<EngineLimits, 'maxOpenUploadsPerUser' | 'maxStoredBytesPerUser' | 'maxOutputsPerUser' | 'maxTasksPerUser'>;
 
+export interface TaskUsage {
+  /** Output files a user's tasks hold or will hold (a queued or running task counts one per input). */
+  outputs: number;
+  /** Bytes of those outputs that exist. */
+  bytes: number;
+}
+
 export interface QuotaContext {
   limits: QuotaLimits;
   uploadsRoot: string;
-  tasks: () => Iterable<StoredTask>;
-  activeTasksOf: (userId: string) => number;
+  /** Tasks of a user waiting or running: in this process, or with a queue in the database (every process). */
+  activeTasksOf: (userId: string) => number | Promise<number>;
+  /** Outputs of a user's tasks: `taskUsageIn` over this process's tasks, or with a queue from the database. */
+  taskUsageOf: (userId: string) => TaskUsage | Promise<TaskUsage>;
   now: () => number;
 }
 
 const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`;
 
-/** Outputs (count, bytes) of a user's tasks that still hold or will hold files. */
-function taskUsageOf(ctx: QuotaContext, userId: string): { outputs: number; bytes: number } {
-  const t = ctx.now();
+/** Outputs (count, bytes) of a user's tasks that still hold or will hold files (PgTaskStore.usageOf is the same in SQL). */
+export function taskUsageIn(tasks: Iterable<StoredTask>, userId: string, t: number): TaskUsage {
   let outputs = 0;
   let bytes = 0;
-  for (const task of ctx.tasks()) {
+  for (const task of tasks) {
     if (task.userId !== userId || task.status === 'PROCESSING_FAILED') continue;
     if (task.status === 'PROCESSED') {
       for (const f of task.outputs) {
@@ -50,7 +58,7 @@ export async function assertUploadQuota(ctx: QuotaContext, caller: Caller, fileS
       `you have ${up.openUploads} unfinished uploads; the limit is ${limits.maxOpenUploadsPerUser}. Complete them (complete-multipart-upload) or wait for them to expire`,
     );
   }
-  const held = up.bytes + taskUsageOf(ctx, caller.userId).bytes;
+  const held = up.bytes + (await ctx.taskUsageOf(caller.userId)).bytes;
   if (held + fileSize > limits.maxStoredBytesPerUser) {
     throw errors.badRequest(
       `this upload of ${mib(fileSize)} would bring your stored files to ${mib(held + fileSize)}; the limit is ${mib(limits.maxStoredBytesPerUser)}. Wait for older uploads and outputs to expire`,
@@ -58,9 +66,9 @@ export async function assertUploadQuota(ctx: QuotaContext, caller: Caller, fileS
   }
 }
 
-export function assertTaskQuota(ctx: QuotaContext, caller: Caller, imageCount: number): void {
+export async function assertTaskQuota(ctx: QuotaContext, caller: Caller, imageCount: number): Promise<void> {
   const { limits } = ctx;
-  const active = ctx.activeTasksOf(caller.userId);
+  const active = await ctx.activeTasksOf(caller.userId);
   if (active >= limits.maxTasksPerUser) {
     throw new ContractError(
       'RATE_LIMITED',
@@ -69,7 +77,7 @@ export function assertTaskQuota(ctx: QuotaContext, caller: Caller, imageCount: n
     );
   }
   if (!Number.isFinite(limits.maxOutputsPerUser) && !Number.isFinite(limits.maxStoredBytesPerUser)) return;
-  const use = taskUsageOf(ctx, caller.userId);
+  const use = await ctx.taskUsageOf(caller.userId);
   if (use.outputs + imageCount > limits.maxOutputsPerUser) {
     throw errors.badRequest(
       `your tasks hold ${use.outputs} output files and this one adds ${imageCount}; the limit is ${limits.maxOutputsPerUser}. Wait for older outputs to expire`,

@@ -12,6 +12,7 @@ import type { Pool } from '../db/postgres.js';
 import { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
 import type { TaskStats } from './taskStats.js';
+import type { TaskUsage } from '../quotas/userQuota.js';
 import { TASK_STATUSES, type TaskStatus } from '../contract/index.js';
 
 export class LeaseLostError extends Error {
@@ -115,6 +116,22 @@ export class PgTaskStore extends TaskStore {
       [userId],
     );
     return rows[0]?.n ?? 0;
+  }
+
+  /** `taskUsageIn` (quotas/userQuota.ts) over every task of the user in the database, any process. */
+  async usageOf(userId: string, now: number): Promise<TaskUsage> {
+    const { rows } = await this.pool.query<TaskUsage>(
+      `SELECT
+         coalesce(sum(CASE WHEN status = 'PROCESSED'
+           THEN (SELECT count(*) FROM jsonb_array_elements(record->'outputs') o WHERE (o->>'expiresAt')::bigint >= $2)
+           ELSE jsonb_array_length(record->'inputs') END), 0)::int AS outputs,
+         coalesce(sum(CASE WHEN status = 'PROCESSED'
+           THEN (SELECT coalesce(sum((o->>'fileSize')::bigint), 0) FROM jsonb_array_elements(record->'outputs') o WHERE (o->>'expiresAt')::bigint >= $2)
+           ELSE 0 END), 0)::float8 AS bytes
+       FROM tasks WHERE user_id = $1 AND status <> 'PROCESSING_FAILED'`,
+      [userId, now],
+    );
+    return rows[0] ?? { outputs: 0, bytes: 0 };
   }
 
   /** The operator figures of taskStats.ts, over every task in the database (any process, any worker). */

@@ -13,6 +13,7 @@ import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers
 import { addUser, BASIC, dataOf, postForm, postJson, startTestServer, taskForm, tempDir, type StatusData, type TestServer } from './helpers.js';
 
 let pgServer: TempPostgres;
+let pgUrl: string;
 let pool: Pool;
 let api: TestServer;
 let storage: string;
@@ -20,6 +21,7 @@ let storage: string;
 beforeAll(async () => {
   pgServer = await startTempPostgres();
   const url = await createDatabase(pgServer.url, 'crisp_queue');
+  pgUrl = url;
   pool = await openPostgres(url);
   storage = await tempDir('crisp-queue-');
   api = await startTestServer({ db: url, workers: 0, storageDir: storage });
@@ -84,4 +86,34 @@ describe('PostgreSQL task queue', () => {
       await worker.close();
     }
   }, 120_000);
+
+  it('per-user output and task quotas count the tasks a user started through every API process', async () => {
+    // A second API process on the same database and storage; neither runs tasks, so they stay queued.
+    const other = await startTestServer({ db: pgUrl, workers: 0, storageDir: storage, engineLimits: { maxOutputsPerUser: 3, maxTasksPerUser: 3 } });
+    const strict = await startTestServer({ db: pgUrl, workers: 0, storageDir: storage, engineLimits: { maxOutputsPerUser: 3, maxTasksPerUser: 3 } });
+    try {
+      const { key } = await addUser(other, 'quota@example.com', 50);
+      const bytes = new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 9, g: 9, b: 9 } } }).png().toBuffer());
+      const start = (s: TestServer, n: number) =>
+        postForm(s.url, key, taskForm(BASIC, Array.from({ length: n }, (_, i) => ({ name: 'file', fileName: `q${i}.png`, bytes }))));
+      expect((await start(other, 2)).status).toBe(200);
+      // This process holds none of the user's tasks in memory, yet refuses: 2 queued elsewhere + 2 > 3.
+      const over = await start(strict, 2);
+      expect(over.status).toBe(400);
+      expect(JSON.parse(over.text)).toBe(
+        'Bad Request: your tasks hold 2 output files and this one adds 2; the limit is 3. Wait for older outputs to expire',
+      );
+      expect((await start(strict, 1)).status).toBe(200);
+      // Full now, whichever process is asked.
+      const full = await start(other, 1);
+      expect(full.status).toBe(400);
+      expect(JSON.parse(full.text)).toBe('Bad Request: your tasks hold 3 output files and this one adds 1; the limit is 3. Wait for older outputs to expire');
+      // Failed tasks hold nothing.
+      await pool.query(`UPDATE tasks SET status = 'PROCESSING_FAILED' WHERE user_id = (SELECT user_id FROM users WHERE email = 'quota@example.com')`);
+      expect((await start(strict, 3)).status).toBe(200);
+    } finally {
+      await other.stop();
+      await strict.stop();
+    }
+  }, 60_000);
 });
