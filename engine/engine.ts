@@ -42,6 +42,7 @@ import type { StoredTask } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
 import { UploadStore, type Uploads } from './uploads/uploadStore.js';
 import { S3UploadStore } from './uploads/s3UploadStore.js';
+import { PgUploadIndex } from './uploads/pgUploadIndex.js';
 import type { ObjectStore } from './storage/objectStore.js';
 import { publishInputs, publishOutputs, stageInputs, taskPrefix } from './tasks/taskObjects.js';
 import { resolveFaceModel } from './faces/faceModels.js';
@@ -141,7 +142,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const objects = opts.objects;
   if (objects && !opts.queue) throw new Error('object storage (--storage s3://…) needs the PostgreSQL queue (--db)');
   const uploads: Uploads = objects
-    ? new S3UploadStore(objects, limits, now)
+    ? new S3UploadStore(objects, limits, now, opts.queue ? new PgUploadIndex(opts.queue.pool) : undefined)
     : new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now, opts.queue !== undefined);
   const pgStore = opts.queue ? new PgTaskStore(dataDir, opts.queue.pool, limits.fileTtlMs, now) : undefined;
   const store: TaskStore = pgStore ?? new TaskStore(dataDir);
@@ -232,7 +233,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const fetchBudget = new FetchBudget(limits.urlFetchBudget, limits.urlFetchBudgetWindowMs, now);
   const quotas: QuotaContext = {
     limits,
-    uploadsRoot: path.join(dataDir, 'uploads'),
+    uploadUsageOf: (userId) => uploads.usageOf(userId),
     // With a queue a user's tasks wait, run and finish on any process: the database counts them all.
     activeTasksOf: (userId) => (pgStore ? pgStore.activeCount(userId) : runner.activeTasksOf(userId)),
     taskUsageOf: (userId) => (pgStore ? pgStore.usageOf(userId, now()) : taskUsageIn(store.all(), userId, now())),

@@ -84,4 +84,20 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'upload sessions in a bucket',
+    sql: `
+      -- With --storage s3://… the upload sessions are objects in the bucket; this index of them lets
+      -- get-upload-url count a user's open sessions and stored bytes (the quotas) without listing the bucket.
+      CREATE TABLE upload_sessions (
+        upload_id  text PRIMARY KEY,
+        user_id    text NOT NULL,
+        file_size  bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        completed  boolean NOT NULL DEFAULT false
+      );
+      CREATE INDEX upload_sessions_by_user ON upload_sessions (user_id, expires_at);
+    `,
+  },
 ];

@@ -7,7 +7,7 @@ import type { Caller } from '../api.js';
 import { ContractError, errors } from '../contract/index.js';
 import type { EngineLimits } from '../limits.js';
 import type { StoredTask } from '../tasks/taskTypes.js';
-import { uploadUsageOf } from './uploadUsage.js';
+import type { UploadUsage } from './uploadUsage.js';
 
 type QuotaLimits = Pick<EngineLimits, 'maxOpenUploadsPerUser' | 'maxStoredBytesPerUser' | 'maxOutputsPerUser' | 'maxTasksPerUser'>;
 
@@ -20,7 +20,8 @@ export interface TaskUsage {
 
 export interface QuotaContext {
   limits: QuotaLimits;
-  uploadsRoot: string;
+  /** What a user's upload sessions hold (in the data directory, or with a bucket from its index). */
+  uploadUsageOf: (userId: string) => Promise<UploadUsage>;
   /** Tasks of a user waiting or running: in this process, or with a queue in the database (every process). */
   activeTasksOf: (userId: string) => number | Promise<number>;
   /** Outputs of a user's tasks: `taskUsageIn` over this process's tasks, or with a queue from the database. */
@@ -52,7 +53,7 @@ export function taskUsageIn(tasks: Iterable<StoredTask>, userId: string, t: numb
 export async function assertUploadQuota(ctx: QuotaContext, caller: Caller, fileSize: number): Promise<void> {
   const { limits } = ctx;
   if (!Number.isFinite(limits.maxOpenUploadsPerUser) && !Number.isFinite(limits.maxStoredBytesPerUser)) return;
-  const up = await uploadUsageOf(ctx.uploadsRoot, caller.userId, ctx.now());
+  const up = await ctx.uploadUsageOf(caller.userId);
   if (up.openUploads >= limits.maxOpenUploadsPerUser) {
     throw errors.badRequest(
       `you have ${up.openUploads} unfinished uploads; the limit is ${limits.maxOpenUploadsPerUser}. Complete them (complete-multipart-upload) or wait for them to expire`,

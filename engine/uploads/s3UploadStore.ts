@@ -18,6 +18,8 @@ import {
 import { ObjectStoreError, type ObjectStore } from '../storage/objectStore.js';
 import { MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
+import type { UploadUsage } from '../quotas/uploadUsage.js';
+import type { PgUploadIndex } from './pgUploadIndex.js';
 import { checkPartList, planUpload, type CompletedUpload, type UploadLimitsConfig, type Uploads } from './uploadStore.js';
 
 interface BucketSession {
@@ -44,7 +46,13 @@ export class S3UploadStore implements Uploads {
     private readonly objects: ObjectStore,
     private readonly limits: UploadLimitsConfig,
     private readonly now: () => number = Date.now,
+    /** Counts sessions for the quotas (a bucket cannot be asked "how many of this user's" cheaply). */
+    private readonly index?: PgUploadIndex,
   ) {}
+
+  async usageOf(userId: string): Promise<UploadUsage> {
+    return this.index ? this.index.usageOf(userId, this.now()) : { openUploads: 0, bytes: 0 };
+  }
 
   private sessionKey(uploadId: string): string {
     if (!ID.test(uploadId)) throw errors.notFound('Upload not found');
@@ -65,6 +73,7 @@ export class S3UploadStore implements Uploads {
       return Promise.all(Array.from({ length: partCount }, (_, i) => this.objects.presignPart(path, s3UploadId, i + 1, ttlSeconds)));
     });
     await this.objects.putJson(this.sessionKey(session.uploadId), { session, userId: caller.userId, s3UploadId, completed: false } satisfies BucketSession);
+    await this.index?.add(session.uploadId, caller.userId, session.fileSize, session.expiresAt);
     return session;
   }
 
@@ -98,6 +107,7 @@ export class S3UploadStore implements Uploads {
       const head = await this.objects.head(session.path);
       const refuse = async (message: string) => {
         await this.objects.removePrefix(`uploads/${session.uploadId}/`).catch(() => undefined);
+        await this.index?.remove(session.uploadId).catch(() => undefined);
         return errors.badRequest(message);
       };
       if (head?.size !== session.fileSize) throw await refuse(`the parts add up to ${head?.size ?? 0} bytes; fileSize is ${session.fileSize}`);
@@ -105,11 +115,9 @@ export class S3UploadStore implements Uploads {
         throw await refuse(`the uploaded bytes are not a ${MIME_LABEL[session.fileType]} image`);
       }
       // A completed file lives for fileTtlMs from now, whatever was left of the part URLs' lifetime.
-      await this.objects.putJson(this.sessionKey(session.uploadId), {
-        ...stored,
-        session: { ...session, expiresAt: this.now() + this.limits.fileTtlMs },
-        completed: true,
-      } satisfies BucketSession);
+      const expiresAt = this.now() + this.limits.fileTtlMs;
+      await this.objects.putJson(this.sessionKey(session.uploadId), { ...stored, session: { ...session, expiresAt }, completed: true } satisfies BucketSession);
+      await this.index?.completed(session.uploadId, expiresAt);
       return { status: 'success' };
     });
   }
@@ -141,6 +149,7 @@ export class S3UploadStore implements Uploads {
       if (!stored || this.now() <= stored.session.expiresAt) continue;
       if (!stored.completed) await this.objects.abortMultipart(stored.session.path, stored.s3UploadId).catch(() => undefined);
       await this.objects.removePrefix(`uploads/${id}/`);
+      await this.index?.remove(id);
       removed++;
     }
     return removed;

@@ -30,6 +30,7 @@ import { readJson, tempPathFor, writeJsonAtomic } from '../storage/atomicFile.js
 import { withFileLock } from '../storage/fileLock.js';
 import { MIME_EXTENSION, MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
+import { uploadUsageOf, type UploadUsage } from '../quotas/uploadUsage.js';
 import type { UrlSigner } from '../security/urlSigner.js';
 
 /** S3's minimum part size; larger files get larger parts so no upload needs more than MAX_PARTS. */
@@ -71,6 +72,8 @@ export interface Uploads {
    */
   resolveCompleted(caller: Caller, filePath: string, index: number, localCopy: string): Promise<CompletedUpload>;
   sweep(): Promise<number>;
+  /** What the user's unexpired sessions hold (the upload quotas). */
+  usageOf(userId: string): Promise<UploadUsage>;
 }
 
 /** Ids, part size and part URLs of a new upload session (the same plan for the directory and the bucket). */
@@ -292,6 +295,10 @@ export class UploadStore implements Uploads {
       fileType: stored.session.fileType,
       fileSize: stored.session.fileSize,
     };
+  }
+
+  usageOf(userId: string): Promise<UploadUsage> {
+    return uploadUsageOf(this.root, userId, this.now());
   }
 
   /** Removes sessions (finished or not) past their expiry. */

@@ -45,9 +45,9 @@ describe('PostgreSQL store', () => {
     const raw = Array.from({ length: 3 }, () => new pg.Pool({ connectionString: url }));
     pools.push(...raw);
     const applied = await Promise.all(raw.map((p) => migrate(p)));
-    expect(applied.flat().sort()).toEqual([1, 2, 3, 4]);
+    expect(applied.flat().sort()).toEqual([1, 2, 3, 4, 5]);
     const { rows } = await raw[0]!.query('SELECT version FROM crisp_migrations ORDER BY version');
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
     expect(await migrate(raw[1]!)).toEqual([]);
   });
 

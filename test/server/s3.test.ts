@@ -191,6 +191,19 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     expect(started.status).toBe(400);
   }, 60_000);
 
+  it('the open-uploads quota holds with sessions in the bucket (counted in PostgreSQL)', async () => {
+    const u = await user('s3-quota@example.com', 100);
+    const open = () => postJson(api.url, '/get-upload-url', u.key, { data: { originalFileName: 'q.png', fileType: 'image/png', fileSize: png.length } });
+    for (let i = 0; i < 10; i++) expect((await open()).status).toBe(200);
+    const refused = await open();
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text)).toBe(
+      'Bad Request: you have 10 unfinished uploads; the limit is 10. Complete them (complete-multipart-upload) or wait for them to expire',
+    );
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM upload_sessions WHERE user_id = $1 AND NOT completed', [u.userId]);
+    expect(rows).toEqual([{ n: 10 }]);
+  }, 60_000);
+
   it('the upload sweep removes expired sessions and aborts their bucket uploads', async () => {
     let t = Date.now();
     const store = new S3UploadStore(objects, { maxFileSize: 1 << 20, uploadTtlMs: 60_000, fileTtlMs: 60_000 }, () => t);
