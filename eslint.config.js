@@ -23,13 +23,19 @@ export default tseslint.config(
   {
     files: ['engine/**/*.ts'],
     rules: restrict([
-      { group: ['**/app/**', '**/electron/**', '**/renderer/**'], message: `engine/ is pure Node and imports no other layer (${LAYERS}).` },
+      {
+        group: ['**/app/**', '**/electron/**', '**/renderer/**'],
+        message: `engine/ is pure Node and imports no other layer (${LAYERS}).`,
+      },
     ]),
   },
   {
     files: ['app/**/*.ts'],
     rules: restrict([
-      { group: ['**/electron/**', '**/renderer/**'], message: `app/ is pure Node: it may import engine/, never electron/ or renderer/ (${LAYERS}).` },
+      {
+        group: ['**/electron/**', '**/renderer/**'],
+        message: `app/ is pure Node: it may import engine/, never electron/ or renderer/ (${LAYERS}).`,
+      },
     ]),
   },
   {
@@ -46,7 +52,8 @@ export default tseslint.config(
         {
           // The page sees the service interface, the preload API's types, contract enums and the pure
           // option declaration (control ranges); nothing else of the main process.
-          regex: '(^|/)(engine/(?!contract/enums\\.js$)|app/(?!service/[\\w.-]+\\.js$|settings/upscaleOptions\\.js$)|electron/(?!preload/desktopApi\\.js$))',
+          regex:
+            '(^|/)(engine/(?!contract/enums\\.js$)|app/(?!service/[\\w.-]+\\.js$|settings/upscaleOptions\\.js$)|electron/(?!preload/desktopApi\\.js$))',
           message: `renderer/ reaches the main process only through the typed preload API (${LAYERS}).`,
         },
       ],

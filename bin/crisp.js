@@ -12,6 +12,8 @@ if (process.env.CRISP_DEV === '1') {
 } else if (existsSync(built)) {
   await import(built);
 } else {
-  process.stderr.write('crisp: error: the command line is not built yet. Run "npm run build:cli" (npm install does it too), or set CRISP_DEV=1 to run the sources.\n');
+  process.stderr.write(
+    'crisp: error: the command line is not built yet. Run "npm run build:cli" (npm install does it too), or set CRISP_DEV=1 to run the sources.\n',
+  );
   process.exitCode = 1;
 }

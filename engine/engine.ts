@@ -24,7 +24,12 @@ import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
 import { FetchBudget } from './quotas/fetchBudget.js';
 import { assertTaskQuota, assertUploadQuota, taskUsageIn, type QuotaContext } from './quotas/userQuota.js';
-import { createInference, type ExecutionProviderChoice, type Inference, type PrecisionRequest } from './inference/index.js';
+import {
+  createInference,
+  type ExecutionProviderChoice,
+  type Inference,
+  type PrecisionRequest,
+} from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
 import { resolveTaskModelField } from './models/modelNames.js';
@@ -119,7 +124,10 @@ async function inputsPresent(task: StoredTask): Promise<boolean> {
   for (const input of task.inputs) {
     if (input.url) continue;
     if (!input.path) return false;
-    const ok = await stat(input.path).then((st) => st.isFile(), () => false);
+    const ok = await stat(input.path).then(
+      (st) => st.isFile(),
+      () => false,
+    );
     if (!ok) return false;
   }
   return true;
@@ -143,14 +151,25 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   if (objects && !opts.queue) throw new Error('object storage (--storage s3://…) needs the PostgreSQL queue (--db)');
   const uploads: Uploads = objects
     ? new S3UploadStore(objects, limits, now, opts.queue ? new PgUploadIndex(opts.queue.pool) : undefined)
-    : new UploadStore(dataDir, signer, (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''), limits, now, opts.queue !== undefined);
+    : new UploadStore(
+        dataDir,
+        signer,
+        (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''),
+        limits,
+        now,
+        opts.queue !== undefined,
+      );
   const pgStore = opts.queue ? new PgTaskStore(dataDir, opts.queue.pool, limits.fileTtlMs, now) : undefined;
   const store: TaskStore = pgStore ?? new TaskStore(dataDir);
   let worker: QueueWorker | undefined;
   const settleLock = new KeyedMutex();
   let inference: Inference | undefined = opts.inference;
   const getInference = () =>
-    (inference ??= createInference({ executionProvider: opts.executionProvider ?? 'auto', threads: opts.threads, ...(opts.precision ? { precision: opts.precision } : {}) }));
+    (inference ??= createInference({
+      executionProvider: opts.executionProvider ?? 'auto',
+      threads: opts.threads,
+      ...(opts.precision ? { precision: opts.precision } : {}),
+    }));
 
   // Anything unfinished at start-up was running (or waiting) when the process died: it is resumed from
   // its stored inputs (server) or fails (app), and never hangs. Either way the killed run may have left a
@@ -208,7 +227,10 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         }
       : {}),
     ...(objects
-      ? { stageInputs: (task: StoredTask) => stageInputs(objects, store, task), publishOutputs: (task: StoredTask) => publishOutputs(objects, store, task) }
+      ? {
+          stageInputs: (task: StoredTask) => stageInputs(objects, store, task),
+          publishOutputs: (task: StoredTask) => publishOutputs(objects, store, task),
+        }
       : {}),
     onInputsFetched: async (task) => {
       // URL images are quoted at the base size when the task starts; now that their size is known,
@@ -219,7 +241,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         await meter.adjust({ userId: task.userId, email: task.email }, task.id, cost);
       } catch (e) {
         if (isContractError(e) && e.status === 402) {
-          throw errors.badRequest(`the images at these URLs cost ${cost} credits at their size (${task.creditsToDeduct} were reserved) and your available credits do not cover the difference`);
+          throw errors.badRequest(
+            `the images at these URLs cost ${cost} credits at their size (${task.creditsToDeduct} were reserved) and your available credits do not cover the difference`,
+          );
         }
         throw e;
       }
@@ -228,7 +252,13 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     },
   });
   if (opts.queue && pgStore) {
-    worker = new QueueWorker(opts.queue, { store: pgStore, runner, now, release: (id) => meter.release(id), gaveUpMessage: GAVE_UP });
+    worker = new QueueWorker(opts.queue, {
+      store: pgStore,
+      runner,
+      now,
+      release: (id) => meter.release(id),
+      gaveUpMessage: GAVE_UP,
+    });
   }
   const fetchBudget = new FetchBudget(limits.urlFetchBudget, limits.urlFetchBudgetWindowMs, now);
   const quotas: QuotaContext = {
@@ -239,8 +269,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     taskUsageOf: (userId) => (pgStore ? pgStore.usageOf(userId, now()) : taskUsageIn(store.all(), userId, now())),
     now,
   };
-  const priceTask = (settings: StoredTask['settings'], inputs: readonly { dimensions?: { width: number; height: number } }[]) =>
-    meter.quote(settings, inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale) : undefined)));
+  const priceTask = (
+    settings: StoredTask['settings'],
+    inputs: readonly { dimensions?: { width: number; height: number } }[],
+  ) =>
+    meter.quote(
+      settings,
+      inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale) : undefined)),
+    );
 
   // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
   for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
@@ -254,14 +290,22 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
 
   async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
     // Read the registry per task so a model imported while the engine runs is usable at once.
-    const custom = opts.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
+    const custom =
+      opts.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
     // An imported model answers to its bare name too; an unknown name gets "did you mean …" in the 400.
     const named = resolveTaskModelField(input.fields, custom);
     let req: StartTaskRequest;
     try {
-      req = parseStartTask(named.fields, input.file, { maxFilesPerTask: limits.maxFilesPerTask }, custom ? { extraModels: (name) => custom.has(name) } : {});
+      req = parseStartTask(
+        named.fields,
+        input.file,
+        { maxFilesPerTask: limits.maxFilesPerTask },
+        custom ? { extraModels: (name) => custom.has(name) } : {},
+      );
     } catch (e) {
-      throw named.suggestion && isContractError(e) && e.status === 400 ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`) : e;
+      throw named.suggestion && isContractError(e) && e.status === 400
+        ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`)
+        : e;
     }
     if (req.enhanceFace && !faces) throw errors.faceNotAvailable();
     try {
@@ -331,7 +375,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         creditsDeducted: false,
         deductedCredits: 0,
         warnings: [],
-        ...(input.outputPath !== undefined && inputs.length === 1 ? { destination: path.resolve(input.outputPath) } : {}),
+        ...(input.outputPath !== undefined && inputs.length === 1
+          ? { destination: path.resolve(input.outputPath) }
+          : {}),
         ...(input.passes === 2 ? { passes: 2 as const } : {}),
       };
       await store.save(task);
@@ -382,7 +428,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     if (objects) {
       if (!(await objects.head(file.path))) throw errors.notFound('File not found');
       // Short-lived: the download link (ours, checked above) is what the user holds; this only carries the bytes.
-      const redirect = await objects.presignGet(file.path, { fileName: file.fileName, contentType: file.fileType, expiresInSeconds: 300 });
+      const redirect = await objects.presignGet(file.path, {
+        fileName: file.fileName,
+        contentType: file.fileType,
+        expiresInSeconds: 300,
+      });
       return { path: file.path, file: decorate(task, file), redirect };
     }
     const abs = path.isAbsolute(file.path) ? file.path : path.join(dataDir, file.path);
@@ -403,12 +453,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     const incoming = path.join(dataDir, 'incoming');
     for (const name of await readdir(incoming).catch(() => [] as string[])) {
       const st = await stat(path.join(incoming, name)).catch(() => undefined);
-      if (st && now() - st.mtimeMs > limits.uploadTtlMs) await rm(path.join(incoming, name), { recursive: true, force: true });
+      if (st && now() - st.mtimeMs > limits.uploadTtlMs)
+        await rm(path.join(incoming, name), { recursive: true, force: true });
     }
     const t = now();
     for (const task of [...store.all()]) {
       const terminal = task.status === 'PROCESSED' || task.status === 'PROCESSING_FAILED';
-      const expired = task.outputs.length > 0 ? task.outputs.every((f) => t > f.expiresAt) : t > task.updatedAt + limits.fileTtlMs;
+      const expired =
+        task.outputs.length > 0 ? task.outputs.every((f) => t > f.expiresAt) : t > task.updatedAt + limits.fileTtlMs;
       if (terminal && expired) await removeTask(task.id);
     }
     // Tasks finished on other processes are not in this one's memory: the database lists them.
@@ -416,7 +468,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   }
 
   const sweepTimer =
-    opts.sweepIntervalMs === 0 ? undefined : setInterval(() => void sweep().catch(() => undefined), opts.sweepIntervalMs ?? 600_000);
+    opts.sweepIntervalMs === 0
+      ? undefined
+      : setInterval(() => void sweep().catch(() => undefined), opts.sweepIntervalMs ?? 600_000);
   sweepTimer?.unref();
   void sweep().catch(() => undefined);
 

@@ -30,11 +30,18 @@ for (const line of log.split('\n')) {
   if (/npm warn Unknown project config/.test(line)) ours.push(line.trim());
   if (/npm warn install-scripts .*not yet covered by allowScripts/.test(line)) ours.push(line.trim());
 }
-const badEngine = log.split('\n').filter((l) => /EBADENGINE\s+package:/.test(l)).map((l) => l.replace(/.*package:\s*/, '').replace(/[',]/g, ''));
+const badEngine = log
+  .split('\n')
+  .filter((l) => /EBADENGINE\s+package:/.test(l))
+  .map((l) => l.replace(/.*package:\s*/, '').replace(/[',]/g, ''));
 if (badEngine.length > 0) {
   const claimed = pkg.engines?.node ?? '*';
-  if (satisfies(claimed, process.version)) ours.push(`EBADENGINE on Node ${process.version}, which package.json claims (${claimed}): ${badEngine.join(', ')}`);
-  else console.error(`install warnings: Node ${process.version} is below package.json engines (${claimed}); EBADENGINE from ${badEngine.join(', ')} is expected here.`);
+  if (satisfies(claimed, process.version))
+    ours.push(`EBADENGINE on Node ${process.version}, which package.json claims (${claimed}): ${badEngine.join(', ')}`);
+  else
+    console.error(
+      `install warnings: Node ${process.version} is below package.json engines (${claimed}); EBADENGINE from ${badEngine.join(', ')} is expected here.`,
+    );
 }
 if (ours.length > 0) {
   console.error(`install warnings that are ours to fix:\n${ours.map((l) => `  ${l}`).join('\n')}`);

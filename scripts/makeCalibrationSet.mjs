@@ -34,7 +34,19 @@ const clip = (rel) => path.join(root, 'usr/share/openclipart/png', rel);
 
 /** [file, crops, photo]: photos are shrunk to 480 px wide before cropping; illustrations fit in 256 px. */
 export const SOURCES = [
-  ...['BytheWater', 'ColdRipple', 'ColorfulCups', 'DarkestHour', 'EveningGlow', 'FallenLeaf', 'Grey', 'Kite', 'OneStandsOut', 'Path', 'summer_1am'].map((n) => [kde(n), 3, true]),
+  ...[
+    'BytheWater',
+    'ColdRipple',
+    'ColorfulCups',
+    'DarkestHour',
+    'EveningGlow',
+    'FallenLeaf',
+    'Grey',
+    'Kite',
+    'OneStandsOut',
+    'Path',
+    'summer_1am',
+  ].map((n) => [kde(n), 3, true]),
   ...['Autumn', 'SafeLanding', 'FlyingKonqui'].map((n) => [kde(n), 2, true]),
   ...[
     'people/a_happy_boy_01.png',
@@ -64,7 +76,9 @@ function texture(img, left, top) {
   for (let y = top; y < top + SIZE - 1; y++) {
     for (let x = left; x < left + SIZE - 1; x++) {
       const i = (y * img.width + x) * 3;
-      for (let c = 0; c < 3; c++) sum += Math.abs(img.data[i + c] - img.data[i + 3 + c]) + Math.abs(img.data[i + c] - img.data[i + img.width * 3 + c]);
+      for (let c = 0; c < 3; c++)
+        sum +=
+          Math.abs(img.data[i + c] - img.data[i + 3 + c]) + Math.abs(img.data[i + c] - img.data[i + img.width * 3 + c]);
     }
   }
   return sum;
@@ -74,7 +88,9 @@ const tiles = [];
 for (const [file, count, photo] of SOURCES) {
   const img = await load(file, photo);
   const windows = [];
-  for (let top = 0; top + SIZE <= img.height; top += 16) for (let left = 0; left + SIZE <= img.width; left += 16) windows.push({ left, top, score: texture(img, left, top) });
+  for (let top = 0; top + SIZE <= img.height; top += 16)
+    for (let left = 0; left + SIZE <= img.width; left += 16)
+      windows.push({ left, top, score: texture(img, left, top) });
   windows.sort((a, b) => b.score - a.score || a.top - b.top || a.left - b.left);
   const picked = [];
   for (const w of windows) {
@@ -84,7 +100,13 @@ for (const [file, count, photo] of SOURCES) {
   }
   for (const p of picked) {
     const rgb = Buffer.alloc(SIZE * SIZE * 3);
-    for (let y = 0; y < SIZE; y++) img.data.copy(rgb, y * SIZE * 3, ((p.top + y) * img.width + p.left) * 3, ((p.top + y) * img.width + p.left + SIZE) * 3);
+    for (let y = 0; y < SIZE; y++)
+      img.data.copy(
+        rgb,
+        y * SIZE * 3,
+        ((p.top + y) * img.width + p.left) * 3,
+        ((p.top + y) * img.width + p.left + SIZE) * 3,
+      );
     tiles.push(rgb);
     console.log(`${String(tiles.length).padStart(2)} ${path.relative(root, file)} @ ${p.left},${p.top}`);
   }
@@ -97,5 +119,10 @@ tiles.forEach((t, k) => {
   for (let y = 0; y < SIZE; y++) t.copy(sheet, ((oy + y) * COLS * SIZE + ox) * 3, y * SIZE * 3, (y + 1) * SIZE * 3);
 });
 const out = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'resources', 'calibration', 'crops.png');
-writeFileSync(out, await sharp(sheet, { raw: { width: COLS * SIZE, height: rows * SIZE, channels: 3 } }).png({ compressionLevel: 9 }).toBuffer());
+writeFileSync(
+  out,
+  await sharp(sheet, { raw: { width: COLS * SIZE, height: rows * SIZE, channels: 3 } })
+    .png({ compressionLevel: 9 })
+    .toBuffer(),
+);
 console.log(`${tiles.length} crops → ${out}`);

@@ -35,17 +35,33 @@ function electronBinary() {
   const found = locate();
   if (found) return found;
   // One quiet, bounded attempt at the normal download; offline it fails fast.
-  spawnSync(process.execPath, [path.join(pkgDir, 'install.js')], { stdio: 'ignore', timeout: DOWNLOAD_TIMEOUT_MS, cwd: pkgDir });
+  spawnSync(process.execPath, [path.join(pkgDir, 'install.js')], {
+    stdio: 'ignore',
+    timeout: DOWNLOAD_TIMEOUT_MS,
+    cwd: pkgDir,
+  });
   return locate();
 }
 
 const electron = electronBinary();
 if (!electron) {
-  fail('the Electron binary is not available here (it could not be downloaded); run the same app in a browser instead: npm run ui');
+  fail(
+    'the Electron binary is not available here (it could not be downloaded); run the same app in a browser instead: npm run ui',
+  );
 }
 
 for (const [what, args] of [
-  ['renderer', [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(root, 'vite.config.ts'), '--logLevel', 'warn']],
+  [
+    'renderer',
+    [
+      path.join(root, 'node_modules/vite/bin/vite.js'),
+      'build',
+      '--config',
+      path.join(root, 'vite.config.ts'),
+      '--logLevel',
+      'warn',
+    ],
+  ],
   ['main process', ['--import', 'tsx', path.join(root, 'electron/build.ts')]],
 ]) {
   const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });

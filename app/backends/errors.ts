@@ -31,7 +31,12 @@ export class BackendError extends Error {
   }
   /** Whether trying the same request again later can succeed without the user changing anything. */
   get retryable(): boolean {
-    return this.kind === 'Network' || this.kind === 'RateLimited' || this.kind === 'ServerError' || this.kind === 'WorkerCrashed';
+    return (
+      this.kind === 'Network' ||
+      this.kind === 'RateLimited' ||
+      this.kind === 'ServerError' ||
+      this.kind === 'WorkerCrashed'
+    );
   }
 }
 

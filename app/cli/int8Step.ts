@@ -18,7 +18,9 @@ export interface Int8StepOptions {
 export async function calibrationSource(calibrationDir: string | undefined): Promise<string> {
   if (calibrationDir) return `calibration photos from ${calibrationDir}`;
   const { hasBundledCalibration } = await import('../../engine/convert/calibrationSet.js');
-  return hasBundledCalibration() ? 'the bundled calibration set' : 'a generated calibration set: the bundled one is missing';
+  return hasBundledCalibration()
+    ? 'the bundled calibration set'
+    : 'a generated calibration set: the bundled one is missing';
 }
 
 /** Makes and stores the int8 variant of `file`; calibration and quantization failures become CliErrors. */
@@ -65,7 +67,9 @@ export async function int8AfterInstall(name: string, file: string): Promise<bool
     for (const line of await describeInt8(variant)) process.stdout.write(`${name}: ${line}\n`);
     return true;
   } catch (e) {
-    process.stdout.write(`${name}: installed, but no int8 variant: ${((e as Error).message ?? String(e)).split('\n')[0]}\n`);
+    process.stdout.write(
+      `${name}: installed, but no int8 variant: ${((e as Error).message ?? String(e)).split('\n')[0]}\n`,
+    );
     return false;
   }
 }

@@ -35,8 +35,13 @@ export interface RunFlags {
 export function addUpscaleFlags(command: Command): Command {
   for (const [, spec] of entries) {
     const placeholder = valuePlaceholder(spec);
-    const shown = spec.cli.defaultText ?? (spec.kind === 'flag' || spec.default === null || spec.default === '' ? undefined : String(spec.default));
-    const option = new Option(placeholder ? `${spec.cli.flags} ${placeholder}` : spec.cli.flags, `${spec.help}${shown ? ` (default: ${shown})` : ''}`);
+    const shown =
+      spec.cli.defaultText ??
+      (spec.kind === 'flag' || spec.default === null || spec.default === '' ? undefined : String(spec.default));
+    const option = new Option(
+      placeholder ? `${spec.cli.flags} ${placeholder}` : spec.cli.flags,
+      `${spec.help}${shown ? ` (default: ${shown})` : ''}`,
+    );
     command.addOption(option);
   }
   return command

@@ -3,7 +3,14 @@
  * checked against the one declaration. Loaded by the run only (it needs zod).
  */
 import { parseOptionText } from '../settings/optionSchemas.js';
-import { acceptedValues, UPSCALE_DEFAULTS, UPSCALE_OPTIONS, type OptionSpec, type UpscaleOptionKey, type UpscaleOptions } from '../settings/upscaleOptions.js';
+import {
+  acceptedValues,
+  UPSCALE_DEFAULTS,
+  UPSCALE_OPTIONS,
+  type OptionSpec,
+  type UpscaleOptionKey,
+  type UpscaleOptions,
+} from '../settings/upscaleOptions.js';
 import { CliError } from './cliError.js';
 
 /** The commander attribute name of a flag (`--face-model` → faceModel). */
@@ -15,7 +22,10 @@ function attributeOf(flags: string): string {
 const entries = Object.entries(UPSCALE_OPTIONS) as [UpscaleOptionKey, OptionSpec][];
 
 /** The options as given, before model resolution: `model` and `denoise` stay undefined unless given. */
-export type ParsedUpscaleFlags = Omit<UpscaleOptions, 'model' | 'denoise'> & { model: string | undefined; denoise: number | undefined };
+export type ParsedUpscaleFlags = Omit<UpscaleOptions, 'model' | 'denoise'> & {
+  model: string | undefined;
+  denoise: number | undefined;
+};
 
 /** Reads and checks every upscale flag; a bad value is a CliError naming the flag and what it accepts. */
 export function readUpscaleFlags(raw: Record<string, unknown>): ParsedUpscaleFlags {
@@ -35,7 +45,11 @@ export function readUpscaleFlags(raw: Record<string, unknown>): ParsedUpscaleFla
     const r = parseOptionText(key, given);
     if (!r.ok) {
       // The model's own sentence already says what to do ("Did you mean …?").
-      throw new CliError(key === 'template' || key === 'faceModel' ? `${flag}: ${r.problem}` : `${flag} must be ${acceptedValues(spec)}, not '${String(given)}'`);
+      throw new CliError(
+        key === 'template' || key === 'faceModel'
+          ? `${flag}: ${r.problem}`
+          : `${flag} must be ${acceptedValues(spec)}, not '${String(given)}'`,
+      );
     }
     out[key] = r.value;
   }

@@ -53,7 +53,9 @@ async function checkUpscaleInputs(inputs: string[]): Promise<void> {
   for (const input of inputs) {
     const st = await stat(input).catch(() => undefined);
     if (st?.isDirectory()) {
-      throw new CliError(`${input} is a folder; crisp upscale takes image files. To upscale every image in it, run: crisp batch ${shellQuote(input)}`);
+      throw new CliError(
+        `${input} is a folder; crisp upscale takes image files. To upscale every image in it, run: crisp batch ${shellQuote(input)}`,
+      );
     }
   }
 }
@@ -68,7 +70,10 @@ async function resolveCliModel(flags: ParsedUpscaleFlags, mode: Mode): Promise<s
   const custom = mode === 'local' ? await listCustomModels(userModelsDir()).catch(() => []) : [];
   const r = resolveModelName(flags.model, { customNames: custom.map((m) => m.name) });
   if (!r.ok) {
-    const remoteHint = mode === 'cloud' && flags.model.startsWith('custom:') ? ' Imported models run on this computer only: drop --remote.' : '';
+    const remoteHint =
+      mode === 'cloud' && flags.model.startsWith('custom:')
+        ? ' Imported models run on this computer only: drop --remote.'
+        : '';
     throw new UserError('unknown-model', `--model: ${r.message}${remoteHint}`);
   }
   return r.name;
@@ -82,7 +87,8 @@ function formatBytes(n: number): string {
 
 function itemLine(item: JobItem, mode: Mode): string | undefined {
   if (item.status === 'done') {
-    const credits = mode === 'cloud' ? `, ${item.creditsDeducted ?? 0} credit${item.creditsDeducted === 1 ? '' : 's'}` : '';
+    const credits =
+      mode === 'cloud' ? `, ${item.creditsDeducted ?? 0} credit${item.creditsDeducted === 1 ? '' : 's'}` : '';
     const size = item.fileSize !== undefined ? `, ${formatBytes(item.fileSize)}` : '';
     return `${item.inputPath} → ${item.outputPath} (${item.outputDimensions?.width}×${item.outputDimensions?.height}${size}${credits})`;
   }
@@ -108,20 +114,34 @@ export async function runJobs(inputs: string[], raw: Record<string, unknown>, cm
   }
 }
 
-async function runChecked(inputs: string[], raw: Record<string, unknown>, run: RunFlags, cmd: JobCommand): Promise<number> {
+async function runChecked(
+  inputs: string[],
+  raw: Record<string, unknown>,
+  run: RunFlags,
+  cmd: JobCommand,
+): Promise<number> {
   const flags = readUpscaleFlags(raw);
   const mode: Mode = run.remote ? 'cloud' : 'local';
   if (cmd.command === 'upscale') await checkUpscaleInputs(inputs);
   const model = await resolveCliModel(flags, mode);
   if (flags.denoise !== undefined && model !== DENOISE_MODEL) {
-    throw new UserError('usage', `--denoise only works with --model ${DENOISE_MODEL} (the general photo model), not ${model}.`);
+    throw new UserError(
+      'usage',
+      `--denoise only works with --model ${DENOISE_MODEL} (the general photo model), not ${model}.`,
+    );
   }
   if (mode === 'cloud' && flags.passes === 2) {
     // Refused before any upload; why a service does not run two passes: CLOUD_PASSES_REFUSAL in remoteBackend.ts.
-    throw new UserError('usage', '--passes 2 (double upscale) runs on this computer only: a service upscales each image once per task. Drop --remote, or send the result through the service again.');
+    throw new UserError(
+      'usage',
+      '--passes 2 (double upscale) runs on this computer only: a service upscales each image once per task. Drop --remote, or send the result through the service again.',
+    );
   }
   if (flags.outputFolder) await prepareOutputFolder(flags.outputFolder);
-  const settings = jobSettingsFrom({ ...flags, model, outputFolder: flags.outputFolder ? path.resolve(flags.outputFolder) : '' }, mode);
+  const settings = jobSettingsFrom(
+    { ...flags, model, outputFolder: flags.outputFolder ? path.resolve(flags.outputFolder) : '' },
+    mode,
+  );
 
   let backend: UpscaleBackend;
   let engineDir: string | undefined;
@@ -197,14 +217,21 @@ async function runChecked(inputs: string[], raw: Record<string, unknown>, run: R
     for (const i of added) report(i); // named files that are not images
     const runnable = added.filter((i) => i.status === 'queued').length;
     if (cmd.command === 'batch' && runnable === 0 && added.length === 0) {
-      throw new UserError('not-found', `No JPG, PNG or WEBP images in ${inputs.join(', ')}${cmd.recursive ? '' : ' (add --recursive for sub-folders)'}.`);
+      throw new UserError(
+        'not-found',
+        `No JPG, PNG or WEBP images in ${inputs.join(', ')}${cmd.recursive ? '' : ' (add --recursive for sub-folders)'}.`,
+      );
     }
     if (!run.json && runnable > 0) {
-      process.stderr.write(`crisp: ${describeEstimate(estimateCredits(backend.mode, upscaleSettingsFor(settings), runnable))}\n`);
+      process.stderr.write(
+        `crisp: ${describeEstimate(estimateCredits(backend.mode, upscaleSettingsFor(settings), runnable))}\n`,
+      );
       if (backend.mode === 'cloud') {
         const account = await backend.getAccount().catch(() => undefined);
         if (account?.available && account.currentCredits !== undefined) {
-          process.stderr.write(`crisp: balance: ${account.currentCredits} credits${account.currentExtraCredits ? ` + ${account.currentExtraCredits} extra` : ''}\n`);
+          process.stderr.write(
+            `crisp: balance: ${account.currentCredits} credits${account.currentExtraCredits ? ` + ${account.currentExtraCredits} extra` : ''}\n`,
+          );
         }
       }
     }
@@ -228,7 +255,8 @@ async function runChecked(inputs: string[], raw: Record<string, unknown>, run: R
     const parts = [`${result.upscaled} upscaled`, `${result.failed} failed`];
     if (result.skipped) parts.push(`${result.skipped} skipped`);
     if (result.cancelled) parts.push(`${result.cancelled} cancelled`);
-    if (backend.mode === 'cloud') parts.push(`${result.creditsDeducted} credit${result.creditsDeducted === 1 ? '' : 's'} deducted`);
+    if (backend.mode === 'cloud')
+      parts.push(`${result.creditsDeducted} credit${result.creditsDeducted === 1 ? '' : 's'} deducted`);
     process.stderr.write(`crisp: ${parts.join(', ')} (of ${result.results.length}).\n`);
   }
   if (interrupted || result.cancelled > 0) return EXIT.cancelled;

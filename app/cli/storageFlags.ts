@@ -18,12 +18,17 @@ export type StorageChoice = { kind: 'default' } | { kind: 'dir'; dir: string } |
 export function addStorageOptions(command: Command, storageHelp: string): Command {
   return command
     .option('--storage <dir|s3://bucket/prefix>', storageHelp)
-    .option('--s3-endpoint <url>', 'with --storage s3://…: an S3-compatible service (MinIO, Ceph, R2…; default: $CRISP_S3_ENDPOINT, else AWS)', process.env.CRISP_S3_ENDPOINT);
+    .option(
+      '--s3-endpoint <url>',
+      'with --storage s3://…: an S3-compatible service (MinIO, Ceph, R2…; default: $CRISP_S3_ENDPOINT, else AWS)',
+      process.env.CRISP_S3_ENDPOINT,
+    );
 }
 
 export function resolveStorage(flags: StorageFlags, db: string | undefined): StorageChoice {
   if (!flags.storage) {
-    if (flags.s3Endpoint && !process.env.CRISP_S3_ENDPOINT) throw new CliError('--s3-endpoint needs --storage s3://bucket/prefix');
+    if (flags.s3Endpoint && !process.env.CRISP_S3_ENDPOINT)
+      throw new CliError('--s3-endpoint needs --storage s3://bucket/prefix');
     return { kind: 'default' };
   }
   let location: S3Location | undefined;
@@ -33,10 +38,14 @@ export function resolveStorage(flags: StorageFlags, db: string | undefined): Sto
     throw new CliError(`--storage ${flags.storage}: ${(e as Error).message}`);
   }
   if (!location) {
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(flags.storage)) throw new CliError(`--storage ${flags.storage}: only directories and s3://bucket/prefix are supported`);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(flags.storage))
+      throw new CliError(`--storage ${flags.storage}: only directories and s3://bucket/prefix are supported`);
     return { kind: 'dir', dir: path.resolve(flags.storage) };
   }
   // A bucket is for several processes, which meet in the database (queue, shared signing secret).
-  if (!db) throw new CliError('--storage s3://… needs --db postgres://… (or CRISP_DB_URL): the processes sharing the bucket share the queue there');
+  if (!db)
+    throw new CliError(
+      '--storage s3://… needs --db postgres://… (or CRISP_DB_URL): the processes sharing the bucket share the queue there',
+    );
   return { kind: 's3', location };
 }

@@ -8,7 +8,8 @@ function colourWanted(stream: NodeJS.WriteStream): boolean {
   return Boolean(stream.isTTY) && process.env.TERM !== 'dumb';
 }
 
-const wrap = (code: string) => (text: string) => (colourWanted(process.stderr) ? `\u001b[${code}m${text}\u001b[0m` : text);
+const wrap = (code: string) => (text: string) =>
+  colourWanted(process.stderr) ? `\u001b[${code}m${text}\u001b[0m` : text;
 
 export const paint = {
   error: wrap('31'),

@@ -8,7 +8,12 @@ import { DEFAULT_PRICE_TABLE, priceOf, type PriceTable } from '../../engine/cred
 import type { UpscaleSettings } from '../backends/backend.js';
 import type { CreditEstimate, Mode } from '../service/crispService.js';
 
-export function estimateCredits(mode: Mode, settings: Pick<UpscaleSettings, 'scale' | 'enhanceFace'>, items: number, table: PriceTable = DEFAULT_PRICE_TABLE): CreditEstimate {
+export function estimateCredits(
+  mode: Mode,
+  settings: Pick<UpscaleSettings, 'scale' | 'enhanceFace'>,
+  items: number,
+  table: PriceTable = DEFAULT_PRICE_TABLE,
+): CreditEstimate {
   if (mode === 'local') return { mode, credits: 0, items };
   return { mode, credits: priceOf(table, settings, items), items };
 }

@@ -18,7 +18,10 @@ const CHECK_LIMIT_BYTES = 256 * 1024 * 1024;
 
 export async function probeImage(file: string): Promise<ProbeResult> {
   const name = path.basename(file);
-  const damaged = (what: string): ProbeResult => ({ ok: false, problem: `${name} is damaged (${what}): re-export or download it again, then add it anew.` });
+  const damaged = (what: string): ProbeResult => ({
+    ok: false,
+    problem: `${name} is damaged (${what}): re-export or download it again, then add it anew.`,
+  });
   // The structural check first: it names the damage precisely, where a decoder only says "unreadable".
   try {
     if ((await stat(file)).size <= CHECK_LIMIT_BYTES) {
@@ -45,7 +48,9 @@ export function structuralProblem(bytes: Buffer): string | undefined {
       return pngProblem(bytes);
     case 'image/jpeg':
       // The end-of-image marker; some writers leave padding after it, so the tail is searched.
-      return bytes.subarray(Math.max(0, bytes.length - 4096)).includes(Buffer.from([0xff, 0xd9])) ? undefined : 'the JPEG data is cut short';
+      return bytes.subarray(Math.max(0, bytes.length - 4096)).includes(Buffer.from([0xff, 0xd9]))
+        ? undefined
+        : 'the JPEG data is cut short';
     case 'image/webp':
       return bytes.length >= bytes.readUInt32LE(4) + 8 ? undefined : 'the WebP data is cut short';
     default:

@@ -52,7 +52,12 @@ export async function expandInputs(paths: string[], recursive: boolean): Promise
     if (!st) out.push({ path: p, problem: `${path.basename(p)} does not exist.`, problemCode: 'not-found' });
     else if (st.isDirectory()) await walk(p, 0);
     else if (await sniffFile(p)) out.push({ path: p });
-    else out.push({ path: p, problem: `${path.basename(p)} is not a JPG, PNG or WEBP image.`, problemCode: 'not-an-image' });
+    else
+      out.push({
+        path: p,
+        problem: `${path.basename(p)} is not a JPG, PNG or WEBP image.`,
+        problemCode: 'not-an-image',
+      });
   }
   return out;
 }

@@ -63,9 +63,16 @@ export class JobQueue {
     const runItems = this.items.filter((i) => this.run.ids.has(i.id));
     const total = runItems.length;
     const finished = runItems.filter((i) => isFinished(i.status)).length;
-    const raw = total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + (isFinished(i.status) ? 100 : i.percent), 0) / total);
+    const raw =
+      total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + (isFinished(i.status) ? 100 : i.percent), 0) / total);
     this.run.peak = Math.max(this.run.peak, Math.min(100, raw));
-    return { items: this.items.map((i) => ({ ...i })), finished, total, percent: this.run.peak, running: this.run.active };
+    return {
+      items: this.items.map((i) => ({ ...i })),
+      finished,
+      total,
+      percent: this.run.peak,
+      running: this.run.active,
+    };
   }
 
   get(id: string): JobItem | undefined {
@@ -115,7 +122,8 @@ export class JobQueue {
 
   async addFile(name: string, bytes: Uint8Array): Promise<JobItem> {
     if (!this.opts.dropsDir) throw new Error('this queue cannot take dropped files');
-    if (!sniffImageType(bytes.subarray(0, 16))) throw new Error(`${sanitizeFileName(name)} is not a JPG, PNG or WEBP image.`);
+    if (!sniffImageType(bytes.subarray(0, 16)))
+      throw new Error(`${sanitizeFileName(name)} is not a JPG, PNG or WEBP image.`);
     const target = path.join(this.opts.dropsDir, randomUUID(), sanitizeFileName(name));
     await writeFileAtomic(target, bytes);
     const [item] = await this.addPaths([target]);
@@ -171,7 +179,9 @@ export class JobQueue {
   }
 
   async retry(id?: string): Promise<void> {
-    const targets = this.items.filter((i) => (id === undefined || i.id === id) && (i.status === 'failed' || i.status === 'cancelled'));
+    const targets = this.items.filter(
+      (i) => (id === undefined || i.id === id) && (i.status === 'failed' || i.status === 'cancelled'),
+    );
     for (const item of targets) {
       // A named file that was never an image cannot succeed by retrying.
       if (item.status === 'failed' && !item.inputDimensions) {
@@ -256,7 +266,8 @@ export class JobQueue {
             void this.changed();
           },
           onProgress: (p, eta) => {
-            if (item.status !== 'running' || (p <= item.percent && (eta === undefined || eta === item.etaSeconds))) return;
+            if (item.status !== 'running' || (p <= item.percent && (eta === undefined || eta === item.etaSeconds)))
+              return;
             item.percent = Math.max(item.percent, Math.min(100, p));
             if (eta !== undefined) item.etaSeconds = eta;
             this.emitItem(item);
@@ -277,7 +288,12 @@ export class JobQueue {
     } catch (e) {
       delete item.etaSeconds;
       if (signal.aborted || e instanceof CancelledError) {
-        const reason = signal.reason instanceof CancelledError ? signal.reason.reason : e instanceof CancelledError ? e.reason : 'user';
+        const reason =
+          signal.reason instanceof CancelledError
+            ? signal.reason.reason
+            : e instanceof CancelledError
+              ? e.reason
+              : 'user';
         item.percent = 0;
         // Stopped by a shutdown: queued again so the next start resumes it.
         this.setStatus(item, reason === 'shutdown' ? 'queued' : 'cancelled');

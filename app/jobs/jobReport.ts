@@ -51,7 +51,10 @@ export function jobResult(item: JobItem): JobResult {
     creditsDeducted: item.creditsDeducted ?? 0,
     warnings: item.warnings ?? [],
     faces: item.faces ?? null,
-    error: item.status === 'failed' ? { code: item.errorCode ?? 'internal', message: item.error ?? 'Upscaling failed.' } : null,
+    error:
+      item.status === 'failed'
+        ? { code: item.errorCode ?? 'internal', message: item.error ?? 'Upscaling failed.' }
+        : null,
   };
 }
 

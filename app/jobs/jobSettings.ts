@@ -9,7 +9,10 @@ import type { UpscaleSettings } from '../backends/backend.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { UpscaleOptions } from '../settings/upscaleOptions.js';
 
-export type JobSettings = Pick<UpscaleOptions, 'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'> &
+export type JobSettings = Pick<
+  UpscaleOptions,
+  'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'
+> &
   Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision' | 'passes'>> & {
     /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
     denoise?: number;
@@ -18,7 +21,10 @@ export type JobSettings = Pick<UpscaleOptions, 'model' | 'scale' | 'format' | 'c
   };
 
 /** `options.denoise` undefined = not asked for (the CLI without --denoise). */
-export function jobSettingsFrom(options: Omit<UpscaleOptions, 'denoise'> & { denoise?: number | undefined }, mode: Mode): JobSettings {
+export function jobSettingsFrom(
+  options: Omit<UpscaleOptions, 'denoise'> & { denoise?: number | undefined },
+  mode: Mode,
+): JobSettings {
   return {
     mode,
     model: options.model,
@@ -34,7 +40,9 @@ export function jobSettingsFrom(options: Omit<UpscaleOptions, 'denoise'> & { den
     template: options.template,
     overwrite: options.overwrite,
     // The denoise extension exists for one model, and only the local engine is known to accept it.
-    ...(mode === 'local' && options.model === DENOISE_MODEL && options.denoise !== undefined ? { denoise: options.denoise } : {}),
+    ...(mode === 'local' && options.model === DENOISE_MODEL && options.denoise !== undefined
+      ? { denoise: options.denoise }
+      : {}),
   };
 }
 
@@ -48,9 +56,14 @@ export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
     enhanceFace: job.face,
     ...(job.denoise !== undefined ? { denoise: job.denoise } : {}),
     ...(job.mode !== 'cloud' && job.face
-      ? { ...(job.faceStrength !== undefined ? { faceStrength: job.faceStrength } : {}), ...(job.faceModel ? { faceModel: job.faceModel } : {}) }
+      ? {
+          ...(job.faceStrength !== undefined ? { faceStrength: job.faceStrength } : {}),
+          ...(job.faceModel ? { faceModel: job.faceModel } : {}),
+        }
       : {}),
-    ...(job.mode !== 'cloud' && job.precision !== undefined && job.precision !== 'auto' ? { precision: job.precision } : {}),
+    ...(job.mode !== 'cloud' && job.precision !== undefined && job.precision !== 'auto'
+      ? { precision: job.precision }
+      : {}),
     // Sent in Cloud mode too, so the remote backend can refuse it in words instead of running one pass silently.
     ...(job.passes === 2 ? { passes: 2 as const } : {}),
   };

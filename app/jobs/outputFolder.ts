@@ -22,7 +22,8 @@ const DEFAULT_STEP_TIMEOUT_MS = 10_000;
 /** Creates `dir` (and missing parents) and proves it writable; throws a UserError naming `dir`. */
 export async function prepareOutputFolder(dir: string, opts: FolderCheckOptions = {}): Promise<void> {
   const label = opts.label ?? dir;
-  const guard = <T>(p: Promise<T>, what: string) => guardStep(p, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, what });
+  const guard = <T>(p: Promise<T>, what: string) =>
+    guardStep(p, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, what });
   const abs = path.resolve(dir);
   try {
     // Find the nearest existing ancestor, then create each missing level (never mkdir's recursive mode).
@@ -35,7 +36,12 @@ export async function prepareOutputFolder(dir: string, opts: FolderCheckOptions 
       });
       if (st) {
         if (!st.isDirectory()) {
-          throw new UserError('not-a-folder', cur === abs ? `The output folder ${label} is a file, not a folder. Choose a folder.` : `Cannot create the output folder ${label}: ${cur} is a file, not a folder.`);
+          throw new UserError(
+            'not-a-folder',
+            cur === abs
+              ? `The output folder ${label} is a file, not a folder. Choose a folder.`
+              : `Cannot create the output folder ${label}: ${cur} is a file, not a folder.`,
+          );
         }
         break;
       }

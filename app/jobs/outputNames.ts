@@ -12,7 +12,12 @@ const exists = async (p: string) => (await stat(p).catch(() => undefined)) !== u
 
 export type OutputDecision = { action: 'write'; path: string } | { action: 'skip'; path: string };
 
-export async function decideOutput(dir: string, fileName: string, policy: OverwritePolicy, reserved: ReadonlySet<string> = new Set()): Promise<OutputDecision> {
+export async function decideOutput(
+  dir: string,
+  fileName: string,
+  policy: OverwritePolicy,
+  reserved: ReadonlySet<string> = new Set(),
+): Promise<OutputDecision> {
   const first = path.join(dir, fileName);
   const taken = async (p: string) => reserved.has(p) || (await exists(p));
   if (policy === 'replace' || !(await taken(first))) return { action: 'write', path: first };

@@ -44,7 +44,9 @@ export async function loadQueueFile(file: string): Promise<QueueState> {
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) return { items: [], resume: {} };
   return {
-    items: parsed.data.items.map((item) => (item.status === 'running' ? { ...item, status: 'queued', percent: 0 } : item)),
+    items: parsed.data.items.map((item) =>
+      item.status === 'running' ? { ...item, status: 'queued', percent: 0 } : item,
+    ),
     resume: parsed.data.resume ?? {},
   };
 }

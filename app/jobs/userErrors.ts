@@ -94,24 +94,42 @@ function ioSentence(errno: string, ctx: ErrorContext): { code: ErrorCode; messag
   const svc = ctx.service ?? 'the service';
   switch (errno) {
     case 'ENOENT':
-      return { code: 'not-found', message: `${doing}: it (or a folder above it) does not exist, and it cannot be created there. Check the path.` };
+      return {
+        code: 'not-found',
+        message: `${doing}: it (or a folder above it) does not exist, and it cannot be created there. Check the path.`,
+      };
     case 'EACCES':
     case 'EPERM':
-      return { code: 'permission-denied', message: `${doing}: permission denied. Choose a folder you can write to, or change its permissions.` };
+      return {
+        code: 'permission-denied',
+        message: `${doing}: permission denied. Choose a folder you can write to, or change its permissions.`,
+      };
     case 'EISDIR':
       return { code: 'is-a-folder', message: `${doing}: it is a folder, not a file.` };
     case 'ENOTDIR':
-      return { code: 'not-a-folder', message: `${doing}: a part of that path is a file, not a folder. Choose another path.` };
+      return {
+        code: 'not-a-folder',
+        message: `${doing}: a part of that path is a file, not a folder. Choose another path.`,
+      };
     case 'EROFS':
       return { code: 'read-only', message: `${doing}: it is on a read-only disk. Choose a folder on a writable disk.` };
     case 'ENOSPC':
     case 'EDQUOT':
-      return { code: 'disk-full', message: `${doing}: the disk is full (or your quota is used up). Free some space or choose another disk.` };
+      return {
+        code: 'disk-full',
+        message: `${doing}: the disk is full (or your quota is used up). Free some space or choose another disk.`,
+      };
     case 'EMFILE':
     case 'ENFILE':
-      return { code: 'too-many-open-files', message: `${doing}: too many files are open. Close other programs or raise the limit (ulimit -n), then try again.` };
+      return {
+        code: 'too-many-open-files',
+        message: `${doing}: too many files are open. Close other programs or raise the limit (ulimit -n), then try again.`,
+      };
     case 'ENAMETOOLONG':
-      return { code: 'name-too-long', message: `${doing}: the path is too long. Use a shorter folder or name template.` };
+      return {
+        code: 'name-too-long',
+        message: `${doing}: the path is too long. Use a shorter folder or name template.`,
+      };
     case 'EBUSY':
     case 'ETXTBSY':
       return { code: 'busy', message: `${doing}: it is in use by another program. Close it and try again.` };
@@ -120,11 +138,17 @@ function ioSentence(errno: string, ctx: ErrorContext): { code: ErrorCode; messag
     case 'ELOOP':
       return { code: 'not-found', message: `${doing}: the path contains a symbolic link loop.` };
     case 'ECONNREFUSED':
-      return { code: 'connection-refused', message: `Cannot reach ${svc}: the connection was refused. Check the URL and that the service is running.` };
+      return {
+        code: 'connection-refused',
+        message: `Cannot reach ${svc}: the connection was refused. Check the URL and that the service is running.`,
+      };
     case 'ECONNRESET':
     case 'EPIPE':
     case 'UND_ERR_SOCKET':
-      return { code: 'connection-reset', message: `The connection to ${svc} was cut. Check your network and try again.` };
+      return {
+        code: 'connection-reset',
+        message: `The connection to ${svc} was cut. Check your network and try again.`,
+      };
     case 'ETIMEDOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'UND_ERR_HEADERS_TIMEOUT':
@@ -134,7 +158,10 @@ function ioSentence(errno: string, ctx: ErrorContext): { code: ErrorCode; messag
         : { code: 'timed-out', message: `${doing}: the system did not answer in time. Choose another location.` };
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return { code: 'host-not-found', message: `Cannot find ${svc}: the host name does not resolve. Check the URL and your network.` };
+      return {
+        code: 'host-not-found',
+        message: `Cannot find ${svc}: the host name does not resolve. Check the URL and your network.`,
+      };
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
     case 'ENETDOWN':
@@ -158,7 +185,11 @@ export function toUserError(e: unknown, ctx: ErrorContext = {}): UserError {
   if (io) return new UserError(io.code, io.message, { cause: e });
   const where = ctx.path ? `${ctx.path}: ` : '';
   // Unknown errors keep their first line only: never a stack trace (--verbose shows the cause).
-  return new UserError('internal', `${where}${firstLine(e instanceof Error ? e.message : String(e)) || 'something went wrong'}`, { cause: e });
+  return new UserError(
+    'internal',
+    `${where}${firstLine(e instanceof Error ? e.message : String(e)) || 'something went wrong'}`,
+    { cause: e },
+  );
 }
 
 function firstLine(s: string): string {
@@ -166,9 +197,13 @@ function firstLine(s: string): string {
 }
 
 /** Races a step against the cancel signal and, where the OS can hang (NFS, /proc), a timeout. */
-export function guardStep<T>(step: Promise<T>, opts: { signal?: AbortSignal | undefined; timeoutMs?: number; what: string }): Promise<T> {
+export function guardStep<T>(
+  step: Promise<T>,
+  opts: { signal?: AbortSignal | undefined; timeoutMs?: number; what: string },
+): Promise<T> {
   const { signal, timeoutMs, what } = opts;
-  if (signal?.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new UserError('cancelled', 'Cancelled'));
+  if (signal?.aborted)
+    return Promise.reject(signal.reason instanceof Error ? signal.reason : new UserError('cancelled', 'Cancelled'));
   return new Promise<T>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
     const onAbort = () => {
@@ -182,7 +217,12 @@ export function guardStep<T>(step: Promise<T>, opts: { signal?: AbortSignal | un
     if (timeoutMs !== undefined) {
       timer = setTimeout(() => {
         cleanup();
-        reject(new UserError('timed-out', `${what} did not finish within ${Math.round(timeoutMs / 1000)} s; the system may be unresponsive there. Choose another location.`));
+        reject(
+          new UserError(
+            'timed-out',
+            `${what} did not finish within ${Math.round(timeoutMs / 1000)} s; the system may be unresponsive there. Choose another location.`,
+          ),
+        );
       }, timeoutMs);
       timer.unref();
     }

@@ -42,15 +42,18 @@ export type PartialAccount = Partial<AccountData>;
 const partialAccountSchema = accountDataSchema.partial();
 
 export type StartTaskSource =
-  | { kind: 'file'; fileName: string; bytes: Uint8Array; mime: string }
-  | { kind: 'files'; files: Partial<FileData>[] };
+  { kind: 'file'; fileName: string; bytes: Uint8Array; mime: string } | { kind: 'files'; files: Partial<FileData>[] };
 
 export interface ContractClient {
   readonly origin: string;
   getUploadUrl(req: GetUploadUrlRequest, signal?: AbortSignal): Promise<UploadSession>;
   putPart(signedUrl: string, bytes: Uint8Array, signal?: AbortSignal): Promise<string>;
   completeMultipartUpload(uploadId: string, key: string, parts: CompletedPart[], signal?: AbortSignal): Promise<void>;
-  startTask(settings: UpscaleSettings, source: StartTaskSource, signal?: AbortSignal): Promise<StartTaskResult & { taskCost?: number }>;
+  startTask(
+    settings: UpscaleSettings,
+    source: StartTaskSource,
+    signal?: AbortSignal,
+  ): Promise<StartTaskResult & { taskCost?: number }>;
   getTaskStatus(taskId: string, signal?: AbortSignal): Promise<TaskStatusData>;
   getAccount(signal?: AbortSignal): Promise<PartialAccount>;
   /** extension: what the service offers; a service without the endpoint answers 404 (NotFoundError). */
@@ -67,7 +70,12 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
 
   async function send(
     url: string,
-    init: { method: 'POST' | 'PUT' | 'GET'; headers?: Record<string, string>; body?: string | Uint8Array | FormData; auth: boolean },
+    init: {
+      method: 'POST' | 'PUT' | 'GET';
+      headers?: Record<string, string>;
+      body?: string | Uint8Array | FormData;
+      auth: boolean;
+    },
     signal?: AbortSignal,
   ): Promise<{ status: number; headers: Headers; bytes: Uint8Array }> {
     const headers: Record<string, string> = { ...init.headers };
@@ -93,23 +101,39 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
    * The answer's `data`, checked against the contract's schema for this endpoint: a service that answers
    * something else fails here with a sentence naming the endpoint and the first wrong field.
    */
-  function unwrap<S extends z.ZodType>(endpoint: string, schema: S, r: { status: number; headers: Headers; bytes: Uint8Array }): z.infer<S> {
+  function unwrap<S extends z.ZodType>(
+    endpoint: string,
+    schema: S,
+    r: { status: number; headers: Headers; bytes: Uint8Array },
+  ): z.infer<S> {
     const text = Buffer.from(r.bytes).toString('utf8');
     const html = r.status >= 400 ? htmlSummary(text, r.headers['content-type']) : undefined;
     if (html !== undefined) {
       // The HTTP status is kept, so a proxy's 502/503 stays a retryable server error.
       const page = html ? `an HTML page titled "${html}"` : 'an HTML page';
-      throw errorFromResponse(r.status, JSON.stringify(`Unexpected response from the service at ${origin} to ${endpoint}: HTTP ${r.status}, ${page}.`), r.headers);
+      throw errorFromResponse(
+        r.status,
+        JSON.stringify(`Unexpected response from the service at ${origin} to ${endpoint}: HTTP ${r.status}, ${page}.`),
+        r.headers,
+      );
     }
     if (r.status < 200 || r.status >= 300) throw errorFromResponse(r.status, text, r.headers);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered with something that is not JSON.`), r.headers);
+      throw errorFromResponse(
+        502,
+        JSON.stringify(`The service at ${origin} answered with something that is not JSON.`),
+        r.headers,
+      );
     }
     if (!body || typeof body !== 'object' || !('data' in body)) {
-      throw errorFromResponse(502, JSON.stringify(`The service at ${origin} answered without a data object.`), r.headers);
+      throw errorFromResponse(
+        502,
+        JSON.stringify(`The service at ${origin} answered without a data object.`),
+        r.headers,
+      );
     }
     const parsed = schema.safeParse((body as { data: unknown }).data);
     if (!parsed.success) {
@@ -117,14 +141,21 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       const where = issue?.path.length ? `data.${issue.path.join('.')}` : 'data';
       throw errorFromResponse(
         502,
-        JSON.stringify(`Unexpected response from the service at ${origin} to ${endpoint}: ${where}: ${issue?.message ?? 'invalid'}.`),
+        JSON.stringify(
+          `Unexpected response from the service at ${origin} to ${endpoint}: ${where}: ${issue?.message ?? 'invalid'}.`,
+        ),
         r.headers,
       );
     }
     return parsed.data;
   }
 
-  const postJson = async <S extends z.ZodType>(route: string, schema: S, data: unknown, signal?: AbortSignal): Promise<z.infer<S>> =>
+  const postJson = async <S extends z.ZodType>(
+    route: string,
+    schema: S,
+    data: unknown,
+    signal?: AbortSignal,
+  ): Promise<z.infer<S>> =>
     unwrap(
       route,
       schema,
@@ -141,17 +172,31 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
 
     async putPart(signedUrl, bytes, signal) {
       // Part URLs carry their own signature (spec: Authentication 4): no API key is sent to them.
-      const r = await send(signedUrl, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: bytes, auth: false }, signal);
+      const r = await send(
+        signedUrl,
+        { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: bytes, auth: false },
+        signal,
+      );
       // S3 and others answer the ETag as a header only; Crisp also puts it in the body.
       const header = Array.isArray(r.headers.etag) ? r.headers.etag[0] : r.headers.etag;
       const data = unwrap('a part upload', storedPartSchema.partial(), r);
       const etag = header ?? data.ETag;
-      if (!etag) throw errorFromResponse(502, JSON.stringify('The service stored a part without answering its ETag.'), r.headers);
+      if (!etag)
+        throw errorFromResponse(
+          502,
+          JSON.stringify('The service stored a part without answering its ETag.'),
+          r.headers,
+        );
       return etag;
     },
 
     async completeMultipartUpload(uploadId, key, parts, signal) {
-      await postJson('complete-multipart-upload', completeMultipartUploadResultSchema, { uploadId, key, parts }, signal);
+      await postJson(
+        'complete-multipart-upload',
+        completeMultipartUploadResultSchema,
+        { uploadId, key, parts },
+        signal,
+      );
     },
 
     async startTask(settings, source, signal) {
@@ -162,7 +207,12 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       form.append('enhanceFace', String(settings.enhanceFace));
       form.append('compression', String(settings.compression));
       if (settings.denoise !== undefined) form.append('denoise', String(settings.denoise));
-      if (source.kind === 'file') form.append('file', new Blob([source.bytes as Uint8Array<ArrayBuffer>], { type: source.mime }), source.fileName);
+      if (source.kind === 'file')
+        form.append(
+          'file',
+          new Blob([source.bytes as Uint8Array<ArrayBuffer>], { type: source.mime }),
+          source.fileName,
+        );
       else form.append('files', JSON.stringify(source.files));
       const r = await send(`${base}/start-task`, { method: 'POST', body: form, auth: true }, signal);
       const data = unwrap('start-task', startTaskResultSchema, r);
@@ -191,7 +241,10 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       if (r.status !== 200) throw errorFromResponse(r.status, Buffer.from(r.bytes).toString('utf8'), r.headers);
       const declared = Number(r.headers['content-length']);
       if (Number.isFinite(declared) && declared !== r.bytes.length) {
-        throw errorFromTransport(Object.assign(new Error('truncated download'), { code: 'TRUNCATED_DOWNLOAD' }), origin);
+        throw errorFromTransport(
+          Object.assign(new Error('truncated download'), { code: 'TRUNCATED_DOWNLOAD' }),
+          origin,
+        );
       }
       const ct = r.headers['content-type'];
       return { bytes: r.bytes, ...(typeof ct === 'string' ? { contentType: ct } : {}) };

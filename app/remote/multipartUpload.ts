@@ -32,7 +32,14 @@ function retryablePart(e: unknown): boolean {
   return e instanceof BackendError && (e.kind === 'Network' || e.kind === 'ServerError' || e.kind === 'RateLimited');
 }
 
-async function uploadParts(client: ContractClient, input: UploadInput, session: UploadSession, done: Map<number, string>, opts: MultipartOptions, signal?: AbortSignal): Promise<void> {
+async function uploadParts(
+  client: ContractClient,
+  input: UploadInput,
+  session: UploadSession,
+  done: Map<number, string>,
+  opts: MultipartOptions,
+  signal?: AbortSignal,
+): Promise<void> {
   const fh = await open(input.path, 'r');
   try {
     const pending = session.partUrls.filter((p) => !done.has(p.partNumber));
@@ -54,7 +61,10 @@ async function uploadParts(client: ContractClient, input: UploadInput, session: 
             break;
           } catch (e) {
             if (!retryablePart(e) || attempt + 1 >= opts.partAttempts || signal?.aborted) throw e;
-            const wait = e instanceof BackendError && 'retryAfterMs' in e && typeof e.retryAfterMs === 'number' ? e.retryAfterMs : backoffDelay(opts.retry, attempt);
+            const wait =
+              e instanceof BackendError && 'retryAfterMs' in e && typeof e.retryAfterMs === 'number'
+                ? e.retryAfterMs
+                : backoffDelay(opts.retry, attempt);
             await sleep(wait, signal);
           }
         }
@@ -72,9 +82,17 @@ function partLength(session: UploadSession, partNumber: number): number {
 }
 
 /** Uploads one file; answers the FileData reference start-task takes in `files`. */
-export async function uploadMultipart(client: ContractClient, input: UploadInput, opts: MultipartOptions, signal?: AbortSignal): Promise<Partial<FileData> & { path: string }> {
+export async function uploadMultipart(
+  client: ContractClient,
+  input: UploadInput,
+  opts: MultipartOptions,
+  signal?: AbortSignal,
+): Promise<Partial<FileData> & { path: string }> {
   for (let sessionAttempt = 0; ; sessionAttempt++) {
-    const session = await client.getUploadUrl({ fileSize: input.size, fileType: input.mime, originalFileName: input.originalFileName }, signal);
+    const session = await client.getUploadUrl(
+      { fileSize: input.size, fileType: input.mime, originalFileName: input.originalFileName },
+      signal,
+    );
     const done = new Map<number, string>();
     try {
       await uploadParts(client, input, session, done, opts, signal);
@@ -83,8 +101,14 @@ export async function uploadMultipart(client: ContractClient, input: UploadInput
       if (e instanceof ForbiddenError && sessionAttempt === 0) continue;
       throw e;
     }
-    const parts: CompletedPart[] = [...done.entries()].sort((a, b) => a[0] - b[0]).map(([PartNumber, ETag]) => ({ PartNumber, ETag }));
-    await withRetries(() => client.completeMultipartUpload(session.uploadId, session.path, parts, signal), opts, signal);
+    const parts: CompletedPart[] = [...done.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([PartNumber, ETag]) => ({ PartNumber, ETag }));
+    await withRetries(
+      () => client.completeMultipartUpload(session.uploadId, session.path, parts, signal),
+      opts,
+      signal,
+    );
     return {
       path: session.path,
       fileName: session.fileName,

@@ -8,9 +8,14 @@ import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
 import { InvalidOutputError } from '../backends/errors.js';
 import type { Dimensions } from '../backends/backend.js';
 
-export async function checkOutput(bytes: Uint8Array, file: Pick<FileData, 'fileSize' | 'dimensions' | 'fileName'>): Promise<Dimensions> {
+export async function checkOutput(
+  bytes: Uint8Array,
+  file: Pick<FileData, 'fileSize' | 'dimensions' | 'fileName'>,
+): Promise<Dimensions> {
   if (file.fileSize > 0 && bytes.length !== file.fileSize) {
-    throw new InvalidOutputError(`The downloaded ${file.fileName} has ${bytes.length} bytes; the service said ${file.fileSize}.`);
+    throw new InvalidOutputError(
+      `The downloaded ${file.fileName} has ${bytes.length} bytes; the service said ${file.fileSize}.`,
+    );
   }
   let meta: Metadata;
   try {
@@ -29,7 +34,11 @@ export async function checkOutput(bytes: Uint8Array, file: Pick<FileData, 'fileS
   return dims;
 }
 
-export async function writeCheckedOutput(target: string, bytes: Uint8Array, file: Pick<FileData, 'fileSize' | 'dimensions' | 'fileName'>): Promise<Dimensions> {
+export async function writeCheckedOutput(
+  target: string,
+  bytes: Uint8Array,
+  file: Pick<FileData, 'fileSize' | 'dimensions' | 'fileName'>,
+): Promise<Dimensions> {
   const dims = await checkOutput(bytes, file);
   await writeFileAtomic(target, bytes);
   return dims;

@@ -73,7 +73,9 @@ export interface RemoteBackend extends UpscaleBackend {
   readonly client: ContractClient;
 }
 
-export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl' | 'apiKey'> & Partial<RemoteBackendOptions>): RemoteBackend {
+export function createRemoteBackend(
+  options: Pick<RemoteBackendOptions, 'baseUrl' | 'apiKey'> & Partial<RemoteBackendOptions>,
+): RemoteBackend {
   const opts: RemoteBackendOptions = { ...DEFAULT_REMOTE_OPTIONS, ...options };
   const client = createContractClient({
     baseUrl: opts.baseUrl,
@@ -96,7 +98,11 @@ export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl
     }
   }
 
-  async function poll(taskId: string, signal: AbortSignal | undefined, report: (p: number) => void): Promise<TaskStatusData> {
+  async function poll(
+    taskId: string,
+    signal: AbortSignal | undefined,
+    report: (p: number) => void,
+  ): Promise<TaskStatusData> {
     let failures = 0;
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new CancelledError();
@@ -106,7 +112,12 @@ export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl
         failures = 0;
       } catch (e) {
         // Polling is idempotent, so a dropped connection or a passing 5xx costs only a later poll.
-        if (!(e instanceof BackendError) || !(e.kind === 'Network' || e.kind === 'ServerError') || ++failures >= opts.pollAttempts) throw e;
+        if (
+          !(e instanceof BackendError) ||
+          !(e.kind === 'Network' || e.kind === 'ServerError') ||
+          ++failures >= opts.pollAttempts
+        )
+          throw e;
       }
       if (status) {
         report(UPLOAD_SHARE + ((PROCESS_END - UPLOAD_SHARE) * parseProgress(status.progress)) / 100);
@@ -196,7 +207,8 @@ export function createRemoteBackend(options: Pick<RemoteBackendOptions, 'baseUrl
         throw new ProcessingFailedError(status.error ?? 'The service could not upscale this image.');
       }
       const file = status.files[0];
-      if (!file?.downloadLink) throw new InvalidOutputError('The service finished the task but offered no download link.');
+      if (!file?.downloadLink)
+        throw new InvalidOutputError('The service finished the task but offered no download link.');
       const { bytes } = await client.download(file.downloadLink, signal);
       report(98);
       if (signal?.aborted) throw new CancelledError();

@@ -21,7 +21,9 @@ import {
 } from '../backends/errors.js';
 
 const AUTH_MESSAGES = new Set<string>([
-  ...SPEC_ERRORS.filter((e) => e.code === 'MISSING_USER' || e.code === 'MISSING_USER_ID' || e.code === 'USER_NOT_FOUND').map((e) => e.message),
+  ...SPEC_ERRORS.filter(
+    (e) => e.code === 'MISSING_USER' || e.code === 'MISSING_USER_ID' || e.code === 'USER_NOT_FOUND',
+  ).map((e) => e.message),
   errors.unauthorized().message,
 ]);
 
@@ -63,10 +65,15 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-export function errorFromResponse(status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): BackendError {
+export function errorFromResponse(
+  status: number,
+  bodyText: string,
+  headers: Record<string, string | string[] | undefined>,
+): BackendError {
   const message = messageOfBody(bodyText, status);
   if (status === 402) return new InsufficientCreditsError(message, status);
-  if (status === 401 || ((status === 400 || status === 404) && AUTH_MESSAGES.has(message))) return new UnauthorizedError(message, status);
+  if (status === 401 || ((status === 400 || status === 404) && AUTH_MESSAGES.has(message)))
+    return new UnauthorizedError(message, status);
   if (status === 429) return new RateLimitedError(message, retryAfterMs(headers['retry-after']), status);
   if (status === 403) return new ForbiddenError(message, status);
   if (status === 404) return new NotFoundError(message, status);

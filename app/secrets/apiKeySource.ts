@@ -8,7 +8,10 @@ export class ApiKeyMissingError extends Error {
   override readonly name = 'ApiKeyMissingError';
 }
 
-export async function resolveCliApiKey(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function resolveCliApiKey(
+  file: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   if (file) {
     let text: string;
     try {

@@ -12,7 +12,10 @@ import { API_KEY_SECRET, type SecretStore } from '../secrets/secretStore.js';
 import type { Settings } from './crispService.js';
 
 /** How a backend is made once the settings are known (tests inject a scripted one). */
-export type BackendFactory = (settings: Settings, apiKey: string | undefined) => UpscaleBackend | Promise<UpscaleBackend>;
+export type BackendFactory = (
+  settings: Settings,
+  apiKey: string | undefined,
+) => UpscaleBackend | Promise<UpscaleBackend>;
 
 export interface BackendSelectionDeps {
   dataDir: string;
@@ -59,7 +62,16 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
       let key: string;
       let apiKey: string | undefined;
       if (s.mode === 'local') {
-        key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize, s.precision, s.face, s.faceModel, s.faceStrength]);
+        key = JSON.stringify([
+          'local',
+          s.executionProvider,
+          s.threads,
+          s.tileSize,
+          s.precision,
+          s.face,
+          s.faceModel,
+          s.faceStrength,
+        ]);
       } else {
         apiKey = await deps.secrets.get(API_KEY_SECRET);
         if (!s.baseUrl) throw new BadRequestError(NO_SERVICE_URL);
@@ -70,14 +82,20 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
       if (cached?.key !== key) {
         const old = cached?.backend;
         cached = { key, backend: Promise.resolve(factory(s, apiKey)) };
-        void old?.then((b) => b.close(), () => undefined);
+        void old?.then(
+          (b) => b.close(),
+          () => undefined,
+        );
       }
       return cached.backend;
     },
     async close() {
       const last = cached?.backend;
       cached = undefined;
-      await last?.then((b) => b.close(), () => undefined);
+      await last?.then(
+        (b) => b.close(),
+        () => undefined,
+      );
     },
   };
 }

@@ -63,7 +63,10 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
   // Downloads land in modelsDir, so the local backend must search it (after any folder given first).
   const modelDirs = [...new Set([...(deps.modelDirs ?? modelSearchDirs()), modelsDir])];
   // A first start picks the best installed photo model, as the CLI does; a saved choice always wins.
-  const settings = await openSettingsStore(path.join(deps.dataDir, 'settings.json'), { model: defaultModel(modelDirs), ...deps.settingsDefaults });
+  const settings = await openSettingsStore(path.join(deps.dataDir, 'settings.json'), {
+    model: defaultModel(modelDirs),
+    ...deps.settingsDefaults,
+  });
   const events = createServiceEvents();
   const backends = createBackendSelection({
     dataDir: deps.dataDir,
@@ -87,30 +90,37 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     if ((await settings.get()).mode !== 'cloud') return;
     events.emit({ type: 'account', account: await credits.getAccount() });
   };
-  const models = deps.models ? { methods: deps.models, close: () => undefined } : modelMethods({
-    settings,
-    events,
-    modelDirs,
-    modelsDir,
-    scratchDir: path.join(deps.dataDir, 'imports'),
-    previewsDir: path.join(deps.dataDir, 'previews'),
-    async cloudFaceEnhancement() {
-      try {
-        return (await (await backends.backendFor(await settings.get())).faceEnhancement?.()) ?? null;
-      } catch {
-        // No service URL or key yet: the Cloud card says so; the toggle simply stays as the service would decide.
-        return null;
-      }
-    },
-    async renderPreview(model, input, output) {
-      // Always the local engine (a preview shows what this computer's copy of the model does).
-      const backend = await backends.backendFor({ ...(await settings.get()), mode: 'local' });
-      await backend.upscale({ inputPath: input, inputName: 'preview-sample.png', settings: { model, scale: 4, saveImageAs: 'png', compression: 0, enhanceFace: false }, outputPath: output });
-    },
-    ...(deps.openFolder ? { openFolder: deps.openFolder } : {}),
-    ...(deps.download ? { download: deps.download } : {}),
-    ...(deps.modelsWatchDebounceMs !== undefined ? { watchDebounceMs: deps.modelsWatchDebounceMs } : {}),
-  });
+  const models = deps.models
+    ? { methods: deps.models, close: () => undefined }
+    : modelMethods({
+        settings,
+        events,
+        modelDirs,
+        modelsDir,
+        scratchDir: path.join(deps.dataDir, 'imports'),
+        previewsDir: path.join(deps.dataDir, 'previews'),
+        async cloudFaceEnhancement() {
+          try {
+            return (await (await backends.backendFor(await settings.get())).faceEnhancement?.()) ?? null;
+          } catch {
+            // No service URL or key yet: the Cloud card says so; the toggle simply stays as the service would decide.
+            return null;
+          }
+        },
+        async renderPreview(model, input, output) {
+          // Always the local engine (a preview shows what this computer's copy of the model does).
+          const backend = await backends.backendFor({ ...(await settings.get()), mode: 'local' });
+          await backend.upscale({
+            inputPath: input,
+            inputName: 'preview-sample.png',
+            settings: { model, scale: 4, saveImageAs: 'png', compression: 0, enhanceFace: false },
+            outputPath: output,
+          });
+        },
+        ...(deps.openFolder ? { openFolder: deps.openFolder } : {}),
+        ...(deps.download ? { download: deps.download } : {}),
+        ...(deps.modelsWatchDebounceMs !== undefined ? { watchDebounceMs: deps.modelsWatchDebounceMs } : {}),
+      });
 
   return {
     ...settingsMethods(settings, deps.secrets, events),

@@ -6,7 +6,11 @@ import type { SettingsStore } from '../settings/settingsStore.js';
 import type { Settings } from './crispService.js';
 import type { SubjectService } from './methodTable.js';
 
-export function creditMethods(settings: SettingsStore, queue: JobQueue, backendFor: (s: Settings) => Promise<UpscaleBackend>): SubjectService<'credits'> {
+export function creditMethods(
+  settings: SettingsStore,
+  queue: JobQueue,
+  backendFor: (s: Settings) => Promise<UpscaleBackend>,
+): SubjectService<'credits'> {
   return {
     async estimate() {
       const s = await settings.get();

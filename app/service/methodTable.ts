@@ -58,10 +58,13 @@ export type ServiceMethod = keyof typeof SERVICE_TABLE;
 export const SERVICE_METHODS = Object.keys(SERVICE_TABLE) as ServiceMethod[];
 
 /** The methods one subject module implements. */
-export type SubjectMethod<S extends Subject> = { [K in ServiceMethod]: (typeof SERVICE_TABLE)[K]['subject'] extends S ? K : never }[ServiceMethod];
+export type SubjectMethod<S extends Subject> = {
+  [K in ServiceMethod]: (typeof SERVICE_TABLE)[K]['subject'] extends S ? K : never;
+}[ServiceMethod];
 
 /** What one subject module returns: exactly its slice of CrispService. */
 export type SubjectService<S extends Subject> = Pick<CrispService, SubjectMethod<S>>;
 
 /** The methods carried with a given wire form. */
-export const methodsWithWire = (wire: Wire): ServiceMethod[] => SERVICE_METHODS.filter((m) => SERVICE_TABLE[m].wire === wire);
+export const methodsWithWire = (wire: Wire): ServiceMethod[] =>
+  SERVICE_METHODS.filter((m) => SERVICE_TABLE[m].wire === wire);

@@ -7,8 +7,21 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Dispatcher } from 'undici';
 import { MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
-import { bundledModelsDir, defaultModel, listModels as listCatalogModels, loadCatalog, type CatalogEntry } from '../../engine/models/catalog.js';
-import { CUSTOM_REGISTRY, customModelsDir, defaultCustomName, importCustomModel, listCustomModels, removeCustomModel } from '../../engine/models/customModels.js';
+import {
+  bundledModelsDir,
+  defaultModel,
+  listModels as listCatalogModels,
+  loadCatalog,
+  type CatalogEntry,
+} from '../../engine/models/catalog.js';
+import {
+  CUSTOM_REGISTRY,
+  customModelsDir,
+  defaultCustomName,
+  importCustomModel,
+  listCustomModels,
+  removeCustomModel,
+} from '../../engine/models/customModels.js';
 import { sanitizeFileName } from '../../engine/contract/index.js';
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
 import { customModelName } from '../../engine/models/taskModel.js';
@@ -100,7 +113,9 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
     return [...catalog, ...custom, ...faces];
   }
 
-  const watcher = watchCustomModels(customModelsDir(modelsDir), deps.watchDebounceMs ?? 300, () => events.emit({ type: 'modelsChanged' }));
+  const watcher = watchCustomModels(customModelsDir(modelsDir), deps.watchDebounceMs ?? 300, () =>
+    events.emit({ type: 'modelsChanged' }),
+  );
 
   const downloads = new Map<string, Promise<ModelInfo>>();
   const previews = new Map<string, Promise<Uint8Array>>();
@@ -129,7 +144,13 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       events.emit({ type: 'modelDownload', name, ...last, state: 'failed', error });
       throw new Error(error);
     }
-    events.emit({ type: 'modelDownload', name, received: last.received, total: last.total ?? last.received, state: 'installed' });
+    events.emit({
+      type: 'modelDownload',
+      name,
+      received: last.received,
+      total: last.total ?? last.received,
+      state: 'installed',
+    });
     events.emit({ type: 'modelsChanged' });
     const info = (await localModels()).find((m) => m.name === name);
     if (!info) throw new Error(`${name} is missing from the catalog`);
@@ -143,18 +164,35 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           const local = new Map(listCatalogModels(modelDirs).map((m) => [m.name, m]));
           const models: ModelInfo[] = MODEL_NAMES.map((name) => {
             const m = local.get(name);
-            return { name, title: m?.title ?? name, description: m?.description ?? '', kind: m?.kind ?? 'photo', scale: m?.scale ?? 4, installed: true, licence: m?.licence ?? '' };
+            return {
+              name,
+              title: m?.title ?? name,
+              description: m?.description ?? '',
+              kind: m?.kind ?? 'photo',
+              scale: m?.scale ?? 4,
+              installed: true,
+              licence: m?.licence ?? '',
+            };
           });
           // The service's face restorer, as the local ones ride along: "Enhance faces" is offered when the service
           // says it has one, or does not say (it then answers 400 itself when it has none).
           const faces = (await deps.cloudFaceEnhancement?.()) ?? null;
-          models.push({ name: SERVICE_FACES, title: 'Service face enhancement', description: 'Faces are restored by the service (+1 credit per image).', kind: 'face', scale: 1, installed: faces !== false, licence: 'service' });
+          models.push({
+            name: SERVICE_FACES,
+            title: 'Service face enhancement',
+            description: 'Faces are restored by the service (+1 credit per image).',
+            kind: 'face',
+            scale: 1,
+            installed: faces !== false,
+            licence: 'service',
+          });
           return models;
         }
         return localModels();
       },
       async downloadModel(name) {
-        if ((await deps.settings.get()).mode === 'cloud') throw new BadRequestError('Cloud mode needs no downloads: the service has every model.');
+        if ((await deps.settings.get()).mode === 'cloud')
+          throw new BadRequestError('Cloud mode needs no downloads: the service has every model.');
         if (!isModelName(name)) throw new BadRequestError(`${JSON.stringify(name)} is not a model Crisp can download.`);
         const entry = loadCatalog().find((e) => e.name === name);
         if (!entry) throw new BadRequestError(`${name} is missing from the model catalog.`);
@@ -167,7 +205,10 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       },
       async importModel(fileName, bytes) {
         const safe = sanitizeFileName(fileName);
-        if (!IMPORTABLE.test(safe)) throw new BadRequestError(`${safe} is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with \`crisp models import\`).`);
+        if (!IMPORTABLE.test(safe))
+          throw new BadRequestError(
+            `${safe} is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with \`crisp models import\`).`,
+          );
         await mkdir(deps.scratchDir, { recursive: true });
         const dir = await mkdtemp(path.join(deps.scratchDir, 'import-'));
         try {
@@ -178,22 +219,34 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           try {
             imported = await importCustomModel(file, { modelsDir, name });
           } catch (e) {
-            throw new BadRequestError(`Could not import ${safe}: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+            throw new BadRequestError(
+              `Could not import ${safe}: ${((e as Error).message ?? String(e)).split('\n')[0]}`,
+            );
           }
           // A re-import under the same name replaces the model, so its old preview goes too.
           previews.delete(customModelName(imported.name));
           await rm(previewFile(customModelName(imported.name)), { force: true });
           events.emit({ type: 'modelsChanged' });
-          return { name: customModelName(imported.name), title: imported.name, description: `Imported from ${imported.source} (${imported.description}).`, kind: 'custom', scale: imported.scale, installed: true, licence: 'as imported' };
+          return {
+            name: customModelName(imported.name),
+            title: imported.name,
+            description: `Imported from ${imported.source} (${imported.description}).`,
+            kind: 'custom',
+            scale: imported.scale,
+            installed: true,
+            licence: 'as imported',
+          };
         } finally {
           await rm(dir, { recursive: true, force: true });
         }
       },
       async modelPreview(name) {
-        if ((await deps.settings.get()).mode === 'cloud') throw new BadRequestError('Previews are made on this computer: switch to Local to see them.');
+        if ((await deps.settings.get()).mode === 'cloud')
+          throw new BadRequestError('Previews are made on this computer: switch to Local to see them.');
         const model = (await localModels()).find((m) => m.name === name);
         if (!model) throw new BadRequestError(`${name} is not a model Crisp knows.`);
-        if (!model.installed) throw new BadRequestError(`${model.title} is not installed: download it first to see its preview.`);
+        if (!model.installed)
+          throw new BadRequestError(`${model.title} is not installed: download it first to see its preview.`);
         // One render per model, shared by concurrent asks; a failure is not cached.
         let pending = previews.get(name);
         if (!pending) {
@@ -205,7 +258,9 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
             try {
               await deps.renderPreview(name, PREVIEW_SAMPLE(), file);
             } catch (e) {
-              throw new Error(`Could not make a preview with ${model.title}: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+              throw new Error(
+                `Could not make a preview with ${model.title}: ${((e as Error).message ?? String(e)).split('\n')[0]}`,
+              );
             }
             return new Uint8Array(await readFile(file));
           })();
@@ -216,10 +271,12 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       },
       async removeModel(name) {
         const id = name.replace(/^custom:/, '');
-        if (!(await removeCustomModel(modelsDir, id))) throw new BadRequestError(`${name} is not an imported model (it may have been removed already).`);
+        if (!(await removeCustomModel(modelsDir, id)))
+          throw new BadRequestError(`${name} is not an imported model (it may have been removed already).`);
         previews.delete(name);
         await rm(previewFile(name), { force: true });
-        if ((await deps.settings.get()).model === name) events.emit({ type: 'settings', settings: await deps.settings.update({ model: defaultModel(modelDirs) }) });
+        if ((await deps.settings.get()).model === name)
+          events.emit({ type: 'settings', settings: await deps.settings.update({ model: defaultModel(modelDirs) }) });
         events.emit({ type: 'modelsChanged' });
       },
       async openModelsFolder() {

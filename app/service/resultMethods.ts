@@ -16,10 +16,17 @@ export interface DesktopShell {
   openFolder?: (folder: string) => boolean | Promise<boolean>;
 }
 
-const MIME_OF_EXT: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
+const MIME_OF_EXT: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.webp': 'image/webp',
+};
 
 export function mimeOf(file: string, head: Uint8Array): string {
-  return sniffImageType(head.subarray(0, 16)) ?? MIME_OF_EXT[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+  return (
+    sniffImageType(head.subarray(0, 16)) ?? MIME_OF_EXT[path.extname(file).toLowerCase()] ?? 'application/octet-stream'
+  );
 }
 
 /** The queue item, or the sentence a person sees when it went away meanwhile. */

@@ -15,10 +15,12 @@ import type { ServiceEvents } from './serviceEvents.js';
  */
 export async function outputFolderProblem(folder: string): Promise<string | undefined> {
   if (folder === '') return undefined;
-  if (!path.isAbsolute(folder)) return `The output folder must be a full path (for example ${path.resolve('/', 'Pictures', 'Upscaled')}), not "${folder}".`;
+  if (!path.isAbsolute(folder))
+    return `The output folder must be a full path (for example ${path.resolve('/', 'Pictures', 'Upscaled')}), not "${folder}".`;
   try {
     await mkdir(folder, { recursive: true });
-    if (!(await stat(folder)).isDirectory()) return `${folder} is a file, not a folder: choose a folder for the results.`;
+    if (!(await stat(folder)).isDirectory())
+      return `${folder} is a file, not a folder: choose a folder for the results.`;
     await access(folder, constants.W_OK);
   } catch {
     return `Crisp cannot create or write to ${folder}: choose another output folder.`;
@@ -26,7 +28,11 @@ export async function outputFolderProblem(folder: string): Promise<string | unde
   return undefined;
 }
 
-export function settingsMethods(store: SettingsStore, secrets: SecretStore, events: ServiceEvents): SubjectService<'settings'> {
+export function settingsMethods(
+  store: SettingsStore,
+  secrets: SecretStore,
+  events: ServiceEvents,
+): SubjectService<'settings'> {
   return {
     getSettings: () => store.get(),
     async updateSettings(patch) {

@@ -4,7 +4,13 @@
  * loads without zod.
  */
 import { z } from 'zod';
-import { acceptedValues, UPSCALE_OPTIONS, type OptionSpec, type UpscaleOptionKey, type UpscaleOptions } from './upscaleOptions.js';
+import {
+  acceptedValues,
+  UPSCALE_OPTIONS,
+  type OptionSpec,
+  type UpscaleOptionKey,
+  type UpscaleOptions,
+} from './upscaleOptions.js';
 
 function describeValue(v: unknown): string {
   const s = typeof v === 'string' ? `'${v}'` : JSON.stringify(v);
@@ -16,11 +22,18 @@ export function optionSchema(spec: OptionSpec): z.ZodType {
   const expect = (what: string) => ({ error: () => `must be ${what}` });
   switch (spec.kind) {
     case 'int': {
-      const n = z.number(expect(acceptedValues(spec))).int(expect(acceptedValues(spec))).min(spec.min, expect(acceptedValues(spec))).max(spec.max, expect(acceptedValues(spec)));
+      const n = z
+        .number(expect(acceptedValues(spec)))
+        .int(expect(acceptedValues(spec)))
+        .min(spec.min, expect(acceptedValues(spec)))
+        .max(spec.max, expect(acceptedValues(spec)));
       return spec.nullable ? n.nullable() : n;
     }
     case 'number':
-      return z.number(expect(acceptedValues(spec))).min(spec.min, expect(acceptedValues(spec))).max(spec.max, expect(acceptedValues(spec)));
+      return z
+        .number(expect(acceptedValues(spec)))
+        .min(spec.min, expect(acceptedValues(spec)))
+        .max(spec.max, expect(acceptedValues(spec)));
     case 'choice':
       return z.enum(spec.choices as [string, ...string[]], expect(acceptedValues(spec)));
     case 'flag':
@@ -42,13 +55,18 @@ export function optionSchema(spec: OptionSpec): z.ZodType {
 const entries = Object.entries(UPSCALE_OPTIONS) as [UpscaleOptionKey, OptionSpec][];
 
 /** Field → schema, for z.object (settings file, patches, IPC). */
-export const upscaleOptionFields = Object.fromEntries(entries.map(([k, s]) => [k, optionSchema(s)])) as { [K in UpscaleOptionKey]: z.ZodType<UpscaleOptions[K]> };
+export const upscaleOptionFields = Object.fromEntries(entries.map(([k, s]) => [k, optionSchema(s)])) as {
+  [K in UpscaleOptionKey]: z.ZodType<UpscaleOptions[K]>;
+};
 
 /**
  * Reads one option from text (a CLI flag, a form field): numbers parsed, choices matched with their
  * aliases, then checked against the declared range. Answers the value or a sentence saying what is accepted.
  */
-export function parseOptionText(key: UpscaleOptionKey, raw: string | boolean): { ok: true; value: unknown } | { ok: false; problem: string } {
+export function parseOptionText(
+  key: UpscaleOptionKey,
+  raw: string | boolean,
+): { ok: true; value: unknown } | { ok: false; problem: string } {
   const spec: OptionSpec = UPSCALE_OPTIONS[key];
   let value: unknown = raw;
   if (typeof raw === 'string') {

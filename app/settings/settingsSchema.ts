@@ -18,18 +18,21 @@ export type Theme = (typeof THEMES)[number];
 export const LANGUAGES = ['system', 'en', 'de'] as const;
 export type Language = (typeof LANGUAGES)[number];
 
-const baseUrl = z.string().max(4096).refine(
-  (u) => {
-    if (u === '') return true;
-    try {
-      const p = new URL(u).protocol;
-      return p === 'http:' || p === 'https:';
-    } catch {
-      return false;
-    }
-  },
-  { message: 'must be an http(s) URL' },
-);
+const baseUrl = z
+  .string()
+  .max(4096)
+  .refine(
+    (u) => {
+      if (u === '') return true;
+      try {
+        const p = new URL(u).protocol;
+        return p === 'http:' || p === 'https:';
+      } catch {
+        return false;
+      }
+    },
+    { message: 'must be an http(s) URL' },
+  );
 
 /** The app's own settings; everything about an upscale comes from UPSCALE_OPTIONS. */
 const appFields = {
@@ -40,7 +43,13 @@ const appFields = {
   language: z.enum(LANGUAGES),
 };
 
-export type Settings = { version: typeof SETTINGS_VERSION; mode: Mode; baseUrl: string; theme: Theme; language: Language } & UpscaleOptions;
+export type Settings = {
+  version: typeof SETTINGS_VERSION;
+  mode: Mode;
+  baseUrl: string;
+  theme: Theme;
+  language: Language;
+} & UpscaleOptions;
 
 export const settingsFields = { ...appFields, ...upscaleOptionFields };
 

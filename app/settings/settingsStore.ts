@@ -44,7 +44,9 @@ export async function openSettingsStore(file: string, defaults: Partial<Settings
         const r = settingsPatchSchema.safeParse(patch);
         if (!r.success) {
           const issue = r.error.issues[0];
-          const field = issue?.path.join('.') || (issue && 'keys' in issue ? String((issue as { keys: string[] }).keys[0]) : 'settings');
+          const field =
+            issue?.path.join('.') ||
+            (issue && 'keys' in issue ? String((issue as { keys: string[] }).keys[0]) : 'settings');
           throw new SettingsError(`Invalid setting ${field}: ${issue?.message ?? 'invalid value'}`);
         }
         const next: Settings = { ...current, ...(r.data as Partial<Settings>), version: 1 };

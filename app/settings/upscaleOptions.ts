@@ -8,7 +8,15 @@
  * Plain data (no zod, no Node): the renderer may import it, and `crisp --help` loads it without zod. The
  * zod schemas derived from it are in optionSchemas.ts.
  */
-import { COMPRESSION_MAX, COMPRESSION_MIN, DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../engine/contract/enums.js';
+import {
+  COMPRESSION_MAX,
+  COMPRESSION_MIN,
+  DENOISE_MODEL,
+  OUTPUT_FORMATS,
+  SCALES,
+  type SaveImageAs,
+  type Scale,
+} from '../../engine/contract/enums.js';
 import { EXECUTION_PROVIDERS } from '../../engine/inference/providers.js';
 import { resolveModelName } from '../../engine/models/modelNames.js';
 import { DEFAULT_TEMPLATE, TEMPLATE_TOKENS, templateProblem } from '../../engine/tasks/outputNames.js';
@@ -34,15 +42,30 @@ export type OptionSpec =
   | (Common<number> & { kind: 'number'; min: number; max: number; step: number })
   | (Common<string> & { kind: 'choice'; choices: readonly string[]; aliases?: Readonly<Record<string, string>> })
   | (Common<boolean> & { kind: 'flag' })
-  | (Common<string | null> & { kind: 'text'; maxLength: number; nullable: boolean; valueName: string; check?: (v: string) => string | undefined });
+  | (Common<string | null> & {
+      kind: 'text';
+      maxLength: number;
+      nullable: boolean;
+      valueName: string;
+      check?: (v: string) => string | undefined;
+    });
 
 /** `T` narrows the value type (Scale, SaveImageAs…); the spec is what the derived schema checks at run time. */
 type Spec<T> = OptionSpec & { readonly __type?: T };
-const int = <T extends number | null = number>(s: Omit<Extract<OptionSpec, { kind: 'int' }>, 'kind' | 'nullable'> & { nullable?: boolean }): Spec<T> => ({ kind: 'int', nullable: false, ...s });
+const int = <T extends number | null = number>(
+  s: Omit<Extract<OptionSpec, { kind: 'int' }>, 'kind' | 'nullable'> & { nullable?: boolean },
+): Spec<T> => ({ kind: 'int', nullable: false, ...s });
 const num = (s: Omit<Extract<OptionSpec, { kind: 'number' }>, 'kind'>): Spec<number> => ({ kind: 'number', ...s });
-const choice = <T extends string>(s: Omit<Extract<OptionSpec, { kind: 'choice' }>, 'kind' | 'choices' | 'default'> & { choices: readonly T[]; default: T }): Spec<T> => ({ kind: 'choice', ...s });
+const choice = <T extends string>(
+  s: Omit<Extract<OptionSpec, { kind: 'choice' }>, 'kind' | 'choices' | 'default'> & {
+    choices: readonly T[];
+    default: T;
+  },
+): Spec<T> => ({ kind: 'choice', ...s });
 const flag = (s: Omit<Extract<OptionSpec, { kind: 'flag' }>, 'kind'>): Spec<boolean> => ({ kind: 'flag', ...s });
-const text = <T extends string | null = string>(s: Omit<Extract<OptionSpec, { kind: 'text' }>, 'kind' | 'nullable'> & { nullable?: boolean }): Spec<T> => ({ kind: 'text', nullable: false, ...s });
+const text = <T extends string | null = string>(
+  s: Omit<Extract<OptionSpec, { kind: 'text' }>, 'kind' | 'nullable'> & { nullable?: boolean },
+): Spec<T> => ({ kind: 'text', nullable: false, ...s });
 
 export const OVERWRITE_POLICIES = ['skip', 'replace', 'keep'] as const;
 export type OverwritePolicy = (typeof OVERWRITE_POLICIES)[number];
@@ -54,7 +77,10 @@ export type ExecutionProviderSetting = (typeof EXECUTION_PROVIDERS)[number];
 
 /** Model names are checked for shape here; whether an imported one exists is checked where the registry is known. */
 function modelProblem(name: string): string | undefined {
-  if (name.startsWith('custom:')) return /^custom:[A-Za-z0-9][\w.-]{0,99}$/.test(name) ? undefined : `'${name}' is not a valid custom:<name> model name`;
+  if (name.startsWith('custom:'))
+    return /^custom:[A-Za-z0-9][\w.-]{0,99}$/.test(name)
+      ? undefined
+      : `'${name}' is not a valid custom:<name> model name`;
   const r = resolveModelName(name);
   return r.ok ? undefined : r.message;
 }
@@ -68,7 +94,13 @@ export const UPSCALE_OPTIONS = {
     cli: { flags: '-m, --model', defaultText: 'the best installed photo model', unsetByDefault: true },
     check: modelProblem,
   }),
-  scale: int<Scale>({ min: SCALES[0], max: SCALES[SCALES.length - 1]!, default: 4, help: 'output scale', cli: { flags: '-s, --scale' } }),
+  scale: int<Scale>({
+    min: SCALES[0],
+    max: SCALES[SCALES.length - 1]!,
+    default: 4,
+    help: 'output scale',
+    cli: { flags: '-s, --scale' },
+  }),
   passes: int<Passes>({
     min: 1,
     max: 2,
@@ -76,7 +108,13 @@ export const UPSCALE_OPTIONS = {
     help: 'local: 2 = double upscale, the result goes through the model again (×4 twice is ×16)',
     cli: { flags: '--passes' },
   }),
-  format: choice<SaveImageAs>({ choices: OUTPUT_FORMATS, aliases: { jpeg: 'jpg' }, default: 'png', help: 'output format', cli: { flags: '-f, --format' } }),
+  format: choice<SaveImageAs>({
+    choices: OUTPUT_FORMATS,
+    aliases: { jpeg: 'jpg' },
+    default: 'png',
+    help: 'output format',
+    cli: { flags: '-f, --format' },
+  }),
   compression: int<number>({
     min: COMPRESSION_MIN,
     max: COMPRESSION_MAX,
@@ -101,7 +139,14 @@ export const UPSCALE_OPTIONS = {
     help: 'with --face: the face model (catalog name or custom:<name>)',
     cli: { flags: '--face-model', defaultText: 'the best installed face model' },
   }),
-  faceStrength: num({ min: 0, max: 1, step: 0.05, default: 1, help: 'with --face: blend of restored (1) and unrestored (0) faces', cli: { flags: '--face-strength' } }),
+  faceStrength: num({
+    min: 0,
+    max: 1,
+    step: 0.05,
+    default: 1,
+    help: 'with --face: blend of restored (1) and unrestored (0) faces',
+    cli: { flags: '--face-strength' },
+  }),
   tileSize: int<number | null>({
     min: 32,
     max: 4096,
@@ -111,10 +156,33 @@ export const UPSCALE_OPTIONS = {
     help: 'local: tile size in input pixels',
     cli: { flags: '--tile', defaultText: 'automatic' },
   }),
-  threads: int<number | null>({ min: 1, max: 256, nullable: true, default: null, help: 'local: CPU threads for inference', cli: { flags: '--threads', defaultText: 'one per core' } }),
-  executionProvider: choice<ExecutionProviderSetting>({ choices: EXECUTION_PROVIDERS, default: 'auto', help: 'local: execution provider (falls back to cpu)', cli: { flags: '--ep' } }),
-  precision: choice<Precision>({ choices: PRECISIONS, default: 'auto', help: 'local: model precision (auto picks int8 only where it is faster)', cli: { flags: '--precision' } }),
-  outputFolder: text<string>({ default: '', maxLength: 4096, valueName: 'dir', help: 'output folder, created if missing', cli: { flags: '-o, --out', defaultText: 'beside each input' } }),
+  threads: int<number | null>({
+    min: 1,
+    max: 256,
+    nullable: true,
+    default: null,
+    help: 'local: CPU threads for inference',
+    cli: { flags: '--threads', defaultText: 'one per core' },
+  }),
+  executionProvider: choice<ExecutionProviderSetting>({
+    choices: EXECUTION_PROVIDERS,
+    default: 'auto',
+    help: 'local: execution provider (falls back to cpu)',
+    cli: { flags: '--ep' },
+  }),
+  precision: choice<Precision>({
+    choices: PRECISIONS,
+    default: 'auto',
+    help: 'local: model precision (auto picks int8 only where it is faster)',
+    cli: { flags: '--precision' },
+  }),
+  outputFolder: text<string>({
+    default: '',
+    maxLength: 4096,
+    valueName: 'dir',
+    help: 'output folder, created if missing',
+    cli: { flags: '-o, --out', defaultText: 'beside each input' },
+  }),
   template: text<string>({
     default: DEFAULT_TEMPLATE,
     maxLength: 256,
@@ -123,7 +191,12 @@ export const UPSCALE_OPTIONS = {
     cli: { flags: '-t, --template' },
     check: templateProblem,
   }),
-  overwrite: choice<OverwritePolicy>({ choices: OVERWRITE_POLICIES, default: 'keep', help: 'when the output exists: skip, replace, or keep both (adds -2, -3…)', cli: { flags: '--overwrite' } }),
+  overwrite: choice<OverwritePolicy>({
+    choices: OVERWRITE_POLICIES,
+    default: 'keep',
+    help: 'when the output exists: skip, replace, or keep both (adds -2, -3…)',
+    cli: { flags: '--overwrite' },
+  }),
 } as const satisfies Record<string, Spec<unknown>>;
 
 export type UpscaleOptionKey = keyof typeof UPSCALE_OPTIONS;

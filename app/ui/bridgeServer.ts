@@ -87,12 +87,20 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+  });
   res.end(text);
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'text/plain; charset=utf-8',
+    'cache-control': 'no-store',
+  });
   res.end(`${text}\n`);
 }
 
@@ -115,7 +123,8 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
     }
     if (req.method !== 'POST') throw new HttpError(405, 'Use POST for API calls.');
     const headerToken = req.headers[TOKEN_HEADER];
-    if (!sameSecret(Array.isArray(headerToken) ? headerToken[0] : headerToken, token)) throw new HttpError(403, 'Missing or wrong access token.');
+    if (!sameSecret(Array.isArray(headerToken) ? headerToken[0] : headerToken, token))
+      throw new HttpError(403, 'Missing or wrong access token.');
     if (!isServiceMethod(method)) throw new HttpError(404, `Unknown API method "${method.slice(0, 60)}".`);
 
     let args: unknown;
@@ -140,7 +149,10 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
       } catch {
         throw new HttpError(400, 'The request body is not valid JSON.');
       }
-      args = typeof parsed === 'object' && parsed !== null && 'args' in parsed ? (parsed as { args: unknown }).args : undefined;
+      args =
+        typeof parsed === 'object' && parsed !== null && 'args' in parsed
+          ? (parsed as { args: unknown }).args
+          : undefined;
     }
 
     let result: unknown;
@@ -153,7 +165,12 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
     }
     if (wire === 'bytesOut') {
       const image = result as { mime: string; bytes: Uint8Array };
-      res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': image.mime, 'content-length': String(image.bytes.byteLength), 'cache-control': 'no-store' });
+      res.writeHead(200, {
+        ...SECURITY_HEADERS,
+        'content-type': image.mime,
+        'content-length': String(image.bytes.byteLength),
+        'cache-control': 'no-store',
+      });
       res.end(Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength));
       return;
     }
@@ -162,14 +179,20 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
 
   /** Finished results among these ids, or a refusal that names what is missing. */
   async function finishedResults(ids: unknown): Promise<JobItem[]> {
-    if (!Array.isArray(ids) || ids.length === 0 || ids.length > 10_000 || !ids.every((i) => typeof i === 'string' && i.length > 0 && i.length <= 200 && !i.includes(','))) {
+    if (
+      !Array.isArray(ids) ||
+      ids.length === 0 ||
+      ids.length > 10_000 ||
+      !ids.every((i) => typeof i === 'string' && i.length > 0 && i.length <= 200 && !i.includes(','))
+    ) {
       throw new HttpError(400, 'Name the results to download.');
     }
     const items = new Map((await service.getQueue()).items.map((i) => [i.id, i]));
     return (ids as string[]).map((id) => {
       const item = items.get(id);
       if (!item) throw new HttpError(404, 'That image is no longer in the queue.');
-      if (item.status !== 'done' || !item.outputPath) throw new HttpError(409, `${item.inputName} has no result to download yet.`);
+      if (item.status !== 'done' || !item.outputPath)
+        throw new HttpError(409, `${item.inputName} has no result to download yet.`);
       return item;
     });
   }
@@ -177,7 +200,8 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
   async function handleLinkRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST') throw new HttpError(405, 'Use POST to ask for a download link.');
     const headerToken = req.headers[TOKEN_HEADER];
-    if (!sameSecret(Array.isArray(headerToken) ? headerToken[0] : headerToken, token)) throw new HttpError(403, 'Missing or wrong access token.');
+    if (!sameSecret(Array.isArray(headerToken) ? headerToken[0] : headerToken, token))
+      throw new HttpError(403, 'Missing or wrong access token.');
     let body: unknown;
     try {
       body = JSON.parse((await readBody(req, MAX_JSON_BODY)).toString('utf8'));
@@ -221,11 +245,15 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
     // A zip is built in memory, so "Download all" has a size limit that says what to do instead.
     const total = sizes.reduce((a: number, b) => a + (b ?? 0), 0);
     if (total > MAX_ZIP_BYTES) {
-      throw new HttpError(413, `These ${items.length} results add up to ${(total / 2 ** 30).toFixed(1)} GiB, more than Download all packs (${MAX_ZIP_BYTES / 2 ** 30} GiB): download them one by one.`);
+      throw new HttpError(
+        413,
+        `These ${items.length} results add up to ${(total / 2 ** 30).toFixed(1)} GiB, more than Download all packs (${MAX_ZIP_BYTES / 2 ** 30} GiB): download them one by one.`,
+      );
     }
     const names = uniqueNames(files.map((f) => path.basename(f)));
     const entries = [];
-    for (const [n, file] of files.entries()) entries.push({ name: names[n] ?? path.basename(file), bytes: new Uint8Array(await readFile(file)) });
+    for (const [n, file] of files.entries())
+      entries.push({ name: names[n] ?? path.basename(file), bytes: new Uint8Array(await readFile(file)) });
     let body: Buffer;
     try {
       body = zipArchive(entries);
@@ -261,7 +289,8 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
   const server = createServer((req, res) => {
     void (async () => {
       try {
-        if (!allowedHosts().has(req.headers.host ?? '')) throw new HttpError(421, 'This server only answers on 127.0.0.1.');
+        if (!allowedHosts().has(req.headers.host ?? ''))
+          throw new HttpError(421, 'This server only answers on 127.0.0.1.');
         const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
         if (url.pathname.startsWith('/api/')) {
           await handleApi(req, res, url);

@@ -31,7 +31,8 @@ export function createDownloadSigner(key: Buffer = randomBytes(32)): DownloadSig
       const exp = query.get('exp') ?? '';
       const sig = Buffer.from(query.get('sig') ?? '', 'base64url');
       const want = mac(ids, exp);
-      if (!ids || sig.length !== want.length || !timingSafeEqual(sig, want)) return { refused: 'This download link is not valid: use the Download button in Crisp.' };
+      if (!ids || sig.length !== want.length || !timingSafeEqual(sig, want))
+        return { refused: 'This download link is not valid: use the Download button in Crisp.' };
       if (!(Number(exp) > now)) return { refused: 'This download link has expired: press Download again in Crisp.' };
       return { ids: ids.split(',') };
     },

@@ -37,7 +37,10 @@ export const SERVICE_ARGS = {
   removeModel: z.tuple([z.string().regex(/^custom:[\w.-]{1,100}$/, 'only imported (custom:) models can be removed')]),
   openModelsFolder: z.tuple([]),
   modelPreview: z.tuple([z.string().min(1).max(200)]),
-  addPaths: z.tuple([z.array(shortText.min(1)).max(10_000), z.object({ recursive: z.boolean().optional() }).strict().optional()]),
+  addPaths: z.tuple([
+    z.array(shortText.min(1)).max(10_000),
+    z.object({ recursive: z.boolean().optional() }).strict().optional(),
+  ]),
   addFile: z.tuple([z.string().min(1).max(1024), bytesSchema]),
   removeItem: z.tuple([itemId]),
   clearFinished: z.tuple([]),
@@ -66,13 +69,17 @@ export class ServiceCallError extends Error {
 export function parseServiceArgs(method: ServiceMethod, args: unknown): unknown[] {
   if (!Array.isArray(args)) throw new ServiceCallError(`${method}: arguments must be a list`);
   const parsed = SERVICE_ARGS[method].safeParse(args);
-  if (!parsed.success) throw new ServiceCallError(`${method}: invalid arguments (${z.prettifyError(parsed.error).replace(/\s+/g, ' ').trim()})`);
+  if (!parsed.success)
+    throw new ServiceCallError(
+      `${method}: invalid arguments (${z.prettifyError(parsed.error).replace(/\s+/g, ' ').trim()})`,
+    );
   return parsed.data as unknown[];
 }
 
 /** Validates then invokes. The service's own errors pass through unchanged (they are written for users). */
 export async function callServiceMethod(service: CrispService, method: unknown, args: unknown): Promise<unknown> {
-  if (!isServiceMethod(method)) throw new ServiceCallError(`unknown method ${JSON.stringify(String(method)).slice(0, 80)}`);
+  if (!isServiceMethod(method))
+    throw new ServiceCallError(`unknown method ${JSON.stringify(String(method)).slice(0, 80)}`);
   const checked = parseServiceArgs(method, args);
   const fn = service[method] as (...a: unknown[]) => Promise<unknown>;
   return fn.apply(service, checked);

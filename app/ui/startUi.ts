@@ -33,7 +33,10 @@ export class UiNotBuiltError extends Error {
 
 export async function startUi(options: UiOptions = {}): Promise<RunningUi> {
   const dir = options.rendererDir ?? defaultRendererDir();
-  if (!isRendererBuilt(dir)) throw new UiNotBuiltError(`the UI is not built (no ${path.join(dir, 'index.html')}): run "npm run build:renderer" first`);
+  if (!isRendererBuilt(dir))
+    throw new UiNotBuiltError(
+      `the UI is not built (no ${path.join(dir, 'index.html')}): run "npm run build:renderer" first`,
+    );
   const dataDir = path.resolve(options.dataDir ?? DEFAULT_APP_DATA_DIR);
   const service = await createService({
     dataDir,
@@ -43,7 +46,12 @@ export async function startUi(options: UiOptions = {}): Promise<RunningUi> {
   });
   let server: RunningUiServer;
   try {
-    server = await startUiServer({ service, rendererDir: dir, port: options.port ?? 0, ...(options.token ? { token: options.token } : {}) });
+    server = await startUiServer({
+      service,
+      rendererDir: dir,
+      port: options.port ?? 0,
+      ...(options.token ? { token: options.token } : {}),
+    });
   } catch (e) {
     await service.close();
     throw e;

@@ -34,7 +34,12 @@ export function resolveStaticPath(root: string, urlPath: string): string | null 
   return full.startsWith(rootWithSep) ? full : null;
 }
 
-export async function serveStatic(root: string, urlPath: string, res: ServerResponse, extraHeaders: Record<string, string>): Promise<boolean> {
+export async function serveStatic(
+  root: string,
+  urlPath: string,
+  res: ServerResponse,
+  extraHeaders: Record<string, string>,
+): Promise<boolean> {
   const file = resolveStaticPath(root, urlPath);
   if (!file) return false;
   const info = await stat(file).catch(() => null);
@@ -42,7 +47,12 @@ export async function serveStatic(root: string, urlPath: string, res: ServerResp
   const type = MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
   // Hashed assets never change; index.html must be re-read so a rebuilt renderer is picked up.
   const cache = file.endsWith('index.html') ? 'no-store' : 'public, max-age=31536000, immutable';
-  res.writeHead(200, { ...extraHeaders, 'content-type': type, 'content-length': String(info.size), 'cache-control': cache });
+  res.writeHead(200, {
+    ...extraHeaders,
+    'content-type': type,
+    'content-length': String(info.size),
+    'cache-control': cache,
+  });
   await new Promise<void>((resolve, reject) => {
     createReadStream(file).on('error', reject).on('end', resolve).pipe(res);
   });

@@ -26,7 +26,8 @@ export function uniqueNames(names: string[]): string[] {
 }
 
 export function zipArchive(entries: ZipEntry[]): Buffer {
-  if (entries.length > 0xffff) throw new Error('Too many results for one zip (65 535 at most): download them in smaller groups.');
+  if (entries.length > 0xffff)
+    throw new Error('Too many results for one zip (65 535 at most): download them in smaller groups.');
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -61,7 +62,8 @@ export function zipArchive(entries: ZipEntry[]): Buffer {
     locals.push(local, Buffer.from(entry.bytes.buffer, entry.bytes.byteOffset, size));
     centrals.push(central);
     offset += local.length + size;
-    if (offset > LIMIT) throw new Error('These results add up to more than 4 GiB: download them one by one or in smaller groups.');
+    if (offset > LIMIT)
+      throw new Error('These results add up to more than 4 GiB: download them one by one or in smaller groups.');
   }
   const centralSize = centrals.reduce((a, c) => a + c.length, 0);
   const end = Buffer.alloc(22);

@@ -58,11 +58,21 @@ async function upscale(msg: Extract<ToWorker, { type: 'upscale' }>): Promise<voi
       if (p > last || (s.etaSeconds !== undefined && s.etaSeconds !== lastEta)) {
         last = Math.max(last, p);
         lastEta = s.etaSeconds;
-        channel.send({ type: 'progress', jobId, percent: last, ...(s.etaSeconds !== undefined ? { etaSeconds: s.etaSeconds } : {}) });
+        channel.send({
+          type: 'progress',
+          jobId,
+          percent: last,
+          ...(s.etaSeconds !== undefined ? { etaSeconds: s.etaSeconds } : {}),
+        });
       }
       if (s.status === 'PROCESSING_FAILED') {
         // Typed by what happened (this job was asked to stop), never by the wording of the task's error.
-        channel.send({ type: 'failed', jobId, message: s.error ?? 'Upscaling failed.', cancelled: cancelled.has(jobId) });
+        channel.send({
+          type: 'failed',
+          jobId,
+          message: s.error ?? 'Upscaling failed.',
+          cancelled: cancelled.has(jobId),
+        });
         return;
       }
       if (s.status === 'PROCESSED') {

@@ -16,7 +16,14 @@ export interface WorkerEngineOptions {
 
 export type ToWorker =
   | { type: 'init'; options: WorkerEngineOptions }
-  | { type: 'upscale'; jobId: string; inputPath: string; inputName: string; fields: Record<string, string | number | boolean>; /** Written there directly (temp + rename). */ outputPath: string }
+  | {
+      type: 'upscale';
+      jobId: string;
+      inputPath: string;
+      inputName: string;
+      fields: Record<string, string | number | boolean>;
+      /** Written there directly (temp + rename). */ outputPath: string;
+    }
   | { type: 'cancel'; jobId: string }
   | { type: 'shutdown' };
 

@@ -37,7 +37,13 @@ export function appMenuTemplate(commands: MenuCommands, platform: NodeJS.Platfor
     },
     {
       label: '&View',
-      submenu: [{ role: 'resetZoom' }, { role: 'zoomIn' }, { role: 'zoomOut' }, { type: 'separator' }, { role: 'togglefullscreen' }],
+      submenu: [
+        { role: 'resetZoom' },
+        { role: 'zoomIn' },
+        { role: 'zoomOut' },
+        { type: 'separator' },
+        { role: 'togglefullscreen' },
+      ],
     },
     { role: 'windowMenu' },
     { role: 'help', submenu: [{ label: 'Crisp Documentation', click: () => commands.openDocs() }] },

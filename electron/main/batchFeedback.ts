@@ -19,7 +19,12 @@ export function batchMessage(e: Extract<ServiceEvent, { type: 'batchFinished' }>
   return `${images(e.done)} upscaled${e.failed ? `, ${e.failed} failed` : ''}${stopped ? `, ${stopped} stopped` : ''}.`;
 }
 
-export function followBatch(service: Pick<CrispService, 'subscribe'>, getWindow: () => ProgressWindow | null, notify: Notify, setBadge?: (count: number) => void): () => void {
+export function followBatch(
+  service: Pick<CrispService, 'subscribe'>,
+  getWindow: () => ProgressWindow | null,
+  notify: Notify,
+  setBadge?: (count: number) => void,
+): () => void {
   let badge = -1;
   return service.subscribe((event) => {
     const win = getWindow();

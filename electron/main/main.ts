@@ -5,7 +5,20 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BrowserWindow, Menu, Notification, app, dialog, ipcMain, nativeImage, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
+import {
+  BrowserWindow,
+  Menu,
+  Notification,
+  app,
+  dialog,
+  ipcMain,
+  nativeImage,
+  protocol,
+  safeStorage,
+  session,
+  shell,
+  utilityProcess,
+} from 'electron';
 import { createService, type ServiceHandle } from '../../app/service/createService.js';
 import { appMenuTemplate } from './appMenu.js';
 import { appPaths } from './appPaths.js';
@@ -23,7 +36,9 @@ const paths = appPaths(path.dirname(fileURLToPath(import.meta.url)), app.isPacka
 process.env.CRISP_RESOURCES_DIR ??= paths.resources;
 
 // Privileged before "ready": a standard, secure scheme gives the page a real origin for the CSP.
-protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+protocol.registerSchemesAsPrivileged([
+  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } },
+]);
 
 let win: BrowserWindow | null = null;
 let service: ServiceHandle | null = null;
@@ -47,7 +62,11 @@ async function start(): Promise<void> {
   const svc = await createService({
     dataDir: userData,
     secrets: createSafeStorageSecretStore(safeStorage, path.join(userData, 'secrets.json')),
-    spawner: createUtilityProcessSpawner((modulePath, args, options) => utilityProcess.fork(modulePath, args, options), paths.engineWorker, process.env),
+    spawner: createUtilityProcessSpawner(
+      (modulePath, args, options) => utilityProcess.fork(modulePath, args, options),
+      paths.engineWorker,
+      process.env,
+    ),
     revealOutput: (file) => {
       shell.showItemInFolder(file);
       return true;
@@ -58,7 +77,9 @@ async function start(): Promise<void> {
   });
   service = svc;
 
-  const dialogs = createNativeDialogs((options) => (win ? dialog.showOpenDialog(win, options) : dialog.showOpenDialog(options)));
+  const dialogs = createNativeDialogs((options) =>
+    win ? dialog.showOpenDialog(win, options) : dialog.showOpenDialog(options),
+  );
   registerServiceIpc(ipcMain, svc, {
     pickImages: () => dialogs.pickImages(),
     pickInputFolder: () => dialogs.pickInputFolder(),
@@ -71,9 +92,21 @@ async function start(): Promise<void> {
     Menu.buildFromTemplate(
       appMenuTemplate(
         {
-          addImages: () => void dialogs.pickImages().then((p) => (p.length ? svc.addPaths(p) : undefined)).catch(report),
-          addFolder: () => void dialogs.pickInputFolder().then((f) => (f ? svc.addPaths([f], { recursive: true }) : undefined)).catch(report),
-          chooseOutputFolder: () => void dialogs.pickOutputFolder().then((f) => (f ? svc.updateSettings({ outputFolder: f }) : undefined)).catch(report),
+          addImages: () =>
+            void dialogs
+              .pickImages()
+              .then((p) => (p.length ? svc.addPaths(p) : undefined))
+              .catch(report),
+          addFolder: () =>
+            void dialogs
+              .pickInputFolder()
+              .then((f) => (f ? svc.addPaths([f], { recursive: true }) : undefined))
+              .catch(report),
+          chooseOutputFolder: () =>
+            void dialogs
+              .pickOutputFolder()
+              .then((f) => (f ? svc.updateSettings({ outputFolder: f }) : undefined))
+              .catch(report),
           upscale: () => void svc.start().catch(report),
           stop: () => void svc.cancel().catch(report),
           openDocs: () => void shell.openExternal('https://github.com/crisp-upscaler/crisp#readme'),

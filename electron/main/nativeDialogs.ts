@@ -8,7 +8,11 @@ export const IMAGE_FILTERS = [{ name: 'Images', extensions: ['png', 'jpg', 'jpeg
 export function createNativeDialogs(show: ShowOpenDialog) {
   return {
     async pickImages(): Promise<string[]> {
-      const r = await show({ title: 'Add images', properties: ['openFile', 'multiSelections'], filters: IMAGE_FILTERS });
+      const r = await show({
+        title: 'Add images',
+        properties: ['openFile', 'multiSelections'],
+        filters: IMAGE_FILTERS,
+      });
       return r.canceled ? [] : r.filePaths;
     },
     async pickInputFolder(): Promise<string | null> {

@@ -35,7 +35,8 @@ export function createSafeStorageSecretStore(safeStorage: SafeStorageLike, file:
       const all = await load();
       if (value === null || value === undefined) delete all[name];
       else {
-        if (!safeStorage.isEncryptionAvailable()) throw new Error('This system has no keychain to protect the API key, so it was not saved.');
+        if (!safeStorage.isEncryptionAvailable())
+          throw new Error('This system has no keychain to protect the API key, so it was not saved.');
         all[name] = safeStorage.encryptString(value).toString('base64');
       }
       await mkdir(path.dirname(file), { recursive: true });

@@ -56,7 +56,8 @@ export function registerServiceIpc(ipc: IpcMainLike, service: CrispService, desk
     if (typeof method !== 'string' || !(DESKTOP_METHODS as readonly string[]).includes(method)) {
       return { ok: false, message: 'Unknown desktop call.' };
     }
-    if (arg !== undefined && (typeof arg !== 'string' || arg.length === 0 || arg.length > 200)) return { ok: false, message: 'Invalid desktop call.' };
+    if (arg !== undefined && (typeof arg !== 'string' || arg.length === 0 || arg.length > 200))
+      return { ok: false, message: 'Invalid desktop call.' };
     return settle(() => desktop[method as DesktopMethod](event.sender, arg));
   });
 

@@ -15,9 +15,17 @@ export interface UtilityChild {
   kill(): boolean;
 }
 
-export type UtilityFork = (modulePath: string, args: string[], options: { serviceName: string; stdio: 'ignore' | 'inherit' | 'pipe'; env?: NodeJS.ProcessEnv }) => UtilityChild;
+export type UtilityFork = (
+  modulePath: string,
+  args: string[],
+  options: { serviceName: string; stdio: 'ignore' | 'inherit' | 'pipe'; env?: NodeJS.ProcessEnv },
+) => UtilityChild;
 
-export function createUtilityProcessSpawner(fork: UtilityFork, workerEntry: string, env?: NodeJS.ProcessEnv): WorkerSpawner {
+export function createUtilityProcessSpawner(
+  fork: UtilityFork,
+  workerEntry: string,
+  env?: NodeJS.ProcessEnv,
+): WorkerSpawner {
   return {
     spawn(): WorkerHandle {
       const child = fork(workerEntry, [], { serviceName: 'Crisp engine', stdio: 'inherit', ...(env ? { env } : {}) });

@@ -51,12 +51,17 @@ export function isAppUrl(url: string): boolean {
 /** The parts of webContents/session the hardening touches. */
 export interface HardenableContents {
   setWindowOpenHandler(handler: (details: { url: string }) => { action: 'deny' }): void;
-  on(event: 'will-navigate' | 'will-redirect', listener: (event: { preventDefault(): void }, url: string) => void): void;
+  on(
+    event: 'will-navigate' | 'will-redirect',
+    listener: (event: { preventDefault(): void }, url: string) => void,
+  ): void;
   on(event: 'will-attach-webview', listener: (event: { preventDefault(): void }) => void): void;
 }
 
 export interface HardenableSession {
-  setPermissionRequestHandler(handler: (webContents: unknown, permission: string, callback: (granted: boolean) => void) => void): void;
+  setPermissionRequestHandler(
+    handler: (webContents: unknown, permission: string, callback: (granted: boolean) => void) => void,
+  ): void;
   setPermissionCheckHandler(handler: (webContents: unknown, permission: string) => boolean): void;
   webRequest: {
     onHeadersReceived(

@@ -73,8 +73,14 @@ export function normaliseEmail(email: string): string {
 }
 
 /** Checks an addCredits amount: non-negative integers only (credits are never taken away here). */
-export function checkCreditAmount(amount: { credits?: number; extraCredits?: number }): { credits: number; extraCredits: number } {
-  return { credits: checkAmount('credits', amount.credits), extraCredits: checkAmount('extra credits', amount.extraCredits) };
+export function checkCreditAmount(amount: { credits?: number; extraCredits?: number }): {
+  credits: number;
+  extraCredits: number;
+} {
+  return {
+    credits: checkAmount('credits', amount.credits),
+    extraCredits: checkAmount('extra credits', amount.extraCredits),
+  };
 }
 
 /** Keys longer than this are refused without hashing (no user has one; it bounds per-request work). */
@@ -107,7 +113,8 @@ export function createJsonAccountStore(state: StateFile<AccountsState>): Account
     async addUser(input) {
       const { record, apiKey } = prepareNewUser(input);
       await state.update((s) => {
-        if (s.users.some((u) => u.email === record.email)) throw new AccountError(`a user with e-mail ${record.email} already exists`);
+        if (s.users.some((u) => u.email === record.email))
+          throw new AccountError(`a user with e-mail ${record.email} already exists`);
         s.users.push(record);
       });
       return { account: toAccount(record), apiKey };

@@ -4,7 +4,15 @@
  */
 import type { Pool } from '../db/postgres.js';
 import { apiKeyMatches, hashApiKey } from './apiKey.js';
-import { AccountError, checkCreditAmount, normaliseEmail, plausibleApiKey, prepareNewUser, toAccount, type AccountStore } from './accountStore.js';
+import {
+  AccountError,
+  checkCreditAmount,
+  normaliseEmail,
+  plausibleApiKey,
+  prepareNewUser,
+  toAccount,
+  type AccountStore,
+} from './accountStore.js';
 import type { UserRecord } from './state.js';
 
 interface UserRow {
@@ -19,7 +27,14 @@ interface UserRow {
 const COLUMNS = 'user_id, email, key_hash, credits, extra_credits, created_at';
 
 function fromRow(r: UserRow): UserRecord {
-  return { userId: r.user_id, email: r.email, keyHash: r.key_hash, credits: r.credits, extraCredits: r.extra_credits, createdAt: r.created_at };
+  return {
+    userId: r.user_id,
+    email: r.email,
+    keyHash: r.key_hash,
+    credits: r.credits,
+    extraCredits: r.extra_credits,
+    createdAt: r.created_at,
+  };
 }
 
 /** PostgreSQL's unique_violation: the e-mail (or, astronomically unlikely, the key digest) exists. */
@@ -39,7 +54,8 @@ export function createPgAccountStore(pool: Pool): AccountStore {
           record.createdAt,
         ]);
       } catch (e) {
-        if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw new AccountError(`a user with e-mail ${record.email} already exists`);
+        if ((e as { code?: string }).code === UNIQUE_VIOLATION)
+          throw new AccountError(`a user with e-mail ${record.email} already exists`);
         throw e;
       }
       return { account: toAccount(record), apiKey };
@@ -61,7 +77,9 @@ export function createPgAccountStore(pool: Pool): AccountStore {
     },
     async authenticate(apiKey) {
       if (!plausibleApiKey(apiKey)) return undefined;
-      const { rows } = await pool.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE key_hash = $1`, [hashApiKey(apiKey)]);
+      const { rows } = await pool.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE key_hash = $1`, [
+        hashApiKey(apiKey),
+      ]);
       const row = rows[0];
       // Looked up by digest (no timing signal about the key); confirmed in constant time like the JSON store.
       return row && apiKeyMatches(apiKey, row.key_hash) ? toAccount(fromRow(row)) : undefined;

@@ -44,7 +44,13 @@ export function parseAccountsState(raw: unknown): AccountsState {
     throw new Error('accounts state file is not a Crisp accounts file (version 1)');
   }
   for (const u of s.users) {
-    if (typeof u.userId !== 'string' || typeof u.email !== 'string' || typeof u.keyHash !== 'string' || !isCount(u.credits) || !isCount(u.extraCredits)) {
+    if (
+      typeof u.userId !== 'string' ||
+      typeof u.email !== 'string' ||
+      typeof u.keyHash !== 'string' ||
+      !isCount(u.credits) ||
+      !isCount(u.extraCredits)
+    ) {
       throw new Error('accounts state file holds a malformed user record');
     }
   }
@@ -54,6 +60,7 @@ export function parseAccountsState(raw: unknown): AccountsState {
 /** Credits still free to reserve: balance minus what unfinished tasks hold. */
 export function availableCredits(state: AccountsState, user: UserRecord): number {
   let reserved = 0;
-  for (const c of Object.values(state.charges)) if (c.userId === user.userId && c.state === 'reserved') reserved += c.cost;
+  for (const c of Object.values(state.charges))
+    if (c.userId === user.userId && c.state === 'reserved') reserved += c.cost;
   return user.credits + user.extraCredits - reserved;
 }

@@ -68,7 +68,9 @@ export function isModelName(value: unknown): value is ModelName {
   return typeof value === 'string' && (MODEL_NAMES as readonly string[]).includes(value);
 }
 export function isCustomModelName(value: unknown): value is CustomModelName {
-  return typeof value === 'string' && value.startsWith(CUSTOM_MODEL_PREFIX) && value.length > CUSTOM_MODEL_PREFIX.length;
+  return (
+    typeof value === 'string' && value.startsWith(CUSTOM_MODEL_PREFIX) && value.length > CUSTOM_MODEL_PREFIX.length
+  );
 }
 export function isScale(value: unknown): value is Scale {
   return typeof value === 'number' && (SCALES as readonly number[]).includes(value);

@@ -44,8 +44,18 @@ export const SPEC_ERRORS = [
   { endpoint: 'get-upload-url', status: 400, code: 'MISSING_USER_ID', message: 'Bad Request: Missing User ID' },
   { endpoint: 'get-upload-url', status: 402, code: 'INSUFFICIENT_CREDITS', message: 'Insufficient credits' },
   { endpoint: 'get-upload-url', status: 500, code: 'INTERNAL', message: 'Internal Server Error' },
-  { endpoint: 'complete-multipart-upload', status: 400, code: 'MISSING_PARAMETERS', message: 'Bad Request: Missing required parameters' },
-  { endpoint: 'complete-multipart-upload', status: 500, code: 'UPLOAD_FAILED', message: 'Internal Server Error: Failed to complete upload' },
+  {
+    endpoint: 'complete-multipart-upload',
+    status: 400,
+    code: 'MISSING_PARAMETERS',
+    message: 'Bad Request: Missing required parameters',
+  },
+  {
+    endpoint: 'complete-multipart-upload',
+    status: 500,
+    code: 'UPLOAD_FAILED',
+    message: 'Internal Server Error: Failed to complete upload',
+  },
   { endpoint: 'start-task', status: 400, code: 'MISSING_USER', message: 'Bad Request: Missing User' },
   { endpoint: 'start-task', status: 402, code: 'INSUFFICIENT_CREDITS', message: 'Insufficient credits' },
   { endpoint: 'start-task', status: 404, code: 'USER_NOT_FOUND', message: 'User not found' },
@@ -57,7 +67,8 @@ export const SPEC_ERRORS = [
 /** The 500 answer of each endpoint (spec wording). */
 export const SERVER_FAILURE: Readonly<Record<Endpoint, ContractErrorFactory>> = {
   'get-upload-url': () => new ContractError('INTERNAL', 500, 'Internal Server Error'),
-  'complete-multipart-upload': () => new ContractError('UPLOAD_FAILED', 500, 'Internal Server Error: Failed to complete upload'),
+  'complete-multipart-upload': () =>
+    new ContractError('UPLOAD_FAILED', 500, 'Internal Server Error: Failed to complete upload'),
   'start-task': () => new ContractError('PROCESSING_REQUEST_FAILED', 500, 'Error processing request'),
   'get-task-status': () => new ContractError('GET_DATA_FAILED', 500, 'Error getting data'),
 };
@@ -88,7 +99,8 @@ export const errors = {
   /** extension: per-key rate limit (the server adds Retry-After). */
   rateLimited: () => new ContractError('RATE_LIMITED', 429, 'Too Many Requests'),
   /** extension: enhanceFace on a server started without --face-model (nothing is charged). */
-  faceNotAvailable: () => new ContractError('BAD_REQUEST', 400, 'Bad Request: face enhancement is not available on this server'),
+  faceNotAvailable: () =>
+    new ContractError('BAD_REQUEST', 400, 'Bad Request: face enhancement is not available on this server'),
   serverFailure: (endpoint: Endpoint) => SERVER_FAILURE[endpoint](),
   /** extension: a failure on a route outside the spec (part uploads, downloads, get-account). */
   internal: () => new ContractError('INTERNAL', 500, 'Internal Server Error'),

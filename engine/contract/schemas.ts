@@ -8,7 +8,15 @@
  * The TypeScript types of shapes.ts are inferred from these objects, so the two cannot drift.
  */
 import { z } from 'zod';
-import { COMPRESSION_MAX, COMPRESSION_MIN, INPUT_MIME_TYPES, MODEL_NAMES, OUTPUT_FORMATS, SCALES, TASK_STATUSES } from './enums.js';
+import {
+  COMPRESSION_MAX,
+  COMPRESSION_MIN,
+  INPUT_MIME_TYPES,
+  MODEL_NAMES,
+  OUTPUT_FORMATS,
+  SCALES,
+  TASK_STATUSES,
+} from './enums.js';
 
 const count = z.number().int().nonnegative();
 const epochMs = z.number();
@@ -58,7 +66,11 @@ export const completeMultipartUploadResultSchema = z.object({ status: z.literal(
 /** extension: answer of a part PUT (the ETag is also the response header, as S3 does). */
 export const storedPartSchema = z.object({ ETag: z.string().min(1), size: count });
 
-export const startTaskResultSchema = z.object({ message: z.string(), taskId: z.string().min(1), creditsToDeduct: count });
+export const startTaskResultSchema = z.object({
+  message: z.string(),
+  taskId: z.string().min(1),
+  creditsToDeduct: count,
+});
 
 export const taskStatusDataSchema = z.object({
   status: taskStatusSchema,
@@ -131,7 +143,10 @@ export const getUploadUrlRequestSchema = z.object({
   originalFileName: z.string().trim().min(1),
 });
 
-export const completedPartSchema = z.object({ PartNumber: z.number().int().min(1).max(10000), ETag: z.string().min(1).max(200) });
+export const completedPartSchema = z.object({
+  PartNumber: z.number().int().min(1).max(10000),
+  ETag: z.string().min(1).max(200),
+});
 
 export const completeMultipartUploadRequestSchema = z.object({
   uploadId: z.string().min(1).max(200),

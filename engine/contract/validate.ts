@@ -16,7 +16,11 @@ import {
   SCALES,
 } from './enums.js';
 import { errors, type ContractError } from './errors.js';
-import { completeMultipartUploadRequestSchema, getTaskStatusRequestSchema, getUploadUrlRequestSchema } from './schemas.js';
+import {
+  completeMultipartUploadRequestSchema,
+  getTaskStatusRequestSchema,
+  getUploadUrlRequestSchema,
+} from './schemas.js';
 import type {
   CompleteMultipartUploadRequest,
   GetTaskStatusRequest,
@@ -30,7 +34,14 @@ import type {
 const MAX_NAME_LENGTH = 255;
 
 /** Form fields arrive as strings; in-process callers pass numbers. Accept both, nothing else. */
-const intLike = z.union([z.number(), z.string().trim().regex(/^-?\d+$/).transform(Number)]);
+const intLike = z.union([
+  z.number(),
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/)
+    .transform(Number),
+]);
 const boolLike = z.union([
   z.boolean(),
   z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
@@ -64,7 +75,8 @@ export function parseModel(value: unknown, options: TaskSettingsOptions = {}): T
   const m = MODEL_NAMES.find((n) => n === value);
   if (m) return m;
   if (isCustomModelName(value) && options.extraModels?.(value)) return value;
-  if (custom && isCustomModelName(value)) throw fail(`model ${showValue(value)} is not an imported custom model (see "crisp models list")`);
+  if (custom && isCustomModelName(value))
+    throw fail(`model ${showValue(value)} is not an imported custom model (see "crisp models list")`);
   throw fail(`model ${showValue(value)} is not one of ${describe(MODEL_NAMES)}${custom}`);
 }
 
@@ -101,7 +113,14 @@ export function parseEnhanceFace(value: unknown): boolean {
 }
 
 /** Decimal numbers as form strings ("0.5", ".5", "1") or as numbers in-process. */
-const numberLike = z.union([z.number(), z.string().trim().regex(/^(\d+\.?\d*|\.\d+)$/).transform(Number)]);
+const numberLike = z.union([
+  z.number(),
+  z
+    .string()
+    .trim()
+    .regex(/^(\d+\.?\d*|\.\d+)$/)
+    .transform(Number),
+]);
 
 /**
  * extension: denoise strength 0–1 (absent when not given). Only service-lite-4x (realesr-general-x4v3)
@@ -114,7 +133,9 @@ export function parseDenoise(value: unknown, model: TaskSettings['model']): numb
     throw fail(`denoise ${showValue(value)} is not a number from 0 to 1`);
   }
   if (model !== DENOISE_MODEL) {
-    throw fail(`denoise is only available with model '${DENOISE_MODEL}' (the general photo model), not ${showValue(model)}`);
+    throw fail(
+      `denoise is only available with model '${DENOISE_MODEL}' (the general photo model), not ${showValue(model)}`,
+    );
   }
   // Four decimals, like the blend cache: 0.5 and 0.50000001 are the same model and the same task.
   return Number(r.data.toFixed(4));
@@ -139,7 +160,10 @@ export function sanitizeFileName(name: unknown, fallback = 'image'): string {
   if (typeof name !== 'string') return fallback;
   const base = name.split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, MAX_NAME_LENGTH);
+  const clean = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, MAX_NAME_LENGTH);
   return clean === '' || clean === '.' || clean === '..' ? fallback : clean;
 }
 
@@ -188,7 +212,11 @@ export function parseStartTask(
   };
   if (hasFile) {
     checkCount(file.length, 'files');
-    return { ...settings, source: 'file', file: file.map((f) => ({ ...f, originalFileName: sanitizeFileName(f.originalFileName) })) };
+    return {
+      ...settings,
+      source: 'file',
+      file: file.map((f) => ({ ...f, originalFileName: sanitizeFileName(f.originalFileName) })),
+    };
   }
   if (hasFiles) {
     const items = jsonArrayField('files', fields.files);
@@ -236,7 +264,8 @@ export function parseGetUploadUrl(body: unknown, limits: UploadLimits): GetUploa
   // Field by field with the schema's own parts, so each failure names its field in the contract's words.
   const field = getUploadUrlRequestSchema.shape;
   const size = field.fileSize.safeParse(data.fileSize);
-  if (!size.success || !Number.isSafeInteger(size.data)) throw fail(`fileSize ${showValue(data.fileSize)} is not a positive integer`);
+  if (!size.success || !Number.isSafeInteger(size.data))
+    throw fail(`fileSize ${showValue(data.fileSize)} is not a positive integer`);
   if (size.data > limits.maxFileSize) {
     throw errors.payloadTooLarge(`fileSize ${size.data} exceeds the limit of ${limits.maxFileSize} bytes`);
   }

@@ -38,16 +38,24 @@ function planar(rgb: Uint8Array, size: number): Float32Array {
  * Up to `count` crops of `size`² from the images in `dir` (sorted by name, not recursive), spread over
  * each image on a grid so a few large photos still give varied crops.
  */
-export async function loadCalibrationCrops(dir: string, opts: { count?: number; size?: number } = {}): Promise<CalibrationCrop[]> {
+export async function loadCalibrationCrops(
+  dir: string,
+  opts: { count?: number; size?: number } = {},
+): Promise<CalibrationCrop[]> {
   const count = opts.count ?? 32;
   const size = opts.size ?? 64;
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => CALIBRATION_EXTENSIONS.includes(path.extname(n).toLowerCase())).sort();
   } catch {
-    throw new CalibrationError(`Cannot read the calibration folder ${dir}. Pass a folder of JPG, PNG or WebP photos with --calibration.`);
+    throw new CalibrationError(
+      `Cannot read the calibration folder ${dir}. Pass a folder of JPG, PNG or WebP photos with --calibration.`,
+    );
   }
-  if (names.length === 0) throw new CalibrationError(`The calibration folder ${dir} has no JPG, PNG or WebP images. Add a few dozen photos like the ones you upscale.`);
+  if (names.length === 0)
+    throw new CalibrationError(
+      `The calibration folder ${dir} has no JPG, PNG or WebP images. Add a few dozen photos like the ones you upscale.`,
+    );
   const perImage = Math.max(1, Math.ceil(count / names.length));
   const crops: CalibrationCrop[] = [];
   for (const name of names) {
@@ -56,7 +64,9 @@ export async function loadCalibrationCrops(dir: string, opts: { count?: number; 
     try {
       img = await sharp(file).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
     } catch {
-      throw new CalibrationError(`Cannot decode the calibration image ${file}. Remove it from the folder or replace it with a JPG, PNG or WebP file.`);
+      throw new CalibrationError(
+        `Cannot decode the calibration image ${file}. Remove it from the folder or replace it with a JPG, PNG or WebP file.`,
+      );
     }
     const { width, height } = img.info;
     if (width < size || height < size) continue;
@@ -67,12 +77,14 @@ export async function loadCalibrationCrops(dir: string, opts: { count?: number; 
       const left = grid === 1 ? (width - size) >> 1 : Math.round((gx * (width - size)) / (grid - 1));
       const top = grid === 1 ? (height - size) >> 1 : Math.round((gy * (height - size)) / (grid - 1));
       const rgb = new Uint8Array(size * size * 3);
-      for (let y = 0; y < size; y++) rgb.set(img.data.subarray(((top + y) * width + left) * 3, ((top + y) * width + left + size) * 3), y * size * 3);
+      for (let y = 0; y < size; y++)
+        rgb.set(img.data.subarray(((top + y) * width + left) * 3, ((top + y) * width + left + size) * 3), y * size * 3);
       crops.push({ data: planar(rgb, size), size, source: `${name}@${left},${top}` });
     }
     if (crops.length >= count) break;
   }
-  if (crops.length === 0) throw new CalibrationError(`The images in ${dir} are all smaller than ${size}×${size} pixels; add larger photos.`);
+  if (crops.length === 0)
+    throw new CalibrationError(`The images in ${dir} are all smaller than ${size}×${size} pixels; add larger photos.`);
   return crops;
 }
 
@@ -95,13 +107,17 @@ export function hasBundledCalibration(env: NodeJS.ProcessEnv = process.env): boo
  * The bundled crops, in sheet order (row by row). With `count` below the sheet's size, crops are taken evenly
  * across the sheet so photos and illustrations both stay in.
  */
-export async function bundledCalibrationCrops(opts: { count?: number; file?: string } = {}): Promise<CalibrationCrop[]> {
+export async function bundledCalibrationCrops(
+  opts: { count?: number; file?: string } = {},
+): Promise<CalibrationCrop[]> {
   const file = opts.file ?? bundledCalibrationFile();
   let img: { data: Buffer; info: OutputInfo };
   try {
     img = await sharp(file).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   } catch {
-    throw new CalibrationError(`The bundled calibration set ${file} is missing or unreadable. Reinstall Crisp, or pass your own photos with --calibration DIR.`);
+    throw new CalibrationError(
+      `The bundled calibration set ${file} is missing or unreadable. Reinstall Crisp, or pass your own photos with --calibration DIR.`,
+    );
   }
   const size = BUNDLED_CROP_SIZE;
   const cols = Math.floor(img.info.width / size);
@@ -135,7 +151,9 @@ function prng(seed: number): () => number {
 }
 
 /** Procedural crops: a colour gradient, anti-aliased shapes, an oriented texture and sensor-like noise. */
-export function syntheticCalibrationCrops(opts: { count?: number; size?: number; seed?: number } = {}): CalibrationCrop[] {
+export function syntheticCalibrationCrops(
+  opts: { count?: number; size?: number; seed?: number } = {},
+): CalibrationCrop[] {
   const count = opts.count ?? 32;
   const size = opts.size ?? 64;
   const rand = prng(opts.seed ?? 14);

@@ -56,7 +56,9 @@ export function formatOf(file: string): SourceFormat {
   if (ext === '.safetensors') return 'safetensors';
   if (ext === '.param' || ext === '.bin') return 'ncnn';
   if (ext === '.onnx') return 'onnx';
-  throw new ConvertError(`${path.basename(file)}: unsupported file type ${ext || '(none)'}; expected .pth, .safetensors, .onnx or an ncnn .param/.bin pair`);
+  throw new ConvertError(
+    `${path.basename(file)}: unsupported file type ${ext || '(none)'}; expected .pth, .safetensors, .onnx or an ncnn .param/.bin pair`,
+  );
 }
 
 /** What `crisp models convert` made: an upscaler (any format import understands) or a GFPGAN face restorer. */
@@ -75,7 +77,11 @@ export async function convertFaceBytes(bytes: Uint8Array, format: 'pth' | 'safet
 
 function faceFromDict(dict: StateDict): AnyConverted {
   const { onnx, spec } = buildGfpganOnnx(dict);
-  return { onnx, kind: 'face', description: `GFPGANv1Clean face restorer (${spec.outSize}×${spec.outSize}, ${spec.levels} levels, style ${spec.styleFeatures})` };
+  return {
+    onnx,
+    kind: 'face',
+    description: `GFPGANv1Clean face restorer (${spec.outSize}×${spec.outSize}, ${spec.levels} levels, style ${spec.styleFeatures})`,
+  };
 }
 
 /** Any checkpoint `models import` understands, or a GFPGAN one, to ONNX (nothing installed). */
@@ -95,11 +101,17 @@ export async function convertAnyFile(file: string, opts: ConvertOptions = {}): P
 }
 
 /** Converts bytes already in memory (used by fetch, which downloads before converting). */
-export async function convertBytes(bytes: Uint8Array, format: Exclude<SourceFormat, 'ncnn'>, opts: ConvertOptions = {}): Promise<ConvertedModel> {
+export async function convertBytes(
+  bytes: Uint8Array,
+  format: Exclude<SourceFormat, 'ncnn'>,
+  opts: ConvertOptions = {},
+): Promise<ConvertedModel> {
   if (format === 'onnx') {
     const info = readOnnx(bytes);
     if (info.inputs.length !== 1 || info.outputs.length !== 1) {
-      throw new ConvertError(`ONNX model must have one input and one output (has ${info.inputs.length} and ${info.outputs.length})`);
+      throw new ConvertError(
+        `ONNX model must have one input and one output (has ${info.inputs.length} and ${info.outputs.length})`,
+      );
     }
     return { onnx: bytes, format, spec: null, description: `ONNX (${info.nodes.length} nodes, opset ${info.opset})` };
   }
@@ -117,7 +129,9 @@ export const MAX_NCNN_PARAM_BYTES = 16 * 1024 * 1024;
 async function assertSize(file: string, max: number): Promise<void> {
   const { size } = await stat(file);
   if (size > max) {
-    throw new ConvertError(`${path.basename(file)} is ${Math.round(size / 1048576)} MiB; model files larger than ${Math.round(max / 1048576)} MiB are refused`);
+    throw new ConvertError(
+      `${path.basename(file)} is ${Math.round(size / 1048576)} MiB; model files larger than ${Math.round(max / 1048576)} MiB are refused`,
+    );
   }
 }
 

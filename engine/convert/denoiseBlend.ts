@@ -15,7 +15,8 @@ export class DenoiseBlendError extends Error {
 }
 
 function assertStrength(s: number): void {
-  if (!Number.isFinite(s) || s < 0 || s > 1) throw new DenoiseBlendError(`denoise strength must be between 0 and 1, got ${s}`);
+  if (!Number.isFinite(s) || s < 0 || s > 1)
+    throw new DenoiseBlendError(`denoise strength must be between 0 and 1, got ${s}`);
 }
 
 /**
@@ -36,11 +37,17 @@ export function blendOnnxWeights(a: Uint8Array, b: Uint8Array, s: number): Uint8
   const sb = Math.fround(1 - s);
   for (const ta of ma.initializers) {
     const tb = bByName.get(ta.name);
-    if (!tb || tb.dataType !== ta.dataType || tb.dims.join(',') !== ta.dims.join(',') || tb.data.length !== ta.data.length) {
+    if (
+      !tb ||
+      tb.dataType !== ta.dataType ||
+      tb.dims.join(',') !== ta.dims.join(',') ||
+      tb.data.length !== ta.data.length
+    ) {
       throw new DenoiseBlendError(`initializer ${ta.name} differs in shape or type between the two models`);
     }
     if (ta.dataType !== ONNX_FLOAT) {
-      if (!Buffer.from(ta.data).equals(Buffer.from(tb.data))) throw new DenoiseBlendError(`non-float initializer ${ta.name} differs`);
+      if (!Buffer.from(ta.data).equals(Buffer.from(tb.data)))
+        throw new DenoiseBlendError(`non-float initializer ${ta.name} differs`);
       continue;
     }
     if (ta.rawOffset === null) throw new DenoiseBlendError(`initializer ${ta.name} is not stored as raw_data`);

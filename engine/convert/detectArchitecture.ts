@@ -16,7 +16,9 @@ export interface DetectOptions {
 export function detectArchitecture(dict: StateDict, opts: DetectOptions = {}): ArchSpec {
   if (looksLikeGfpgan(dict)) {
     throw new UnsupportedArchitectureError(
-      isOriginalGfpganV1(dict) ? GFPGAN_V1_UNSUPPORTED : 'this is a GFPGAN face restorer, not an upscaler: import it with "crisp models import FILE --face", or convert it with "crisp models convert"',
+      isOriginalGfpganV1(dict)
+        ? GFPGAN_V1_UNSUPPORTED
+        : 'this is a GFPGAN face restorer, not an upscaler: import it with "crisp models import FILE --face", or convert it with "crisp models convert"',
     );
   }
   if (looksLikeEsrganOld(dict) || looksLikeBasicsrRrdb(dict)) return detectRrdb(dict).spec;
@@ -30,6 +32,7 @@ export function summarise(dict: StateDict): string {
   const prefixes = [...new Set(keys.map((k) => k.split('.').slice(0, 2).join('.')))].slice(0, 6);
   const hints: string[] = [];
   if (keys.some((k) => k.includes('attn'))) hints.push('attention layers (a transformer such as SwinIR/HAT/DAT?)');
-  if (keys.some((k) => k.includes('stylegan') || k.includes('condition_scale'))) hints.push('StyleGAN blocks (a face restorer such as GFPGAN?)');
+  if (keys.some((k) => k.includes('stylegan') || k.includes('condition_scale')))
+    hints.push('StyleGAN blocks (a face restorer such as GFPGAN?)');
   return `${keys.length} tensors, keys starting ${prefixes.join(', ')}${keys.length > 6 ? ', …' : ''}${hints.length ? `; found ${hints.join('; ')}` : ''}; supported are SRVGGNetCompact and RRDBNet (ESRGAN/BasicSR)`;
 }

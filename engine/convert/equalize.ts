@@ -35,7 +35,13 @@ export function equalizablePairs(info: OnnxModelInfo): EqualizePair[] {
     const n = info.nodes[i]!;
     const w = inits.get(n.inputs[1] ?? '');
     const b = n.inputs[2] ? inits.get(n.inputs[2]) : undefined;
-    return n.opType === 'Conv' && w?.dataType === ONNX_FLOAT && w.dims.length === 4 && (n.attrs.group === undefined || n.attrs.group === 1) && (!n.inputs[2] || b?.dataType === ONNX_FLOAT);
+    return (
+      n.opType === 'Conv' &&
+      w?.dataType === ONNX_FLOAT &&
+      w.dims.length === 4 &&
+      (n.attrs.group === undefined || n.attrs.group === 1) &&
+      (!n.inputs[2] || b?.dataType === ONNX_FLOAT)
+    );
   };
   const pairs: EqualizePair[] = [];
   info.nodes.forEach((n, i) => {
@@ -64,7 +70,11 @@ export function equalizablePairs(info: OnnxModelInfo): EqualizePair[] {
  * Applies per-channel scales to each pair. `channelRange(tensor)` gives a per-channel magnitude (e.g. max
  * |x| over calibration) of a pair's tensors; the larger of the pair's tensors is used per channel.
  */
-export function equalizeModel(model: Uint8Array, channelRange: (tensor: string) => Float32Array | undefined, alpha = 0.5): Uint8Array {
+export function equalizeModel(
+  model: Uint8Array,
+  channelRange: (tensor: string) => Float32Array | undefined,
+  alpha = 0.5,
+): Uint8Array {
   const info = readOnnx(model);
   const inits = new Map(info.initializers.map((t) => [t.name, t]));
   const weights = new Map<string, { dims: number[]; data: Float32Array }>();
@@ -99,8 +109,15 @@ export function equalizeModel(model: Uint8Array, channelRange: (tensor: string) 
     const wb = get(b.inputs[1]!);
     const [outB = 0, inB = 0, kh = 1, kw = 1] = wb.dims;
     if (inB !== channels) continue;
-    for (let o = 0; o < outB; o++) for (let c = 0; c < channels; c++) for (let k = 0; k < kh * kw; k++) wb.data[(o * inB + c) * kh * kw + k]! /= s[c]!;
+    for (let o = 0; o < outB; o++)
+      for (let c = 0; c < channels; c++)
+        for (let k = 0; k < kh * kw; k++) wb.data[(o * inB + c) * kh * kw + k]! /= s[c]!;
   }
-  const added: NewTensor[] = [...weights].map(([name, w]) => ({ name, dims: w.dims, dataType: ONNX_FLOAT, raw: new Uint8Array(w.data.buffer) }));
+  const added: NewTensor[] = [...weights].map(([name, w]) => ({
+    name,
+    dims: w.dims,
+    dataType: ONNX_FLOAT,
+    raw: new Uint8Array(w.data.buffer),
+  }));
   return editOnnx(model, { dropInitializers: new Set(weights.keys()), addInitializers: added });
 }

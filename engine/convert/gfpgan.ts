@@ -41,10 +41,13 @@ export function looksLikeGfpgan(dict: StateDict): boolean {
  * its keys carry `.activate.bias` and `conv_body_first.0.weight` where the clean version has plain convs.
  */
 export function isOriginalGfpganV1(dict: StateDict): boolean {
-  return [...dict.keys()].some((k) => k.endsWith('.activate.bias') || k.startsWith('conv_body_first.0.') || k.includes('.modulated_conv.blur.'));
+  return [...dict.keys()].some(
+    (k) => k.endsWith('.activate.bias') || k.startsWith('conv_body_first.0.') || k.includes('.modulated_conv.blur.'),
+  );
 }
 
-export const GFPGAN_V1_UNSUPPORTED = 'GFPGANv1 (the original, with custom CUDA ops) is not supported: use GFPGAN v1.3 or v1.4';
+export const GFPGAN_V1_UNSUPPORTED =
+  'GFPGANv1 (the original, with custom CUDA ops) is not supported: use GFPGAN v1.3 or v1.4';
 
 function need(dict: StateDict, key: string): Tensor {
   const t = dict.get(key);
@@ -54,7 +57,12 @@ function need(dict: StateDict, key: string): Tensor {
 
 function count(dict: StateDict, prefix: string): number {
   let n = 0;
-  while (dict.has(`${prefix}.${n}.conv1.weight`) || dict.has(`${prefix}.${n}.modulated_conv.weight`) || dict.has(`${prefix}.${n}.0.weight`)) n++;
+  while (
+    dict.has(`${prefix}.${n}.conv1.weight`) ||
+    dict.has(`${prefix}.${n}.modulated_conv.weight`) ||
+    dict.has(`${prefix}.${n}.0.weight`)
+  )
+    n++;
   return n;
 }
 
@@ -64,16 +72,26 @@ export function detectGfpgan(dict: StateDict): GfpganSpec {
   const down = count(dict, 'conv_body_down');
   const styleConvs = count(dict, 'stylegan_decoder.style_convs');
   if (levels < 1 || down !== levels || styleConvs !== 2 * levels) {
-    throw new UnsupportedArchitectureError(`not a GFPGANv1Clean checkpoint: ${down} down blocks, ${levels} up blocks and ${styleConvs} style convs do not match`);
+    throw new UnsupportedArchitectureError(
+      `not a GFPGANv1Clean checkpoint: ${down} down blocks, ${levels} up blocks and ${styleConvs} style convs do not match`,
+    );
   }
   const styleFeatures = need(dict, 'stylegan_decoder.style_conv1.modulated_conv.modulation.weight').shape[1]!;
   const logSize = levels + 2;
   const linearOut = need(dict, 'final_linear.weight').shape[0]!;
   const differentW = linearOut === (logSize * 2 - 2) * styleFeatures;
-  if (!differentW && linearOut !== styleFeatures) throw new UnsupportedArchitectureError(`not a GFPGANv1Clean checkpoint: final_linear gives ${linearOut} values`);
+  if (!differentW && linearOut !== styleFeatures)
+    throw new UnsupportedArchitectureError(`not a GFPGANv1Clean checkpoint: final_linear gives ${linearOut} values`);
   const unetChannels = need(dict, `conv_body_up.${levels - 1}.conv2.weight`).shape[0]!;
   const sftChannels = need(dict, `condition_scale.${levels - 1}.2.weight`).shape[0]!;
-  return { kind: 'gfpgan', outSize: 2 ** logSize, styleFeatures, levels, sftHalf: sftChannels === unetChannels, differentW };
+  return {
+    kind: 'gfpgan',
+    outSize: 2 ** logSize,
+    styleFeatures,
+    levels,
+    sftHalf: sftChannels === unetChannels,
+    differentW,
+  };
 }
 
 /** Conv weight [out, in, k, k] from a tensor that may carry a leading 1 (StyleGAN2's [1, out, in, k, k]). */
@@ -107,7 +125,10 @@ export function buildGfpganOnnx(dict: StateDict): { onnx: Uint8Array; spec: Gfpg
   const resize = (x: string, factor: number) => {
     const scales = g.weight(`resize_scales_${scaleId++}`, [4], new Float32Array([1, 1, factor, factor]));
     // torch F.interpolate(bilinear, align_corners=False) is ONNX's half_pixel linear resize.
-    return g.node('Resize', [x, '', scales], { mode: attr.string('linear'), coordinate_transformation_mode: attr.string('half_pixel') });
+    return g.node('Resize', [x, '', scales], {
+      mode: attr.string('linear'),
+      coordinate_transformation_mode: attr.string('half_pixel'),
+    });
   };
   const resBlock = (x: string, prefix: string, factor: number) => {
     let out = lrelu(conv(x, `${prefix}.conv1`));
@@ -129,11 +150,21 @@ export function buildGfpganOnnx(dict: StateDict): { onnx: Uint8Array; spec: Gfpg
   const lin = t('final_linear.weight');
   const [linOut, linIn] = lin.shape as [number, number];
   const flat = g.node('Flatten', [feat], { axis: attr.int(1) });
-  const codes = g.node('Add', [g.node('MatMul', [flat, g.weight('final_linear.weight_t', [linIn, linOut], transpose(lin.data, linOut, linIn))]), b('final_linear.bias')]);
+  const codes = g.node('Add', [
+    g.node('MatMul', [flat, g.weight('final_linear.weight_t', [linIn, linOut], transpose(lin.data, linOut, linIn))]),
+    b('final_linear.bias'),
+  ]);
   const F = spec.styleFeatures;
   const latentRows = spec.differentW ? g.node('Reshape', [codes, g.int64s('latent_shape', [linOut / F, F])]) : codes;
   const latent = (k: number) =>
-    spec.differentW ? g.node('Slice', [latentRows, g.int64s(`latent_start_${k}`, [k]), g.int64s(`latent_end_${k}`, [k + 1]), g.int64s(`latent_axes_${k}`, [0])]) : latentRows;
+    spec.differentW
+      ? g.node('Slice', [
+          latentRows,
+          g.int64s(`latent_start_${k}`, [k]),
+          g.int64s(`latent_end_${k}`, [k + 1]),
+          g.int64s(`latent_axes_${k}`, [0]),
+        ])
+      : latentRows;
 
   // U-Net decoder → SFT conditions.
   const conditions: Array<{ scale: string; shift: string }> = [];
@@ -144,10 +175,21 @@ export function buildGfpganOnnx(dict: StateDict): { onnx: Uint8Array; spec: Gfpg
   }
 
   // StyleGAN2 decoder. s = modulation(latent) scales the input channels; d demodulates each output channel.
-  const modulated = (x: string, prefix: string, style: string, opts: { demodulate: boolean; upsample: boolean; gain: number }) => {
+  const modulated = (
+    x: string,
+    prefix: string,
+    style: string,
+    opts: { demodulate: boolean; upsample: boolean; gain: number },
+  ) => {
     const mod = t(`${prefix}.modulation.weight`);
     const [cin, feats] = mod.shape as [number, number];
-    const s = g.node('Add', [g.node('MatMul', [style, g.weight(`${prefix}.modulation.weight_t`, [feats, cin], transpose(mod.data, cin, feats))]), b(`${prefix}.modulation.bias`)]);
+    const s = g.node('Add', [
+      g.node('MatMul', [
+        style,
+        g.weight(`${prefix}.modulation.weight_t`, [feats, cin], transpose(mod.data, cin, feats)),
+      ]),
+      b(`${prefix}.modulation.bias`),
+    ]);
     let input = opts.upsample ? resize(x, 2) : x;
     input = g.node('Mul', [input, g.node('Reshape', [s, g.int64s(`${prefix}.s_shape`, [1, cin, 1, 1])])]);
     const weight = convWeight(t(`${prefix}.weight`));
@@ -158,11 +200,12 @@ export function buildGfpganOnnx(dict: StateDict): { onnx: Uint8Array; spec: Gfpg
       // Σ_k W[o,i,k]², transposed to [in, out], pre-divided by gain² so d·gain comes out of one rsqrt.
       const sq = new Float32Array(cin * cout);
       const per = k * k;
-      for (let o = 0; o < cout; o++) for (let i = 0; i < cin; i++) {
-        let acc = 0;
-        for (let j = 0; j < per; j++) acc += weight.data[(o * cin + i) * per + j]! ** 2;
-        sq[i * cout + o] = acc / opts.gain ** 2;
-      }
+      for (let o = 0; o < cout; o++)
+        for (let i = 0; i < cin; i++) {
+          let acc = 0;
+          for (let j = 0; j < per; j++) acc += weight.data[(o * cin + i) * per + j]! ** 2;
+          sq[i * cout + o] = acc / opts.gain ** 2;
+        }
       const energy = g.node('MatMul', [g.node('Mul', [s, s]), g.weight(`${prefix}.weight_sq`, [cin, cout], sq)]);
       const eps = g.weight(`${prefix}.eps`, [1], new Float32Array([1e-8 / opts.gain ** 2]));
       const d = g.node('Reciprocal', [g.node('Sqrt', [g.node('Add', [energy, eps])])]);
@@ -176,16 +219,33 @@ export function buildGfpganOnnx(dict: StateDict): { onnx: Uint8Array; spec: Gfpg
     // Noise injection with the stored buffer: out + strength · noise, then the bias and leaky ReLU.
     const noise = t(`stylegan_decoder.noises.noise${noiseIndex++}`);
     const strength = t(`${prefix}.weight`).data[0]!;
-    const scaled = g.weight(`${prefix}.noise_scaled`, noise.shape, noise.data.map((v) => v * strength));
-    return lrelu(g.node('Add', [g.node('Add', [out, scaled]), g.weight(`${prefix}.bias`, t(`${prefix}.bias`).shape, t(`${prefix}.bias`).data)]));
+    const scaled = g.weight(
+      `${prefix}.noise_scaled`,
+      noise.shape,
+      noise.data.map((v) => v * strength),
+    );
+    return lrelu(
+      g.node('Add', [
+        g.node('Add', [out, scaled]),
+        g.weight(`${prefix}.bias`, t(`${prefix}.bias`).shape, t(`${prefix}.bias`).data),
+      ]),
+    );
   };
   const toRgb = (x: string, prefix: string, style: string, skip: string | null) => {
-    const out = g.node('Add', [modulated(x, `${prefix}.modulated_conv`, style, { demodulate: false, upsample: false, gain: 1 }), g.weight(`${prefix}.bias`, t(`${prefix}.bias`).shape, t(`${prefix}.bias`).data)]);
+    const out = g.node('Add', [
+      modulated(x, `${prefix}.modulated_conv`, style, { demodulate: false, upsample: false, gain: 1 }),
+      g.weight(`${prefix}.bias`, t(`${prefix}.bias`).shape, t(`${prefix}.bias`).data),
+    ]);
     return skip ? g.node('Add', [out, resize(skip, 2)]) : out;
   };
 
   const c4 = t('stylegan_decoder.constant_input.weight');
-  let out = styleConv(g.weight('stylegan_decoder.constant_input.weight', c4.shape, c4.data), 'stylegan_decoder.style_conv1', latent(0), false);
+  let out = styleConv(
+    g.weight('stylegan_decoder.constant_input.weight', c4.shape, c4.data),
+    'stylegan_decoder.style_conv1',
+    latent(0),
+    false,
+  );
   let skip = toRgb(out, 'stylegan_decoder.to_rgb1', latent(1), null);
   for (let level = 0, i = 1; level < spec.levels; level++, i += 2) {
     out = styleConv(out, `stylegan_decoder.style_convs.${2 * level}`, latent(i), true);
@@ -194,7 +254,12 @@ export function buildGfpganOnnx(dict: StateDict): { onnx: Uint8Array; spec: Gfpg
     if (spec.sftHalf) {
       const half = Math.floor(channels / 2);
       const slice = (from: number, to: number, name: string) =>
-        g.node('Slice', [out, g.int64s(`${name}_start`, [from]), g.int64s(`${name}_end`, [to]), g.int64s(`${name}_axes`, [1])]);
+        g.node('Slice', [
+          out,
+          g.int64s(`${name}_start`, [from]),
+          g.int64s(`${name}_end`, [to]),
+          g.int64s(`${name}_axes`, [1]),
+        ]);
       const same = slice(0, half, `sft${level}_same`);
       const sft = slice(half, channels, `sft${level}_rest`);
       out = g.node('Concat', [same, g.node('Add', [g.node('Mul', [sft, scale]), shift])], { axis: attr.int(1) });
@@ -205,5 +270,11 @@ export function buildGfpganOnnx(dict: StateDict): { onnx: Uint8Array; spec: Gfpg
     skip = toRgb(out, `stylegan_decoder.to_rgbs.${level}`, latent(i + 2), skip);
   }
   g.node('Identity', [skip], {}, 'output');
-  return { onnx: g.toBytes({ producer: 'crisp-convert (GFPGANv1Clean)', doc: `GFPGANv1Clean ${spec.outSize}² face restorer, converted by Crisp` }), spec };
+  return {
+    onnx: g.toBytes({
+      producer: 'crisp-convert (GFPGANv1Clean)',
+      doc: `GFPGANv1Clean ${spec.outSize}² face restorer, converted by Crisp`,
+    }),
+    spec,
+  };
 }

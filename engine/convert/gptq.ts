@@ -119,16 +119,25 @@ function inverseCholeskyUpper(h: Float64Array, n: number): Float64Array | undefi
  * int8 weights [O, D] (D = C·kh·kw, PyTorch/ONNX layout) with the given per-row scales, rounded by GPTQ
  * against the Hessian. Falls back to nearest rounding when the Hessian is unusable (no samples).
  */
-export function gptqQuantize(weights: Float32Array, outChannels: number, scales: Float32Array, hessian: ConvHessian, dampFraction = 0.01): Int8Array {
+export function gptqQuantize(
+  weights: Float32Array,
+  outChannels: number,
+  scales: Float32Array,
+  hessian: ConvHessian,
+  dampFraction = 0.01,
+): Int8Array {
   const n = hessian.dim;
   const q = new Int8Array(weights.length);
   const nearest = () => {
-    for (let o = 0; o < outChannels; o++) for (let i = 0; i < n; i++) q[o * n + i] = Math.max(-127, Math.min(127, Math.round(weights[o * n + i]! / scales[o]!)));
+    for (let o = 0; o < outChannels; o++)
+      for (let i = 0; i < n; i++)
+        q[o * n + i] = Math.max(-127, Math.min(127, Math.round(weights[o * n + i]! / scales[o]!)));
     return q;
   };
   if (hessian.samples === 0 || weights.length !== outChannels * n) return nearest();
   const h = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) for (let j = i; j < n; j++) h[i * n + j] = h[j * n + i] = hessian.h[i * n + j]! / hessian.samples;
+  for (let i = 0; i < n; i++)
+    for (let j = i; j < n; j++) h[i * n + j] = h[j * n + i] = hessian.h[i * n + j]! / hessian.samples;
   const w = Float64Array.from(weights);
   let meanDiag = 0;
   for (let i = 0; i < n; i++) meanDiag += h[i * n + i]!;

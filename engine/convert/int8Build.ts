@@ -7,10 +7,23 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileSha256, INT8_QUALITY_BAR_DB, int8CacheDir, saveInt8Variant, type Int8Manifest, type Int8Variant } from '../inference/int8Variant.js';
+import {
+  fileSha256,
+  INT8_QUALITY_BAR_DB,
+  int8CacheDir,
+  saveInt8Variant,
+  type Int8Manifest,
+  type Int8Variant,
+} from '../inference/int8Variant.js';
 import { openRawModel, type RawModel } from '../inference/rawModel.js';
 import { ActivationStats, RANGE_METHODS, type RangeMethod } from './calibrate.js';
-import { bundledCalibrationCrops, hasBundledCalibration, loadCalibrationCrops, syntheticCalibrationCrops, type CalibrationCrop } from './calibrationSet.js';
+import {
+  bundledCalibrationCrops,
+  hasBundledCalibration,
+  loadCalibrationCrops,
+  syntheticCalibrationCrops,
+  type CalibrationCrop,
+} from './calibrationSet.js';
 import { equalizablePairs, equalizeModel } from './equalize.js';
 import { ConvHessian, gptqQuantize } from './gptq.js';
 import { editOnnx } from './onnxEdit.js';
@@ -54,7 +67,9 @@ function lumaOf(planarRgb: Float32Array, plane: number): Float64Array {
   const y = new Float64Array(plane);
   const q = (v: number) => (v <= 0 ? 0 : v >= 1 ? 255 : Math.round(v * 255));
   for (let i = 0; i < plane; i++) {
-    y[i] = 16 + (65.481 * q(planarRgb[i]!) + 128.553 * q(planarRgb[plane + i]!) + 24.966 * q(planarRgb[2 * plane + i]!)) / 255;
+    y[i] =
+      16 +
+      (65.481 * q(planarRgb[i]!) + 128.553 * q(planarRgb[plane + i]!) + 24.966 * q(planarRgb[2 * plane + i]!)) / 255;
   }
   return y;
 }
@@ -76,7 +91,12 @@ export function psnrYPlanar(a: Float32Array, b: Float32Array, h: number, w: numb
 }
 
 /** Mean squared error pooled over crops → one PSNR, so one bad crop is not hidden by an identical one. */
-async function scoreAgainst(candidate: RawModel, reference: Float32Array[], crops: CalibrationCrop[], outputName: string): Promise<{ pooled: number; worst: number }> {
+async function scoreAgainst(
+  candidate: RawModel,
+  reference: Float32Array[],
+  crops: CalibrationCrop[],
+  outputName: string,
+): Promise<{ pooled: number; worst: number }> {
   let mse = 0;
   let worst = Infinity;
   for (const [k, crop] of crops.entries()) {
@@ -92,7 +112,12 @@ async function scoreAgainst(candidate: RawModel, reference: Float32Array[], crop
 }
 
 /** Per-channel magnitude (mean over crops of the channel's max |x|) of the tensors equalization scales. */
-async function channelMagnitudes(model: Uint8Array, tensors: string[], crops: CalibrationCrop[], open: (b: Uint8Array) => Promise<RawModel>): Promise<Map<string, Float32Array>> {
+async function channelMagnitudes(
+  model: Uint8Array,
+  tensors: string[],
+  crops: CalibrationCrop[],
+  open: (b: Uint8Array) => Promise<RawModel>,
+): Promise<Map<string, Float32Array>> {
   const sums = new Map<string, Float32Array>();
   const m = await open(editOnnx(model, { extraOutputs: tensors.map((name) => ({ name, elemType: ONNX_FLOAT })) }));
   try {
@@ -118,7 +143,11 @@ async function channelMagnitudes(model: Uint8Array, tensors: string[], crops: Ca
   return sums;
 }
 
-export async function buildInt8Model(original: Uint8Array, crops: CalibrationCrop[], opts: Int8BuildOptions = {}): Promise<Int8BuildResult> {
+export async function buildInt8Model(
+  original: Uint8Array,
+  crops: CalibrationCrop[],
+  opts: Int8BuildOptions = {},
+): Promise<Int8BuildResult> {
   const open = opts.open ?? ((b: Uint8Array) => openRawModel(b));
   const progress = opts.onProgress ?? (() => undefined);
   const outputName = readOnnx(original).outputs[0]?.name ?? 'output';
@@ -156,9 +185,12 @@ export async function buildInt8Model(original: Uint8Array, crops: CalibrationCro
       const n = info.nodes[i]!;
       const w = inits.get(n.inputs[1]!)!;
       const pads = Array.isArray(n.attrs.pads) ? n.attrs.pads : [0, 0, 0, 0];
-      const plain = [n.attrs.strides, n.attrs.dilations].every((a) => a === undefined || (Array.isArray(a) && a.every((v) => v === 1)));
+      const plain = [n.attrs.strides, n.attrs.dilations].every(
+        (a) => a === undefined || (Array.isArray(a) && a.every((v) => v === 1)),
+      );
       // Only plain (stride 1, dilation 1, ungrouped) convs: the im2col sampler mirrors exactly that.
-      if (!plain || (n.attrs.group !== undefined && n.attrs.group !== 1) || typeof n.attrs.auto_pad === 'string') continue;
+      if (!plain || (n.attrs.group !== undefined && n.attrs.group !== 1) || typeof n.attrs.auto_pad === 'string')
+        continue;
       hessians.set(i, new ConvHessian(w.dims[1]!, w.dims[2]!, w.dims[3]!, [pads[0] ?? 0, pads[1] ?? 0]));
     }
   }
@@ -204,7 +236,11 @@ export async function buildInt8Model(original: Uint8Array, crops: CalibrationCro
 
   const candidates: Array<{ method: RangeMethod; bytes: Uint8Array; psnrYVsFp32: number; worstCropPsnrY: number }> = [];
   for (const method of opts.methods ?? RANGE_METHODS) {
-    const bytes = quantizeModel(fp32, stats.ranges(method), { ...opts, weights, note: `crisp int8 (QDQ, per-channel ${hessians.size > 0 ? 'GPTQ-rounded' : 'nearest-rounded'} weights, ${method} activation ranges)` });
+    const bytes = quantizeModel(fp32, stats.ranges(method), {
+      ...opts,
+      weights,
+      note: `crisp int8 (QDQ, per-channel ${hessians.size > 0 ? 'GPTQ-rounded' : 'nearest-rounded'} weights, ${method} activation ranges)`,
+    });
     const m = await open(bytes);
     try {
       const { pooled, worst } = await scoreAgainst(m, reference, evalSet, outputName);
@@ -240,9 +276,16 @@ export interface MakeInt8Options extends Int8BuildOptions {
 }
 
 /** Quantizes an fp32 model file and stores `<base>.int8.onnx` + manifest; answers the stored variant and the build. */
-export async function makeInt8Variant(modelPath: string, opts: MakeInt8Options = {}): Promise<{ variant: Int8Variant; build: Int8BuildResult }> {
+export async function makeInt8Variant(
+  modelPath: string,
+  opts: MakeInt8Options = {},
+): Promise<{ variant: Int8Variant; build: Int8BuildResult }> {
   const fp32 = new Uint8Array(await readFile(modelPath));
-  const kind: Int8Manifest['calibration']['kind'] = opts.calibrationDir ? 'folder' : hasBundledCalibration() ? 'bundled' : 'synthetic';
+  const kind: Int8Manifest['calibration']['kind'] = opts.calibrationDir
+    ? 'folder'
+    : hasBundledCalibration()
+      ? 'bundled'
+      : 'synthetic';
   const crops =
     kind === 'folder'
       ? await loadCalibrationCrops(opts.calibrationDir!, { count: opts.crops ?? 32 })
@@ -254,7 +297,9 @@ export async function makeInt8Variant(modelPath: string, opts: MakeInt8Options =
     format: 1,
     source: { file: path.basename(modelPath), sha256: fileSha256(modelPath), bytes: fp32.length },
     createdAt: new Date().toISOString(),
-    calibration: opts.calibrationDir ? { kind: 'folder', crops: crops.length, folder: path.resolve(opts.calibrationDir) } : { kind, crops: crops.length },
+    calibration: opts.calibrationDir
+      ? { kind: 'folder', crops: crops.length, folder: path.resolve(opts.calibrationDir) }
+      : { kind, crops: crops.length },
     method: build.method,
     quantizedConvs: build.quantizedConvs,
     totalConvs: build.totalConvs,

@@ -22,7 +22,8 @@ export function readLegacyCheckpoint(bytes: Uint8Array): StateDict {
       return r.value;
     };
     const magic = next();
-    if (typeof magic !== 'bigint' || magic !== LEGACY_MAGIC) throw new CheckpointError('not a PyTorch checkpoint (bad magic number)');
+    if (typeof magic !== 'bigint' || magic !== LEGACY_MAGIC)
+      throw new CheckpointError('not a PyTorch checkpoint (bad magic number)');
     next(); // protocol version
     next(); // sys info
     const storages = new Map<string, StorageRef>();

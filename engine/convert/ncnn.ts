@@ -24,14 +24,18 @@ export interface NcnnLayer {
 }
 
 export function parseNcnnParam(text: string): NcnnLayer[] {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 0);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   if (Number(lines[0]) !== NCNN_MAGIC) throw new NcnnError('not an ncnn .param file (bad magic)');
   const [layerCount] = (lines[1] ?? '').split(/\s+/).map(Number);
   const layers: NcnnLayer[] = [];
   for (const line of lines.slice(2)) {
     const tok = line.split(/\s+/);
     const [type, name, nb, nt] = tok;
-    if (!type || !name || nb === undefined || nt === undefined) throw new NcnnError(`malformed ncnn layer line: ${line}`);
+    if (!type || !name || nb === undefined || nt === undefined)
+      throw new NcnnError(`malformed ncnn layer line: ${line}`);
     const b = Number(nb);
     const t = Number(nt);
     const bottoms = tok.slice(4, 4 + b);
@@ -49,7 +53,8 @@ export function parseNcnnParam(text: string): NcnnLayer[] {
     }
     layers.push({ type, name, bottoms, tops, params });
   }
-  if (layerCount !== undefined && layers.length !== layerCount) throw new NcnnError(`ncnn .param declares ${layerCount} layers but has ${layers.length}`);
+  if (layerCount !== undefined && layers.length !== layerCount)
+    throw new NcnnError(`ncnn .param declares ${layerCount} layers but has ${layers.length}`);
   return layers;
 }
 
@@ -60,7 +65,8 @@ class BinReader {
     this.dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
   private need(n: number, what: string): void {
-    if (this.pos + n > this.buf.length) throw new NcnnError(`ncnn .bin is too short for ${what} (the .bin does not match the .param)`);
+    if (this.pos + n > this.buf.length)
+      throw new NcnnError(`ncnn .bin is too short for ${what} (the .bin does not match the .param)`);
   }
   raw32(count: number, what: string): Float32Array {
     this.need(count * 4, what);
@@ -83,7 +89,9 @@ class BinReader {
       return out;
     }
     if (tag === 0 || tag === TAG_FP32_SCALED) return this.raw32(count, what);
-    throw new NcnnError(`${what}: unsupported ncnn weight storage (flag 0x${tag.toString(16)}; int8/quantised models are not supported)`);
+    throw new NcnnError(
+      `${what}: unsupported ncnn weight storage (flag 0x${tag.toString(16)}; int8/quantised models are not supported)`,
+    );
   }
   get remaining(): number {
     return this.buf.length - this.pos;
@@ -153,14 +161,19 @@ export function convertNcnn(paramText: string, bin: Uint8Array, opts: { producer
         if (p(l, 8, 0) !== 0) throw new NcnnError(`layer ${l.name}: int8 convolution is not supported`);
         if (pl < 0 || pt < 0) throw new NcnnError(`layer ${l.name}: SAME padding (-233) is not supported`);
         const cin = size / (numOut * kw * kh);
-        if (!Number.isInteger(cin)) throw new NcnnError(`layer ${l.name}: weight size ${size} does not fit ${numOut}×${kh}×${kw}`);
+        if (!Number.isInteger(cin))
+          throw new NcnnError(`layer ${l.name}: weight size ${size} does not fit ${numOut}×${kh}×${kw}`);
         const w = g.weight(`${l.name}.weight`, [numOut, cin, kh, kw], reader.tagged(size, `${l.name} weights`));
         const b = bias ? g.weight(`${l.name}.bias`, [numOut], reader.raw32(numOut, `${l.name} bias`)) : null;
-        let out = g.conv(val(l.bottoms[0]!), w, b, [kh, kw], [pt, pl, pb, pr], { strides: [sh, sw], dilations: [dh, dw] });
+        let out = g.conv(val(l.bottoms[0]!), w, b, [kh, kw], [pt, pl, pb, pr], {
+          strides: [sh, sw],
+          dilations: [dh, dw],
+        });
         const act = p(l, 9, 0);
         const actParams = l.params.get(10);
         if (act === 1) out = g.node('Relu', [out]);
-        else if (act === 2) out = g.node('LeakyRelu', [out], { alpha: attr.float(Array.isArray(actParams) ? (actParams[0] ?? 0) : 0) });
+        else if (act === 2)
+          out = g.node('LeakyRelu', [out], { alpha: attr.float(Array.isArray(actParams) ? (actParams[0] ?? 0) : 0) });
         else if (act === 4) out = g.node('Sigmoid', [out]);
         else if (act !== 0) throw new NcnnError(`layer ${l.name}: fused activation type ${act} is not supported`);
         set(l.tops[0]!, out);
@@ -191,12 +204,19 @@ export function convertNcnn(paramText: string, bin: Uint8Array, opts: { producer
         const type = p(l, 0, 0);
         const hs = p(l, 1, 1);
         const ws = p(l, 2, 1);
-        if (p(l, 3, 0) !== 0 || p(l, 4, 0) !== 0) throw new NcnnError(`layer ${l.name}: Interp to a fixed output size is not supported`);
+        if (p(l, 3, 0) !== 0 || p(l, 4, 0) !== 0)
+          throw new NcnnError(`layer ${l.name}: Interp to a fixed output size is not supported`);
         if (type === 1) set(l.tops[0]!, g.resizeNearest(val(l.bottoms[0]!), hs, ws));
         else if (type === 2) {
           const scales = g.weight(`${l.name}.scales`, [4], new Float32Array([1, 1, hs, ws]));
           const mode = p(l, 6, 0) ? 'align_corners' : 'half_pixel';
-          set(l.tops[0]!, g.node('Resize', [val(l.bottoms[0]!), '', scales], { mode: attr.string('linear'), coordinate_transformation_mode: attr.string(mode) }));
+          set(
+            l.tops[0]!,
+            g.node('Resize', [val(l.bottoms[0]!), '', scales], {
+              mode: attr.string('linear'),
+              coordinate_transformation_mode: attr.string(mode),
+            }),
+          );
         } else throw new NcnnError(`layer ${l.name}: Interp resize type ${type} is not supported`);
         break;
       }
@@ -226,7 +246,9 @@ export function convertNcnn(paramText: string, bin: Uint8Array, opts: { producer
         const coeffs = l.params.get(1);
         let inputs = ins();
         if (Array.isArray(coeffs) && coeffs.length > 0 && coeffs.some((c) => c !== 1)) {
-          inputs = inputs.map((x, i) => g.node('Mul', [x, g.weight(`${l.name}.coeff${i}`, [], new Float32Array([coeffs[i] ?? 1]))]));
+          inputs = inputs.map((x, i) =>
+            g.node('Mul', [x, g.weight(`${l.name}.coeff${i}`, [], new Float32Array([coeffs[i] ?? 1]))]),
+          );
         }
         const opName = op === 0 ? 'Mul' : op === 1 ? 'Sum' : op === 2 ? 'Max' : null;
         if (!opName) throw new NcnnError(`layer ${l.name}: Eltwise type ${op} is not supported`);
@@ -234,14 +256,21 @@ export function convertNcnn(paramText: string, bin: Uint8Array, opts: { producer
         break;
       }
       default:
-        throw new NcnnError(`unsupported ncnn layer type ${l.type} (layer ${l.name}); supported are the layers of SRVGGNetCompact and RRDBNet models`);
+        throw new NcnnError(
+          `unsupported ncnn layer type ${l.type} (layer ${l.name}); supported are the layers of SRVGGNetCompact and RRDBNet models`,
+        );
     }
   }
   if (!inputSeen) throw new NcnnError('ncnn model has no Input layer');
-  if (reader.remaining !== 0) throw new NcnnError(`ncnn .bin has ${reader.remaining} bytes left over (the .bin does not match the .param)`);
+  if (reader.remaining !== 0)
+    throw new NcnnError(`ncnn .bin has ${reader.remaining} bytes left over (the .bin does not match the .param)`);
   const outputs = produced.filter((b) => !consumed.has(b));
-  if (outputs.length !== 1) throw new NcnnError(`ncnn model must have exactly one output, found ${outputs.join(', ') || 'none'}`);
+  if (outputs.length !== 1)
+    throw new NcnnError(`ncnn model must have exactly one output, found ${outputs.join(', ') || 'none'}`);
   // Route the single dangling blob to `output` through an Identity so the graph output has a fixed name.
   g.node('Identity', [alias.get(outputs[0]!)!], {}, 'output');
-  return { onnx: g.toBytes({ producer: opts.producer ?? 'crisp-ncnn2onnx' }), layerTypes: [...new Set(layers.map((l) => l.type))] };
+  return {
+    onnx: g.toBytes({ producer: opts.producer ?? 'crisp-ncnn2onnx' }),
+    layerTypes: [...new Set(layers.map((l) => l.type))],
+  };
 }

@@ -89,7 +89,8 @@ function reshapedInput(original: Uint8Array, shape: Array<number | string>): Pro
     }
   }
   const shapeW = new ProtoWriter();
-  for (const d of shape) shapeW.message(1, typeof d === 'number' ? new ProtoWriter().int(1, d) : new ProtoWriter().string(2, d));
+  for (const d of shape)
+    shapeW.message(1, typeof d === 'number' ? new ProtoWriter().int(1, d) : new ProtoWriter().string(2, d));
   const tensorType = new ProtoWriter().int(1, elemType).message(2, shapeW);
   return new ProtoWriter().string(1, name).message(2, new ProtoWriter().message(1, tensorType));
 }

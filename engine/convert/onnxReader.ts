@@ -179,7 +179,15 @@ export function readOnnx(model: Uint8Array): OnnxModelInfo {
   } catch (e) {
     throw new OnnxParseError(`not an ONNX model: ${(e as Error).message}`);
   }
-  const info: OnnxModelInfo = { irVersion: 0, opset: 0, producer: '', nodes: [], initializers: [], inputs: [], outputs: [] };
+  const info: OnnxModelInfo = {
+    irVersion: 0,
+    opset: 0,
+    producer: '',
+    nodes: [],
+    initializers: [],
+    inputs: [],
+    outputs: [],
+  };
   let graph: Uint8Array | null = null;
   for (const f of top) {
     if (f.field === 1 && f.wire === 0) info.irVersion = fieldInt(f);
@@ -189,7 +197,8 @@ export function readOnnx(model: Uint8Array): OnnxModelInfo {
       const op = readFields(fieldBytes(f));
       const domain = op.find((x) => x.field === 1);
       const version = op.find((x) => x.field === 2);
-      if ((!domain || fieldString(domain) === '' || fieldString(domain) === 'ai.onnx') && version) info.opset = fieldInt(version);
+      if ((!domain || fieldString(domain) === '' || fieldString(domain) === 'ai.onnx') && version)
+        info.opset = fieldInt(version);
     }
   }
   if (!graph) throw new OnnxParseError('not an ONNX model: no graph');

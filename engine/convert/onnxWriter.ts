@@ -73,7 +73,8 @@ export class GraphBuilder {
   /** Adds a float32 initializer (copied) and returns its name. */
   weight(name: string, dims: number[], data: Float32Array): string {
     const numel = dims.reduce((a, b) => a * b, 1);
-    if (numel !== data.length) throw new Error(`initializer ${name}: ${data.length} values for shape [${dims.join(',')}]`);
+    if (numel !== data.length)
+      throw new Error(`initializer ${name}: ${data.length} values for shape [${dims.join(',')}]`);
     const raw = new Uint8Array(data.length * 4);
     new Float32Array(raw.buffer).set(data);
     this.inits.push({ name, dims, dataType: 1, raw });
@@ -94,7 +95,15 @@ export class GraphBuilder {
     return out;
   }
 
-  conv(x: string, w: string, b: string | null, kernel: [number, number], pads: [number, number, number, number], opts: { strides?: [number, number]; dilations?: [number, number]; group?: number } = {}, output?: string): string {
+  conv(
+    x: string,
+    w: string,
+    b: string | null,
+    kernel: [number, number],
+    pads: [number, number, number, number],
+    opts: { strides?: [number, number]; dilations?: [number, number]; group?: number } = {},
+    output?: string,
+  ): string {
     const attrs: Record<string, OnnxAttr> = { kernel_shape: attr.ints(kernel), pads: attr.ints(pads) };
     if (opts.strides) attrs.strides = attr.ints(opts.strides);
     if (opts.dilations) attrs.dilations = attr.ints(opts.dilations);
@@ -105,11 +114,29 @@ export class GraphBuilder {
   /** Nearest upsampling that matches torch F.interpolate(mode='nearest'): asymmetric + floor. */
   resizeNearest(x: string, scaleH: number, scaleW: number, output?: string): string {
     const scales = this.weight(`scales_${this.counter++}`, [4], new Float32Array([1, 1, scaleH, scaleW]));
-    return this.node('Resize', [x, '', scales], { mode: attr.string('nearest'), coordinate_transformation_mode: attr.string('asymmetric'), nearest_mode: attr.string('floor') }, output);
+    return this.node(
+      'Resize',
+      [x, '', scales],
+      {
+        mode: attr.string('nearest'),
+        coordinate_transformation_mode: attr.string('asymmetric'),
+        nearest_mode: attr.string('floor'),
+      },
+      output,
+    );
   }
 
   /** Serialises the model with `input` [batch,3,height,width] → `output` (all dims dynamic). */
-  toBytes(opts: { input?: string; output?: string; inChannels?: number; outChannels?: number; producer?: string; doc?: string } = {}): Uint8Array {
+  toBytes(
+    opts: {
+      input?: string;
+      output?: string;
+      inChannels?: number;
+      outChannels?: number;
+      producer?: string;
+      doc?: string;
+    } = {},
+  ): Uint8Array {
     const graph = new ProtoWriter();
     for (const n of this.nodes) {
       const nw = new ProtoWriter();

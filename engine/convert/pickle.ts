@@ -13,7 +13,8 @@ export class PickleFormatError extends Error {
   override readonly name = 'PickleFormatError';
 }
 
-export type StorageDtype = 'float32' | 'float16' | 'bfloat16' | 'float64' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
+export type StorageDtype =
+  'float32' | 'float16' | 'bfloat16' | 'float64' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
 
 const STORAGE_TYPES: Record<string, StorageDtype> = {
   FloatStorage: 'float32',
@@ -68,7 +69,9 @@ function resolveGlobal(module: string, name: string): GlobalRef {
   const full = `${module}.${name}`;
   if (module === 'torch' && name in STORAGE_TYPES) return { kind: 'global', module, name };
   if (ALLOWED_CALLABLES.has(full)) return { kind: 'global', module, name };
-  throw new UnsafePickleError(`checkpoint refers to the global ${full}, which is not allowed (only tensor data can be loaded)`);
+  throw new UnsafePickleError(
+    `checkpoint refers to the global ${full}, which is not allowed (only tensor data can be loaded)`,
+  );
 }
 
 export function isTensorRef(v: unknown): v is TensorRef {
@@ -109,7 +112,8 @@ function callGlobal(g: GlobalRef, args: unknown): unknown {
       // (data, requires_grad, hooks) / (func, type, args, state): the tensor is what matters.
       if (full === 'torch._tensor._rebuild_from_type_v2') {
         const [fn, , inner] = a;
-        if (typeof fn === 'object' && fn !== null && (fn as GlobalRef).kind === 'global') return callGlobal(fn as GlobalRef, inner);
+        if (typeof fn === 'object' && fn !== null && (fn as GlobalRef).kind === 'global')
+          return callGlobal(fn as GlobalRef, inner);
         throw new PickleFormatError('_rebuild_from_type_v2 without a function');
       }
       return a[0];
@@ -394,7 +398,8 @@ export function unpickle(buf: Uint8Array, opts: UnpickleOptions = {}, start = 0)
         // STACK_GLOBAL
         const name = pop();
         const module = pop();
-        if (typeof module !== 'string' || typeof name !== 'string') throw new PickleFormatError('STACK_GLOBAL without strings');
+        if (typeof module !== 'string' || typeof name !== 'string')
+          throw new PickleFormatError('STACK_GLOBAL without strings');
         stack.push(resolveGlobal(module, name));
         break;
       }
@@ -456,7 +461,8 @@ export function unpickle(buf: Uint8Array, opts: UnpickleOptions = {}, start = 0)
         // OBJ
         const items = popMark();
         const cls = items.shift();
-        if (typeof cls !== 'object' || cls === null || (cls as GlobalRef).kind !== 'global') throw new PickleFormatError('OBJ without a class');
+        if (typeof cls !== 'object' || cls === null || (cls as GlobalRef).kind !== 'global')
+          throw new PickleFormatError('OBJ without a class');
         stack.push(callGlobal(cls as GlobalRef, items));
         break;
       }
@@ -468,7 +474,8 @@ export function unpickle(buf: Uint8Array, opts: UnpickleOptions = {}, start = 0)
 
 /** Converts torch's persistent id tuple ('storage', StorageType, key, location, numel) into a StorageRef. */
 export function storageFromPid(pid: unknown): StorageRef {
-  if (!Array.isArray(pid) || pid[0] !== 'storage') throw new PickleFormatError('unexpected persistent id in checkpoint');
+  if (!Array.isArray(pid) || pid[0] !== 'storage')
+    throw new PickleFormatError('unexpected persistent id in checkpoint');
   const [, type, key, location, numel] = pid;
   const g = type as GlobalRef;
   if (typeof g !== 'object' || g === null || g.kind !== 'global' || !(g.name in STORAGE_TYPES)) {

@@ -54,7 +54,8 @@ export function branchlessPrelu(model: Uint8Array): PreluRewrite {
     const perChannel = slope.length === channels && slopeInit.dims.filter((d) => d !== 1).length <= 1;
     if (!(perChannel || slope.length === 1) || wb.dims[1] !== channels) continue;
     // Weights stored outside the file (external data) are not in hand to negate: leave that PReLU alone.
-    const inHand = (t: typeof wa | undefined) => t !== undefined && tensorFloats(t).length === t.dims.reduce((n, d) => n * d, 1);
+    const inHand = (t: typeof wa | undefined) =>
+      t !== undefined && tensorFloats(t).length === t.dims.reduce((n, d) => n * d, 1);
     if (!inHand(wa) || !inHand(wb) || (first.inputs[2] !== undefined && !inHand(inits.get(first.inputs[2])))) continue;
     // Shared weights would be negated for another user too; SR graphs do not share them, but check.
     const names = [first.inputs[1]!, first.inputs[2], second.inputs[1]!].filter((n): n is string => n !== undefined);
@@ -64,14 +65,19 @@ export function branchlessPrelu(model: Uint8Array): PreluRewrite {
     if (negate.some((s) => s < 0)) {
       const a = floats(first.inputs[1]!);
       const perOut = a.data.length / channels;
-      for (let c = 0; c < channels; c++) if (negate[c]! < 0) for (let k = 0; k < perOut; k++) a.data[c * perOut + k] = -a.data[c * perOut + k]!;
+      for (let c = 0; c < channels; c++)
+        if (negate[c]! < 0) for (let k = 0; k < perOut; k++) a.data[c * perOut + k] = -a.data[c * perOut + k]!;
       if (first.inputs[2]) {
         const b = floats(first.inputs[2]);
         for (let c = 0; c < channels; c++) b.data[c] = negate[c]! * b.data[c]!;
       }
       const w = floats(second.inputs[1]!);
       const [outB = 0, , kh = 1, kw = 1] = w.dims;
-      for (let o = 0; o < outB; o++) for (let c = 0; c < channels; c++) if (negate[c]! < 0) for (let k = 0; k < kh * kw; k++) w.data[(o * channels + c) * kh * kw + k] = -w.data[(o * channels + c) * kh * kw + k]!;
+      for (let o = 0; o < outB; o++)
+        for (let c = 0; c < channels; c++)
+          if (negate[c]! < 0)
+            for (let k = 0; k < kh * kw; k++)
+              w.data[(o * channels + c) * kh * kw + k] = -w.data[(o * channels + c) * kh * kw + k]!;
       negatedChannels += negate.filter((s) => s < 0).length;
     }
     const x = prelu.inputs[0]!;
@@ -85,7 +91,12 @@ export function branchlessPrelu(model: Uint8Array): PreluRewrite {
   }
   if (replaced.size === 0) return { bytes: model, rewritten: 0, negatedChannels: 0 };
   const nodes: NodeEntry[] = info.nodes.flatMap((_, i) => replaced.get(i) ?? [{ keep: i }]);
-  const added: NewTensor[] = [...edited].map(([name, w]) => ({ name, dims: w.dims, dataType: ONNX_FLOAT, raw: new Uint8Array(w.data.buffer) }));
+  const added: NewTensor[] = [...edited].map(([name, w]) => ({
+    name,
+    dims: w.dims,
+    dataType: ONNX_FLOAT,
+    raw: new Uint8Array(w.data.buffer),
+  }));
   return {
     bytes: editOnnx(model, { nodes, dropInitializers: new Set(edited.keys()), addInitializers: added }),
     rewritten: replaced.size,

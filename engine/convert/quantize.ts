@@ -104,7 +104,11 @@ export interface QuantizeOptions extends PlanOptions {
  * Builds the QDQ int8 model. `ranges` must hold a range for every tensor of planQuantization's result
  * (calibrate.ts measures them). Input and output names, types and shapes are unchanged.
  */
-export function quantizeModel(model: Uint8Array, ranges: ReadonlyMap<string, ActivationRange>, opts: QuantizeOptions = {}): Uint8Array {
+export function quantizeModel(
+  model: Uint8Array,
+  ranges: ReadonlyMap<string, ActivationRange>,
+  opts: QuantizeOptions = {},
+): Uint8Array {
   const info = readOnnx(model);
   const plan = planQuantization(info, opts);
   const inits = new Map(info.initializers.map((t) => [t.name, t]));
@@ -118,7 +122,8 @@ export function quantizeModel(model: Uint8Array, ranges: ReadonlyMap<string, Act
   const params = new Map<string, { scale: number; zeroPoint: number }>();
   for (const t of plan.tensors) {
     const r = ranges.get(t);
-    if (!r || !Number.isFinite(r.min) || !Number.isFinite(r.max)) throw new QuantizeError(`No calibrated range for activation '${t}'.`);
+    if (!r || !Number.isFinite(r.min) || !Number.isFinite(r.max))
+      throw new QuantizeError(`No calibrated range for activation '${t}'.`);
     params.set(t, activationParams(r));
   }
 
@@ -146,7 +151,15 @@ export function quantizeModel(model: Uint8Array, ranges: ReadonlyMap<string, Act
     added.push({ name: wq, dims: w.dims, dataType: ONNX_INT8, raw: bytesOf(q) });
     added.push({ name: `${wq}_scale`, dims: [outC], dataType: ONNX_FLOAT, raw: bytesOf(scales) });
     added.push({ name: `${wq}_zero_point`, dims: [outC], dataType: ONNX_INT8, raw: new Uint8Array(outC) });
-    weightNodes.push({ add: { op: 'DequantizeLinear', name: `${wq}_DQ`, inputs: [wq, `${wq}_scale`, `${wq}_zero_point`], outputs: [`${w.name}_dq`], attrs: { axis: attr.int(0) } } });
+    weightNodes.push({
+      add: {
+        op: 'DequantizeLinear',
+        name: `${wq}_DQ`,
+        inputs: [wq, `${wq}_scale`, `${wq}_zero_point`],
+        outputs: [`${w.name}_dq`],
+        attrs: { axis: attr.int(0) },
+      },
+    });
     drop.add(w.name);
     const inputs = [dqName(n.inputs[0]!), `${w.name}_dq`];
     const biasName = n.inputs[2];
@@ -163,7 +176,15 @@ export function quantizeModel(model: Uint8Array, ranges: ReadonlyMap<string, Act
       added.push({ name: bqName, dims: [outC], dataType: ONNX_INT32, raw: bytesOf(bq) });
       added.push({ name: `${bqName}_scale`, dims: [outC], dataType: ONNX_FLOAT, raw: bytesOf(bScales) });
       added.push({ name: `${bqName}_zero_point`, dims: [outC], dataType: ONNX_INT32, raw: new Uint8Array(outC * 4) });
-      weightNodes.push({ add: { op: 'DequantizeLinear', name: `${bqName}_DQ`, inputs: [bqName, `${bqName}_scale`, `${bqName}_zero_point`], outputs: [`${biasName}_dq`], attrs: { axis: attr.int(0) } } });
+      weightNodes.push({
+        add: {
+          op: 'DequantizeLinear',
+          name: `${bqName}_DQ`,
+          inputs: [bqName, `${bqName}_scale`, `${bqName}_zero_point`],
+          outputs: [`${biasName}_dq`],
+          attrs: { axis: attr.int(0) },
+        },
+      });
       // A bias shared by two convs with different input scales would need two quantized copies; not seen in SR graphs.
       drop.add(biasName);
       inputs.push(`${biasName}_dq`);
@@ -172,7 +193,8 @@ export function quantizeModel(model: Uint8Array, ranges: ReadonlyMap<string, Act
   }
 
   const entries: NodeEntry[] = [...weightNodes];
-  for (const t of plan.tensors) if (info.inputs.some((x) => x.name === t)) entries.push(...qdqAfter.get(t)!.map((add) => ({ add })));
+  for (const t of plan.tensors)
+    if (info.inputs.some((x) => x.name === t)) entries.push(...qdqAfter.get(t)!.map((add) => ({ add })));
   info.nodes.forEach((n, i) => {
     const own = newInputs.get(i);
     const inputs = own ?? n.inputs.map((x) => (params.has(x) ? dqName(x) : x));
@@ -180,7 +202,12 @@ export function quantizeModel(model: Uint8Array, ranges: ReadonlyMap<string, Act
     entries.push(changed ? { keep: i, inputs } : { keep: i });
     for (const o of n.outputs) for (const add of qdqAfter.get(o) ?? []) entries.push({ add });
   });
-  return editOnnx(model, { nodes: entries, dropInitializers: drop, addInitializers: added, ...(opts.note ? { note: opts.note } : {}) });
+  return editOnnx(model, {
+    nodes: entries,
+    dropInitializers: drop,
+    addInitializers: added,
+    ...(opts.note ? { note: opts.note } : {}),
+  });
 }
 
 /** The same model with every planned activation added as an extra float output, for calibration runs. */

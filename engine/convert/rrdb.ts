@@ -32,7 +32,9 @@ export function esrganToBasicsr(dict: StateDict): StateDict {
   }
   const tail = [...top].filter((i) => i >= 2).sort((a, b) => a - b);
   if (!top.has(0) || bodyIdx < 0 || tail.length < 2) {
-    throw new UnsupportedArchitectureError(`ESRGAN-style keys found, but not the expected layout (top-level model indices ${[...top].sort((a, b) => a - b).join(',')})`);
+    throw new UnsupportedArchitectureError(
+      `ESRGAN-style keys found, but not the expected layout (top-level model indices ${[...top].sort((a, b) => a - b).join(',')})`,
+    );
   }
   const names = new Map<number, string>([[0, 'conv_first']]);
   tail.slice(0, -2).forEach((i, n) => names.set(i, `conv_up${n + 1}`));
@@ -79,7 +81,9 @@ export function detectRrdb(input: StateDict): { spec: RrdbSpec; weights: StateDi
   const inChannels = outChannels;
   const unshuffle = Math.round(Math.sqrt(firstIn / inChannels));
   if (unshuffle * unshuffle * inChannels !== firstIn || ![1, 2, 4].includes(unshuffle)) {
-    throw new UnsupportedArchitectureError(`RRDBNet conv_first takes ${firstIn} channels, which is not ${inChannels}×(1, 4 or 16)`);
+    throw new UnsupportedArchitectureError(
+      `RRDBNet conv_first takes ${firstIn} channels, which is not ${inChannels}×(1, 4 or 16)`,
+    );
   }
   let numBlocks = 0;
   while (dict.has(`body.${numBlocks}.rdb1.conv1.weight`)) numBlocks++;
@@ -88,8 +92,22 @@ export function detectRrdb(input: StateDict): { spec: RrdbSpec; weights: StateDi
   let numUpsample = 0;
   while (dict.has(`conv_up${numUpsample + 1}.weight`)) numUpsample++;
   const scale = 2 ** numUpsample / unshuffle;
-  if (!Number.isInteger(scale) || scale < 1) throw new UnsupportedArchitectureError(`RRDBNet with ${numUpsample} upsamplings and unshuffle ${unshuffle} has no integer scale`);
-  const spec: RrdbSpec = { kind: 'rrdb', layout, inChannels, outChannels, numFeat, numGrowCh, numBlocks, numUpsample, unshuffle, scale };
+  if (!Number.isInteger(scale) || scale < 1)
+    throw new UnsupportedArchitectureError(
+      `RRDBNet with ${numUpsample} upsamplings and unshuffle ${unshuffle} has no integer scale`,
+    );
+  const spec: RrdbSpec = {
+    kind: 'rrdb',
+    layout,
+    inChannels,
+    outChannels,
+    numFeat,
+    numGrowCh,
+    numBlocks,
+    numUpsample,
+    unshuffle,
+    scale,
+  };
   return { spec, weights: dict };
 }
 
@@ -158,5 +176,10 @@ export function buildRrdbOnnx(spec: RrdbSpec, dict: StateDict, opts: { producer?
   feat = g.node('Add', [feat, conv(x, 'conv_body')]);
   for (let u = 1; u <= spec.numUpsample; u++) feat = lrelu(conv(g.resizeNearest(feat, 2, 2), `conv_up${u}`));
   conv(lrelu(conv(feat, 'conv_hr')), 'conv_last', 'output');
-  return g.toBytes({ inChannels: spec.inChannels, outChannels: spec.outChannels, producer: opts.producer ?? 'crisp-convert', doc: JSON.stringify(spec) });
+  return g.toBytes({
+    inChannels: spec.inChannels,
+    outChannels: spec.outChannels,
+    producer: opts.producer ?? 'crisp-convert',
+    doc: JSON.stringify(spec),
+  });
 }

@@ -29,10 +29,14 @@ export function readSafetensors(bytes: Uint8Array): StateDict {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLen = dv.getBigUint64(0, true);
   if (headerLen > BigInt(bytes.length - 8)) {
-    throw new SafetensorsError(`safetensors header claims ${headerLen} bytes but the file has only ${bytes.length - 8} after the length`);
+    throw new SafetensorsError(
+      `safetensors header claims ${headerLen} bytes but the file has only ${bytes.length - 8} after the length`,
+    );
   }
   if (headerLen > BigInt(MAX_SAFETENSORS_HEADER_BYTES)) {
-    throw new SafetensorsError(`safetensors header claims ${headerLen} bytes; headers above ${MAX_SAFETENSORS_HEADER_BYTES} bytes are refused`);
+    throw new SafetensorsError(
+      `safetensors header claims ${headerLen} bytes; headers above ${MAX_SAFETENSORS_HEADER_BYTES} bytes are refused`,
+    );
   }
   const dataStart = 8 + Number(headerLen);
   let header: unknown;
@@ -41,7 +45,8 @@ export function readSafetensors(bytes: Uint8Array): StateDict {
   } catch (e) {
     throw new SafetensorsError(`safetensors header is not valid JSON: ${(e as Error).message}`);
   }
-  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new SafetensorsError('safetensors header is not an object');
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new SafetensorsError('safetensors header is not an object');
   const dataLen = bytes.length - dataStart;
   const ranges: Array<[number, number, string]> = [];
   const dict: StateDict = new Map();
@@ -52,24 +57,33 @@ export function readSafetensors(bytes: Uint8Array): StateDict {
     if (!dtype) throw new SafetensorsError(`tensor ${name} has unsupported dtype ${String(info.dtype)}`);
     const shape = info.shape;
     const offs = info.data_offsets;
-    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw new SafetensorsError(`tensor ${name} has an invalid shape`);
+    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+      throw new SafetensorsError(`tensor ${name} has an invalid shape`);
     if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((d) => Number.isSafeInteger(d) && d >= 0)) {
       throw new SafetensorsError(`tensor ${name} has invalid data_offsets`);
     }
     const [begin, end] = offs as [number, number];
     const numel = (shape as number[]).reduce((a, b) => a * b, 1);
     if (end < begin || end > dataLen) {
-      throw new SafetensorsError(`tensor ${name} data_offsets [${begin}, ${end}] lie outside the ${dataLen}-byte data section`);
+      throw new SafetensorsError(
+        `tensor ${name} data_offsets [${begin}, ${end}] lie outside the ${dataLen}-byte data section`,
+      );
     }
     if (end - begin !== numel * DTYPE_BYTES[dtype]) {
-      throw new SafetensorsError(`tensor ${name} data_offsets span ${end - begin} bytes but shape ${JSON.stringify(shape)} of ${info.dtype} needs ${numel * DTYPE_BYTES[dtype]}`);
+      throw new SafetensorsError(
+        `tensor ${name} data_offsets span ${end - begin} bytes but shape ${JSON.stringify(shape)} of ${info.dtype} needs ${numel * DTYPE_BYTES[dtype]}`,
+      );
     }
     ranges.push([begin, end, name]);
-    dict.set(name, { shape: [...(shape as number[])], data: decodeElements(bytes.subarray(dataStart + begin, dataStart + end), dtype, numel) });
+    dict.set(name, {
+      shape: [...(shape as number[])],
+      data: decodeElements(bytes.subarray(dataStart + begin, dataStart + end), dtype, numel),
+    });
   }
   ranges.sort((a, b) => a[0] - b[0]);
   for (let i = 1; i < ranges.length; i++) {
-    if (ranges[i]![0] < ranges[i - 1]![1]) throw new SafetensorsError(`tensors ${ranges[i - 1]![2]} and ${ranges[i]![2]} overlap`);
+    if (ranges[i]![0] < ranges[i - 1]![1])
+      throw new SafetensorsError(`tensors ${ranges[i - 1]![2]} and ${ranges[i]![2]} overlap`);
   }
   if (dict.size === 0) throw new SafetensorsError('safetensors file holds no tensors');
   return unwrapPrefixes(dict);
@@ -78,7 +92,8 @@ export function readSafetensors(bytes: Uint8Array): StateDict {
 /** Some exporters flatten {"params": ...} into "params.xxx" keys; strip a single common wrapper prefix. */
 function unwrapPrefixes(dict: StateDict): StateDict {
   for (const p of ['params_ema.', 'params.', 'state_dict.', 'module.']) {
-    if ([...dict.keys()].every((k) => k.startsWith(p))) return new Map([...dict].map(([k, v]) => [k.slice(p.length), v]));
+    if ([...dict.keys()].every((k) => k.startsWith(p)))
+      return new Map([...dict].map(([k, v]) => [k.slice(p.length), v]));
   }
   return dict;
 }

@@ -4,7 +4,12 @@
  * (mode CRD, which is exactly torch's PixelShuffle), and a nearest-upsampled copy of the input added
  * as the residual base.
  */
-import { UnsupportedArchitectureError, type ConvWeights, type SrvggActivation, type SrvggSpec } from './architecture.js';
+import {
+  UnsupportedArchitectureError,
+  type ConvWeights,
+  type SrvggActivation,
+  type SrvggSpec,
+} from './architecture.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
 import type { StateDict } from './stateDict.js';
 
@@ -19,7 +24,11 @@ export interface SrvggWeights {
 export const SRVGG_LEAKY_SLOPE = 0.1;
 
 export function looksLikeSrvgg(dict: StateDict): boolean {
-  return dict.has('body.0.weight') && !dict.has('conv_first.weight') && [...dict.keys()].every((k) => /^body\.\d+\.(weight|bias)$/.test(k));
+  return (
+    dict.has('body.0.weight') &&
+    !dict.has('conv_first.weight') &&
+    [...dict.keys()].every((k) => /^body\.\d+\.(weight|bias)$/.test(k))
+  );
 }
 
 /**
@@ -27,7 +36,10 @@ export function looksLikeSrvgg(dict: StateDict): boolean {
  * ones. ReLU and LeakyReLU have no parameters, so they cannot be told apart from the weights;
  * `activation` lets the caller say which (default leakyrelu, BasicSR's other built-in choice).
  */
-export function detectSrvgg(dict: StateDict, activation: Exclude<SrvggActivation, 'prelu'> = 'leakyrelu'): { spec: SrvggSpec; weights: SrvggWeights } {
+export function detectSrvgg(
+  dict: StateDict,
+  activation: Exclude<SrvggActivation, 'prelu'> = 'leakyrelu',
+): { spec: SrvggSpec; weights: SrvggWeights } {
   const convIdx: number[] = [];
   const actIdx: number[] = [];
   for (const [k, t] of dict) {
@@ -41,13 +53,18 @@ export function detectSrvgg(dict: StateDict, activation: Exclude<SrvggActivation
   actIdx.sort((a, b) => a - b);
   const n = convIdx.length;
   if (n < 2 || convIdx.some((v, i) => v !== 2 * i)) {
-    throw new UnsupportedArchitectureError(`body.* keys look like SRVGGNetCompact but the convolutions are at body indices ${convIdx.join(',')}`);
+    throw new UnsupportedArchitectureError(
+      `body.* keys look like SRVGGNetCompact but the convolutions are at body indices ${convIdx.join(',')}`,
+    );
   }
   const prelu = actIdx.length > 0;
   if (prelu && (actIdx.length !== n - 1 || actIdx.some((v, i) => v !== 2 * i + 1))) {
     throw new UnsupportedArchitectureError(`SRVGGNetCompact PReLU weights at unexpected indices ${actIdx.join(',')}`);
   }
-  const convs: ConvWeights[] = convIdx.map((i) => ({ weight: dict.get(`body.${i}.weight`)!, bias: dict.get(`body.${i}.bias`) ?? null }));
+  const convs: ConvWeights[] = convIdx.map((i) => ({
+    weight: dict.get(`body.${i}.weight`)!,
+    bias: dict.get(`body.${i}.bias`) ?? null,
+  }));
   const first = convs[0]!.weight.shape;
   const last = convs[n - 1]!.weight.shape;
   const numFeat = first[0]!;
@@ -55,17 +72,32 @@ export function detectSrvgg(dict: StateDict, activation: Exclude<SrvggActivation
   const outChannels = inChannels;
   const scale = Math.round(Math.sqrt(last[0]! / outChannels));
   if (scale * scale * outChannels !== last[0]) {
-    throw new UnsupportedArchitectureError(`SRVGGNetCompact last conv has ${last[0]} outputs, not ${outChannels}×scale²`);
+    throw new UnsupportedArchitectureError(
+      `SRVGGNetCompact last conv has ${last[0]} outputs, not ${outChannels}×scale²`,
+    );
   }
   for (const c of convs) {
-    if (c.weight.shape[2] !== 3 || c.weight.shape[3] !== 3) throw new UnsupportedArchitectureError('SRVGGNetCompact convolution is not 3×3');
+    if (c.weight.shape[2] !== 3 || c.weight.shape[3] !== 3)
+      throw new UnsupportedArchitectureError('SRVGGNetCompact convolution is not 3×3');
   }
   const slopes = prelu ? actIdx.map((i) => dict.get(`body.${i}.weight`)!.data) : null;
-  const spec: SrvggSpec = { kind: 'srvgg', inChannels, outChannels, numFeat, numConv: n - 2, scale, activation: prelu ? 'prelu' : activation };
+  const spec: SrvggSpec = {
+    kind: 'srvgg',
+    inChannels,
+    outChannels,
+    numFeat,
+    numConv: n - 2,
+    scale,
+    activation: prelu ? 'prelu' : activation,
+  };
   return { spec, weights: { convs, slopes } };
 }
 
-export function buildSrvggOnnx(spec: SrvggSpec, weights: SrvggWeights, opts: { negativeSlope?: number; producer?: string } = {}): Uint8Array {
+export function buildSrvggOnnx(
+  spec: SrvggSpec,
+  weights: SrvggWeights,
+  opts: { negativeSlope?: number; producer?: string } = {},
+): Uint8Array {
   const g = new GraphBuilder('SRVGGNetCompact');
   let x = 'input';
   const n = weights.convs.length;
@@ -95,5 +127,10 @@ export function buildSrvggOnnx(spec: SrvggSpec, weights: SrvggWeights, opts: { n
   } else {
     g.node('Add', [x, 'input'], {}, 'output');
   }
-  return g.toBytes({ inChannels: spec.inChannels, outChannels: spec.outChannels, producer: opts.producer ?? 'crisp-convert', doc: JSON.stringify(spec) });
+  return g.toBytes({
+    inChannels: spec.inChannels,
+    outChannels: spec.outChannels,
+    producer: opts.producer ?? 'crisp-convert',
+    doc: JSON.stringify(spec),
+  });
 }

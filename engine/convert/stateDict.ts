@@ -41,7 +41,8 @@ export function halfToFloat(h: number): number {
 /** Decodes `count` little-endian elements of `dtype` starting at element `start` into float32. */
 export function decodeElements(bytes: Uint8Array, dtype: StorageDtype, count: number, start = 0): Float32Array {
   const size = DTYPE_BYTES[dtype];
-  if ((start + count) * size > bytes.length) throw new CheckpointError(`tensor data is shorter than its shape says (${dtype})`);
+  if ((start + count) * size > bytes.length)
+    throw new CheckpointError(`tensor data is shorter than its shape says (${dtype})`);
   const dv = new DataView(bytes.buffer, bytes.byteOffset + start * size, count * size);
   const out = new Float32Array(count);
   for (let i = 0; i < count; i++) {

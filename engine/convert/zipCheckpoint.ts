@@ -45,7 +45,9 @@ export function isZip(bytes: Uint8Array): boolean {
 async function openZip(bytes: Uint8Array): Promise<yauzl.ZipFile> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return new Promise<yauzl.ZipFile>((resolve, reject) => {
-    yauzl.fromBuffer(buffer, { lazyEntries: true, validateEntrySizes: true, autoClose: false }, (err, z) => (err ? reject(err) : resolve(z)));
+    yauzl.fromBuffer(buffer, { lazyEntries: true, validateEntrySizes: true, autoClose: false }, (err, z) =>
+      err ? reject(err) : resolve(z),
+    );
   });
 }
 
@@ -55,35 +57,45 @@ async function inflate(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer> 
   let at = 0;
   for await (const c of stream as AsyncIterable<Buffer>) {
     // yauzl already errors past the declared size; this keeps the copy in bounds regardless.
-    if (at + c.length > out.length) throw new CheckpointError(`${entry.fileName} inflates beyond its declared ${entry.uncompressedSize} bytes`);
+    if (at + c.length > out.length)
+      throw new CheckpointError(`${entry.fileName} inflates beyond its declared ${entry.uncompressedSize} bytes`);
     c.copy(out, at);
     at += c.length;
   }
-  if (at !== out.length) throw new CheckpointError(`${entry.fileName} inflates to ${at} bytes, not its declared ${entry.uncompressedSize}`);
+  if (at !== out.length)
+    throw new CheckpointError(`${entry.fileName} inflates to ${at} bytes, not its declared ${entry.uncompressedSize}`);
   return out;
 }
 
 /** Parses a torch zip checkpoint into float32 tensors. Errors are CheckpointError / UnsafePickleError. */
-export async function readZipCheckpoint(bytes: Uint8Array, limits: ZipCheckpointLimits = DEFAULT_ZIP_CHECKPOINT_LIMITS): Promise<StateDict> {
+export async function readZipCheckpoint(
+  bytes: Uint8Array,
+  limits: ZipCheckpointLimits = DEFAULT_ZIP_CHECKPOINT_LIMITS,
+): Promise<StateDict> {
   const cap = Math.min(limits.maxBytes, Math.max(MiB, bytes.length * limits.maxRatio));
   let zip: yauzl.ZipFile;
   const entries = new Map<string, yauzl.Entry>();
   try {
     zip = await openZip(bytes);
     for await (const entry of zip.eachEntry()) {
-      if (entries.size >= limits.maxEntries) throw new CheckpointError(`the zip has more than ${limits.maxEntries} entries: not a PyTorch checkpoint`);
+      if (entries.size >= limits.maxEntries)
+        throw new CheckpointError(`the zip has more than ${limits.maxEntries} entries: not a PyTorch checkpoint`);
       if (!entry.fileName.endsWith('/')) entries.set(entry.fileName, entry);
     }
   } catch (e) {
     if (e instanceof CheckpointError) throw e;
-    throw new CheckpointError(`not a readable PyTorch zip checkpoint (the file may be truncated): ${(e as Error).message}`);
+    throw new CheckpointError(
+      `not a readable PyTorch zip checkpoint (the file may be truncated): ${(e as Error).message}`,
+    );
   }
   try {
     const pklName = [...entries.keys()].find((n) => n === 'data.pkl' || n.endsWith('/data.pkl'));
     if (!pklName) throw new CheckpointError('zip file has no data.pkl: not a PyTorch checkpoint');
     const pklEntry = entries.get(pklName)!;
     if (pklEntry.uncompressedSize > Math.min(limits.maxPickleBytes, cap)) {
-      throw new CheckpointError(`data.pkl declares ${mib(pklEntry.uncompressedSize)} uncompressed; a checkpoint of ${mib(bytes.length)} cannot need more than ${mib(Math.min(limits.maxPickleBytes, cap))}: refusing a likely zip bomb`);
+      throw new CheckpointError(
+        `data.pkl declares ${mib(pklEntry.uncompressedSize)} uncompressed; a checkpoint of ${mib(bytes.length)} cannot need more than ${mib(Math.min(limits.maxPickleBytes, cap))}: refusing a likely zip bomb`,
+      );
     }
     const prefix = pklName.slice(0, pklName.length - 'data.pkl'.length);
     const storages = new Map<string, StorageRef>();
@@ -106,7 +118,9 @@ export async function readZipCheckpoint(bytes: Uint8Array, limits: ZipCheckpoint
       if (!entry) throw new CheckpointError(`checkpoint is missing the storage of ${name}`);
       const expected = ref.storage.numel * DTYPE_BYTES[ref.storage.dtype];
       if (entry.uncompressedSize !== expected) {
-        throw new CheckpointError(`the storage of ${name} declares ${entry.uncompressedSize} bytes but its ${ref.storage.numel} ${ref.storage.dtype} elements take ${expected}`);
+        throw new CheckpointError(
+          `the storage of ${name} declares ${entry.uncompressedSize} bytes but its ${ref.storage.numel} ${ref.storage.dtype} elements take ${expected}`,
+        );
       }
       total += entry.uncompressedSize;
       if (total > cap) {
@@ -131,6 +145,8 @@ async function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer
     return await inflate(zip, entry);
   } catch (e) {
     if (e instanceof CheckpointError) throw e;
-    throw new CheckpointError(`${entry.fileName} cannot be read from the zip (the file may be truncated or corrupt): ${(e as Error).message}`);
+    throw new CheckpointError(
+      `${entry.fileName} cannot be read from the zip (the file may be truncated or corrupt): ${(e as Error).message}`,
+    );
   }
 }

@@ -107,7 +107,8 @@ export function createLedger(state: StateFile<AccountsState>, table: PriceTable 
 
     async reservedFor(userId) {
       let n = 0;
-      for (const c of Object.values(state.current().charges)) if (c.userId === userId && c.state === 'reserved') n += c.cost;
+      for (const c of Object.values(state.current().charges))
+        if (c.userId === userId && c.state === 'reserved') n += c.cost;
       return n;
     },
   };

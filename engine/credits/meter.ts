@@ -18,7 +18,10 @@ export interface Settlement {
 
 export interface CreditMeter {
   /** Price of a task: a count of images of unknown size, or each output's size (undefined: not known yet). */
-  quote(settings: Pick<TaskSettings, 'scale' | 'enhanceFace'>, images: number | readonly (OutputSize | undefined)[]): number;
+  quote(
+    settings: Pick<TaskSettings, 'scale' | 'enhanceFace'>,
+    images: number | readonly (OutputSize | undefined)[],
+  ): number;
   /** get-upload-url: throws errors.insufficientCredits() when the caller has no available credit at all. */
   assertCanUpload(caller: Caller): Promise<void>;
   /** Before reading a request's bytes: throws insufficientCredits unless `cost` credits are available (reserves nothing). */

@@ -60,15 +60,26 @@ export function createPgLedger(pool: Pool, table: PriceTable = DEFAULT_PRICE_TAB
       if (!Number.isSafeInteger(cost) || cost < 0) throw new Error(`invalid cost ${cost}`);
       await inTransaction(pool, async (db) => {
         // Same lock order as settle: the charge row, then the user row.
-        const locked = await db.query<ChargeRow>('SELECT user_id, cost, state, deducted FROM charges WHERE task_id = $1 FOR UPDATE', [taskId]);
+        const locked = await db.query<ChargeRow>(
+          'SELECT user_id, cost, state, deducted FROM charges WHERE task_id = $1 FOR UPDATE',
+          [taskId],
+        );
         const charge = locked.rows[0];
-        if (!charge || charge.user_id !== caller.userId || charge.state !== 'reserved') throw errors.insufficientCredits();
+        if (!charge || charge.user_id !== caller.userId || charge.state !== 'reserved')
+          throw errors.insufficientCredits();
         if (cost > charge.cost) {
-          const user = await db.query<{ balance: number }>('SELECT credits + extra_credits AS balance FROM users WHERE user_id = $1 FOR UPDATE', [caller.userId]);
+          const user = await db.query<{ balance: number }>(
+            'SELECT credits + extra_credits AS balance FROM users WHERE user_id = $1 FOR UPDATE',
+            [caller.userId],
+          );
           const balance = user.rows[0]?.balance;
           if (balance === undefined) throw errors.insufficientCredits();
-          const open = await db.query<{ reserved: number }>(`SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`, [caller.userId]);
-          if (Number(balance) - Number(open.rows[0]?.reserved ?? 0) < cost - charge.cost) throw errors.insufficientCredits();
+          const open = await db.query<{ reserved: number }>(
+            `SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`,
+            [caller.userId],
+          );
+          if (Number(balance) - Number(open.rows[0]?.reserved ?? 0) < cost - charge.cost)
+            throw errors.insufficientCredits();
         }
         await db.query('UPDATE charges SET cost = $2 WHERE task_id = $1', [taskId, cost]);
       });
@@ -77,10 +88,16 @@ export function createPgLedger(pool: Pool, table: PriceTable = DEFAULT_PRICE_TAB
     async reserve(caller, taskId, cost) {
       if (!Number.isSafeInteger(cost) || cost < 0) throw new Error(`invalid cost ${cost}`);
       await inTransaction(pool, async (db) => {
-        const user = await db.query<{ balance: number }>('SELECT credits + extra_credits AS balance FROM users WHERE user_id = $1 FOR UPDATE', [caller.userId]);
+        const user = await db.query<{ balance: number }>(
+          'SELECT credits + extra_credits AS balance FROM users WHERE user_id = $1 FOR UPDATE',
+          [caller.userId],
+        );
         const balance = user.rows[0]?.balance;
         if (balance === undefined) throw errors.insufficientCredits();
-        const open = await db.query<{ reserved: number }>(`SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`, [caller.userId]);
+        const open = await db.query<{ reserved: number }>(
+          `SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`,
+          [caller.userId],
+        );
         if (Number(balance) - Number(open.rows[0]?.reserved ?? 0) < cost) throw errors.insufficientCredits();
         const inserted = await db.query(
           `INSERT INTO charges (task_id, user_id, cost, state, deducted, created_at) VALUES ($1, $2, $3, 'reserved', 0, $4) ON CONFLICT (task_id) DO NOTHING`,
@@ -92,37 +109,62 @@ export function createPgLedger(pool: Pool, table: PriceTable = DEFAULT_PRICE_TAB
 
     async settle(caller, taskId) {
       // Fast path for the common repeated poll: already settled or released, no transaction needed.
-      const seen = await pool.query<ChargeRow>('SELECT user_id, cost, state, deducted FROM charges WHERE task_id = $1', [taskId]);
+      const seen = await pool.query<ChargeRow>(
+        'SELECT user_id, cost, state, deducted FROM charges WHERE task_id = $1',
+        [taskId],
+      );
       const known = settlementOf(seen.rows[0], caller);
       if (known) return known;
       return inTransaction(pool, async (db): Promise<Settlement> => {
-        const locked = await db.query<ChargeRow>('SELECT user_id, cost, state, deducted FROM charges WHERE task_id = $1 FOR UPDATE', [taskId]);
+        const locked = await db.query<ChargeRow>(
+          'SELECT user_id, cost, state, deducted FROM charges WHERE task_id = $1 FOR UPDATE',
+          [taskId],
+        );
         const charge = locked.rows[0];
         const done = settlementOf(charge, caller);
         if (done || !charge) return done ?? NOT_DEDUCTED;
-        const u = await db.query<{ credits: number; extra_credits: number }>('SELECT credits, extra_credits FROM users WHERE user_id = $1 FOR UPDATE', [charge.user_id]);
+        const u = await db.query<{ credits: number; extra_credits: number }>(
+          'SELECT credits, extra_credits FROM users WHERE user_id = $1 FOR UPDATE',
+          [charge.user_id],
+        );
         const user = u.rows[0];
         if (!user) return NOT_DEDUCTED;
         // Regular credits first, then extra; neither below zero.
         const fromRegular = Math.min(user.credits, charge.cost);
         const fromExtra = Math.min(user.extra_credits, charge.cost - fromRegular);
-        await db.query('UPDATE users SET credits = credits - $2, extra_credits = extra_credits - $3 WHERE user_id = $1', [charge.user_id, fromRegular, fromExtra]);
-        await db.query(`UPDATE charges SET state = 'settled', deducted = $2, ended_at = $3 WHERE task_id = $1`, [taskId, fromRegular + fromExtra, Date.now()]);
+        await db.query(
+          'UPDATE users SET credits = credits - $2, extra_credits = extra_credits - $3 WHERE user_id = $1',
+          [charge.user_id, fromRegular, fromExtra],
+        );
+        await db.query(`UPDATE charges SET state = 'settled', deducted = $2, ended_at = $3 WHERE task_id = $1`, [
+          taskId,
+          fromRegular + fromExtra,
+          Date.now(),
+        ]);
         return { creditsDeducted: true, deductedCredits: fromRegular + fromExtra };
       });
     },
 
     async release(taskId) {
-      await pool.query(`UPDATE charges SET state = 'released', ended_at = $2 WHERE task_id = $1 AND state = 'reserved'`, [taskId, Date.now()]);
+      await pool.query(
+        `UPDATE charges SET state = 'released', ended_at = $2 WHERE task_id = $1 AND state = 'reserved'`,
+        [taskId, Date.now()],
+      );
     },
 
     async balance(caller) {
-      const { rows } = await pool.query<{ credits: number; extra_credits: number }>('SELECT credits, extra_credits FROM users WHERE user_id = $1', [caller.userId]);
+      const { rows } = await pool.query<{ credits: number; extra_credits: number }>(
+        'SELECT credits, extra_credits FROM users WHERE user_id = $1',
+        [caller.userId],
+      );
       return { currentCredits: rows[0]?.credits ?? 0, currentExtraCredits: rows[0]?.extra_credits ?? 0 };
     },
 
     async reservedFor(userId) {
-      const { rows } = await pool.query<{ reserved: number }>(`SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`, [userId]);
+      const { rows } = await pool.query<{ reserved: number }>(
+        `SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`,
+        [userId],
+      );
       return Number(rows[0]?.reserved ?? 0);
     },
   };

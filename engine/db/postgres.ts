@@ -37,7 +37,9 @@ export async function migrate(pool: Pool, migrations: readonly Migration[] = MIG
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
     await client.query(`CREATE TABLE IF NOT EXISTS crisp_migrations (
       version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const done = new Set((await client.query<{ version: number }>('SELECT version FROM crisp_migrations')).rows.map((r) => r.version));
+    const done = new Set(
+      (await client.query<{ version: number }>('SELECT version FROM crisp_migrations')).rows.map((r) => r.version),
+    );
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
       if (done.has(m.version)) continue;
       await client.query('BEGIN');

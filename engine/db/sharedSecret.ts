@@ -7,9 +7,13 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from './postgres.js';
 
 export async function loadOrCreateSharedSecret(pool: Pool, name = 'url-signing'): Promise<Buffer> {
-  await pool.query('INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, randomBytes(32).toString('hex')]);
+  await pool.query('INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+    name,
+    randomBytes(32).toString('hex'),
+  ]);
   const { rows } = await pool.query<{ value: string }>('SELECT value FROM secrets WHERE name = $1', [name]);
   const hex = rows[0]?.value ?? '';
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`the secret "${name}" in the database is not 64 hex digits: delete its row to create a new one`);
+  if (!/^[0-9a-f]{64}$/.test(hex))
+    throw new Error(`the secret "${name}" in the database is not 64 hex digits: delete its row to create a new one`);
   return Buffer.from(hex, 'hex');
 }

@@ -17,7 +17,10 @@ export interface AlignedFace {
 
 export function faceAffine(face: DetectedFace, size = FACE_SIZE): Affine {
   const k = size / FACE_SIZE;
-  return similarityTransform(face.landmarks, FFHQ_TEMPLATE_512.map((p) => ({ x: p.x * k, y: p.y * k })));
+  return similarityTransform(
+    face.landmarks,
+    FFHQ_TEMPLATE_512.map((p) => ({ x: p.x * k, y: p.y * k })),
+  );
 }
 
 /**
@@ -37,9 +40,12 @@ export function warpToFace(src: Raster, toFace: Affine, size = FACE_SIZE): Float
       let y = inv[3] * u + inv[4] * v + inv[5];
       x = x < 0 ? 0 : x > width - 1 ? width - 1 : x;
       y = y < 0 ? 0 : y > height - 1 ? height - 1 : y;
-      const x0 = Math.floor(x), y0 = Math.floor(y);
-      const x1 = Math.min(x0 + 1, width - 1), y1 = Math.min(y0 + 1, height - 1);
-      const fx = x - x0, fy = y - y0;
+      const x0 = Math.floor(x),
+        y0 = Math.floor(y);
+      const x1 = Math.min(x0 + 1, width - 1),
+        y1 = Math.min(y0 + 1, height - 1);
+      const fx = x - x0,
+        fy = y - y0;
       const d = v * size + u;
       for (let c = 0; c < 3; c++) {
         const top = at(x0, y0, c) * (1 - fx) + at(x1, y0, c) * fx;

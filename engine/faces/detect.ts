@@ -51,8 +51,10 @@ export function detectorInput(rgb: Raster, pw: number, ph: number): Float32Array
 }
 
 function iou(a: DetectedFace['box'], b: DetectedFace['box']): number {
-  const x0 = Math.max(a.x, b.x), y0 = Math.max(a.y, b.y);
-  const x1 = Math.min(a.x + a.w, b.x + b.w), y1 = Math.min(a.y + a.h, b.y + b.h);
+  const x0 = Math.max(a.x, b.x),
+    y0 = Math.max(a.y, b.y);
+  const x1 = Math.min(a.x + a.w, b.x + b.w),
+    y1 = Math.min(a.y + a.h, b.y + b.h);
   const inter = Math.max(0, x1 - x0) * Math.max(0, y1 - y0);
   const union = a.w * a.h + b.w * b.h - inter;
   return union > 0 ? inter / union : 0;
@@ -76,8 +78,12 @@ export function decodeYunet(outputs: Outputs, pw: number, ph: number, scoreThres
       if (!t) throw new Error(`The face detector has no '${name}_${stride}' output; it is not a YuNet model`);
       return t.data;
     };
-    const cls = get('cls'), obj = get('obj'), bbox = get('bbox'), kps = get('kps');
-    const cols = Math.floor(pw / stride), rows = Math.floor(ph / stride);
+    const cls = get('cls'),
+      obj = get('obj'),
+      bbox = get('bbox'),
+      kps = get('kps');
+    const cols = Math.floor(pw / stride),
+      rows = Math.floor(ph / stride);
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
         const i = r * cols + c;
@@ -90,7 +96,11 @@ export function decodeYunet(outputs: Outputs, pw: number, ph: number, scoreThres
         const w = Math.exp(bbox[i * 4 + 2] ?? 0) * stride;
         const h = Math.exp(bbox[i * 4 + 3] ?? 0) * stride;
         const landmarks: Point[] = [];
-        for (let n = 0; n < 5; n++) landmarks.push({ x: ((kps[i * 10 + 2 * n] ?? 0) + c) * stride, y: ((kps[i * 10 + 2 * n + 1] ?? 0) + r) * stride });
+        for (let n = 0; n < 5; n++)
+          landmarks.push({
+            x: ((kps[i * 10 + 2 * n] ?? 0) + c) * stride,
+            y: ((kps[i * 10 + 2 * n + 1] ?? 0) + r) * stride,
+          });
         faces.push({ box: { x: cx - w / 2, y: cy - h / 2, w, h }, score, landmarks });
       }
     }
@@ -98,18 +108,31 @@ export function decodeYunet(outputs: Outputs, pw: number, ph: number, scoreThres
   return faces;
 }
 
-export async function detectFaces(rgb: Raster, detector: GraphSession, opts: DetectOptions = {}): Promise<DetectedFace[]> {
+export async function detectFaces(
+  rgb: Raster,
+  detector: GraphSession,
+  opts: DetectOptions = {},
+): Promise<DetectedFace[]> {
   const scoreThreshold = opts.scoreThreshold ?? 0.7;
   const fixed = opts.fixedInput;
   const maxSide = fixed ? Math.min(fixed.width, fixed.height) : (opts.maxSide ?? 640);
-  const k = Math.min(1, maxSide / Math.max(rgb.width, rgb.height), fixed ? fixed.width / rgb.width : 1, fixed ? fixed.height / rgb.height : 1);
-  const small = k < 1 ? await resizeRaster(rgb, Math.max(1, Math.round(rgb.width * k)), Math.max(1, Math.round(rgb.height * k))) : rgb;
+  const k = Math.min(
+    1,
+    maxSide / Math.max(rgb.width, rgb.height),
+    fixed ? fixed.width / rgb.width : 1,
+    fixed ? fixed.height / rgb.height : 1,
+  );
+  const small =
+    k < 1
+      ? await resizeRaster(rgb, Math.max(1, Math.round(rgb.width * k)), Math.max(1, Math.round(rgb.height * k)))
+      : rgb;
   const pw = fixed ? fixed.width : Math.max(32, Math.ceil(small.width / 32) * 32);
   const ph = fixed ? fixed.height : Math.max(32, Math.ceil(small.height / 32) * 32);
   const outputs = await detector.run(detectorInput(small, pw, ph), [1, 3, ph, pw]);
   const kept = nms(decodeYunet(outputs, pw, ph, scoreThreshold), opts.nmsThreshold ?? 0.3);
   // Map back: the copy's pixel centres sit on the input's grid scaled about −0.5 (area-style resize).
-  const sx = rgb.width / small.width, sy = rgb.height / small.height;
+  const sx = rgb.width / small.width,
+    sy = rgb.height / small.height;
   const back = (p: Point): Point => ({ x: (p.x + 0.5) * sx - 0.5, y: (p.y + 0.5) * sy - 0.5 });
   return kept.map((f) => ({
     score: f.score,

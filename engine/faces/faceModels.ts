@@ -131,7 +131,10 @@ export function resolveFaceModel(name: string | undefined, dirs: readonly string
   let chosen: { name: string; path: string } | undefined;
   if (name === undefined) {
     chosen = installed[0];
-    if (!chosen) throw new FaceModelMissingError(`Face enhancement needs a face model and none is installed. ${HOW_TO_GET_A_FACE_MODEL}`);
+    if (!chosen)
+      throw new FaceModelMissingError(
+        `Face enhancement needs a face model and none is installed. ${HOW_TO_GET_A_FACE_MODEL}`,
+      );
   } else {
     chosen = installed.find((m) => m.name === name);
     if (!chosen) {

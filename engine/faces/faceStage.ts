@@ -78,7 +78,13 @@ function now(): number {
   return performance.now();
 }
 
-export async function enhanceFaces(input: Raster, scale: number, output: OutputRegions, inference: Inference, o: FaceStageOptions): Promise<FaceReport> {
+export async function enhanceFaces(
+  input: Raster,
+  scale: number,
+  output: OutputRegions,
+  inference: Inference,
+  o: FaceStageOptions,
+): Promise<FaceReport> {
   const strength = Math.min(1, Math.max(0, o.strength ?? 1));
   const time = async <T>(step: 'detect' | 'align' | 'restore' | 'paste', f: () => Promise<T> | T): Promise<T> => {
     const t = now();
@@ -88,7 +94,9 @@ export async function enhanceFaces(input: Raster, scale: number, output: OutputR
   };
   const detector: GraphSession = await inference.graph(o.detectorPath);
   const fixed = detectorShape(o.detectorPath);
-  const faces: DetectedFace[] = await time('detect', () => detectFaces(input, detector, { ...o.detect, ...(fixed ? { fixedInput: fixed } : {}) }));
+  const faces: DetectedFace[] = await time('detect', () =>
+    detectFaces(input, detector, { ...o.detect, ...(fixed ? { fixedInput: fixed } : {}) }),
+  );
   const minEye = o.minEyeDistance ?? MIN_EYE_DISTANCE;
   const usable = faces.filter((f) => eyeDistance(f) >= minEye);
   const report: FaceReport = { found: faces.length, enhanced: 0, tooSmall: faces.length - usable.length };

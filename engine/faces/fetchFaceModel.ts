@@ -17,14 +17,19 @@ export interface FaceFetchOptions extends DownloadOptions {
   downloadDir?: string;
 }
 
-export async function fetchFaceModel(entry: FaceCatalogEntry, opts: FaceFetchOptions): Promise<{ name: string; path: string }> {
+export async function fetchFaceModel(
+  entry: FaceCatalogEntry,
+  opts: FaceFetchOptions,
+): Promise<{ name: string; path: string }> {
   const dir = opts.downloadDir ?? path.join(opts.modelsDir, '.downloads');
   const part = path.join(dir, `${path.basename(entry.file, '.onnx')}.${entry.download.format}.part`);
   await downloadToFile(entry.download.url, part, { ...opts, expectedSize: entry.download.size });
   const actual = await sha256File(part);
   if (actual !== entry.download.sha256.toLowerCase()) {
     await rm(part, { force: true });
-    throw new FetchError(`sha256 mismatch for ${entry.name}: expected ${entry.download.sha256}, got ${actual}; the download was deleted and nothing was installed`);
+    throw new FetchError(
+      `sha256 mismatch for ${entry.name}: expected ${entry.download.sha256}, got ${actual}; the download was deleted and nothing was installed`,
+    );
   }
   let onnx: Uint8Array;
   try {

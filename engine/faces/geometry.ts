@@ -33,18 +33,28 @@ export const FFHQ_TEMPLATE_512: readonly Point[] = [
 export function similarityTransform(src: readonly Point[], dst: readonly Point[]): Affine {
   if (src.length !== dst.length || src.length < 2) throw new Error('similarityTransform needs two or more point pairs');
   const n = src.length;
-  let sx = 0, sy = 0, dx = 0, dy = 0;
+  let sx = 0,
+    sy = 0,
+    dx = 0,
+    dy = 0;
   for (let i = 0; i < n; i++) {
     sx += src[i]!.x;
     sy += src[i]!.y;
     dx += dst[i]!.x;
     dy += dst[i]!.y;
   }
-  sx /= n; sy /= n; dx /= n; dy /= n;
-  let dot = 0, cross = 0, norm = 0;
+  sx /= n;
+  sy /= n;
+  dx /= n;
+  dy /= n;
+  let dot = 0,
+    cross = 0,
+    norm = 0;
   for (let i = 0; i < n; i++) {
-    const ux = src[i]!.x - sx, uy = src[i]!.y - sy;
-    const vx = dst[i]!.x - dx, vy = dst[i]!.y - dy;
+    const ux = src[i]!.x - sx,
+      uy = src[i]!.y - sy;
+    const vx = dst[i]!.x - dx,
+      vy = dst[i]!.y - dy;
     dot += ux * vx + uy * vy;
     cross += ux * vy - uy * vx;
     norm += ux * ux + uy * uy;
@@ -59,7 +69,10 @@ export function invertAffine(m: Affine): Affine {
   const [a, b, c, d, e, f] = m;
   const det = a * e - b * d;
   if (det === 0) throw new Error('invertAffine: singular matrix');
-  const ia = e / det, ib = -b / det, id = -d / det, ie = a / det;
+  const ia = e / det,
+    ib = -b / det,
+    id = -d / det,
+    ie = a / det;
   return [ia, ib, -(ia * c + ib * f), id, ie, -(id * c + ie * f)];
 }
 

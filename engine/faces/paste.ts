@@ -46,10 +46,20 @@ export function faceMask(u: number, v: number, size: number): number {
 }
 
 /** The output rectangle a face can change (clipped to the output), or null when it lies outside. */
-export function faceOutputRect(p: Pick<FacePaste, 'toFace' | 'size'>, scale: number, outWidth: number, outHeight: number): Rect | null {
+export function faceOutputRect(
+  p: Pick<FacePaste, 'toFace' | 'size'>,
+  scale: number,
+  outWidth: number,
+  outHeight: number,
+): Rect | null {
   const toOutput = invertAffine(composeAffine(p.toFace, outputToInput(scale)));
   const s = p.size - 1;
-  const corners = [applyAffine(toOutput, { x: 0, y: 0 }), applyAffine(toOutput, { x: s, y: 0 }), applyAffine(toOutput, { x: 0, y: s }), applyAffine(toOutput, { x: s, y: s })];
+  const corners = [
+    applyAffine(toOutput, { x: 0, y: 0 }),
+    applyAffine(toOutput, { x: s, y: 0 }),
+    applyAffine(toOutput, { x: 0, y: s }),
+    applyAffine(toOutput, { x: s, y: s }),
+  ];
   const x0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c.x))));
   const y0 = Math.max(0, Math.floor(Math.min(...corners.map((c) => c.y))));
   const x1 = Math.min(outWidth, Math.ceil(Math.max(...corners.map((c) => c.x))) + 1);
@@ -62,7 +72,13 @@ export function faceOutputRect(p: Pick<FacePaste, 'toFace' | 'size'>, scale: num
  * never touched) in place: out = up + strength·mask·(restored − up), rounded. Answers how many pixels changed
  * weight (> 0), which is 0 when the face does not reach the region.
  */
-export function pasteFace(region: Raster, origin: { x: number; y: number }, face: FacePaste, scale: number, strength: number): number {
+export function pasteFace(
+  region: Raster,
+  origin: { x: number; y: number },
+  face: FacePaste,
+  scale: number,
+  strength: number,
+): number {
   if (strength <= 0) return 0;
   const toFace = composeAffine(face.toFace, outputToInput(scale));
   const { size, restored } = face;
@@ -82,8 +98,10 @@ export function pasteFace(region: Raster, origin: { x: number; y: number }, face
       const m = faceMask(u, v, size) * strength;
       if (m <= 0) continue;
       touched++;
-      const u0 = Math.floor(u), v0 = Math.floor(v);
-      const fu = u - u0, fv = v - v0;
+      const u0 = Math.floor(u),
+        v0 = Math.floor(v);
+      const fu = u - u0,
+        fv = v - v0;
       const i00 = v0 * size + u0;
       const d = (y * region.width + x) * ch;
       for (let c = 0; c < 3; c++) {

@@ -8,12 +8,19 @@ export class FaceModelError extends Error {
   override readonly name = 'FaceModelError';
 }
 
-export async function restoreFace(model: GraphSession, crop: Float32Array, size: number, modelName: string): Promise<Float32Array> {
+export async function restoreFace(
+  model: GraphSession,
+  crop: Float32Array,
+  size: number,
+  modelName: string,
+): Promise<Float32Array> {
   const outputs = await model.run(crop, [1, 3, size, size]);
   const first = outputs.values().next().value;
   if (!first || first.dims.length !== 4 || first.dims[1] !== 3 || first.dims[2] !== size || first.dims[3] !== size) {
     const got = first ? `[${first.dims.join('×')}]` : 'no float32 output';
-    throw new FaceModelError(`The face model ${modelName} answered ${got} for a 1×3×${size}×${size} face; a face model must return the same shape. Import a GFPGAN v1.3/v1.4 model instead.`);
+    throw new FaceModelError(
+      `The face model ${modelName} answered ${got} for a 1×3×${size}×${size} face; a face model must return the same shape. Import a GFPGAN v1.3/v1.4 model instead.`,
+    );
   }
   const out = first.data;
   for (let i = 0; i < out.length; i++) {

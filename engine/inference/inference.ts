@@ -58,7 +58,10 @@ export interface ModelSession {
 export interface GraphSession {
   readonly provider: ExecutionProvider;
   /** Runs the first input with `dims`; answers every float32 output by name. */
-  run(input: Float32Array, dims: readonly number[]): Promise<Map<string, { data: Float32Array; dims: readonly number[] }>>;
+  run(
+    input: Float32Array,
+    dims: readonly number[],
+  ): Promise<Map<string, { data: Float32Array; dims: readonly number[] }>>;
 }
 
 export interface Inference {
@@ -77,14 +80,21 @@ export class InferenceProviderError extends Error {
     readonly provider: ExecutionProvider,
     cause: unknown,
   ) {
-    super(`The '${provider}' execution provider could not run the model: ${messageOf(cause)}. Choose the cpu or auto execution provider instead.`);
+    super(
+      `The '${provider}' execution provider could not run the model: ${messageOf(cause)}. Choose the cpu or auto execution provider instead.`,
+    );
   }
 }
 
 function messageOf(e: unknown): string {
   const m = e instanceof Error ? e.message : String(e);
   // onnxruntime prefixes messages with a source location and the failed check; keep the human part.
-  const last = m.split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? m;
+  const last =
+    m
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .pop() ?? m;
   return last.replace(/^\/onnxruntime_src\/.*? was false\.\s*/, '');
 }
 
@@ -92,7 +102,8 @@ function providerLibExists(name: string): boolean {
   try {
     const require = createRequire(import.meta.url);
     const bin = path.join(path.dirname(require.resolve('onnxruntime-node')), '..', 'bin');
-    const file = process.platform === 'win32' ? `onnxruntime_providers_${name}.dll` : `libonnxruntime_providers_${name}.so`;
+    const file =
+      process.platform === 'win32' ? `onnxruntime_providers_${name}.dll` : `libonnxruntime_providers_${name}.so`;
     for (const napi of readdirSync(bin)) {
       if (existsSync(path.join(bin, napi, process.platform, process.arch, file))) return true;
     }
@@ -118,12 +129,16 @@ function vulkanLoaderPresent(): boolean {
 }
 
 /** GPU providers worth trying on this platform, best first; cpu is always the last resort. */
-export function autoProviders(platform: NodeJS.Platform = process.platform, hasVulkan = platform === 'linux' && vulkanLoaderPresent()): ExecutionProvider[] {
+export function autoProviders(
+  platform: NodeJS.Platform = process.platform,
+  hasVulkan = platform === 'linux' && vulkanLoaderPresent(),
+): ExecutionProvider[] {
   const built = new Set(ort.listSupportedBackends().map((b) => b.name));
   const order: ExecutionProvider[] = [];
   if (built.has('webgpu') && (platform !== 'linux' || hasVulkan)) order.push('webgpu');
   // cuda ships separately from the npm package ("bundled: false"); only try it when its library is present.
-  if ((platform === 'linux' || platform === 'win32') && built.has('cuda') && providerLibExists('cuda')) order.push('cuda');
+  if ((platform === 'linux' || platform === 'win32') && built.has('cuda') && providerLibExists('cuda'))
+    order.push('cuda');
   if (platform === 'win32' && built.has('dml')) order.push('dml');
   if (platform === 'darwin' && built.has('coreml')) order.push('coreml');
   order.push('cpu');
@@ -156,12 +171,27 @@ export function createInference(opts: InferenceOptions): Inference {
   }
 
   /** The file a provider loads for a model (its int8 variant on a CPU that benefits), with the notice if any. */
-  async function fileFor(model: ResolvedModel, provider: ExecutionProvider): Promise<{ file: string; precision: Precision; notice?: string }> {
+  async function fileFor(
+    model: ResolvedModel,
+    provider: ExecutionProvider,
+  ): Promise<{ file: string; precision: Precision; notice?: string }> {
     if (precision === 'fp32') return { file: model.path, precision: 'fp32' };
     let variant: Int8Variant | undefined;
-    if (provider === 'cpu' && cpu.int8Dot.length > 0) variant = await findInt8Variant(model.path, int8Dirs).catch(() => undefined);
-    const choice = choosePrecision({ requested: precision, provider, cpu, variant, model: model.entry.model, name: model.entry.name });
-    return { file: choice.variant?.path ?? model.path, precision: choice.precision, ...(choice.notice ? { notice: choice.notice } : {}) };
+    if (provider === 'cpu' && cpu.int8Dot.length > 0)
+      variant = await findInt8Variant(model.path, int8Dirs).catch(() => undefined);
+    const choice = choosePrecision({
+      requested: precision,
+      provider,
+      cpu,
+      variant,
+      model: model.entry.model,
+      name: model.entry.name,
+    });
+    return {
+      file: choice.variant?.path ?? model.path,
+      precision: choice.precision,
+      ...(choice.notice ? { notice: choice.notice } : {}),
+    };
   }
 
   function tell(notice: string | undefined): void {
@@ -189,7 +219,14 @@ export function createInference(opts: InferenceOptions): Inference {
     const key = `${file}\u0000${provider}`;
     let s = raw.get(key);
     if (!s) {
-      s = provider === 'cpu' ? cpuGraph(file).then((graph) => (typeof graph === 'string' ? ort.InferenceSession.create(graph, sessionOptions(provider)) : ort.InferenceSession.create(graph, sessionOptions(provider)))) : ort.InferenceSession.create(file, sessionOptions(provider));
+      s =
+        provider === 'cpu'
+          ? cpuGraph(file).then((graph) =>
+              typeof graph === 'string'
+                ? ort.InferenceSession.create(graph, sessionOptions(provider))
+                : ort.InferenceSession.create(graph, sessionOptions(provider)),
+            )
+          : ort.InferenceSession.create(file, sessionOptions(provider));
       // A failed creation must not stay cached, or a retry could never succeed.
       s.catch(() => raw.delete(key));
       raw.set(key, s);
@@ -243,7 +280,11 @@ export function createInference(opts: InferenceOptions): Inference {
    * unsupported op): with `auto` the provider is marked broken and the call is retried once on cpu, and
    * the holder keeps the cpu session for later calls.
    */
-  async function withCpuFallback<T>(model: ResolvedModel, holder: { current: Opened }, exec: () => Promise<T>): Promise<T> {
+  async function withCpuFallback<T>(
+    model: ResolvedModel,
+    holder: { current: Opened },
+    exec: () => Promise<T>,
+  ): Promise<T> {
     try {
       return await exec();
     } catch (e) {
@@ -265,7 +306,8 @@ export function createInference(opts: InferenceOptions): Inference {
         const feeds = { [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [n, 3, h, w]) };
         const out = await s.run(feeds);
         const t = out[s.outputNames[0] ?? 'output'];
-        if (!t || t.type !== 'float32' || t.dims.length !== 4) throw new Error('The model returned an unexpected output');
+        if (!t || t.type !== 'float32' || t.dims.length !== 4)
+          throw new Error('The model returned an unexpected output');
         const [on = 0, oc = 0, oh = 0, ow = 0] = t.dims;
         return { data: t.data as Float32Array, dims: [on, oc, oh, ow] };
       };
@@ -286,7 +328,17 @@ export function createInference(opts: InferenceOptions): Inference {
 
   const graphs = new Map<string, Promise<GraphSession>>();
   async function makeGraph(file: string): Promise<GraphSession> {
-    const model: ResolvedModel = { path: file, entry: { name: 'custom:graph', title: file, model: path.basename(file), architecture: 'graph', scale: 1, kind: 'custom' } };
+    const model: ResolvedModel = {
+      path: file,
+      entry: {
+        name: 'custom:graph',
+        title: file,
+        model: path.basename(file),
+        architecture: 'graph',
+        scale: 1,
+        kind: 'custom',
+      },
+    };
     const holder = { current: await open(model) };
     const exec = async (input: Float32Array, dims: readonly number[]) => {
       const s = holder.current.session;
@@ -340,7 +392,11 @@ export function createInference(opts: InferenceOptions): Inference {
  * One-off run of an in-memory ONNX model on the CPU (model install smoke tests): keeps onnxruntime behind
  * this module for callers whose model is not a catalog file yet. The session is released afterwards.
  */
-export async function runModelBytes(onnx: Uint8Array, input: Float32Array, dims: readonly number[]): Promise<{ dims: readonly number[]; data: Float32Array }> {
+export async function runModelBytes(
+  onnx: Uint8Array,
+  input: Float32Array,
+  dims: readonly number[],
+): Promise<{ dims: readonly number[]; data: Float32Array }> {
   const s = await ort.InferenceSession.create(onnx, { executionProviders: ['cpu'], logSeverityLevel: 3 });
   try {
     const out = await s.run({ [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]) });

@@ -17,9 +17,17 @@ export const INT8_QUALITY_BAR_DB = 40;
 
 export const int8ManifestSchema = z.object({
   format: z.literal(1),
-  source: z.object({ file: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/), bytes: z.number().int().nonnegative() }),
+  source: z.object({
+    file: z.string(),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    bytes: z.number().int().nonnegative(),
+  }),
   createdAt: z.string(),
-  calibration: z.object({ kind: z.enum(['folder', 'bundled', 'synthetic']), crops: z.number().int().positive(), folder: z.string().optional() }),
+  calibration: z.object({
+    kind: z.enum(['folder', 'bundled', 'synthetic']),
+    crops: z.number().int().positive(),
+    folder: z.string().optional(),
+  }),
   /** Activation range method that won the quality comparison. */
   method: z.string(),
   quantizedConvs: z.number().int().nonnegative(),
@@ -63,7 +71,10 @@ export function fileSha256(file: string): string {
 }
 
 /** The int8 variant of an fp32 model file, or undefined when none (or only a stale one) exists. */
-export async function findInt8Variant(modelPath: string, cacheDirs: readonly string[] = [int8CacheDir()]): Promise<Int8Variant | undefined> {
+export async function findInt8Variant(
+  modelPath: string,
+  cacheDirs: readonly string[] = [int8CacheDir()],
+): Promise<Int8Variant | undefined> {
   const names = int8FileNames(modelPath);
   let sha: string | undefined;
   for (const dir of [path.dirname(modelPath), ...cacheDirs]) {
@@ -83,7 +94,12 @@ export async function findInt8Variant(modelPath: string, cacheDirs: readonly str
 }
 
 /** Writes the variant and then its manifest, each atomically, so a reader never pairs a manifest with half a model. */
-export async function saveInt8Variant(dir: string, modelPath: string, bytes: Uint8Array, manifest: Int8Manifest): Promise<Int8Variant> {
+export async function saveInt8Variant(
+  dir: string,
+  modelPath: string,
+  bytes: Uint8Array,
+  manifest: Int8Manifest,
+): Promise<Int8Variant> {
   const names = int8FileNames(modelPath);
   const file = path.join(dir, names.model);
   await writeFileAtomic(file, bytes);

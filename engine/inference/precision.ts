@@ -33,10 +33,15 @@ export interface PrecisionInput {
 export function choosePrecision(i: PrecisionInput): PrecisionChoice {
   if (i.requested === 'fp32') return { precision: 'fp32' };
   const explicit = i.requested === 'int8';
-  const fp32 = (why: string): PrecisionChoice => (explicit ? { precision: 'fp32', notice: `Crisp: running ${i.model} in fp32 instead of int8: ${why}` } : { precision: 'fp32' });
+  const fp32 = (why: string): PrecisionChoice =>
+    explicit
+      ? { precision: 'fp32', notice: `Crisp: running ${i.model} in fp32 instead of int8: ${why}` }
+      : { precision: 'fp32' };
   if (i.provider !== 'cpu') return fp32(`int8 is for the CPU provider; the ${i.provider} provider keeps fp32.`);
   if (i.cpu.int8Dot.length === 0) {
-    return fp32(`this CPU has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI, AMX or ARM dot product; checked ${i.cpu.source}), so int8 would not be faster.`);
+    return fp32(
+      `this CPU has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI, AMX or ARM dot product; checked ${i.cpu.source}), so int8 would not be faster.`,
+    );
   }
   if (!i.variant) return fp32(`it has no int8 variant yet. Make one with "crisp models quantize ${i.name}".`);
   if (!i.variant.manifest.passed) {

@@ -27,9 +27,12 @@ export async function openRawModel(bytes: Uint8Array, opts: { threads?: number }
   return {
     outputNames: session.outputNames,
     async run(input, dims) {
-      const out = await session.run({ [session.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]) });
+      const out = await session.run({
+        [session.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]),
+      });
       const answer = new Map<string, RawOutput>();
-      for (const [name, t] of Object.entries(out)) if (t.type === 'float32') answer.set(name, { data: t.data as Float32Array, dims: [...t.dims] });
+      for (const [name, t] of Object.entries(out))
+        if (t.type === 'float32') answer.set(name, { data: t.data as Float32Array, dims: [...t.dims] });
       return answer;
     },
     release: () => session.release(),

@@ -38,7 +38,9 @@ function guardedLookup(allowPrivate: boolean): LookupFunction {
       const list = addresses ?? [];
       const blocked = !allowPrivate && list.some((a) => isPrivateAddress(a.address));
       if (blocked || list.length === 0) {
-        const e = Object.assign(new Error(`${hostname} resolves to a private or reserved address`), { code: PRIVATE_CODE });
+        const e = Object.assign(new Error(`${hostname} resolves to a private or reserved address`), {
+          code: PRIVATE_CODE,
+        });
         return callback(e, '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
@@ -89,7 +91,8 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
   });
   try {
     for (let hop = 0; ; hop++) {
-      if (current.protocol !== 'http:' && current.protocol !== 'https:') throw refuse(current, 'only http and https URLs are fetched');
+      if (current.protocol !== 'http:' && current.protocol !== 'https:')
+        throw refuse(current, 'only http and https URLs are fetched');
       const host = current.hostname.replace(/^\[|\]$/g, '');
       if (isIP(host) && !opts.allowPrivate && isPrivateAddress(host)) {
         throw refuse(current, 'private, loopback and reserved addresses are refused (see --allow-private-urls)');
@@ -104,10 +107,15 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
         });
       } catch (e) {
         const codes = causeCodes(e);
-        if (codes.includes(PRIVATE_CODE)) throw refuse(current, 'the host resolves to a private, loopback or reserved address (see --allow-private-urls)');
+        if (codes.includes(PRIVATE_CODE))
+          throw refuse(
+            current,
+            'the host resolves to a private, loopback or reserved address (see --allow-private-urls)',
+          );
         if (deadline.aborted) throw refuse(current, `no answer within ${opts.timeoutMs} ms`);
         if (opts.signal?.aborted) throw refuse(current, 'cancelled');
-        if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) throw refuse(current, 'the host name does not resolve');
+        if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN'))
+          throw refuse(current, 'the host name does not resolve');
         throw refuse(current, `connection failed (${codes[0] ?? 'network error'})`);
       }
       if (REDIRECTS.has(res.statusCode)) {

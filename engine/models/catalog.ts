@@ -30,7 +30,10 @@ const entrySchema = z.object({
   download: z.object({
     url: z.url(),
     format: z.enum(DOWNLOAD_FORMATS),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable(),
     size: z.number().int().positive().nullable(),
   }),
   kind: z.enum(MODEL_KINDS),
@@ -97,7 +100,9 @@ export function loadCatalog(): CatalogEntry[] {
   const names = parsed.data.map((e) => e.name);
   const missing = MODEL_NAMES.filter((n) => !names.includes(n));
   if (missing.length > 0 || names.length !== MODEL_NAMES.length) {
-    throw new Error(`Invalid model catalog ${file}: every model name must appear exactly once (missing: ${missing.join(', ') || 'none'})`);
+    throw new Error(
+      `Invalid model catalog ${file}: every model name must appear exactly once (missing: ${missing.join(', ') || 'none'})`,
+    );
   }
   cached = parsed.data;
   return cached;
@@ -111,7 +116,10 @@ export function catalogEntry(name: ModelName): CatalogEntry {
 }
 
 /** The per-user models directory, where "crisp models fetch" installs files. */
-export function userModelsDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+export function userModelsDir(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
   const home = env.HOME ?? env.USERPROFILE ?? os.homedir();
   if (platform === 'win32') {
     const appData = env.APPDATA ?? path.join(home, 'AppData', 'Roaming');

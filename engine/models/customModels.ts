@@ -52,7 +52,8 @@ async function readRegistry(modelsDir: string): Promise<CustomModel[]> {
     return [];
   }
   const parsed = z.array(customModelSchema).safeParse(JSON.parse(text));
-  if (!parsed.success) throw new CustomModelError(`custom model registry ${file} is invalid: ${parsed.error.issues[0]?.message ?? ''}`);
+  if (!parsed.success)
+    throw new CustomModelError(`custom model registry ${file} is invalid: ${parsed.error.issues[0]?.message ?? ''}`);
   return parsed.data;
 }
 
@@ -82,17 +83,24 @@ export interface ImportOptions extends ConvertOptions {
 
 export function defaultCustomName(file: string): string {
   const base = path.basename(file).replace(/\.(pth|pt|ckpt|safetensors|onnx|param|bin)$/i, '');
-  const cleaned = base.replace(/[^\w.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64);
+  const cleaned = base
+    .replace(/[^\w.-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 64);
   return cleaned || 'custom-model';
 }
 
 /** Converts (if needed), smoke-tests and installs one file as a custom model; replaces a same-named one. */
 export async function importCustomModel(file: string, opts: ImportOptions): Promise<CustomModelListing> {
   const name = opts.name ?? defaultCustomName(file);
-  if (!NAME_RE.test(name)) throw new CustomModelError(`invalid model name ${JSON.stringify(name)} (letters, digits, . _ - ; at most 64)`);
+  if (!NAME_RE.test(name))
+    throw new CustomModelError(`invalid model name ${JSON.stringify(name)} (letters, digits, . _ - ; at most 64)`);
   // Loaded here, not at the top: listing imported models (crisp models list, name lookups) must not load
   // the converters or onnxruntime.
-  const [{ convertModelFile }, { installModel }] = await Promise.all([import('../convert/convert.js'), import('./install.js')]);
+  const [{ convertModelFile }, { installModel }] = await Promise.all([
+    import('../convert/convert.js'),
+    import('./install.js'),
+  ]);
   const converted = await convertModelFile(file, opts);
   const fileName = `${name}.onnx`;
   const installed = await installModel(converted.onnx, {
@@ -120,7 +128,10 @@ export async function removeCustomModel(modelsDir: string, name: string): Promis
   const models = await readRegistry(modelsDir);
   const found = models.find((m) => m.name === name);
   if (!found) return false;
-  await writeRegistry(modelsDir, models.filter((m) => m.name !== name));
+  await writeRegistry(
+    modelsDir,
+    models.filter((m) => m.name !== name),
+  );
   await rm(path.join(customModelsDir(modelsDir), found.file), { force: true });
   return true;
 }

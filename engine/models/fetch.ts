@@ -61,7 +61,14 @@ export class FetchError extends Error {
 }
 
 /** Errors that mean "no route to the server": retrying will not help, report at once. */
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 function errCode(e: unknown): string | undefined {
   let cur: unknown = e;
@@ -194,7 +201,9 @@ export async function downloadToFile(url: string, partPath: string, opts: Downlo
       }
       return received;
     }
-    throw new FetchError(`download from ${host(url)} failed after ${maxAttempts} attempts: ${(lastError as Error)?.message ?? 'unknown error'}`);
+    throw new FetchError(
+      `download from ${host(url)} failed after ${maxAttempts} attempts: ${(lastError as Error)?.message ?? 'unknown error'}`,
+    );
   } finally {
     await ownDispatcher?.close();
   }
@@ -221,7 +230,9 @@ export async function fetchModel(target: FetchTarget, opts: FetchOptions): Promi
     const actual = await sha256File(part);
     if (actual !== expected) {
       await rm(part, { force: true });
-      throw new FetchError(`sha256 mismatch for ${target.name}: expected ${expected}, got ${actual}; the download was deleted and nothing was installed`);
+      throw new FetchError(
+        `sha256 mismatch for ${target.name}: expected ${expected}, got ${actual}; the download was deleted and nothing was installed`,
+      );
     }
   }
   const bytes = await readFile(part);
@@ -245,7 +256,8 @@ export async function fetchModel(target: FetchTarget, opts: FetchOptions): Promi
   return installed;
 }
 
-export type FetchOutcome = { name: string; ok: true; installed: InstalledModel } | { name: string; ok: false; error: string };
+export type FetchOutcome =
+  { name: string; ok: true; installed: InstalledModel } | { name: string; ok: false; error: string };
 
 /**
  * Fetches several models one after another; never throws for a model's failure. Each failure is

@@ -61,8 +61,19 @@ export async function smokeTest(onnx: Uint8Array, opts: SmokeTestOptions = {}): 
     throw new ModelInstallError(`model failed its test run: ${(e as Error).message.split('\n')[0]}`);
   }
   const [n, oc, oh, ow] = out.dims;
-  if (out.dims.length !== 4 || n !== 1 || oc !== c || oh === undefined || ow === undefined || oh !== ow || oh % size !== 0 || oh < size) {
-    throw new ModelInstallError(`model output has shape [${out.dims.join(',')}] for a [1,${c},${size},${size}] input; expected an integer upscale`);
+  if (
+    out.dims.length !== 4 ||
+    n !== 1 ||
+    oc !== c ||
+    oh === undefined ||
+    ow === undefined ||
+    oh !== ow ||
+    oh % size !== 0 ||
+    oh < size
+  ) {
+    throw new ModelInstallError(
+      `model output has shape [${out.dims.join(',')}] for a [1,${c},${size},${size}] input; expected an integer upscale`,
+    );
   }
   const scale = oh / size;
   if (opts.expectedScale !== undefined && scale !== opts.expectedScale) {
@@ -76,7 +87,8 @@ export async function smokeTest(onnx: Uint8Array, opts: SmokeTestOptions = {}): 
 
 /** A bare file name ending in .onnx: joined onto the models dir, so a separator would escape it. */
 export function assertModelFileName(file: string): void {
-  if (!/^[\w.-]+\.onnx$/.test(file) || file.startsWith('.')) throw new ModelInstallError(`invalid model file name ${JSON.stringify(file)}`);
+  if (!/^[\w.-]+\.onnx$/.test(file) || file.startsWith('.'))
+    throw new ModelInstallError(`invalid model file name ${JSON.stringify(file)}`);
 }
 
 export interface InstallOptions extends SmokeTestOptions {

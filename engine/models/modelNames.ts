@@ -4,7 +4,13 @@
  * is refused with "did you mean …" suggestions (edit distance over catalog and imported names). The CLI,
  * the settings and the engine (and so `crisp serve`'s 400 message) all resolve through here.
  */
-import { CUSTOM_MODEL_PREFIX, isCustomModelName, MODEL_NAMES, type CustomModelName, type TaskModelName } from '../contract/enums.js';
+import {
+  CUSTOM_MODEL_PREFIX,
+  isCustomModelName,
+  MODEL_NAMES,
+  type CustomModelName,
+  type TaskModelName,
+} from '../contract/enums.js';
 
 export function customModelName(name: string): CustomModelName {
   return `${CUSTOM_MODEL_PREFIX}${name}`;
@@ -38,8 +44,14 @@ export function editDistance(a: string, b: string): number {
 export function closestNames(input: string, candidates: readonly string[], max = 3): string[] {
   const limit = Math.max(2, Math.floor(input.length / 3));
   return candidates
-    .map((c) => ({ c, d: Math.min(editDistance(input, c), c.startsWith(CUSTOM_MODEL_PREFIX) ? editDistance(input, c.slice(CUSTOM_MODEL_PREFIX.length)) : Infinity) }))
-    .filter((x) => x.d <= limit || x.c.toLowerCase().includes(input.toLowerCase()) && input.length >= 3)
+    .map((c) => ({
+      c,
+      d: Math.min(
+        editDistance(input, c),
+        c.startsWith(CUSTOM_MODEL_PREFIX) ? editDistance(input, c.slice(CUSTOM_MODEL_PREFIX.length)) : Infinity,
+      ),
+    }))
+    .filter((x) => x.d <= limit || (x.c.toLowerCase().includes(input.toLowerCase()) && input.length >= 3))
     .sort((x, y) => x.d - y.d || x.c.localeCompare(y.c))
     .slice(0, max)
     .map((x) => x.c);
@@ -62,14 +74,23 @@ export function resolveModelName(input: string, options: ModelNameOptions = {}):
   const catalog = options.catalogNames ?? MODEL_NAMES;
   const custom = [...(options.customNames ?? [])];
   const value = input.trim();
-  const listHint = custom.length > 0 ? ' Run "crisp models list" to see every installed and imported model.' : ' Run "crisp models list" to see them.';
+  const listHint =
+    custom.length > 0
+      ? ' Run "crisp models list" to see every installed and imported model.'
+      : ' Run "crisp models list" to see them.';
   if (value === '') return { ok: false, message: `A model name is required.${listHint}` };
   if (catalog.includes(value)) return { ok: true, name: value as TaskModelName };
   if (isCustomModelName(value)) {
     const bare = value.slice(CUSTOM_MODEL_PREFIX.length);
     if (custom.includes(bare)) return { ok: true, name: value };
-    const suggestions = didYouMean(bare, custom.map((c) => `${CUSTOM_MODEL_PREFIX}${c}`));
-    const where = custom.length > 0 ? `no imported model is called '${bare}'` : 'no model has been imported (crisp models import FILE --name NAME)';
+    const suggestions = didYouMean(
+      bare,
+      custom.map((c) => `${CUSTOM_MODEL_PREFIX}${c}`),
+    );
+    const where =
+      custom.length > 0
+        ? `no imported model is called '${bare}'`
+        : 'no model has been imported (crisp models import FILE --name NAME)';
     return { ok: false, message: `Unknown model '${value}': ${where}.${suggestions || listHint}` };
   }
   if (custom.includes(value)) return { ok: true, name: `${CUSTOM_MODEL_PREFIX}${value}` };
@@ -91,5 +112,11 @@ export function resolveTaskModelField(
   const bare = [...(customNames ?? [])].map((n) => n.slice(CUSTOM_MODEL_PREFIX.length));
   const r = resolveModelName(model, { customNames: bare });
   if (r.ok) return { fields: r.name === model ? fields : { ...fields, model: r.name }, suggestion: '' };
-  return { fields, suggestion: didYouMean(model.startsWith(CUSTOM_MODEL_PREFIX) ? model.slice(CUSTOM_MODEL_PREFIX.length) : model, [...MODEL_NAMES, ...bare.map(customModelName)]) };
+  return {
+    fields,
+    suggestion: didYouMean(model.startsWith(CUSTOM_MODEL_PREFIX) ? model.slice(CUSTOM_MODEL_PREFIX.length) : model, [
+      ...MODEL_NAMES,
+      ...bare.map(customModelName),
+    ]),
+  };
 }

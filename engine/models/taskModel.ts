@@ -57,9 +57,13 @@ export async function customModelNames(customModelsDir: string | undefined): Pro
   }
 }
 
-async function resolveCustom(name: CustomModelName, customModelsDir: string | undefined): Promise<ResolvedModel<CustomModelEntry>> {
+async function resolveCustom(
+  name: CustomModelName,
+  customModelsDir: string | undefined,
+): Promise<ResolvedModel<CustomModelEntry>> {
   const bare = name.slice(CUSTOM_MODEL_PREFIX.length);
-  const found = customModelsDir === undefined ? undefined : (await listCustomModels(customModelsDir)).find((m) => m.name === bare);
+  const found =
+    customModelsDir === undefined ? undefined : (await listCustomModels(customModelsDir)).find((m) => m.name === bare);
   // Validation accepted the name, so this means the model was removed since (or the engine offers none).
   if (!found) throw errors.badRequest(`model '${name}' is not an imported custom model (see "crisp models list")`);
   return customModelEntry(found);

@@ -67,7 +67,8 @@ export function estimateJob(job: JobShape, mode: OutputMode, streamAboveBytes: n
   const tileSide = Math.max(tileW, tileH);
   const tile = tileW * tileH * TILE_BYTES_PER_PIXEL;
   const outputBytes = job.format === 'png' ? raster : Math.ceil(raster / 2);
-  if (!streamed) return { streamed, memoryBytes: BASE_BYTES + tile + 2 * input + 2 * raster, tempDiskBytes: 0, outputBytes };
+  if (!streamed)
+    return { streamed, memoryBytes: BASE_BYTES + tile + 2 * input + 2 * raster, tempDiskBytes: 0, outputBytes };
   // One input band (read rows + the split RGB/alpha copy), and the encoder's strips and row buffers.
   const band = 2 * job.inWidth * tileSide * c * b;
   const encoder = job.format === 'webp' ? job.outWidth * job.outHeight * 4 : 64 * job.outWidth * c * b + 8 * MiB;
@@ -103,7 +104,10 @@ export interface DiskCheck {
  */
 export async function checkDiskBudget(o: DiskCheck): Promise<void> {
   const read = o.freeDisk ?? freeDiskBytes;
-  const [outDev, tempDev] = await Promise.all([stat(o.outputDir).then((s) => s.dev), stat(o.tempDir).then((s) => s.dev)]);
+  const [outDev, tempDev] = await Promise.all([
+    stat(o.outputDir).then((s) => s.dev),
+    stat(o.tempDir).then((s) => s.dev),
+  ]);
   const needs: Array<{ dir: string; bytes: number }> =
     outDev === tempDev
       ? [{ dir: o.outputDir, bytes: o.budget.outputBytes + o.budget.tempDiskBytes }]

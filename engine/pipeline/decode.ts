@@ -19,7 +19,12 @@ export interface DecodedImage {
   info: ImageInfo;
 }
 
-export async function decodeImage(input: ImageSource, name: string, info: ImageInfo, limits: Pick<ImageLimits, 'maxInputPixels'>): Promise<DecodedImage> {
+export async function decodeImage(
+  input: ImageSource,
+  name: string,
+  info: ImageInfo,
+  limits: Pick<ImageLimits, 'maxInputPixels'>,
+): Promise<DecodedImage> {
   const sixteen = info.depth === 16;
   let data: Buffer;
   let out: OutputInfo;
@@ -36,7 +41,9 @@ export async function decodeImage(input: ImageSource, name: string, info: ImageI
     throw await decodeFailure(e, input, name, info.format);
   }
   const depth: BitDepth = sixteen ? 16 : 8;
-  const src = sixteen ? new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const src = sixteen
+    ? new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2)
+    : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const { rgb, alpha, translucent } = splitChannels(src, out.width, out.height, out.channels, depth);
   // A fully opaque alpha channel carries nothing; dropping it halves the inference work.
   return { rgb, ...(alpha && translucent ? { alpha } : {}), ...(exif ? { exif } : {}), info };
@@ -44,7 +51,10 @@ export async function decodeImage(input: ImageSource, name: string, info: ImageI
 
 export function openInput(input: ImageSource, limits: Pick<ImageLimits, 'maxInputPixels'>): Sharp {
   // failOn 'warning' (the default) would also fail on harmless libpng/libjpeg warnings; truncation is what matters.
-  return sharp('path' in input ? input.path : input.data, { limitInputPixels: limits.maxInputPixels, failOn: 'truncated' });
+  return sharp('path' in input ? input.path : input.data, {
+    limitInputPixels: limits.maxInputPixels,
+    failOn: 'truncated',
+  });
 }
 
 /** The decode every path shares, so streamed and in-memory jobs see the same pixels. */
@@ -56,7 +66,13 @@ export function uprightSrgb(img: Sharp, sixteen: boolean): Sharp {
  * Interleaved samples as sharp gives them (grey, grey+alpha, RGB or RGBA) → an RGB raster and an alpha plane.
  * `translucent` says whether any alpha sample is below opaque.
  */
-export function splitChannels(src: PixelArray, width: number, height: number, channels: number, depth: BitDepth): { rgb: Raster; alpha?: Raster; translucent: boolean } {
+export function splitChannels(
+  src: PixelArray,
+  width: number,
+  height: number,
+  channels: number,
+  depth: BitDepth,
+): { rgb: Raster; alpha?: Raster; translucent: boolean } {
   const rgb = allocRaster(width, height, 3, depth);
   const hasAlpha = channels === 2 || channels === 4;
   const colour = hasAlpha ? channels - 1 : channels;
@@ -78,10 +94,20 @@ export function splitChannels(src: PixelArray, width: number, height: number, ch
 }
 
 /** The user's sentence for a decode failure: truncated or corrupt, and what to do. */
-export async function decodeFailure(e: unknown, input: ImageSource, name: string, format: InputFormat): Promise<ImageInputError> {
-  const truncated = (e instanceof Error && /truncat|premature|end of (file|data)/i.test(e.message)) || (await looksTruncated(input, format).catch(() => false));
+export async function decodeFailure(
+  e: unknown,
+  input: ImageSource,
+  name: string,
+  format: InputFormat,
+): Promise<ImageInputError> {
+  const truncated =
+    (e instanceof Error && /truncat|premature|end of (file|data)/i.test(e.message)) ||
+    (await looksTruncated(input, format).catch(() => false));
   const why = truncated ? 'the file is truncated (incomplete download or copy?)' : 'the file is corrupt';
-  return new ImageInputError(name, `"${name}" could not be decoded: ${why}. Re-export or re-download the image and try again.`);
+  return new ImageInputError(
+    name,
+    `"${name}" could not be decoded: ${why}. Re-export or re-download the image and try again.`,
+  );
 }
 
 /** libpng/libjpeg report a cut-off file as a generic read error; the container's end marker tells. */

@@ -132,10 +132,14 @@ export class DiskRaster implements OutputRaster {
     });
     entry(TAG.compression, SHORT, 1, (at) => head.writeUInt16LE(1, at));
     entry(TAG.photometric, SHORT, 1, (at) => head.writeUInt16LE(colour === 3 ? 2 : 1, at));
-    entry(TAG.stripOffsets, LONG8, strips, (at) => head.writeBigUInt64LE(BigInt(strips === 1 ? this.dataStart : offsetsAt), at));
+    entry(TAG.stripOffsets, LONG8, strips, (at) =>
+      head.writeBigUInt64LE(BigInt(strips === 1 ? this.dataStart : offsetsAt), at),
+    );
     entry(TAG.samplesPerPixel, SHORT, 1, (at) => head.writeUInt16LE(channels, at));
     entry(TAG.rowsPerStrip, LONG, 1, (at) => head.writeUInt32LE(rowsPerStrip, at));
-    entry(TAG.stripByteCounts, LONG8, strips, (at) => head.writeBigUInt64LE(BigInt(strips === 1 ? height * this.rowBytes : countsAt), at));
+    entry(TAG.stripByteCounts, LONG8, strips, (at) =>
+      head.writeBigUInt64LE(BigInt(strips === 1 ? height * this.rowBytes : countsAt), at),
+    );
     entry(TAG.planarConfig, SHORT, 1, (at) => head.writeUInt16LE(1, at));
     // 2 = unassociated alpha: the samples are straight (not premultiplied), as the rest of the pipeline keeps them.
     if (entries === 11) entry(TAG.extraSamples, SHORT, 1, (at) => head.writeUInt16LE(2, at));
@@ -178,7 +182,8 @@ export class DiskRaster implements OutputRaster {
       writeAll(fd, bytes, 0, len * r.height, this.dataStart + y * this.rowBytes);
       return;
     }
-    for (let row = 0; row < r.height; row++) writeAll(fd, bytes, row * len, len, this.dataStart + (y + row) * this.rowBytes + colOffset);
+    for (let row = 0; row < r.height; row++)
+      writeAll(fd, bytes, row * len, len, this.dataStart + (y + row) * this.rowBytes + colOffset);
   }
 
   readRect(x: number, y: number, width: number, height: number): Raster {

@@ -17,10 +17,26 @@ export { DEFAULT_OVERLAP, chooseTileSize, planTiles, type Tile, type TilePlan } 
 export { inferTiles, tileInput } from './infer.js';
 export { stitchTile } from './stitch.js';
 export { resizeRaster } from './resize.js';
-export { encodeDiskRaster, encodeRaster, jpegQuality, pngLevel, type EncodeOptions, type EncodedFile, type EncodedImage } from './encode.js';
+export {
+  encodeDiskRaster,
+  encodeRaster,
+  jpegQuality,
+  pngLevel,
+  type EncodeOptions,
+  type EncodedFile,
+  type EncodedImage,
+} from './encode.js';
 export { DiskRaster, MemoryRaster, type OutputRaster } from './diskRaster.js';
 export { decodeToDisk, memoryInput, type InputBand, type InputRaster } from './inputRaster.js';
-export { checkDiskBudget, estimateJob, freeDiskBytes, type FreeDiskReader, type JobBudget, type JobShape, type OutputMode } from './budget.js';
+export {
+  checkDiskBudget,
+  estimateJob,
+  freeDiskBytes,
+  type FreeDiskReader,
+  type JobBudget,
+  type JobShape,
+  type OutputMode,
+} from './budget.js';
 export { JobProgress, type ProgressListener } from './progress.js';
 export { sweepStaleTemps } from './tempFiles.js';
 export type { BitDepth, PixelArray, Raster } from './raster.js';

@@ -63,7 +63,9 @@ async function runTile(o: InferTilesOptions, source: Raster, tile: Tile): Promis
   const native = o.session.scale;
   const out = await o.session.run(tileInput(source, tile), 1, tile.ph, tile.pw);
   if (out.dims[2] !== tile.ph * native || out.dims[3] !== tile.pw * native) {
-    throw new Error(`Model ${o.session.model.entry.model} returned ${out.dims[3]}×${out.dims[2]} for a ${tile.pw}×${tile.ph} tile; expected ×${native}`);
+    throw new Error(
+      `Model ${o.session.model.entry.model} returned ${out.dims[3]}×${out.dims[2]} for a ${tile.pw}×${tile.ph} tile; expected ×${native}`,
+    );
   }
   o.onTile?.(tile.pw * tile.ph);
   return out;
@@ -86,7 +88,8 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
   const { target, scale } = o;
   let band: { y: number; rows: number; data: InputBand } | undefined;
   for (const tile of o.plan.tiles) {
-    if (!band || band.y !== tile.py || band.rows !== tile.ph) band = { y: tile.py, rows: tile.ph, data: o.input.band(tile.py, tile.ph) };
+    if (!band || band.y !== tile.py || band.rows !== tile.ph)
+      band = { y: tile.py, rows: tile.ph, data: o.input.band(tile.py, tile.ph) };
     const { rgb, alpha } = band.data;
     // Rows of the band start at tile.py: the model reads the tile at the band's top.
     const inBand: Tile = { ...tile, y: tile.y - tile.py, py: 0 };

@@ -50,7 +50,13 @@ const VIPS_MAGIC_INTEL = 0xb6a6f208;
 const SCAN_BYTES = 8 * 1024 * 1024;
 
 /** Decodes `input` into the `.v` file `file` (same decode as decodeImage) and opens it for band reads. */
-export async function decodeToDisk(input: ImageSource, name: string, info: ImageInfo, limits: Pick<ImageLimits, 'maxInputPixels'>, file: string): Promise<InputRaster> {
+export async function decodeToDisk(
+  input: ImageSource,
+  name: string,
+  info: ImageInfo,
+  limits: Pick<ImageLimits, 'maxInputPixels'>,
+  file: string,
+): Promise<InputRaster> {
   const sixteen = info.depth === 16;
   let exif: Buffer | undefined;
   try {
@@ -79,7 +85,9 @@ export async function decodeToDisk(input: ImageSource, name: string, info: Image
         if (n === 0) throw new Error(`the decoded copy of "${name}" ended early`);
         done += n;
       }
-      return sixteen ? new Uint16Array(buf.buffer, buf.byteOffset, buf.length / 2) : new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
+      return sixteen
+        ? new Uint16Array(buf.buffer, buf.byteOffset, buf.length / 2)
+        : new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
     };
     let hasAlpha = false;
     if (channels === 2 || channels === 4) {

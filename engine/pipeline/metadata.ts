@@ -100,7 +100,13 @@ function insertWebpExif(webp: Buffer, tiff: Buffer, width: number, height: numbe
 export type ContainerFormat = 'jpg' | 'png' | 'webp';
 
 /** Adds the input's EXIF to an encoded image; answers the image unchanged when it cannot. */
-export function injectExif(encoded: Buffer, format: ContainerFormat, exif: Buffer, width: number, height: number): Buffer {
+export function injectExif(
+  encoded: Buffer,
+  format: ContainerFormat,
+  exif: Buffer,
+  width: number,
+  height: number,
+): Buffer {
   const tiff = uprightExif(exif);
   if (!tiff) return encoded;
   if (format === 'jpg') return insertJpegExif(encoded, tiff) ?? encoded;

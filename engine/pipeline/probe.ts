@@ -51,7 +51,11 @@ export interface ImageInfo {
 
 const ACCEPTED = 'Choose a JPEG, PNG or WebP image.';
 
-export async function probeImage(input: ImageSource, name: string, limitsIn: Partial<ImageLimits> = {}): Promise<ImageInfo> {
+export async function probeImage(
+  input: ImageSource,
+  name: string,
+  limitsIn: Partial<ImageLimits> = {},
+): Promise<ImageInfo> {
   const limits = { ...DEFAULT_LIMITS, ...limitsIn };
   if ('path' in input) {
     let size: number;
@@ -69,11 +73,17 @@ export async function probeImage(input: ImageSource, name: string, limitsIn: Par
   try {
     meta = await sharp('path' in input ? input.path : input.data, { limitInputPixels: false }).metadata();
   } catch {
-    throw new ImageInputError(name, `"${name}" is not a readable image: the file is corrupt or not an image. ${ACCEPTED}`);
+    throw new ImageInputError(
+      name,
+      `"${name}" is not a readable image: the file is corrupt or not an image. ${ACCEPTED}`,
+    );
   }
   const format = meta.format as string;
   if (format !== 'jpeg' && format !== 'png' && format !== 'webp') {
-    throw new ImageInputError(name, `"${name}" is a ${format.toUpperCase()} file, which Crisp cannot upscale. ${ACCEPTED}`);
+    throw new ImageInputError(
+      name,
+      `"${name}" is a ${format.toUpperCase()} file, which Crisp cannot upscale. ${ACCEPTED}`,
+    );
   }
   const orientation = meta.orientation ?? 1;
   // Orientations 5–8 swap the axes.
@@ -81,7 +91,10 @@ export async function probeImage(input: ImageSource, name: string, limitsIn: Par
   const width = swap ? meta.height : meta.width;
   const height = swap ? meta.width : meta.height;
   if (!(width > 0 && height > 0)) {
-    throw new ImageInputError(name, `"${name}" has no pixels (its header says ${meta.width}×${meta.height}). ${ACCEPTED}`);
+    throw new ImageInputError(
+      name,
+      `"${name}" has no pixels (its header says ${meta.width}×${meta.height}). ${ACCEPTED}`,
+    );
   }
   if (width * height > limits.maxInputPixels) {
     throw new ImageInputError(
@@ -117,7 +130,13 @@ export interface OutputCheckOptions {
 }
 
 /** Refuses outputs the chosen format cannot hold, or that exceed the output pixel limit. */
-export function checkOutputFits(width: number, height: number, scale: number, format: SaveImageAs, opts: OutputCheckOptions = {}): OutputSize {
+export function checkOutputFits(
+  width: number,
+  height: number,
+  scale: number,
+  format: SaveImageAs,
+  opts: OutputCheckOptions = {},
+): OutputSize {
   const name = opts.name ?? 'the image';
   const maxOutputPixels = opts.maxOutputPixels ?? DEFAULT_LIMITS.maxOutputPixels;
   const out = { width: Math.round(width * scale), height: Math.round(height * scale) };
@@ -162,10 +181,16 @@ export function checkPassesFit(
   const twice = `"${name}" upscaled twice at ×${scale} (×${total} in all)`;
   const instead = ' Choose one pass or a smaller scale.';
   if (out.width > maxSide || out.height > maxSide) {
-    throw new ImageInputError(name, `${twice} would be ${out.width}×${out.height} pixels, but ${format.toUpperCase()} holds at most ${maxSide} pixels a side.${instead}`);
+    throw new ImageInputError(
+      name,
+      `${twice} would be ${out.width}×${out.height} pixels, but ${format.toUpperCase()} holds at most ${maxSide} pixels a side.${instead}`,
+    );
   }
   if (out.width * out.height > maxOutput) {
-    throw new ImageInputError(name, `${twice} would be ${out.width}×${out.height} pixels, more than the ${formatMp(maxOutput)} output limit.${instead}`);
+    throw new ImageInputError(
+      name,
+      `${twice} would be ${out.width}×${out.height} pixels, more than the ${formatMp(maxOutput)} output limit.${instead}`,
+    );
   }
   if (mid.width * mid.height > maxInput) {
     throw new ImageInputError(

@@ -21,7 +21,10 @@ export function allocRaster(width: number, height: number, channels: number, dep
 }
 
 /** sharp wants a Buffer-compatible view; a Uint16Array is passed as is so sharp infers 'ushort'. */
-export function rawInput(r: Raster): { input: Uint8Array | Uint16Array; raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 } } {
+export function rawInput(r: Raster): {
+  input: Uint8Array | Uint16Array;
+  raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 };
+} {
   const channels = r.channels as 1 | 2 | 3 | 4;
   return { input: r.data, raw: { width: r.width, height: r.height, channels } };
 }

@@ -9,6 +9,9 @@ export async function resizeRaster(r: Raster, width: number, height: number): Pr
   // Without an explicit 16-bit colourspace sharp would squeeze ushort samples into 8-bit sRGB.
   if (r.depth === 16) img = img.toColourspace(r.channels >= 3 ? 'rgb16' : 'grey16');
   const { data, info } = await img.raw(r.depth === 16 ? { depth: 'ushort' } : {}).toBuffer({ resolveWithObject: true });
-  const pixels = r.depth === 16 ? new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const pixels =
+    r.depth === 16
+      ? new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2)
+      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   return { data: pixels, width: info.width, height: info.height, channels: info.channels, depth: r.depth };
 }

@@ -12,7 +12,14 @@ import type { Tile } from './tiles.js';
  * @param channelCount how many model output channels to write (3 for RGB, 1 for alpha: the replicated
  *        alpha comes back in all three, the first is taken)
  */
-export function stitchTile(target: Raster, out: TensorResult, tile: Tile, scale: number, channelOffset: number, channelCount: number): void {
+export function stitchTile(
+  target: Raster,
+  out: TensorResult,
+  tile: Tile,
+  scale: number,
+  channelOffset: number,
+  channelCount: number,
+): void {
   const [, , oh, ow] = out.dims;
   const plane = oh * ow;
   const max = maxValue(target.depth);

@@ -97,13 +97,25 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
   job.signal?.throwIfAborted();
 
   const info = await probeImage(job.input, name, limits);
-  const out = checkOutputFits(info.width, info.height, job.scale, job.format, { name, maxOutputPixels: limits.maxOutputPixels });
+  const out = checkOutputFits(info.width, info.height, job.scale, job.format, {
+    name,
+    maxOutputPixels: limits.maxOutputPixels,
+  });
   const session = await inference.session(job.model);
   const tileSize = job.tileSize ?? chooseTileSize(info.width, info.height, session.provider);
   // 16 bits survive only into PNG; for JPEG/WebP the stitch writes 8-bit directly (half the memory).
   const outDepth = info.depth === 16 && job.format === 'png' ? 16 : 8;
   const budget = estimateJob(
-    { inWidth: info.width, inHeight: info.height, hasAlpha: info.hasAlpha, outDepth, outWidth: out.width, outHeight: out.height, format: job.format, tileSize },
+    {
+      inWidth: info.width,
+      inHeight: info.height,
+      hasAlpha: info.hasAlpha,
+      outDepth,
+      outWidth: out.width,
+      outHeight: out.height,
+      format: job.format,
+      tileSize,
+    },
     job.outputMode ?? 'auto',
     limits.streamAboveBytes,
   );
@@ -114,7 +126,14 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     await mkdir(tempDir, { recursive: true });
     await sweepStaleTemps(tempDir);
   }
-  await checkDiskBudget({ name, budget, outputDir, tempDir, reserveBytes: limits.diskReserveBytes, ...(job.freeDisk ? { freeDisk: job.freeDisk } : {}) });
+  await checkDiskBudget({
+    name,
+    budget,
+    outputDir,
+    tempDir,
+    reserveBytes: limits.diskReserveBytes,
+    ...(job.freeDisk ? { freeDisk: job.freeDisk } : {}),
+  });
 
   const temps: string[] = [];
   let input: InputRaster | undefined;
@@ -149,7 +168,15 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     }
     progress.beginTiles();
     // Alpha goes through the same network (replicated into RGB) so edges stay as sharp as the colour.
-    await inferTiles({ input, session, plan, target: output, scale: job.scale, signal: job.signal, onTile: (px) => progress.tileDone(px) });
+    await inferTiles({
+      input,
+      session,
+      plan,
+      target: output,
+      scale: job.scale,
+      signal: job.signal,
+      onTile: (px) => progress.tileDone(px),
+    });
     // Faces are detected on and cropped from the input's RGB (see engine/faces/faceStage.ts for why); a
     // streamed input is read back once for it, bounded by maxInputPixels.
     const faceInput = job.faces ? input.band(0, input.height).rgb : undefined;
@@ -158,7 +185,12 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     if (job.afterStitch) await job.afterStitch(output);
     job.signal?.throwIfAborted();
     const faces =
-      job.faces && faceInput ? await enhanceFaces(faceInput, job.scale, outputRegions(output), inference, { ...job.faces, ...(job.signal ? { signal: job.signal } : {}) }) : undefined;
+      job.faces && faceInput
+        ? await enhanceFaces(faceInput, job.scale, outputRegions(output), inference, {
+            ...job.faces,
+            ...(job.signal ? { signal: job.signal } : {}),
+          })
+        : undefined;
     job.signal?.throwIfAborted();
     const faceWarnings = faces?.found === 0 ? [noFacesWarning(name)] : [];
 
@@ -182,7 +214,9 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       bytes: result.bytes,
       provider: session.provider,
       budget,
-      ...(result.warnings.length > 0 || faceWarnings.length > 0 ? { warnings: [...result.warnings, ...faceWarnings] } : {}),
+      ...(result.warnings.length > 0 || faceWarnings.length > 0
+        ? { warnings: [...result.warnings, ...faceWarnings] }
+        : {}),
       ...(faces ? { faces } : {}),
     };
   } finally {

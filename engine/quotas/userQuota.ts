@@ -9,7 +9,10 @@ import type { EngineLimits } from '../limits.js';
 import type { StoredTask } from '../tasks/taskTypes.js';
 import type { UploadUsage } from './uploadUsage.js';
 
-type QuotaLimits = Pick<EngineLimits, 'maxOpenUploadsPerUser' | 'maxStoredBytesPerUser' | 'maxOutputsPerUser' | 'maxTasksPerUser'>;
+type QuotaLimits = Pick<
+  EngineLimits,
+  'maxOpenUploadsPerUser' | 'maxStoredBytesPerUser' | 'maxOutputsPerUser' | 'maxTasksPerUser'
+>;
 
 export interface TaskUsage {
   /** Output files a user's tasks hold or will hold (a queued or running task counts one per input). */
@@ -85,6 +88,8 @@ export async function assertTaskQuota(ctx: QuotaContext, caller: Caller, imageCo
     );
   }
   if (use.bytes >= limits.maxStoredBytesPerUser) {
-    throw errors.badRequest(`your outputs take ${mib(use.bytes)}; the limit is ${mib(limits.maxStoredBytesPerUser)}. Wait for older outputs to expire`);
+    throw errors.badRequest(
+      `your outputs take ${mib(use.bytes)}; the limit is ${mib(limits.maxStoredBytesPerUser)}. Wait for older outputs to expire`,
+    );
   }
 }

@@ -10,7 +10,10 @@ export interface UrlSigner {
   /** Returns `pathname?params&expires=…&signature=…` (no origin). */
   sign(pathname: string, params: Record<string, string>, expiresAt: number): string;
   /** Checks a path+query (or full URL); returns its params, or a reason it is refused. */
-  verify(url: string, now?: number): { ok: true; pathname: string; params: Record<string, string> } | { ok: false; reason: 'invalid' | 'expired' };
+  verify(
+    url: string,
+    now?: number,
+  ): { ok: true; pathname: string; params: Record<string, string> } | { ok: false; reason: 'invalid' | 'expired' };
 }
 
 function canonical(pathname: string, params: Record<string, string>, expiresAt: number): string {
@@ -44,7 +47,8 @@ export function createUrlSigner(secret: Buffer): UrlSigner {
       if (!signature || !Number.isFinite(expires)) return { ok: false, reason: 'invalid' };
       const expected = Buffer.from(mac(canonical(parsed.pathname, params, expires)));
       const given = Buffer.from(signature);
-      if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: 'invalid' };
+      if (expected.length !== given.length || !timingSafeEqual(expected, given))
+        return { ok: false, reason: 'invalid' };
       if (now > expires) return { ok: false, reason: 'expired' };
       return { ok: true, pathname: parsed.pathname, params };
     },

@@ -78,7 +78,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     engine: deps.engine,
     accounts: deps.accounts,
     meter: deps.meter,
-    form: { maxFileSize: el.maxFileSize, maxFilesPerTask: el.maxFilesPerTask, maxFieldBytes: sl.bodyLimit, maxRequestBytes: sl.maxRequestBytes },
+    form: {
+      maxFileSize: el.maxFileSize,
+      maxFilesPerTask: el.maxFilesPerTask,
+      maxFieldBytes: sl.bodyLimit,
+      maxRequestBytes: sl.maxRequestBytes,
+    },
     incomingDir: deps.incomingDir,
   });
   registerPartRoutes(app, deps.engine);

@@ -72,7 +72,10 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
   return key && key.trim() !== '' ? key.trim() : undefined;
 }
 
-export function requireApiKey(accounts: AccountStore, cache: KeyCacheOptions = DEFAULT_KEY_CACHE): onRequestAsyncHookHandler {
+export function requireApiKey(
+  accounts: AccountStore,
+  cache: KeyCacheOptions = DEFAULT_KEY_CACHE,
+): onRequestAsyncHookHandler {
   const authenticate = cachedAuthenticate(accounts, cache);
   return async (request) => {
     const startTask = (request.routeOptions.config as RouteConfig | undefined)?.endpoint === 'start-task';

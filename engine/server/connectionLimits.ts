@@ -8,7 +8,12 @@ import type { ServerLimits } from './options.js';
 
 type Bounds = Pick<
   ServerLimits,
-  'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'connectionTimeoutMs' | 'maxConnections' | 'maxConnectionsPerIp'
+  | 'requestTimeoutMs'
+  | 'headersTimeoutMs'
+  | 'keepAliveTimeoutMs'
+  | 'connectionTimeoutMs'
+  | 'maxConnections'
+  | 'maxConnectionsPerIp'
 >;
 
 export function createBoundedServer(handler: http.RequestListener, b: Bounds): http.Server {
@@ -22,7 +27,10 @@ export function createBoundedServer(handler: http.RequestListener, b: Bounds): h
       keepAliveTimeout: b.keepAliveTimeoutMs,
       // Node checks the two timeouts above on this interval (30 s by default), so a short timeout
       // would otherwise be enforced up to 30 s late.
-      connectionsCheckingInterval: Math.max(100, Math.min(5_000, Math.floor(Math.min(requestTimeout, headersTimeout) / 4))),
+      connectionsCheckingInterval: Math.max(
+        100,
+        Math.min(5_000, Math.floor(Math.min(requestTimeout, headersTimeout) / 4)),
+      ),
     },
     handler,
   );

@@ -24,7 +24,12 @@ export interface DownloadLinks {
   verify(url: string): { ok: true; target: DownloadTarget } | { ok: false; reason: 'invalid' | 'expired' };
 }
 
-export function createDownloadLinks(signer: UrlSigner, publicUrl: string, ttlMs: number, now: () => number = Date.now): DownloadLinks {
+export function createDownloadLinks(
+  signer: UrlSigner,
+  publicUrl: string,
+  ttlMs: number,
+  now: () => number = Date.now,
+): DownloadLinks {
   const origin = publicUrl.replace(/\/$/, '');
   const bucket = () => Math.ceil((now() + ttlMs) / HOUR);
   return {
@@ -32,7 +37,14 @@ export function createDownloadLinks(signer: UrlSigner, publicUrl: string, ttlMs:
     link({ userId, taskId, fileName }, fileExpiresAt) {
       const until = bucket() * HOUR;
       const expiresAt = Math.min(until, fileExpiresAt > 0 ? fileExpiresAt : until);
-      return origin + signer.sign(`/downloads/${encodeURIComponent(taskId)}/${encodeURIComponent(fileName)}`, { user: userId }, expiresAt);
+      return (
+        origin +
+        signer.sign(
+          `/downloads/${encodeURIComponent(taskId)}/${encodeURIComponent(fileName)}`,
+          { user: userId },
+          expiresAt,
+        )
+      );
     },
     verify(url) {
       const v = signer.verify(url, now());
@@ -50,7 +62,10 @@ export function createDownloadLinks(signer: UrlSigner, publicUrl: string, ttlMs:
 }
 
 export function withDownloadLink(links: DownloadLinks, task: { id: string; userId: string }, file: FileData): FileData {
-  return { ...file, downloadLink: links.link({ userId: task.userId, taskId: task.id, fileName: file.fileName }, file.expiresAt) };
+  return {
+    ...file,
+    downloadLink: links.link({ userId: task.userId, taskId: task.id, fileName: file.fileName }, file.expiresAt),
+  };
 }
 
 /**
@@ -58,5 +73,7 @@ export function withDownloadLink(links: DownloadLinks, task: { id: string; userI
  * once per hour bucket instead of signing its links on every poll.
  */
 export function downloadLinkDecorator(links: DownloadLinks): DecorateFile {
-  return Object.assign((task: { id: string; userId: string }, file: FileData) => withDownloadLink(links, task, file), { validity: links.validity });
+  return Object.assign((task: { id: string; userId: string }, file: FileData) => withDownloadLink(links, task, file), {
+    validity: links.validity,
+  });
 }

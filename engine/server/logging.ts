@@ -44,14 +44,25 @@ export function pathOnly(url: string | undefined): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
-export function loggerOptions(level: string, format: LogFormat = 'json', stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+export function loggerOptions(
+  level: string,
+  format: LogFormat = 'json',
+  stream?: NodeJS.WritableStream,
+): FastifyServerOptions['logger'] {
   const out = stream ?? process.stdout;
   return {
     level,
     stream: format === 'pretty' ? prettyLogStream(out) : out,
-    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'headers["x-api-key"]'],
+      censor: '[redacted]',
+    },
     serializers: {
-      req: (req: LoggableRequest) => ({ method: req.method, url: pathOnly(req.url), remoteAddress: req.ip ?? req.socket?.remoteAddress }),
+      req: (req: LoggableRequest) => ({
+        method: req.method,
+        url: pathOnly(req.url),
+        remoteAddress: req.ip ?? req.socket?.remoteAddress,
+      }),
     },
   };
 }
@@ -61,7 +72,15 @@ export function requestLogOptions(): Pick<FastifyServerOptions, 'logController'>
   return { logController: new LogController({ disableRequestLogging: true }) };
 }
 
-const LEVEL_VALUE: Record<string, number> & Record<'error' | 'debug' | 'info', number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+const LEVEL_VALUE: Record<string, number> & Record<'error' | 'debug' | 'info', number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Infinity,
+};
 
 function isQuietSuccess(request: FastifyRequest, status: number): boolean {
   return status < 400 && request.routeOptions.config.endpoint === 'get-task-status';
@@ -73,7 +92,8 @@ export function installRequestLog(app: FastifyInstance): void {
     const status = reply.statusCode;
     const log = request.log;
     // Checked before building the line, so a poll at the default level costs no allocation here.
-    const level: 'error' | 'debug' | 'info' = status >= 500 ? 'error' : isQuietSuccess(request, status) ? 'debug' : 'info';
+    const level: 'error' | 'debug' | 'info' =
+      status >= 500 ? 'error' : isQuietSuccess(request, status) ? 'debug' : 'info';
     if (LEVEL_VALUE[level] < (LEVEL_VALUE[log.level] ?? 0)) return done();
     const line: Record<string, unknown> = {
       method: request.method,
@@ -93,7 +113,14 @@ export function installRequestLog(app: FastifyInstance): void {
   });
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 
 /** One pino JSON line → `12:01:02.345 INFO  req-7 POST /start-task 200 12.3ms user=usr_… request`. */
 export function prettyLine(json: string): string {

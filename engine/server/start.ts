@@ -75,16 +75,26 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   try {
     const { accounts, ledger } = stores;
     const meter = overrides.meter ? overrides.meter(ledger) : ledger;
-    if (config.objects && !stores.pool) throw new Error('--storage s3://… needs --db: the processes sharing a bucket meet in the database');
+    if (config.objects && !stores.pool)
+      throw new Error('--storage s3://… needs --db: the processes sharing a bucket meet in the database');
     objects = config.objects ? await openObjectStore(config.objects) : undefined;
     // With a bucket there is no shared directory for secret.key: every process reads the one in the database.
-    const secret = objects && stores.pool ? await loadOrCreateSharedSecret(stores.pool) : await loadOrCreateSecret(storageDir);
+    const secret =
+      objects && stores.pool ? await loadOrCreateSharedSecret(stores.pool) : await loadOrCreateSecret(storageDir);
     const links = createDownloadLinks(createUrlSigner(secret), publicUrl, serverLimits.downloadLinkTtlMs);
     const created = await createEngine({
       // With a bucket, the data directory only holds this process's working copies.
       dataDir: objects ? dataDir : storageDir,
       ...(objects ? { objects } : {}),
-      ...(stores.pool ? { queue: { pool: stores.pool, workers: config.workers ?? 1, ...(config.leaseMs ? { leaseMs: config.leaseMs } : {}) } } : {}),
+      ...(stores.pool
+        ? {
+            queue: {
+              pool: stores.pool,
+              workers: config.workers ?? 1,
+              ...(config.leaseMs ? { leaseMs: config.leaseMs } : {}),
+            },
+          }
+        : {}),
       ...(config.now ? { now: config.now } : {}),
       credits: meter,
       publicUrl,
@@ -131,7 +141,11 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
 }
 
 /** Ready = the accounts store answers, the bucket (if any) answers and the data directory takes a write. */
-async function notReadyReason(stores: AccountsBackend, dataDir: string, objects?: ObjectStore): Promise<string | undefined> {
+async function notReadyReason(
+  stores: AccountsBackend,
+  dataDir: string,
+  objects?: ObjectStore,
+): Promise<string | undefined> {
   try {
     await stores.ping();
   } catch (e) {
@@ -161,7 +175,14 @@ function scheduleCompaction(stores: AccountsBackend, retentionMs: number): () =>
   return () => clearInterval(timer);
 }
 
-function running(app: FastifyInstance, engine: Engine, stores: AccountsBackend, url: string, stopCompaction: () => void, objects?: ObjectStore): RunningServer {
+function running(
+  app: FastifyInstance,
+  engine: Engine,
+  stores: AccountsBackend,
+  url: string,
+  stopCompaction: () => void,
+  objects?: ObjectStore,
+): RunningServer {
   let closed = false;
   return {
     app,

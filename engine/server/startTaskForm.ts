@@ -57,7 +57,10 @@ async function streamPart(
   const check = async function* (chunks: AsyncIterable<Buffer>) {
     for await (const chunk of chunks) {
       budget.left -= chunk.length;
-      if (budget.left < 0) throw errors.payloadTooLarge(`the files of this request exceed ${mib(budget.max)} in total; send fewer or smaller files`);
+      if (budget.left < 0)
+        throw errors.payloadTooLarge(
+          `the files of this request exceed ${mib(budget.max)} in total; send fewer or smaller files`,
+        );
       if (!sniffed) {
         head = Buffer.concat([head, chunk]);
         if (head.length >= SNIFF_BYTES) {
@@ -67,7 +70,8 @@ async function streamPart(
       }
       yield chunk;
     }
-    if (!sniffed && head.length > 0 && !sniffImageType(head)) throw errors.badRequest(`${name} is not a JPG, PNG or WEBP image`);
+    if (!sniffed && head.length > 0 && !sniffImageType(head))
+      throw errors.badRequest(`${name} is not a JPG, PNG or WEBP image`);
   };
   await pipeline(stream, check, createWriteStream(target, { mode: 0o600 }));
 }
@@ -91,8 +95,12 @@ function asFormError(e: unknown): unknown {
   // The parser ends a file part's stream early when the body stops inside it (truncated upload).
   const premature = code === 'ERR_STREAM_PREMATURE_CLOSE';
   if (typeof code === 'string' && !premature) return e;
-  const first = premature ? 'a file part ends before its boundary' : ((e instanceof Error ? e.message : String(e)).split('\n')[0]?.slice(0, 120) ?? '');
-  return errors.badRequest(`the multipart/form-data body is malformed or ends early (${first}); send the whole form again`);
+  const first = premature
+    ? 'a file part ends before its boundary'
+    : ((e instanceof Error ? e.message : String(e)).split('\n')[0]?.slice(0, 120) ?? '');
+  return errors.badRequest(
+    `the multipart/form-data body is malformed or ends early (${first}); send the whole form again`,
+  );
 }
 
 export async function readStartTaskForm(
@@ -122,7 +130,9 @@ export async function readStartTaskForm(
         const m = INDEXED_FILE.exec(name);
         if (name !== 'file' && !m && !TEXT_AS_FILE.has(name)) {
           part.file.resume();
-          throw errors.badRequest(`unexpected file part '${name.slice(0, 40)}': send file, <index>.file, files or urls`);
+          throw errors.badRequest(
+            `unexpected file part '${name.slice(0, 40)}': send file, <index>.file, files or urls`,
+          );
         }
         if (TEXT_AS_FILE.has(name)) {
           if (Object.hasOwn(fields, name)) throw errors.badRequest(`field '${name}' is sent twice`);
@@ -135,7 +145,10 @@ export async function readStartTaskForm(
           // they still count against the request's byte cap.
           for await (const c of part.file as AsyncIterable<Buffer>) {
             budget.left -= c.length;
-            if (budget.left < 0) throw errors.payloadTooLarge(`the files of this request exceed ${mib(budget.max)} in total; send fewer or smaller files`);
+            if (budget.left < 0)
+              throw errors.payloadTooLarge(
+                `the files of this request exceed ${mib(budget.max)} in total; send fewer or smaller files`,
+              );
           }
           files.push({ order: m ? Number(m[1]) : -1, file: { originalFileName, data: new Uint8Array(0) } });
           continue;
@@ -144,11 +157,14 @@ export async function readStartTaskForm(
         if (stored === 0) await mkdir(incomingDir, { recursive: true, mode: 0o700 });
         const target = path.join(incomingDir, String(stored++));
         await streamPart(part.file, target, originalFileName, budget);
-        if (part.file.truncated) throw errors.payloadTooLarge(`${originalFileName} is larger than the limit of ${mib(limits.maxFileSize)}`);
+        if (part.file.truncated)
+          throw errors.payloadTooLarge(`${originalFileName} is larger than the limit of ${mib(limits.maxFileSize)}`);
         files.push({ order: m ? Number(m[1]) : -1, file: { originalFileName, data: { path: target } } });
       } else {
-        if (part.valueTruncated) throw errors.payloadTooLarge(`field '${part.fieldname}' exceeds ${limits.maxFieldBytes} bytes`);
-        if (Object.hasOwn(fields, part.fieldname)) throw errors.badRequest(`field '${part.fieldname.slice(0, 40)}' is sent twice`);
+        if (part.valueTruncated)
+          throw errors.payloadTooLarge(`field '${part.fieldname}' exceeds ${limits.maxFieldBytes} bytes`);
+        if (Object.hasOwn(fields, part.fieldname))
+          throw errors.badRequest(`field '${part.fieldname.slice(0, 40)}' is sent twice`);
         fields[part.fieldname] = typeof part.value === 'string' ? part.value : String(part.value);
       }
     }

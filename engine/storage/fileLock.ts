@@ -6,7 +6,11 @@
  */
 import { open, rm, stat, unlink } from 'node:fs/promises';
 
-export async function withFileLock<R>(lockFile: string, fn: () => Promise<R>, opts: { staleMs?: number; waitMs?: number } = {}): Promise<R> {
+export async function withFileLock<R>(
+  lockFile: string,
+  fn: () => Promise<R>,
+  opts: { staleMs?: number; waitMs?: number } = {},
+): Promise<R> {
   const staleMs = opts.staleMs ?? 10_000;
   const waitMs = opts.waitMs ?? 15_000;
   const started = Date.now();

@@ -67,13 +67,18 @@ export class ObjectStoreError extends Error {
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 /** `s3://bucket/some/prefix` → location; anything else is not an S3 location (undefined). */
-export function parseS3Location(value: string, extra: { endpoint?: string | undefined; region?: string | undefined } = {}): S3Location | undefined {
+export function parseS3Location(
+  value: string,
+  extra: { endpoint?: string | undefined; region?: string | undefined } = {},
+): S3Location | undefined {
   const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(value.trim());
   if (!m) return undefined;
   const bucket = m[1] as string;
-  if (!BUCKET.test(bucket)) throw new Error(`"${bucket}" is not a valid bucket name (3–63 lowercase letters, digits, dots and hyphens)`);
+  if (!BUCKET.test(bucket))
+    throw new Error(`"${bucket}" is not a valid bucket name (3–63 lowercase letters, digits, dots and hyphens)`);
   const parts = (m[2] ?? '').split('/').filter(Boolean);
-  if (parts.some((p) => p === '.' || p === '..')) throw new Error('the storage prefix may not contain "." or ".." segments');
+  if (parts.some((p) => p === '.' || p === '..'))
+    throw new Error('the storage prefix may not contain "." or ".." segments');
   const prefix = parts.length > 0 ? `${parts.join('/')}/` : '';
   if (extra.endpoint !== undefined) {
     let url: URL;
@@ -82,7 +87,8 @@ export function parseS3Location(value: string, extra: { endpoint?: string | unde
     } catch {
       throw new Error(`--s3-endpoint "${extra.endpoint}" is not a URL`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('--s3-endpoint must be an http:// or https:// URL');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new Error('--s3-endpoint must be an http:// or https:// URL');
   }
   return {
     bucket,

@@ -53,15 +53,17 @@ export class S3ObjectStore implements ObjectStore {
 
   async upload(key: string, file: string, contentType?: string): Promise<void> {
     const { size } = await stat(file);
-    await this.wrap(this.client.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: this.key(key),
-        Body: createReadStream(file),
-        ContentLength: size,
-        ...(contentType ? { ContentType: contentType } : {}),
-      }),
-    ));
+    await this.wrap(
+      this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key(key),
+          Body: createReadStream(file),
+          ContentLength: size,
+          ...(contentType ? { ContentType: contentType } : {}),
+        }),
+      ),
+    );
   }
 
   async download(key: string, file: string): Promise<void> {
@@ -88,13 +90,26 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async readStart(key: string, length: number): Promise<Uint8Array> {
-    const r = await this.wrap(this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key), Range: `bytes=0-${length - 1}` })));
+    const r = await this.wrap(
+      this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key), Range: `bytes=0-${length - 1}` }),
+      ),
+    );
     const bytes = await (r.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
     return bytes.subarray(0, length);
   }
 
   async putJson(key: string, value: unknown): Promise<void> {
-    await this.wrap(this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body: JSON.stringify(value), ContentType: 'application/json' })));
+    await this.wrap(
+      this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key(key),
+          Body: JSON.stringify(value),
+          ContentType: 'application/json',
+        }),
+      ),
+    );
   }
 
   async getJson<T>(key: string): Promise<T | undefined> {
@@ -111,9 +126,15 @@ export class S3ObjectStore implements ObjectStore {
     const keys: string[] = [];
     let token: string | undefined;
     do {
-      const r = await this.wrap(this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(prefix), ...(token ? { ContinuationToken: token } : {}) }),
-      ));
+      const r = await this.wrap(
+        this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.key(prefix),
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        ),
+      );
       for (const o of r.Contents ?? []) if (o.Key) keys.push(o.Key.slice(this.prefix.length));
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
@@ -124,12 +145,14 @@ export class S3ObjectStore implements ObjectStore {
     const keys = await this.list(prefix);
     // DeleteObjects takes at most 1000 keys per request.
     for (let i = 0; i < keys.length; i += 1000) {
-      await this.wrap(this.client.send(
-        new DeleteObjectsCommand({
-          Bucket: this.bucket,
-          Delete: { Objects: keys.slice(i, i + 1000).map((k) => ({ Key: this.key(k) })), Quiet: true },
-        }),
-      ));
+      await this.wrap(
+        this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: keys.slice(i, i + 1000).map((k) => ({ Key: this.key(k) })), Quiet: true },
+          }),
+        ),
+      );
     }
   }
 
@@ -145,29 +168,45 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async createMultipart(key: string, contentType: string): Promise<string> {
-    const r = await this.wrap(this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: this.key(key), ContentType: contentType })));
-    if (!r.UploadId) throw new ObjectStoreError('NoUploadId', 'the bucket started a multipart upload without an upload id');
+    const r = await this.wrap(
+      this.client.send(
+        new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: this.key(key), ContentType: contentType }),
+      ),
+    );
+    if (!r.UploadId)
+      throw new ObjectStoreError('NoUploadId', 'the bucket started a multipart upload without an upload id');
     return r.UploadId;
   }
 
   presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
-    const command = new UploadPartCommand({ Bucket: this.bucket, Key: this.key(key), UploadId: uploadId, PartNumber: partNumber });
+    const command = new UploadPartCommand({
+      Bucket: this.bucket,
+      Key: this.key(key),
+      UploadId: uploadId,
+      PartNumber: partNumber,
+    });
     return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });
   }
 
   async completeMultipart(key: string, uploadId: string, parts: CompletedPartRef[]): Promise<void> {
-    await this.wrap(this.client.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: this.bucket,
-        Key: this.key(key),
-        UploadId: uploadId,
-        MultipartUpload: { Parts: [...parts].sort((a, b) => a.PartNumber - b.PartNumber) },
-      }),
-    ));
+    await this.wrap(
+      this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: this.key(key),
+          UploadId: uploadId,
+          MultipartUpload: { Parts: [...parts].sort((a, b) => a.PartNumber - b.PartNumber) },
+        }),
+      ),
+    );
   }
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {
-    await this.wrap(this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key(key), UploadId: uploadId })));
+    await this.wrap(
+      this.client.send(
+        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key(key), UploadId: uploadId }),
+      ),
+    );
   }
 
   async ping(): Promise<void> {
@@ -183,7 +222,8 @@ export class S3ObjectStore implements ObjectStore {
     try {
       return await call;
     } catch (e) {
-      if (e instanceof S3ServiceException) throw new ObjectStoreError(e.name, `${this.description}: ${e.name}: ${e.message}`);
+      if (e instanceof S3ServiceException)
+        throw new ObjectStoreError(e.name, `${this.description}: ${e.name}: ${e.message}`);
       throw e;
     }
   }

@@ -81,7 +81,10 @@ export function renderOutputName(template: string, parts: NameParts): string {
     ext: parts.format,
     format: parts.format,
   };
-  let name = template.replace(/\{(\w+)\}/g, (_m, t: string) => values[t] ?? '').replace(UNSAFE, '_').trim();
+  let name = template
+    .replace(/\{(\w+)\}/g, (_m, t: string) => values[t] ?? '')
+    .replace(UNSAFE, '_')
+    .trim();
   // A template without {ext} still gets the right extension: the bytes are in that format.
   if (!name.toLowerCase().endsWith(`.${parts.format}`)) name = `${name}.${parts.format}`;
   return name;
@@ -96,7 +99,16 @@ export function numberedName(fileName: string, n: number): string {
 /** The engine's task outputs: the default template; a batch's duplicates get `-2`, `-3`. */
 export function outputFileName(
   originalFileName: string,
-  settings: { model: string; scale: Scale; saveImageAs: SaveImageAs; denoise?: number; enhanceFace?: boolean; faceModel?: string; faceStrength?: number; passes?: number },
+  settings: {
+    model: string;
+    scale: Scale;
+    saveImageAs: SaveImageAs;
+    denoise?: number;
+    enhanceFace?: boolean;
+    faceModel?: string;
+    faceStrength?: number;
+    passes?: number;
+  },
   taken: ReadonlySet<string>,
 ): string {
   const first = renderOutputName(DEFAULT_TEMPLATE, { ...settings, originalFileName, format: settings.saveImageAs });

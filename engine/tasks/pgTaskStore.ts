@@ -46,7 +46,11 @@ export class PgTaskStore extends TaskStore {
     // A failed task, or a delivered one whose charge is settled, never changes again: polls of it (the
     // bulk of a busy server's requests) need no query until its files expire.
     const settled = this.tasks.get(id);
-    if (settled && (settled.status === 'PROCESSING_FAILED' || (settled.status === 'PROCESSED' && settled.creditsDeducted)) && this.now() < settled.updatedAt + this.fileTtlMs) {
+    if (
+      settled &&
+      (settled.status === 'PROCESSING_FAILED' || (settled.status === 'PROCESSED' && settled.creditsDeducted)) &&
+      this.now() < settled.updatedAt + this.fileTtlMs
+    ) {
       return settled;
     }
     const { rows } = await this.pool.query<{ record: StoredTask }>('SELECT record FROM tasks WHERE task_id = $1', [id]);
@@ -54,7 +58,13 @@ export class PgTaskStore extends TaskStore {
     if (!task) return undefined;
     // Keep the object identity while nothing changed, so status views cached by identity stay valid.
     const known = this.tasks.get(id);
-    if (known && known.updatedAt === task.updatedAt && known.status === task.status && known.progress === task.progress && known.creditsDeducted === task.creditsDeducted) {
+    if (
+      known &&
+      known.updatedAt === task.updatedAt &&
+      known.status === task.status &&
+      known.progress === task.progress &&
+      known.creditsDeducted === task.creditsDeducted
+    ) {
       return known;
     }
     this.tasks.set(id, task);
@@ -105,7 +115,10 @@ export class PgTaskStore extends TaskStore {
       return new LeaseLostError(`task ${id}: this worker no longer holds it`);
     };
     if (owner === undefined || this.lost.has(id)) throw lost();
-    const { rowCount } = await this.pool.query('SELECT 1 FROM tasks WHERE task_id = $1 AND locked_by = $2 AND locked_until > now()', [id, owner]);
+    const { rowCount } = await this.pool.query(
+      'SELECT 1 FROM tasks WHERE task_id = $1 AND locked_by = $2 AND locked_until > now()',
+      [id, owner],
+    );
     if (!rowCount) throw lost();
   }
 
@@ -136,7 +149,13 @@ export class PgTaskStore extends TaskStore {
 
   /** The operator figures of taskStats.ts, over every task in the database (any process, any worker). */
   async stats(): Promise<TaskStats> {
-    const { rows } = await this.pool.query<{ status: TaskStatus; n: number; secs: number; charged: number; done: number }>(
+    const { rows } = await this.pool.query<{
+      status: TaskStatus;
+      n: number;
+      secs: number;
+      charged: number;
+      done: number;
+    }>(
       `SELECT status, count(*)::int AS n,
          coalesce(sum(CASE WHEN status = 'PROCESSED' THEN greatest(0, updated_at - created_at) ELSE 0 END), 0)::float8 / 1000 AS secs,
          coalesce(sum(CASE WHEN (record->>'creditsDeducted')::boolean THEN (record->>'deductedCredits')::bigint ELSE 0 END), 0)::float8 AS charged,

@@ -193,6 +193,8 @@ export class QueueWorker {
       [taskId],
     );
     const row = rows[0];
-    return row !== undefined && (row.status === 'PROCESSING' || row.status === 'ENHANCING') && row.locked_by !== this.id;
+    return (
+      row !== undefined && (row.status === 'PROCESSING' || row.status === 'ENHANCING') && row.locked_by !== this.id
+    );
   }
 }

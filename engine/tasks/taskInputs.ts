@@ -9,7 +9,15 @@ import path from 'node:path';
 import type { Caller } from '../api.js';
 import { errors, type StartTaskRequest, type TaskSettings } from '../contract/index.js';
 import type { EngineLimits } from '../limits.js';
-import { checkDiskBudget, checkOutputFits, estimateJob, ImageInputError, probeImage, type ImageInfo, type OutputSize } from '../pipeline/index.js';
+import {
+  checkDiskBudget,
+  checkOutputFits,
+  estimateJob,
+  ImageInputError,
+  probeImage,
+  type ImageInfo,
+  type OutputSize,
+} from '../pipeline/index.js';
 import { sniffImageType } from '../storage/imageSniff.js';
 import type { Uploads } from '../uploads/uploadStore.js';
 import type { TaskInput } from './taskTypes.js';
@@ -43,9 +51,11 @@ export async function materializeInputs(
       await writeFile(target, f.data);
     } else {
       const src = f.data.path;
-      await (opts.move ? rename(src, target).catch(() => copyFile(src, target)) : copyFile(src, target)).catch((e: NodeJS.ErrnoException) => {
-        throw errors.badRequest(`${f.originalFileName} cannot be read (${e.code ?? e.message})`);
-      });
+      await (opts.move ? rename(src, target).catch(() => copyFile(src, target)) : copyFile(src, target)).catch(
+        (e: NodeJS.ErrnoException) => {
+          throw errors.badRequest(`${f.originalFileName} cannot be read (${e.code ?? e.message})`);
+        },
+      );
     }
     inputs.push(await checkedInput(target, f.originalFileName, req, limits, opts.outputDir));
   }
@@ -79,7 +89,10 @@ export async function checkedInput(
   if (!sniffImageType(head)) throw errors.badRequest(`${originalFileName} is not a JPG, PNG or WEBP image`);
   try {
     const info = await probeImage({ path: file }, originalFileName, { maxInputPixels: limits.maxInputPixels });
-    const out = checkOutputFits(info.width, info.height, settings.scale, settings.saveImageAs, { maxOutputPixels: limits.maxOutputPixels, name: originalFileName });
+    const out = checkOutputFits(info.width, info.height, settings.scale, settings.saveImageAs, {
+      maxOutputPixels: limits.maxOutputPixels,
+      name: originalFileName,
+    });
     await checkTaskDisk(outputDir ?? path.dirname(file), originalFileName, info, out, settings, limits);
     return { path: file, originalFileName, dimensions: { width: info.width, height: info.height } };
   } catch (e) {
@@ -92,7 +105,14 @@ export async function checkedInput(
  * A task whose temp raster and output cannot fit the free disk of the task folder (inputs, temp rasters and
  * outputs share it) is refused here, with 400, before it is queued; the run checks again before decoding.
  */
-async function checkTaskDisk(dir: string, name: string, info: ImageInfo, out: OutputSize, settings: TaskSettings, limits: EngineLimits): Promise<void> {
+async function checkTaskDisk(
+  dir: string,
+  name: string,
+  info: ImageInfo,
+  out: OutputSize,
+  settings: TaskSettings,
+  limits: EngineLimits,
+): Promise<void> {
   const budget = estimateJob(
     {
       inWidth: info.width,

@@ -31,7 +31,10 @@ export async function stageInputs(objects: ObjectStore, store: TaskStore, task: 
   for (const input of task.inputs) {
     if (!input.objectKey) continue;
     const local = path.join(store.taskDir(task.id), 'inputs', path.posix.basename(input.objectKey));
-    const present = await stat(local).then((s) => s.isFile(), () => false);
+    const present = await stat(local).then(
+      (s) => s.isFile(),
+      () => false,
+    );
     if (!present) await objects.download(input.objectKey, local);
     input.path = local;
   }

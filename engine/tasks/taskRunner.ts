@@ -141,7 +141,9 @@ export class TaskRunner {
       const running = job.step !== undefined;
       await this.cancel(
         job.task,
-        running ? 'Crisp was shut down while this task was running. Start it again.' : 'Crisp was shut down before this task ran. Start it again.',
+        running
+          ? 'Crisp was shut down while this task was running. Start it again.'
+          : 'Crisp was shut down before this task ran. Start it again.',
       );
     }
     await this.idle();
@@ -219,7 +221,9 @@ export class TaskRunner {
     const signal = job.abort.signal;
     try {
       await Promise.all(
-        task.inputs.map((input, i) => (input.url ? this.withFetchSlot(task.userId, signal, () => this.fetchInput(job, i, signal)) : undefined)),
+        task.inputs.map((input, i) =>
+          input.url ? this.withFetchSlot(task.userId, signal, () => this.fetchInput(job, i, signal)) : undefined,
+        ),
       );
       signal.throwIfAborted();
       await this.deps.store.save(task);
@@ -286,7 +290,8 @@ export class TaskRunner {
     if (!job.model) {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
       // than deliver it without the face enhancement it was priced for.
-      if (task.settings.enhanceFace && !this.deps.faces) throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
+      if (task.settings.enhanceFace && !this.deps.faces)
+        throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
       await this.deps.stageInputs?.(task);
       job.model = await resolveTaskModel(task.settings, this.deps.models);
       await mkdir(outDir, { recursive: true });
@@ -301,7 +306,9 @@ export class TaskRunner {
       task.updatedAt = now();
       await store.save(task);
     }
-    const fileName = task.destination ? path.basename(task.destination) : outputFileName(input.originalFileName, { ...task.settings, passes: task.passes ?? 1 }, job.taken);
+    const fileName = task.destination
+      ? path.basename(task.destination)
+      : outputFileName(input.originalFileName, { ...task.settings, passes: task.passes ?? 1 }, job.taken);
     job.taken.add(fileName);
     const outputPath = task.destination ?? path.join(outDir, fileName);
     const job1 = {
@@ -315,13 +322,21 @@ export class TaskRunner {
       tileSize: this.deps.tileSize,
       ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
       signal,
-      limits: { maxInputPixels: limits.maxInputPixels, maxOutputPixels: limits.maxOutputPixels, streamAboveBytes: limits.streamAboveBytes, diskReserveBytes: limits.diskReserveBytes },
+      limits: {
+        maxInputPixels: limits.maxInputPixels,
+        maxOutputPixels: limits.maxOutputPixels,
+        streamAboveBytes: limits.streamAboveBytes,
+        diskReserveBytes: limits.diskReserveBytes,
+      },
     };
     const clamp = (f: number) => Math.min(1, Math.max(0, f));
     const result =
       task.passes === 2
         ? await upscaleTwice(job1, inference, (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta))
-        : await upscaleImage({ ...job1, onProgress: (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta) }, inference);
+        : await upscaleImage(
+            { ...job1, onProgress: (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta) },
+            inference,
+          );
     task.provider = result.provider;
     for (const w of result.warnings ?? []) if (!task.warnings.includes(w)) task.warnings.push(w);
     const createdAt = now();
@@ -406,7 +421,11 @@ export class TaskRunner {
  * first they would be enlarged again and lose what the face model restored). Progress is weighted by each
  * pass's output pixels: the second does scale² times the work of the first.
  */
-async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: (fraction: number, etaSeconds?: number) => void): Promise<UpscaleResult> {
+async function upscaleTwice(
+  job: UpscaleJob,
+  inference: Inference,
+  onProgress: (fraction: number, etaSeconds?: number) => void,
+): Promise<UpscaleResult> {
   const dir = path.dirname(job.outputPath);
   const mid = tempRasterPath(dir, '.png');
   const w1 = 1 / (1 + job.scale * job.scale);
@@ -422,7 +441,10 @@ async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: (
         onProgress: (f, eta) => {
           // Until the second pass is measured, it is assumed to take scale² times the first (its share of the pixels).
           const total1 = eta !== undefined && f < 0.98 ? eta / (1 - f) : undefined;
-          onProgress(w1 * f, eta !== undefined && total1 !== undefined ? Math.round(eta + total1 * (1 - w1) / w1) : undefined);
+          onProgress(
+            w1 * f,
+            eta !== undefined && total1 !== undefined ? Math.round(eta + (total1 * (1 - w1)) / w1) : undefined,
+          );
         },
       },
       inference,

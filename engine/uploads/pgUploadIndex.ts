@@ -10,11 +10,17 @@ export class PgUploadIndex {
   constructor(private readonly pool: Pool) {}
 
   async add(uploadId: string, userId: string, fileSize: number, expiresAt: number): Promise<void> {
-    await this.pool.query('INSERT INTO upload_sessions (upload_id, user_id, file_size, expires_at) VALUES ($1, $2, $3, $4)', [uploadId, userId, fileSize, expiresAt]);
+    await this.pool.query(
+      'INSERT INTO upload_sessions (upload_id, user_id, file_size, expires_at) VALUES ($1, $2, $3, $4)',
+      [uploadId, userId, fileSize, expiresAt],
+    );
   }
 
   async completed(uploadId: string, expiresAt: number): Promise<void> {
-    await this.pool.query('UPDATE upload_sessions SET completed = true, expires_at = $2 WHERE upload_id = $1', [uploadId, expiresAt]);
+    await this.pool.query('UPDATE upload_sessions SET completed = true, expires_at = $2 WHERE upload_id = $1', [
+      uploadId,
+      expiresAt,
+    ]);
   }
 
   async remove(uploadId: string): Promise<void> {

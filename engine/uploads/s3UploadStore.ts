@@ -20,7 +20,13 @@ import { MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
 import type { UploadUsage } from '../quotas/uploadUsage.js';
 import type { PgUploadIndex } from './pgUploadIndex.js';
-import { checkPartList, planUpload, type CompletedUpload, type UploadLimitsConfig, type Uploads } from './uploadStore.js';
+import {
+  checkPartList,
+  planUpload,
+  type CompletedUpload,
+  type UploadLimitsConfig,
+  type Uploads,
+} from './uploadStore.js';
 
 interface BucketSession {
   session: UploadSession;
@@ -70,9 +76,16 @@ export class S3UploadStore implements Uploads {
     const ttlSeconds = Math.max(1, Math.min(7 * 86_400, Math.ceil(this.limits.uploadTtlMs / 1000)));
     const session = await planUpload(req, this.now(), ttlSeconds * 1000, async ({ path, partCount }) => {
       s3UploadId = await this.objects.createMultipart(path, req.fileType);
-      return Promise.all(Array.from({ length: partCount }, (_, i) => this.objects.presignPart(path, s3UploadId, i + 1, ttlSeconds)));
+      return Promise.all(
+        Array.from({ length: partCount }, (_, i) => this.objects.presignPart(path, s3UploadId, i + 1, ttlSeconds)),
+      );
     });
-    await this.objects.putJson(this.sessionKey(session.uploadId), { session, userId: caller.userId, s3UploadId, completed: false } satisfies BucketSession);
+    await this.objects.putJson(this.sessionKey(session.uploadId), {
+      session,
+      userId: caller.userId,
+      s3UploadId,
+      completed: false,
+    } satisfies BucketSession);
     await this.index?.add(session.uploadId, caller.userId, session.fileSize, session.expiresAt);
     return session;
   }
@@ -110,13 +123,18 @@ export class S3UploadStore implements Uploads {
         await this.index?.remove(session.uploadId).catch(() => undefined);
         return errors.badRequest(message);
       };
-      if (head?.size !== session.fileSize) throw await refuse(`the parts add up to ${head?.size ?? 0} bytes; fileSize is ${session.fileSize}`);
+      if (head?.size !== session.fileSize)
+        throw await refuse(`the parts add up to ${head?.size ?? 0} bytes; fileSize is ${session.fileSize}`);
       if (sniffImageType(await this.objects.readStart(session.path, 16)) !== session.fileType) {
         throw await refuse(`the uploaded bytes are not a ${MIME_LABEL[session.fileType]} image`);
       }
       // A completed file lives for fileTtlMs from now, whatever was left of the part URLs' lifetime.
       const expiresAt = this.now() + this.limits.fileTtlMs;
-      await this.objects.putJson(this.sessionKey(session.uploadId), { ...stored, session: { ...session, expiresAt }, completed: true } satisfies BucketSession);
+      await this.objects.putJson(this.sessionKey(session.uploadId), {
+        ...stored,
+        session: { ...session, expiresAt },
+        completed: true,
+      } satisfies BucketSession);
       await this.index?.completed(session.uploadId, expiresAt);
       return { status: 'success' };
     });
@@ -124,10 +142,12 @@ export class S3UploadStore implements Uploads {
 
   async resolveCompleted(caller: Caller, filePath: string, index: number, localCopy: string): Promise<CompletedUpload> {
     const m = /^uploads\/([0-9a-f-]{36})\/([0-9a-f-]{36}\.(?:jpg|png|webp))$/.exec(filePath);
-    const refuse = () => errors.badRequest(`files[${index}] is not a completed upload of yours (path '${filePath.slice(0, 120)}')`);
+    const refuse = () =>
+      errors.badRequest(`files[${index}] is not a completed upload of yours (path '${filePath.slice(0, 120)}')`);
     if (!m) throw refuse();
     const stored = await this.load(m[1] as string).catch(() => undefined);
-    if (!stored || stored.userId !== caller.userId || !stored.completed || stored.session.fileName !== m[2]) throw refuse();
+    if (!stored || stored.userId !== caller.userId || !stored.completed || stored.session.fileName !== m[2])
+      throw refuse();
     if (this.now() > stored.session.expiresAt) throw errors.badRequest(`files[${index}] has expired; upload it again`);
     // The API reads the header (price, limits) from a local copy; the task's own input object is made from it.
     await this.objects.download(stored.session.path, localCopy);
@@ -147,7 +167,8 @@ export class S3UploadStore implements Uploads {
       const id = key.split('/')[1] as string;
       const stored = await this.load(id).catch(() => undefined);
       if (!stored || this.now() <= stored.session.expiresAt) continue;
-      if (!stored.completed) await this.objects.abortMultipart(stored.session.path, stored.s3UploadId).catch(() => undefined);
+      if (!stored.completed)
+        await this.objects.abortMultipart(stored.session.path, stored.s3UploadId).catch(() => undefined);
       await this.objects.removePrefix(`uploads/${id}/`);
       await this.index?.remove(id);
       removed++;

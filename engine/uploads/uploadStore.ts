@@ -82,7 +82,12 @@ export async function planUpload(
   now: number,
   ttlMs: number,
   /** The URLs of parts 1…partCount of the planned upload, in order. */
-  partUrls: (plan: { uploadId: string; path: string; partCount: number; expiresAt: number }) => string[] | Promise<string[]>,
+  partUrls: (plan: {
+    uploadId: string;
+    path: string;
+    partCount: number;
+    expiresAt: number;
+  }) => string[] | Promise<string[]>,
 ): Promise<UploadSession> {
   const uploadId = randomUUID();
   const partSize = Math.max(MIN_PART_SIZE, Math.ceil(req.fileSize / MAX_PARTS));
@@ -106,7 +111,11 @@ export async function planUpload(
 }
 
 /** complete's part list: each part once, none missing, none unknown; `etagOf` (when known) must match. */
-export function checkPartList(parts: readonly { PartNumber: number; ETag: string }[], count: number, etagOf?: (n: number) => string | undefined): void {
+export function checkPartList(
+  parts: readonly { PartNumber: number; ETag: string }[],
+  count: number,
+  etagOf?: (n: number) => string | undefined,
+): void {
   const seen = new Set<number>();
   for (const p of parts) {
     if (seen.has(p.PartNumber)) throw errors.badRequest(`part ${p.PartNumber} is listed twice`);
@@ -115,7 +124,8 @@ export function checkPartList(parts: readonly { PartNumber: number; ETag: string
     if (etagOf) {
       const have = etagOf(p.PartNumber);
       if (!have) throw errors.badRequest(`part ${p.PartNumber} was not uploaded`);
-      if (normalizeEtag(p.ETag) !== normalizeEtag(have)) throw errors.badRequest(`ETag of part ${p.PartNumber} does not match`);
+      if (normalizeEtag(p.ETag) !== normalizeEtag(have))
+        throw errors.badRequest(`ETag of part ${p.PartNumber} does not match`);
     }
   }
   for (let n = 1; n <= count; n++) {
@@ -146,7 +156,9 @@ export class UploadStore implements Uploads {
 
   /** Serialises the read-modify-write sections of one upload session (in this process, and across processes when shared). */
   private locked<T>(uploadId: string, fn: () => Promise<T>): Promise<T> {
-    return this.lock.run(uploadId, () => (this.crossProcess ? withFileLock(path.join(this.dir(uploadId), 'session.lock'), fn) : fn()));
+    return this.lock.run(uploadId, () =>
+      this.crossProcess ? withFileLock(path.join(this.dir(uploadId), 'session.lock'), fn) : fn(),
+    );
   }
 
   private dir(uploadId: string): string {
@@ -186,7 +198,10 @@ export class UploadStore implements Uploads {
   async create(caller: Caller, body: unknown): Promise<UploadSession> {
     const req = parseGetUploadUrl(body, { maxFileSize: this.limits.maxFileSize });
     const session = await planUpload(req, this.now(), this.limits.uploadTtlMs, ({ uploadId, partCount, expiresAt }) =>
-      Array.from({ length: partCount }, (_, i) => this.publicUrl + this.signer.sign(`/uploads/${uploadId}/parts/${i + 1}`, {}, expiresAt)),
+      Array.from(
+        { length: partCount },
+        (_, i) => this.publicUrl + this.signer.sign(`/uploads/${uploadId}/parts/${i + 1}`, {}, expiresAt),
+      ),
     );
     const { uploadId, fileName } = session;
     await this.save({ session, userId: caller.userId, parts: {}, completed: false });
@@ -202,7 +217,10 @@ export class UploadStore implements Uploads {
 
   async putPart(signedUrl: string, bytes: AsyncIterable<Uint8Array> | Uint8Array): Promise<StoredPart> {
     const v = this.signer.verify(signedUrl, this.now());
-    if (!v.ok) throw errors.forbidden(v.reason === 'expired' ? 'this upload URL has expired' : 'the upload URL signature is invalid');
+    if (!v.ok)
+      throw errors.forbidden(
+        v.reason === 'expired' ? 'this upload URL has expired' : 'the upload URL signature is invalid',
+      );
     const m = /^\/uploads\/([0-9a-f-]{36})\/parts\/(\d{1,5})$/.exec(v.pathname);
     if (!m) throw errors.forbidden('the upload URL signature is invalid');
     const uploadId = m[1] as string;
@@ -211,7 +229,8 @@ export class UploadStore implements Uploads {
     if (!stored) throw errors.notFound('Upload not found');
     const { session } = stored;
     if (stored.completed) throw errors.badRequest('this upload is already complete');
-    if (partNumber < 1 || partNumber > session.partUrls.length) throw errors.badRequest(`part ${partNumber} does not exist`);
+    if (partNumber < 1 || partNumber > session.partUrls.length)
+      throw errors.badRequest(`part ${partNumber} does not exist`);
     const isLast = partNumber === session.partUrls.length;
     const expected = isLast ? session.fileSize - session.partSize * (session.partUrls.length - 1) : session.partSize;
 
@@ -238,7 +257,13 @@ export class UploadStore implements Uploads {
             await this.save(fresh);
           }
         });
-        const part = await writePartAt(this.partialPath(uploadId, session.fileName), (partNumber - 1) * session.partSize, bytes, expected, partNumber);
+        const part = await writePartAt(
+          this.partialPath(uploadId, session.fileName),
+          (partNumber - 1) * session.partSize,
+          bytes,
+          expected,
+          partNumber,
+        );
         await this.locked(uploadId, async () => {
           const fresh = (await this.load(uploadId)) ?? stored;
           if (fresh.completed) throw errors.badRequest('this upload is already complete');
@@ -264,7 +289,8 @@ export class UploadStore implements Uploads {
 
       checkPartList(req.parts, session.partUrls.length, (n) => stored.parts[String(n)]?.etag);
       const total = Object.values(stored.parts).reduce((a, p) => a + p.size, 0);
-      if (total !== session.fileSize) throw errors.badRequest(`the parts add up to ${total} bytes; fileSize is ${session.fileSize}`);
+      if (total !== session.fileSize)
+        throw errors.badRequest(`the parts add up to ${total} bytes; fileSize is ${session.fileSize}`);
 
       const dir = this.dir(session.uploadId);
       const partial = this.partialPath(session.uploadId, session.fileName);
@@ -284,10 +310,12 @@ export class UploadStore implements Uploads {
   /** Resolves start-task's `files[].path` to a completed upload of this caller (its own file: no copy), or refuses. */
   async resolveCompleted(caller: Caller, filePath: string, index: number): Promise<CompletedUpload> {
     const m = /^uploads\/([0-9a-f-]{36})\/([0-9a-f-]{36}\.(?:jpg|png|webp))$/.exec(filePath);
-    const refuse = () => errors.badRequest(`files[${index}] is not a completed upload of yours (path '${filePath.slice(0, 120)}')`);
+    const refuse = () =>
+      errors.badRequest(`files[${index}] is not a completed upload of yours (path '${filePath.slice(0, 120)}')`);
     if (!m) throw refuse();
     const stored = await this.load(m[1] as string).catch(() => undefined);
-    if (!stored || stored.userId !== caller.userId || !stored.completed || stored.session.fileName !== m[2]) throw refuse();
+    if (!stored || stored.userId !== caller.userId || !stored.completed || stored.session.fileName !== m[2])
+      throw refuse();
     if (this.now() > stored.session.expiresAt) throw errors.badRequest(`files[${index}] has expired; upload it again`);
     return {
       absolutePath: path.join(this.dir(stored.session.uploadId), stored.session.fileName),

@@ -34,7 +34,12 @@ export function App() {
         <h1>{t('app.title')}</h1>
         <ModeSwitch />
         <span className="spacer" />
-        <button type="button" aria-label={t('app.shortcutsButton')} aria-keyshortcuts="?" onClick={() => session.getState().setHelpOpen(true)}>
+        <button
+          type="button"
+          aria-label={t('app.shortcutsButton')}
+          aria-keyshortcuts="?"
+          onClick={() => session.getState().setHelpOpen(true)}
+        >
           ?
         </button>
         <ThemeSelect />

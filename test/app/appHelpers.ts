@@ -9,7 +9,9 @@ import { IMAGES_DIR } from '../helpers/paths.js';
 import type { ServerConfig } from '../../engine/server/options.js';
 
 export const LR_DIR = path.join(IMAGES_DIR, 'set5-x4/lr');
-export const LR_IMAGES = ['baby', 'bird', 'butterfly', 'head', 'woman'].map((n) => path.join(LR_DIR, `${n}_LRBI_x4.png`));
+export const LR_IMAGES = ['baby', 'bird', 'butterfly', 'head', 'woman'].map((n) =>
+  path.join(LR_DIR, `${n}_LRBI_x4.png`),
+);
 export const BIRD = path.join(LR_DIR, 'bird_LRBI_x4.png');
 export const FAST_POLL = { initialMs: 50, maxMs: 200, factor: 1.5, jitter: 0.3 };
 export const FAST_RETRY = { initialMs: 50, maxMs: 300, factor: 2, jitter: 0.5 };
@@ -25,7 +27,8 @@ export async function addUser(server: TestServer, email: string, credits: number
 
 /** PSNR (dB) of two images of equal size, over 8-bit RGB. */
 export async function psnr(a: string | Uint8Array, b: string | Uint8Array): Promise<number> {
-  const load = (x: string | Uint8Array) => sharp(x).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  const load = (x: string | Uint8Array) =>
+    sharp(x).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   const [ra, rb] = await Promise.all([load(a), load(b)]);
   if (ra.info.width !== rb.info.width || ra.info.height !== rb.info.height) throw new Error('sizes differ');
   let se = 0;

@@ -20,7 +20,12 @@ describe('a batch of 20 images', () => {
     await mkdir(inputs);
     await makeBatch(inputs, 20);
     // Small tiles: a cancel is honoured between tiles, so the tile bounds how long a cancel takes.
-    local = createLocalBackend({ dataDir: path.join(dir, 'engine'), modelDirs: [ONNX_DIR], executionProvider: 'cpu', tileSize: 48 });
+    local = createLocalBackend({
+      dataDir: path.join(dir, 'engine'),
+      modelDirs: [ONNX_DIR],
+      executionProvider: 'cpu',
+      tileSize: 48,
+    });
   });
   afterAll(async () => {
     await local.close();
@@ -86,7 +91,13 @@ describe('a batch of 20 images', () => {
         settings: () => settings(out),
         onEvent: (e) => {
           // Cancel while the 4th image is part-way through inference.
-          if (!cancelAt && e.type === 'item' && e.item.status === 'running' && e.item.percent >= 10 && queue!.snapshot().finished === 3) {
+          if (
+            !cancelAt &&
+            e.type === 'item' &&
+            e.item.status === 'running' &&
+            e.item.percent >= 10 &&
+            queue!.snapshot().finished === 3
+          ) {
             cancelAt = Date.now();
             void queue!.cancel().then(resolve);
           }

@@ -33,12 +33,32 @@ describe('crisp batch / crisp upscale --remote', () => {
     const keyFile = path.join(dir, 'key.txt');
     await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
     const out = path.join(dir, 'out-remote');
-    const r = await crisp(['batch', inputs, '--recursive', '--remote', server.url, '--api-key-file', keyFile, '-m', FAST_MODEL, '-s', '2', '--template', '{name}-up{scale}.{ext}', '--out', out]);
+    const r = await crisp([
+      'batch',
+      inputs,
+      '--recursive',
+      '--remote',
+      server.url,
+      '--api-key-file',
+      keyFile,
+      '-m',
+      FAST_MODEL,
+      '-s',
+      '2',
+      '--template',
+      '{name}-up{scale}.{ext}',
+      '--out',
+      out,
+    ]);
     expect(r.stderr).toContain('crisp: Estimated cost: 3 credits for 3 images.');
     expect(r.stderr).toContain('crisp: balance: 20 credits');
     expect(r.stderr).toContain('crisp: 3 upscaled, 0 failed, 3 credits deducted (of 3).');
     expect(r.code).toBe(0);
-    expect(await listFiles(out)).toEqual(['img01_baby_LRBI_x4-up2-2.png', 'img01_baby_LRBI_x4-up2.png', 'img02_bird_LRBI_x4-up2.png']);
+    expect(await listFiles(out)).toEqual([
+      'img01_baby_LRBI_x4-up2-2.png',
+      'img01_baby_LRBI_x4-up2.png',
+      'img02_bird_LRBI_x4-up2.png',
+    ]);
     expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(3);
     expect(`${r.stdout}${r.stderr}`).not.toContain(key);
   });
@@ -48,12 +68,32 @@ describe('crisp batch / crisp upscale --remote', () => {
     const first = await crisp(['batch', inputs, '-m', FAST_MODEL, '-s', '2', '-f', 'jpg', '--out', out, '--ep', 'cpu']);
     expect(first.stderr).toContain('crisp: Local upscaling is free (2 images).');
     expect(first.code).toBe(0);
-    expect(await listFiles(out)).toEqual([`img01_baby_LRBI_x4_${FAST_MODEL}_x2.jpg`, `img02_bird_LRBI_x4_${FAST_MODEL}_x2.jpg`]);
-    const again = await crisp(['batch', inputs, '-m', FAST_MODEL, '-s', '2', '-f', 'jpg', '--out', out, '--overwrite', 'skip', '--ep', 'cpu']);
+    expect(await listFiles(out)).toEqual([
+      `img01_baby_LRBI_x4_${FAST_MODEL}_x2.jpg`,
+      `img02_bird_LRBI_x4_${FAST_MODEL}_x2.jpg`,
+    ]);
+    const again = await crisp([
+      'batch',
+      inputs,
+      '-m',
+      FAST_MODEL,
+      '-s',
+      '2',
+      '-f',
+      'jpg',
+      '--out',
+      out,
+      '--overwrite',
+      'skip',
+      '--ep',
+      'cpu',
+    ]);
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('0 upscaled, 0 failed, 2 skipped (of 2)');
 
-    const bad = await crisp(['batch', inputs, '--remote', server.url, '-m', 'no-such-model', '-s', '2'], { CRISP_API_KEY: key });
+    const bad = await crisp(['batch', inputs, '--remote', server.url, '-m', 'no-such-model', '-s', '2'], {
+      CRISP_API_KEY: key,
+    });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("crisp: error: --model: Unknown model 'no-such-model'.");
   });
@@ -61,7 +101,9 @@ describe('crisp batch / crisp upscale --remote', () => {
   it('upscale --remote writes the output and reports credits; a missing key is a one-line error', async () => {
     const out = path.join(dir, 'out-one');
     await mkdir(out);
-    const r = await crisp(['upscale', BIRD, '--remote', server.url, '-m', FAST_MODEL, '-s', '3', '-o', out], { CRISP_API_KEY: key });
+    const r = await crisp(['upscale', BIRD, '--remote', server.url, '-m', FAST_MODEL, '-s', '3', '-o', out], {
+      CRISP_API_KEY: key,
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/→ .*bird_LRBI_x4_digital-art-4x_x3\.png \(216×216, .* 2 credits\)/);
     const meta = await sharp(path.join(out, `bird_LRBI_x4_${FAST_MODEL}_x3.png`)).metadata();
@@ -69,6 +111,8 @@ describe('crisp batch / crisp upscale --remote', () => {
 
     const noKey = await crisp(['upscale', BIRD, '--remote', server.url, '-m', FAST_MODEL], { CRISP_API_KEY: '' });
     expect(noKey.code).toBe(1);
-    expect(noKey.stderr.trim()).toBe('crisp: error: --remote needs an API key: pass --api-key-file FILE or set CRISP_API_KEY');
+    expect(noKey.stderr.trim()).toBe(
+      'crisp: error: --remote needs an API key: pass --api-key-file FILE or set CRISP_API_KEY',
+    );
   });
 });

@@ -17,9 +17,27 @@ beforeAll(async () => {
   const png = await base.clone().png().toBuffer();
   const jpg = await base.clone().jpeg().toBuffer();
   // Large enough that cutting its tail leaves the header whole.
-  const noisy = sharp({ create: { width: 200, height: 150, channels: 3, background: '#888', noise: { type: 'gaussian', mean: 128, sigma: 40 } } });
+  const noisy = sharp({
+    create: {
+      width: 200,
+      height: 150,
+      channels: 3,
+      background: '#888',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  });
   const bigWebp = await noisy.clone().webp().toBuffer();
-  const bigJpg = await sharp({ create: { width: 200, height: 150, channels: 3, background: '#888', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg().toBuffer();
+  const bigJpg = await sharp({
+    create: {
+      width: 200,
+      height: 150,
+      channels: 3,
+      background: '#888',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
+    .jpeg()
+    .toBuffer();
   const webp = await base.clone().webp().toBuffer();
   const garbled = Buffer.from(png);
   garbled[garbled.length - 20] = (garbled[garbled.length - 20] ?? 0) ^ 0xff; // inside IDAT: its CRC no longer matches
@@ -42,7 +60,8 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('image probe', () => {
   it('reads the dimensions of good JPG, PNG and WebP files', async () => {
-    for (const n of ['good.png', 'good.jpg', 'good.webp']) expect(await probeImage(files[n]!)).toEqual({ ok: true, width: 40, height: 30 });
+    for (const n of ['good.png', 'good.jpg', 'good.webp'])
+      expect(await probeImage(files[n]!)).toEqual({ ok: true, width: 40, height: 30 });
     const shared = path.resolve('../shared/images/set5/baby.png');
     const m = await sharp(await readFile(shared)).metadata();
     expect(await probeImage(shared)).toEqual({ ok: true, width: m.width, height: m.height });
@@ -53,16 +72,41 @@ describe('image probe', () => {
       const r = await probeImage(files[n]!);
       return r.ok ? 'ok' : r.problem;
     };
-    expect(await problem('cut.png')).toBe('cut.png is damaged (the PNG data is cut short): re-export or download it again, then add it anew.');
-    expect(await problem('garbled.png')).toBe('garbled.png is damaged (a PNG chunk is corrupted): re-export or download it again, then add it anew.');
-    expect(await problem('cut.jpg')).toBe('cut.jpg is damaged (the JPEG data is cut short): re-export or download it again, then add it anew.');
-    expect(await problem('cut.webp')).toBe('cut.webp is damaged (the WebP data is cut short): re-export or download it again, then add it anew.');
+    expect(await problem('cut.png')).toBe(
+      'cut.png is damaged (the PNG data is cut short): re-export or download it again, then add it anew.',
+    );
+    expect(await problem('garbled.png')).toBe(
+      'garbled.png is damaged (a PNG chunk is corrupted): re-export or download it again, then add it anew.',
+    );
+    expect(await problem('cut.jpg')).toBe(
+      'cut.jpg is damaged (the JPEG data is cut short): re-export or download it again, then add it anew.',
+    );
+    expect(await problem('cut.webp')).toBe(
+      'cut.webp is damaged (the WebP data is cut short): re-export or download it again, then add it anew.',
+    );
     expect(await problem('header-only.png')).toMatch(/^header-only\.png is damaged/);
   });
 
   it('the queue flags broken files as failed when they are added, and never runs them', async () => {
-    const backend = { mode: 'local', upscale: async () => { throw new Error('must not run'); } } as unknown as UpscaleBackend;
-    const q = await JobQueue.open({ backend: () => backend, settings: () => ({ model: 'digital-art-4x', scale: 2, format: 'png', compression: 0, face: false, outputFolder: dir, template: '{name}_x{scale}.{ext}', overwrite: 'replace' }) });
+    const backend = {
+      mode: 'local',
+      upscale: async () => {
+        throw new Error('must not run');
+      },
+    } as unknown as UpscaleBackend;
+    const q = await JobQueue.open({
+      backend: () => backend,
+      settings: () => ({
+        model: 'digital-art-4x',
+        scale: 2,
+        format: 'png',
+        compression: 0,
+        face: false,
+        outputFolder: dir,
+        template: '{name}_x{scale}.{ext}',
+        overwrite: 'replace',
+      }),
+    });
     const added = await q.addPaths([files['good.png']!, files['cut.png']!, files['garbled.png']!]);
     expect(added.map((i) => [i.inputName, i.status, i.inputDimensions ?? null])).toEqual([
       ['good.png', 'queued', { width: 40, height: 30 }],

@@ -62,7 +62,10 @@ describe('job runner safety', () => {
   it('Stop ends an item whose backend never answers, and nothing is left in the output folder', async () => {
     const out = path.join(dir, 'stuck-out');
     const backend = stuckBackend();
-    const queue = await JobQueue.open({ backend: () => backend, settings: () => jobSettingsFrom({ ...UPSCALE_DEFAULTS, outputFolder: out }, 'local') });
+    const queue = await JobQueue.open({
+      backend: () => backend,
+      settings: () => jobSettingsFrom({ ...UPSCALE_DEFAULTS, outputFolder: out }, 'local'),
+    });
     await queue.addPaths([BIRD]);
     const started = new Promise<void>((resolve) => {
       const poll = () => (backend.calls > 0 ? resolve() : setTimeout(poll, 10));
@@ -78,7 +81,10 @@ describe('job runner safety', () => {
 
   it('a shutdown puts the item back in the queue (typed reason, not a message)', async () => {
     const backend = stuckBackend();
-    const queue = await JobQueue.open({ backend: () => backend, settings: () => jobSettingsFrom({ ...UPSCALE_DEFAULTS, outputFolder: path.join(dir, 'o2') }, 'local') });
+    const queue = await JobQueue.open({
+      backend: () => backend,
+      settings: () => jobSettingsFrom({ ...UPSCALE_DEFAULTS, outputFolder: path.join(dir, 'o2') }, 'local'),
+    });
     await queue.addPaths([BIRD]);
     await queue.start();
     while (backend.calls === 0) await new Promise((r) => setTimeout(r, 10));
@@ -90,7 +96,11 @@ describe('job runner safety', () => {
   it('maps filesystem and network errors to sentences naming the path or service, with stable codes', () => {
     const errno = (code: string) => Object.assign(new Error(`${code}: raw text, open '/tmp/crisp-x/.tmp'`), { code });
     const cases: [string, string, RegExp][] = [
-      ['ENOENT', 'not-found', /^Cannot write the output \/home\/ana\/out\.png: it \(or a folder above it\) does not exist/],
+      [
+        'ENOENT',
+        'not-found',
+        /^Cannot write the output \/home\/ana\/out\.png: it \(or a folder above it\) does not exist/,
+      ],
       ['EACCES', 'permission-denied', /permission denied\. Choose a folder you can write to/],
       ['EISDIR', 'is-a-folder', /it is a folder, not a file/],
       ['ENOTDIR', 'not-a-folder', /a part of that path is a file/],
@@ -106,8 +116,13 @@ describe('job runner safety', () => {
       expect(u.message).not.toContain('/tmp/crisp-x');
     }
     // undici wraps socket errors: the code is found in the cause.
-    const refused = toUserError(new TypeError('fetch failed', { cause: errno('ECONNREFUSED') }), { service: 'http://gpu-box:8787' });
-    expect([refused.code, refused.message]).toEqual(['connection-refused', 'Cannot reach http://gpu-box:8787: the connection was refused. Check the URL and that the service is running.']);
+    const refused = toUserError(new TypeError('fetch failed', { cause: errno('ECONNREFUSED') }), {
+      service: 'http://gpu-box:8787',
+    });
+    expect([refused.code, refused.message]).toEqual([
+      'connection-refused',
+      'Cannot reach http://gpu-box:8787: the connection was refused. Check the URL and that the service is running.',
+    ]);
     expect(toUserError(errno('ETIMEDOUT'), { service: 'http://gpu-box:8787' }).code).toBe('timed-out');
     expect(toUserError(errno('ENOTFOUND'), { service: 'https://upscale.example' }).code).toBe('host-not-found');
     const credits = toUserError(new InsufficientCreditsError('Insufficient credits'));
@@ -119,14 +134,24 @@ describe('job runner safety', () => {
     const store = await openSettingsStore(path.join(dir, 'settings', 'settings.json'));
     const s = await store.get();
     expect([s.faceModel, s.faceStrength, s.precision]).toEqual([null, 1, 'auto']);
-    await expect(store.update({ model: 'digtal-art-4x' })).rejects.toThrow("Invalid setting model: Unknown model 'digtal-art-4x'. Did you mean 'digital-art-4x'?");
-    await expect(store.update({ faceStrength: 1.5 })).rejects.toThrow('Invalid setting faceStrength: must be a number from 0 to 1');
+    await expect(store.update({ model: 'digtal-art-4x' })).rejects.toThrow(
+      "Invalid setting model: Unknown model 'digtal-art-4x'. Did you mean 'digital-art-4x'?",
+    );
+    await expect(store.update({ faceStrength: 1.5 })).rejects.toThrow(
+      'Invalid setting faceStrength: must be a number from 0 to 1',
+    );
     expect((await store.update({ precision: 'int8', faceModel: 'custom:my-gfpgan' })).precision).toBe('int8');
     expect(() => parseServiceArgs('updateSettings', [{ precision: 'fp16' }])).toThrow(/invalid arguments/);
-    expect(parseServiceArgs('updateSettings', [{ tileSize: 256, faceStrength: 0.5 }])).toEqual([{ tileSize: 256, faceStrength: 0.5 }]);
+    expect(parseServiceArgs('updateSettings', [{ tileSize: 256, faceStrength: 0.5 }])).toEqual([
+      { tileSize: 256, faceStrength: 0.5 },
+    ]);
     expect(optionControl('scale')).toMatchObject({ kind: 'range', min: 1, max: 8, step: 1, default: 4 });
     expect(optionControl('faceStrength')).toMatchObject({ kind: 'range', min: 0, max: 1, default: 1 });
-    expect(optionControl('precision')).toMatchObject({ kind: 'choice', choices: ['auto', 'fp32', 'int8'], default: 'auto' });
+    expect(optionControl('precision')).toMatchObject({
+      kind: 'choice',
+      choices: ['auto', 'fp32', 'int8'],
+      default: 'auto',
+    });
     expect(optionControl('overwrite')).toMatchObject({ kind: 'choice', choices: ['skip', 'replace', 'keep'] });
   });
 });

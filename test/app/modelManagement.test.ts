@@ -41,7 +41,13 @@ describe('custom models from the app', () => {
   it('imports a .pth sent as bytes over the bridge, lists it, and removes it (resetting a saved choice)', async () => {
     const client = createHttpService({ baseUrl: server.origin, token: server.token });
     const info = await client.importModel('my anime.pth', new Uint8Array(await readFile(PTH)));
-    expect(info).toMatchObject({ name: 'custom:my-anime', title: 'my-anime', kind: 'custom', scale: 4, installed: true });
+    expect(info).toMatchObject({
+      name: 'custom:my-anime',
+      title: 'my-anime',
+      kind: 'custom',
+      scale: 4,
+      installed: true,
+    });
     expect((await svc.listModels()).filter((m) => m.kind === 'custom').map((m) => m.name)).toEqual(['custom:my-anime']);
     // The uploaded file does not linger in the data folder once converted.
     expect(await readdir(path.join(dir, 'data', 'imports'))).toEqual([]);
@@ -50,8 +56,12 @@ describe('custom models from the app', () => {
     await client.removeModel('custom:my-anime');
     expect((await svc.listModels()).some((m) => m.kind === 'custom')).toBe(false);
     expect((await svc.getSettings()).model).not.toBe('custom:my-anime');
-    await expect(client.removeModel('custom:my-anime')).rejects.toThrow('custom:my-anime is not an imported model (it may have been removed already).');
-    await expect(client.removeModel('digital-art-4x')).rejects.toThrow(/only imported \(custom:\) models can be removed/);
+    await expect(client.removeModel('custom:my-anime')).rejects.toThrow(
+      'custom:my-anime is not an imported model (it may have been removed already).',
+    );
+    await expect(client.removeModel('digital-art-4x')).rejects.toThrow(
+      /only imported \(custom:\) models can be removed/,
+    );
   });
 
   it('refuses what it cannot import in plain words, and opens the folder on the desktop', async () => {
@@ -59,7 +69,9 @@ describe('custom models from the app', () => {
     await expect(client.importModel('notes.txt', new Uint8Array([1, 2, 3]))).rejects.toThrow(
       'notes.txt is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with `crisp models import`).',
     );
-    await expect(client.importModel('broken.pth', new Uint8Array([80, 75, 3, 4, 0, 0]))).rejects.toThrow(/^Could not import broken\.pth: /);
+    await expect(client.importModel('broken.pth', new Uint8Array([80, 75, 3, 4, 0, 0]))).rejects.toThrow(
+      /^Could not import broken\.pth: /,
+    );
     expect(await client.openModelsFolder()).toBe(true);
     expect(opened).toEqual([path.join(dir, 'models', 'custom')]);
   });
@@ -83,8 +95,12 @@ describe('output folder', () => {
   it('is checked when chosen: a relative path, a file or an unwritable place is refused in words', async () => {
     const file = path.join(dir, 'a-file.txt');
     await writeFile(file, 'not a folder');
-    await expect(svc.updateSettings({ outputFolder: 'Pictures/out' })).rejects.toThrow(/^The output folder must be a full path \(for example .*\), not "Pictures\/out"\.$/);
-    await expect(svc.updateSettings({ outputFolder: file })).rejects.toThrow(`Crisp cannot create or write to ${file}: choose another output folder.`);
+    await expect(svc.updateSettings({ outputFolder: 'Pictures/out' })).rejects.toThrow(
+      /^The output folder must be a full path \(for example .*\), not "Pictures\/out"\.$/,
+    );
+    await expect(svc.updateSettings({ outputFolder: file })).rejects.toThrow(
+      `Crisp cannot create or write to ${file}: choose another output folder.`,
+    );
     const fresh = path.join(dir, 'results', 'new');
     expect((await svc.updateSettings({ outputFolder: fresh })).outputFolder).toBe(fresh);
     expect((await svc.updateSettings({ outputFolder: '' })).outputFolder).toBe('');

@@ -52,10 +52,16 @@ async function startModelServer(): Promise<{ base: string; requests: string[]; c
 }
 
 async function sha256Of(file: string): Promise<string> {
-  return createHash('sha256').update(await readFile(file)).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 }
 
-function waitForEvent<T extends ServiceEvent>(svc: ServiceHandle, match: (e: ServiceEvent) => e is T, timeoutMs = 30_000): Promise<T> {
+function waitForEvent<T extends ServiceEvent>(
+  svc: ServiceHandle,
+  match: (e: ServiceEvent) => e is T,
+  timeoutMs = 30_000,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       stop();
@@ -72,7 +78,11 @@ function waitForEvent<T extends ServiceEvent>(svc: ServiceHandle, match: (e: Ser
 
 /** Adds one image, runs the queue, answers the finished item. */
 async function upscaleOne(svc: ServiceHandle, input: string): Promise<JobItem> {
-  const finished = waitForEvent(svc, (e): e is Extract<ServiceEvent, { type: 'batchFinished' }> => e.type === 'batchFinished', 110_000);
+  const finished = waitForEvent(
+    svc,
+    (e): e is Extract<ServiceEvent, { type: 'batchFinished' }> => e.type === 'batchFinished',
+    110_000,
+  );
   const [item] = await svc.addPaths([input]);
   await svc.start();
   await finished;
@@ -91,7 +101,11 @@ describe('models in the app', () => {
     await removeDir(dir);
   });
 
-  async function service(name: string, deps: Partial<ServiceDeps> = {}, settings: Partial<Settings> = {}): Promise<ServiceHandle> {
+  async function service(
+    name: string,
+    deps: Partial<ServiceDeps> = {},
+    settings: Partial<Settings> = {},
+  ): Promise<ServiceHandle> {
     const dataDir = path.join(dir, name, 'data');
     const svc = await createService({
       dataDir,
@@ -99,7 +113,12 @@ describe('models in the app', () => {
       modelDirs: [],
       modelsDir: path.join(dir, name, 'models'),
       modelsWatchDebounceMs: 100,
-      settingsDefaults: { executionProvider: 'cpu', outputFolder: path.join(dir, name, 'out'), overwrite: 'keep', ...settings },
+      settingsDefaults: {
+        executionProvider: 'cpu',
+        outputFolder: path.join(dir, name, 'out'),
+        overwrite: 'keep',
+        ...settings,
+      },
       ...deps,
     });
     open.push(svc);
@@ -130,7 +149,10 @@ describe('models in the app', () => {
         if (e.type === 'modelsChanged') modelsChanged++;
       });
       // Through the same checked entry point the IPC and HTTP transports use; two calls share one download.
-      const [info, again] = await Promise.all([callServiceMethod(svc, 'downloadModel', [FAST_MODEL]), svc.downloadModel(FAST_MODEL)]);
+      const [info, again] = await Promise.all([
+        callServiceMethod(svc, 'downloadModel', [FAST_MODEL]),
+        svc.downloadModel(FAST_MODEL),
+      ]);
       expect(info).toMatchObject({ name: FAST_MODEL, installed: true, scale: 4 });
       expect(again).toEqual(info);
       expect(server.requests).toEqual(['/realesr-animevideov3.onnx']);
@@ -141,7 +163,13 @@ describe('models in the app', () => {
       expect(middle.every((e) => e.total === size)).toBe(true);
       const received = events.map((e) => e.received);
       expect(received).toEqual([...received].sort((a, b) => a - b));
-      expect(events.at(-1)).toEqual({ type: 'modelDownload', name: FAST_MODEL, received: size, total: size, state: 'installed' });
+      expect(events.at(-1)).toEqual({
+        type: 'modelDownload',
+        name: FAST_MODEL,
+        received: size,
+        total: size,
+        state: 'installed',
+      });
       expect(modelsChanged).toBeGreaterThan(0);
 
       const installedFile = path.join(dir, 'download', 'models', 'realesr-animevideov3.onnx');
@@ -164,13 +192,20 @@ describe('models in the app', () => {
     try {
       const svc = await service('download-fail', {
         download: {
-          target: (entry) => ({ ...entry, download: { url: `${server.base}/missing.onnx`, format: 'onnx', sha256: null, size: null } }),
+          target: (entry) => ({
+            ...entry,
+            download: { url: `${server.base}/missing.onnx`, format: 'onnx', sha256: null, size: null },
+          }),
         },
       });
       const events: ModelDownloadEvent[] = [];
       svc.subscribe((e) => e.type === 'modelDownload' && events.push(e));
       await expect(svc.downloadModel(FAST_MODEL)).rejects.toThrow(/Could not install .*HTTP 404/);
-      expect(events.at(-1)).toMatchObject({ name: FAST_MODEL, state: 'failed', error: expect.stringMatching(/HTTP 404/) });
+      expect(events.at(-1)).toMatchObject({
+        name: FAST_MODEL,
+        state: 'failed',
+        error: expect.stringMatching(/HTTP 404/),
+      });
       expect((await svc.listModels()).find((m) => m.name === FAST_MODEL)?.installed).toBe(false);
       // Refused before any network use: an unknown name (by the transport's schema) and Cloud mode.
       await expect(callServiceMethod(svc, 'downloadModel', ['custom:x'])).rejects.toThrow(/invalid arguments/);
@@ -185,7 +220,12 @@ describe('models in the app', () => {
   it('lists imported custom models in Local mode, follows the folder, and upscales with one', async () => {
     const svc = await service('custom', {}, { denoise: 0.3 });
     const modelsDir = path.join(dir, 'custom', 'models');
-    const changed = () => waitForEvent(svc, (e): e is Extract<ServiceEvent, { type: 'modelsChanged' }> => e.type === 'modelsChanged', 20_000);
+    const changed = () =>
+      waitForEvent(
+        svc,
+        (e): e is Extract<ServiceEvent, { type: 'modelsChanged' }> => e.type === 'modelsChanged',
+        20_000,
+      );
     expect((await svc.listModels()).some((m) => m.kind === 'custom')).toBe(false);
 
     // The custom folder does not exist yet: the first import creates it and is still noticed.
@@ -199,7 +239,10 @@ describe('models in the app', () => {
     event = changed();
     await importCustomModel(PTH, { modelsDir, name: 'anime-two' });
     await event;
-    expect((await svc.listModels()).filter((m) => m.kind === 'custom').map((m) => m.name)).toEqual(['custom:anime', 'custom:anime-two']);
+    expect((await svc.listModels()).filter((m) => m.kind === 'custom').map((m) => m.name)).toEqual([
+      'custom:anime',
+      'custom:anime-two',
+    ]);
 
     // The worker is given the custom folder; denoise (set to 0.3) is not sent for a model without it.
     await svc.updateSettings({ model: 'custom:anime', scale: 4 });
@@ -227,7 +270,10 @@ describe('models in the app', () => {
     const one = await upscaleOne(svc, BIRD);
     expect(one.status).toBe('done');
     expect(one.outputPath).not.toBe(zero.outputPath);
-    const [a, b] = await Promise.all([sharp(zero.outputPath!).raw().toBuffer(), sharp(one.outputPath!).raw().toBuffer()]);
+    const [a, b] = await Promise.all([
+      sharp(zero.outputPath!).raw().toBuffer(),
+      sharp(one.outputPath!).raw().toBuffer(),
+    ]);
     expect(a.length).toBe(b.length);
     let diff = 0;
     for (let i = 0; i < a.length; i++) diff += Math.abs(a[i]! - b[i]!);
@@ -238,8 +284,16 @@ describe('models in the app', () => {
   it('an older settings file without denoise gets the default', async () => {
     const dataDir = path.join(dir, 'old', 'data');
     await mkdir(dataDir, { recursive: true });
-    await writeFile(path.join(dataDir, 'settings.json'), JSON.stringify({ version: 1, mode: 'local', model: 'service-lite-4x', scale: 2 }));
-    const svc = await createService({ dataDir, secrets: createFileSecretStore(path.join(dataDir, 'secrets.json')), modelDirs: [], modelsDir: path.join(dir, 'old', 'models') });
+    await writeFile(
+      path.join(dataDir, 'settings.json'),
+      JSON.stringify({ version: 1, mode: 'local', model: 'service-lite-4x', scale: 2 }),
+    );
+    const svc = await createService({
+      dataDir,
+      secrets: createFileSecretStore(path.join(dataDir, 'secrets.json')),
+      modelDirs: [],
+      modelsDir: path.join(dir, 'old', 'models'),
+    });
     open.push(svc);
     expect(await svc.getSettings()).toMatchObject({ model: 'service-lite-4x', scale: 2, denoise: 1 });
   });

@@ -7,7 +7,16 @@ import { createRemoteBackend } from '../../app/remote/remoteBackend.js';
 import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
 import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
 import type { TestServer } from '../server/helpers.js';
-import { addUser, BIRD, FAST_POLL, FAST_RETRY, makeBigPng, startCuttingProxy, startServer, type CuttingProxy } from './appHelpers.js';
+import {
+  addUser,
+  BIRD,
+  FAST_POLL,
+  FAST_RETRY,
+  makeBigPng,
+  startCuttingProxy,
+  startServer,
+  type CuttingProxy,
+} from './appHelpers.js';
 
 const MiB = 1024 * 1024;
 
@@ -41,9 +50,21 @@ describe('a ~30 MiB input through multipart, with the connection cut mid-part', 
 
     proxy.armCut(2 * MiB);
     const progress: number[] = [];
-    const settings = { model: FAST_MODEL, scale: 1 as const, saveImageAs: 'png' as const, compression: 0, enhanceFace: false };
+    const settings = {
+      model: FAST_MODEL,
+      scale: 1 as const,
+      saveImageAs: 'png' as const,
+      compression: 0,
+      enhanceFace: false,
+    };
     const outPath = path.join(dir, 'out', 'huge_x1.png');
-    const result = await remote.upscale({ inputPath: input, inputName: 'huge.png', settings, outputPath: outPath, onProgress: (p) => progress.push(p) });
+    const result = await remote.upscale({
+      inputPath: input,
+      inputName: 'huge.png',
+      settings,
+      outputPath: outPath,
+      onProgress: (p) => progress.push(p),
+    });
 
     expect(proxy.cuts).toBe(1);
     const parts = Math.ceil(size / (5 * MiB)); // the server's part size (S3's 5 MiB minimum)

@@ -23,7 +23,9 @@ describe('passes in jobs', () => {
     // Nothing listens there and the input does not exist: anything but the refusal would fail differently.
     const remote = createRemoteBackend({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k' });
     const settings = upscaleSettingsFor(jobSettingsFrom({ ...options, passes: 2 }, 'cloud'));
-    await expect(remote.upscale({ inputPath: '/nonexistent.png', inputName: 'cat.png', settings, outputPath: '/tmp/never.png' })).rejects.toThrow(CLOUD_PASSES_REFUSAL);
+    await expect(
+      remote.upscale({ inputPath: '/nonexistent.png', inputName: 'cat.png', settings, outputPath: '/tmp/never.png' }),
+    ).rejects.toThrow(CLOUD_PASSES_REFUSAL);
     await remote.close();
   });
 });

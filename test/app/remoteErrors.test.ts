@@ -16,7 +16,13 @@ import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarn
 import type { TestServer } from '../server/helpers.js';
 import { addUser, BIRD, FAST_POLL, LR_IMAGES, makeBatch, startServer } from './appHelpers.js';
 
-const SETTINGS: UpscaleSettings = { model: FAST_MODEL, scale: 2, saveImageAs: 'png', compression: 0, enhanceFace: false };
+const SETTINGS: UpscaleSettings = {
+  model: FAST_MODEL,
+  scale: 2,
+  saveImageAs: 'png',
+  compression: 0,
+  enhanceFace: false,
+};
 
 async function failure(backend: UpscaleBackend, settings: UpscaleSettings, out: string): Promise<BackendError> {
   try {
@@ -41,7 +47,11 @@ describe('contract errors become typed errors carrying the server message', () =
 
   it('402 Insufficient credits', async () => {
     const key = await addUser(server, 'poor@example.com', 0);
-    const e = await failure(createRemoteBackend({ baseUrl: server.url, apiKey: key }), SETTINGS, path.join(dir, 'a.png'));
+    const e = await failure(
+      createRemoteBackend({ baseUrl: server.url, apiKey: key }),
+      SETTINGS,
+      path.join(dir, 'a.png'),
+    );
     expect(e).toBeInstanceOf(InsufficientCreditsError);
     expect(e.kind).toBe('InsufficientCredits');
     expect(e.status).toBe(402);
@@ -57,7 +67,11 @@ describe('contract errors become typed errors carrying the server message', () =
     const acc = await multipart.getAccount().catch((x: unknown) => x as BackendError);
     expect(acc).toBeInstanceOf(UnauthorizedError);
     expect((acc as BackendError).message).toBe('Unauthorized');
-    const direct = await failure(createRemoteBackend({ baseUrl: server.url, apiKey: bogus }), SETTINGS, path.join(dir, 'c.png'));
+    const direct = await failure(
+      createRemoteBackend({ baseUrl: server.url, apiKey: bogus }),
+      SETTINGS,
+      path.join(dir, 'c.png'),
+    );
     expect(direct).toBeInstanceOf(UnauthorizedError);
     expect([direct.status, direct.message]).toEqual([404, 'User not found']);
     // the key never leaks into what the UI shows
@@ -66,7 +80,11 @@ describe('contract errors become typed errors carrying the server message', () =
 
   it('unknown model → BadRequest with the server’s wording', async () => {
     const key = await addUser(server, 'model@example.com', 5);
-    const e = await failure(createRemoteBackend({ baseUrl: server.url, apiKey: key }), { ...SETTINGS, model: 'no-such-model' }, path.join(dir, 'd.png'));
+    const e = await failure(
+      createRemoteBackend({ baseUrl: server.url, apiKey: key }),
+      { ...SETTINGS, model: 'no-such-model' },
+      path.join(dir, 'd.png'),
+    );
     expect(e).toBeInstanceOf(BadRequestError);
     expect(e.status).toBe(400);
     expect(e.message).toMatch(/^Bad Request: model 'no-such-model' is not one of 'service-standard-4x'/);
@@ -100,7 +118,16 @@ describe('contract errors become typed errors carrying the server message', () =
     let toppedUp = false;
     const queue = await JobQueue.open({
       backend: () => backend,
-      settings: () => ({ model: FAST_MODEL, scale: 2, format: 'png', compression: 0, face: false, outputFolder: outputs, template: '{name}_x{scale}.{ext}', overwrite: 'replace' }),
+      settings: () => ({
+        model: FAST_MODEL,
+        scale: 2,
+        format: 'png',
+        compression: 0,
+        face: false,
+        outputFolder: outputs,
+        template: '{name}_x{scale}.{ext}',
+        overwrite: 'replace',
+      }),
       onEvent: (ev) => {
         // Credits run out at item 2 (1 credit, 1 per image); top up after it fails so item 3 can succeed.
         if (ev.type === 'item' && ev.item.status === 'failed' && !toppedUp) {

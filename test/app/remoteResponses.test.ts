@@ -30,7 +30,8 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-const json = (body: unknown, status = 200) => (answer = { status, type: 'application/json', body: JSON.stringify(body) });
+const json = (body: unknown, status = 200) =>
+  (answer = { status, type: 'application/json', body: JSON.stringify(body) });
 
 const STATUS = {
   status: 'PROCESSED',
@@ -65,32 +66,54 @@ describe('remote client: every answer checked against the contract', () => {
     json({ status: 'success', data: { ...STATUS, status: 'DONE' } });
     const e = await failure(client.getTaskStatus('t1'));
     expect(e).toBeInstanceOf(ServerError);
-    expect(e.message).toMatch(new RegExp(`^Unexpected response from the service at ${origin} to get-task-status: data\\.status: `));
+    expect(e.message).toMatch(
+      new RegExp(`^Unexpected response from the service at ${origin} to get-task-status: data\\.status: `),
+    );
 
     json({ status: 'success', data: { ...STATUS, files: [{ fileName: 'a.png' }] } });
     expect((await failure(client.getTaskStatus('t1'))).message).toContain('to get-task-status: data.files.0.');
 
     json({ status: 'success', data: { message: 'ok', creditsToDeduct: 1 } });
-    const form = { model: 'digital-art-4x' as const, scale: 2 as const, saveImageAs: 'png' as const, compression: 0, enhanceFace: false };
-    const started = await failure(client.startTask(form, { kind: 'file', fileName: 'a.png', bytes: new Uint8Array([1]), mime: 'image/png' }));
+    const form = {
+      model: 'digital-art-4x' as const,
+      scale: 2 as const,
+      saveImageAs: 'png' as const,
+      compression: 0,
+      enhanceFace: false,
+    };
+    const started = await failure(
+      client.startTask(form, { kind: 'file', fileName: 'a.png', bytes: new Uint8Array([1]), mime: 'image/png' }),
+    );
     expect(started.message).toMatch(/to start-task: data\.taskId: /);
 
     json({ status: 'success', data: { uploadId: 'u', partUrls: 'nope' } });
-    expect((await failure(client.getUploadUrl({ fileSize: 10, fileType: 'image/png', originalFileName: 'a.png' }))).message).toMatch(
-      /to get-upload-url: data\.partUrls: /,
-    );
+    expect(
+      (await failure(client.getUploadUrl({ fileSize: 10, fileType: 'image/png', originalFileName: 'a.png' }))).message,
+    ).toMatch(/to get-upload-url: data\.partUrls: /);
   });
 
   it('turns non-JSON, a missing data object and an HTML 502 into clear errors', async () => {
     answer = { status: 200, type: 'text/html', body: '<html>hello</html>' };
-    expect((await failure(client.getTaskStatus('t1'))).message).toBe(`The service at ${origin} answered with something that is not JSON.`);
+    expect((await failure(client.getTaskStatus('t1'))).message).toBe(
+      `The service at ${origin} answered with something that is not JSON.`,
+    );
     json({ status: 'success' });
-    expect((await failure(client.getTaskStatus('t1'))).message).toBe(`The service at ${origin} answered without a data object.`);
+    expect((await failure(client.getTaskStatus('t1'))).message).toBe(
+      `The service at ${origin} answered without a data object.`,
+    );
     answer = { status: 502, type: 'text/html', body: '<html><body>Bad gateway</body></html>' };
     const e = await failure(client.getTaskStatus('t1'));
     expect(e).toBeInstanceOf(ServerError);
-    expect([(e as ServerError).status, (e as ServerError).retryable, e.message]).toEqual([502, true, `Unexpected response from the service at ${origin} to get-task-status: HTTP 502, an HTML page.`]);
-    answer = { status: 504, type: 'text/html; charset=utf-8', body: '<html><head><title>504 Gateway Time-out</title></head><body><h1>504</h1></body></html>' };
+    expect([(e as ServerError).status, (e as ServerError).retryable, e.message]).toEqual([
+      502,
+      true,
+      `Unexpected response from the service at ${origin} to get-task-status: HTTP 502, an HTML page.`,
+    ]);
+    answer = {
+      status: 504,
+      type: 'text/html; charset=utf-8',
+      body: '<html><head><title>504 Gateway Time-out</title></head><body><h1>504</h1></body></html>',
+    };
     expect((await failure(client.getTaskStatus('t1'))).message).toBe(
       `Unexpected response from the service at ${origin} to get-task-status: HTTP 504, an HTML page titled "504 Gateway Time-out".`,
     );

@@ -28,11 +28,28 @@ describe('local worker backend and remote backend give the same image', () => {
 
   it('same dimensions, PSNR ≥ 45 dB, credits deducted remotely only', async () => {
     const input = path.join(LR_DIR, 'baby_LRBI_x4.png');
-    const settings = { model: FAST_MODEL, scale: 2 as const, saveImageAs: 'png' as const, compression: 0, enhanceFace: false };
+    const settings = {
+      model: FAST_MODEL,
+      scale: 2 as const,
+      saveImageAs: 'png' as const,
+      compression: 0,
+      enhanceFace: false,
+    };
     const seen: number[] = [];
-    const a = await local.upscale({ inputPath: input, inputName: 'baby.png', settings, outputPath: path.join(out, 'local.png'), onProgress: (p) => seen.push(p) });
+    const a = await local.upscale({
+      inputPath: input,
+      inputName: 'baby.png',
+      settings,
+      outputPath: path.join(out, 'local.png'),
+      onProgress: (p) => seen.push(p),
+    });
     const remote = createRemoteBackend({ baseUrl: server.url, apiKey: key, poll: FAST_POLL });
-    const b = await remote.upscale({ inputPath: input, inputName: 'baby.png', settings, outputPath: path.join(out, 'remote.png') });
+    const b = await remote.upscale({
+      inputPath: input,
+      inputName: 'baby.png',
+      settings,
+      outputPath: path.join(out, 'remote.png'),
+    });
 
     expect(a.dimensions).toEqual({ width: 256, height: 256 });
     expect(b.dimensions).toEqual(a.dimensions);
@@ -44,7 +61,12 @@ describe('local worker backend and remote backend give the same image', () => {
     expect(b.creditsDeducted).toBe(1); // scale 2: one credit per image (engine/credits/priceTable.ts)
     expect(seen.at(-1)).toBe(100);
     expect(seen).toEqual([...seen].sort((x, y) => x - y));
-    expect(await remote.getAccount()).toEqual({ available: true, email: 'same@example.com', currentCredits: 49, currentExtraCredits: 0 });
+    expect(await remote.getAccount()).toEqual({
+      available: true,
+      email: 'same@example.com',
+      currentCredits: 49,
+      currentExtraCredits: 0,
+    });
     expect(await local.getAccount()).toEqual({ available: false });
     expect(await remote.estimate(settings, 3)).toBe(3);
     expect(await local.estimate(settings, 3)).toBe(0);

@@ -55,7 +55,11 @@ describe('a cloud item the service already accepted is resumed, never paid twice
       template: '{name}_{model}_x{scale}.{ext}',
       overwrite: 'replace',
     };
-    queue = await JobQueue.open({ stateFile: path.join(dir, 'queue.json'), backend: () => backend, settings: () => settings });
+    queue = await JobQueue.open({
+      stateFile: path.join(dir, 'queue.json'),
+      backend: () => backend,
+      settings: () => settings,
+    });
     const [item] = await queue.addPaths([BIRD]);
     await queue.start();
     await queue.idle();
@@ -71,7 +75,11 @@ describe('a cloud item the service already accepted is resumed, never paid twice
     expect(charged).toBeGreaterThan(0);
 
     // Reopen the queue from disk (as after a restart) and retry: it follows the same task.
-    queue = await JobQueue.open({ stateFile: path.join(dir, 'queue.json'), backend: () => remote, settings: () => settings });
+    queue = await JobQueue.open({
+      stateFile: path.join(dir, 'queue.json'),
+      backend: () => remote,
+      settings: () => settings,
+    });
     await queue.retry(item!.id);
     await queue.idle();
     const after = queue.get(item!.id)!;

@@ -23,7 +23,12 @@ describe('createService (cloud mode against a real crisp serve)', () => {
   });
 
   const open = (dataDir: string): Promise<ServiceHandle> =>
-    createService({ dataDir, secrets: createFileSecretStore(path.join(dataDir, 'secrets.json')), modelDirs: [ONNX_DIR], remote: { poll: FAST_POLL } });
+    createService({
+      dataDir,
+      secrets: createFileSecretStore(path.join(dataDir, 'secrets.json')),
+      modelDirs: [ONNX_DIR],
+      remote: { poll: FAST_POLL },
+    });
 
   it('settings, key, estimate, balance, a run with events, and resume after a restart', async () => {
     const key = await addUser(server, 'svc@example.com', 30);
@@ -38,7 +43,14 @@ describe('createService (cloud mode against a real crisp serve)', () => {
     expect(await svc.estimate()).toEqual({ mode: 'local', credits: 0, items: 0 });
     await expect(svc.updateSettings({ scale: 9 as never })).rejects.toThrow(/^Invalid setting scale/);
     await expect(svc.updateSettings({ template: '{nom}.{ext}' })).rejects.toThrow(/unknown placeholder \{nom\}/);
-    await svc.updateSettings({ mode: 'cloud', baseUrl: server.url, model: FAST_MODEL, scale: 2, outputFolder: out, overwrite: 'replace' });
+    await svc.updateSettings({
+      mode: 'cloud',
+      baseUrl: server.url,
+      model: FAST_MODEL,
+      scale: 2,
+      outputFolder: out,
+      overwrite: 'replace',
+    });
     expect(await svc.hasApiKey()).toBe(false);
     await svc.setApiKey(key);
     expect(await svc.hasApiKey()).toBe(true);
@@ -60,25 +72,41 @@ describe('createService (cloud mode against a real crisp serve)', () => {
     const stopped = new Promise<void>((resolve) => {
       svc.subscribe((e) => {
         events.push(e);
-        if (e.type === 'item' && e.item.status === 'running' && e.item.inputName.startsWith('img03') && e.item.percent > 10) resolve();
+        if (
+          e.type === 'item' &&
+          e.item.status === 'running' &&
+          e.item.inputName.startsWith('img03') &&
+          e.item.percent > 10
+        )
+          resolve();
       });
     });
     await svc.start();
     await stopped;
     await svc.close();
-    const doneBefore = (await Promise.all(added.slice(0, 2).map((i) => stat(path.join(out, `${path.parse(i.inputName).name}_${FAST_MODEL}_x2.png`))))).map((s) => s.mtimeMs);
+    const doneBefore = (
+      await Promise.all(
+        added.slice(0, 2).map((i) => stat(path.join(out, `${path.parse(i.inputName).name}_${FAST_MODEL}_x2.png`))),
+      )
+    ).map((s) => s.mtimeMs);
     expect(events.some((e) => e.type === 'account')).toBe(true);
 
     // Restart: finished items stay finished, the interrupted one is queued again, nothing is redone.
     svc = await open(dataDir);
     const resumed = await svc.getQueue();
     expect(resumed.items.map((i) => i.status)).toEqual(['done', 'done', 'queued', 'queued']);
-    const finished = new Promise<ServiceEvent>((resolve) => svc.subscribe((e) => e.type === 'batchFinished' && resolve(e)));
+    const finished = new Promise<ServiceEvent>((resolve) =>
+      svc.subscribe((e) => e.type === 'batchFinished' && resolve(e)),
+    );
     await svc.start();
     expect(await finished).toEqual({ type: 'batchFinished', done: 2, failed: 0, total: 2 });
     const q = await svc.getQueue();
     expect(q.items.map((i) => i.status)).toEqual(['done', 'done', 'done', 'done']);
-    const doneAfter = (await Promise.all(added.slice(0, 2).map((i) => stat(path.join(out, `${path.parse(i.inputName).name}_${FAST_MODEL}_x2.png`))))).map((s) => s.mtimeMs);
+    const doneAfter = (
+      await Promise.all(
+        added.slice(0, 2).map((i) => stat(path.join(out, `${path.parse(i.inputName).name}_${FAST_MODEL}_x2.png`))),
+      )
+    ).map((s) => s.mtimeMs);
     expect(doneAfter).toEqual(doneBefore);
 
     const img = await svc.readImage(q.items[3]!.id, 'output');
@@ -89,9 +117,14 @@ describe('createService (cloud mode against a real crisp serve)', () => {
 
     await svc.clearFinished();
     expect((await svc.getQueue()).items).toEqual([]);
-    const dropped = await svc.addFile('pasted.png', new Uint8Array(await readFile(path.join(inputs, 'img02_bird_LRBI_x4.png'))));
+    const dropped = await svc.addFile(
+      'pasted.png',
+      new Uint8Array(await readFile(path.join(inputs, 'img02_bird_LRBI_x4.png'))),
+    );
     expect(dropped.inputDimensions).toEqual({ width: 72, height: 72 });
-    await expect(svc.addFile('x.png', new Uint8Array([1, 2, 3]))).rejects.toThrow('x.png is not a JPG, PNG or WEBP image.');
+    await expect(svc.addFile('x.png', new Uint8Array([1, 2, 3]))).rejects.toThrow(
+      'x.png is not a JPG, PNG or WEBP image.',
+    );
     await svc.setApiKey(null);
     await svc.start();
     await new Promise<void>((resolve) => svc.subscribe((e) => e.type === 'batchFinished' && resolve()));

@@ -22,15 +22,29 @@ afterAll(async () => removeDir(dir));
 
 describe('output names and overwrite policy', () => {
   it('renders the template and sanitises the model', () => {
-    const parts = { originalFileName: '/x/My Photo.jpeg', model: 'custom:my-net', scale: 4 as const, format: 'webp' as const };
+    const parts = {
+      originalFileName: '/x/My Photo.jpeg',
+      model: 'custom:my-net',
+      scale: 4 as const,
+      format: 'webp' as const,
+    };
     expect(renderOutputName('{name}_{model}_x{scale}.{ext}', parts)).toBe('My Photo_custom-my-net_x4.webp');
     expect(renderOutputName('{name}-big', parts)).toBe('My Photo-big.webp');
     // Everything that changes the pixels is in the name, so two runs never overwrite each other.
-    expect(renderOutputName('{name}_{model}_x{scale}.{ext}', { ...parts, model: 'service-lite-4x', denoise: 0.5, enhanceFace: true, faceModel: 'gfpgan-1.4', faceStrength: 0.7 })).toBe(
-      'My Photo_service-lite-4x-dn0.5-face-gfpgan-1.4-fs0.7_x4.webp',
-    );
+    expect(
+      renderOutputName('{name}_{model}_x{scale}.{ext}', {
+        ...parts,
+        model: 'service-lite-4x',
+        denoise: 0.5,
+        enhanceFace: true,
+        faceModel: 'gfpgan-1.4',
+        faceStrength: 0.7,
+      }),
+    ).toBe('My Photo_service-lite-4x-dn0.5-face-gfpgan-1.4-fs0.7_x4.webp');
     // Strength 1 is the plain model: the same image, so the same name as no --denoise at all.
-    expect(renderOutputName('{name}_{model}_x{scale}.{ext}', { ...parts, model: 'service-lite-4x', denoise: 1 })).toBe('My Photo_service-lite-4x_x4.webp');
+    expect(renderOutputName('{name}_{model}_x{scale}.{ext}', { ...parts, model: 'service-lite-4x', denoise: 1 })).toBe(
+      'My Photo_service-lite-4x_x4.webp',
+    );
     expect(templateProblem('{name}.{ext}')).toBeUndefined();
     expect(templateProblem('out.{ext}')).toMatch(/must contain \{name\}/);
     expect(templateProblem('{name}/{ext}')).toMatch(/not a path/);
@@ -52,8 +66,17 @@ describe('output names and overwrite policy', () => {
     await writeFile(path.join(d, 'fake.png'), 'not a png');
     await writeFile(path.join(d, 'renamed.dat'), await readFile(BIRD));
     expect((await expandInputs([d], false)).map((e) => path.relative(d, e.path))).toEqual(['renamed.dat']);
-    expect((await expandInputs([d], true)).map((e) => path.relative(d, e.path))).toEqual(['deep/img01_baby_LRBI_x4.png', 'renamed.dat']);
-    expect(await expandInputs([path.join(d, 'fake.png')], false)).toEqual([{ path: path.join(d, 'fake.png'), problem: 'fake.png is not a JPG, PNG or WEBP image.', problemCode: 'not-an-image' }]);
+    expect((await expandInputs([d], true)).map((e) => path.relative(d, e.path))).toEqual([
+      'deep/img01_baby_LRBI_x4.png',
+      'renamed.dat',
+    ]);
+    expect(await expandInputs([path.join(d, 'fake.png')], false)).toEqual([
+      {
+        path: path.join(d, 'fake.png'),
+        problem: 'fake.png is not a JPG, PNG or WEBP image.',
+        problemCode: 'not-an-image',
+      },
+    ]);
   });
 });
 
@@ -67,7 +90,14 @@ describe('settings', () => {
     await expect(s.update({ compression: 101 })).rejects.toThrow(/^Invalid setting compression/);
     await expect(s.update({ apiKey: 'k' } as never)).rejects.toThrow(/Invalid setting/);
     await expect(s.update({ baseUrl: 'ftp://x' })).rejects.toThrow(/baseUrl: must be an http\(s\) URL/);
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ version: 1, scale: 2, theme: 'dark', language: 'de', passes: 2, compression: 0 });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      version: 1,
+      scale: 2,
+      theme: 'dark',
+      language: 'de',
+      passes: 2,
+      compression: 0,
+    });
     await writeFile(file, JSON.stringify({ version: 1, scale: 'huge', theme: 'dark', model: 'custom:mine' }));
     const again = await (await openSettingsStore(file)).get();
     expect([again.scale, again.theme, again.model]).toEqual([DEFAULT_SETTINGS.scale, 'dark', 'custom:mine']);
@@ -94,12 +124,30 @@ describe('settings', () => {
 describe('errors, backoff, estimates', () => {
   it('maps statuses to typed errors with the server message', () => {
     const h = {};
-    expect(errorFromResponse(402, '"Insufficient credits"', h)).toMatchObject({ kind: 'InsufficientCredits', message: 'Insufficient credits' });
-    expect(errorFromResponse(400, '"Bad Request: Missing User ID"', h)).toMatchObject({ kind: 'Unauthorized', status: 400 });
-    expect(errorFromResponse(404, '"Task not found"', h)).toMatchObject({ kind: 'NotFound', message: 'Task not found' });
-    expect(errorFromResponse(500, '"Error getting data"', h)).toMatchObject({ kind: 'ServerError', message: 'Error getting data' });
-    expect(errorFromResponse(502, '<html>bad gateway</html>', h)).toMatchObject({ kind: 'ServerError', message: '<html>bad gateway</html>' });
-    expect(errorFromResponse(429, '"Too Many Requests"', { 'retry-after': '7' })).toMatchObject({ kind: 'RateLimited', retryAfterMs: 7000 });
+    expect(errorFromResponse(402, '"Insufficient credits"', h)).toMatchObject({
+      kind: 'InsufficientCredits',
+      message: 'Insufficient credits',
+    });
+    expect(errorFromResponse(400, '"Bad Request: Missing User ID"', h)).toMatchObject({
+      kind: 'Unauthorized',
+      status: 400,
+    });
+    expect(errorFromResponse(404, '"Task not found"', h)).toMatchObject({
+      kind: 'NotFound',
+      message: 'Task not found',
+    });
+    expect(errorFromResponse(500, '"Error getting data"', h)).toMatchObject({
+      kind: 'ServerError',
+      message: 'Error getting data',
+    });
+    expect(errorFromResponse(502, '<html>bad gateway</html>', h)).toMatchObject({
+      kind: 'ServerError',
+      message: '<html>bad gateway</html>',
+    });
+    expect(errorFromResponse(429, '"Too Many Requests"', { 'retry-after': '7' })).toMatchObject({
+      kind: 'RateLimited',
+      retryAfterMs: 7000,
+    });
     expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);
   });
 
@@ -110,8 +158,20 @@ describe('errors, backoff, estimates', () => {
   });
 
   it('local is free; cloud follows the price table', () => {
-    expect(estimateCredits('local', { scale: 8, enhanceFace: true }, 5)).toEqual({ mode: 'local', credits: 0, items: 5 });
-    expect(estimateCredits('cloud', { scale: 4, enhanceFace: false }, 5)).toEqual({ mode: 'cloud', credits: 10, items: 5 });
-    expect(estimateCredits('cloud', { scale: 8, enhanceFace: true }, 2)).toEqual({ mode: 'cloud', credits: 10, items: 2 });
+    expect(estimateCredits('local', { scale: 8, enhanceFace: true }, 5)).toEqual({
+      mode: 'local',
+      credits: 0,
+      items: 5,
+    });
+    expect(estimateCredits('cloud', { scale: 4, enhanceFace: false }, 5)).toEqual({
+      mode: 'cloud',
+      credits: 10,
+      items: 5,
+    });
+    expect(estimateCredits('cloud', { scale: 8, enhanceFace: true }, 2)).toEqual({
+      mode: 'cloud',
+      credits: 10,
+      items: 2,
+    });
   });
 });

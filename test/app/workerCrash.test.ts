@@ -12,7 +12,12 @@ describe('the local engine worker killed mid-item', () => {
   let local: LocalBackend;
   beforeAll(async () => {
     dir = await tempDir('crisp-app-crash-');
-    local = createLocalBackend({ dataDir: path.join(dir, 'engine'), modelDirs: [ONNX_DIR], executionProvider: 'cpu', tileSize: 48 });
+    local = createLocalBackend({
+      dataDir: path.join(dir, 'engine'),
+      modelDirs: [ONNX_DIR],
+      executionProvider: 'cpu',
+      tileSize: 48,
+    });
   });
   afterAll(async () => {
     await local.close();
@@ -28,7 +33,16 @@ describe('the local engine worker killed mid-item', () => {
     let killed = false;
     const queue = await JobQueue.open({
       backend: () => local,
-      settings: () => ({ model: FAST_MODEL, scale: 2, format: 'png', compression: 0, face: false, outputFolder: out, template: '{name}.{ext}', overwrite: 'replace' }),
+      settings: () => ({
+        model: FAST_MODEL,
+        scale: 2,
+        format: 'png',
+        compression: 0,
+        face: false,
+        outputFolder: out,
+        template: '{name}.{ext}',
+        overwrite: 'replace',
+      }),
       onEvent: (e) => {
         if (e.type !== 'item' || e.item.status !== 'running' || e.item.percent === 0) return;
         pids.push(local.workerPid());
@@ -44,7 +58,9 @@ describe('the local engine worker killed mid-item', () => {
 
     const items = queue.snapshot().items;
     expect(items.map((i) => i.status)).toEqual(['done', 'failed', 'done']);
-    expect(items[1]!.error).toMatch(/^The local engine stopped unexpectedly while upscaling img02_bird_LRBI_x4\.png \(it was stopped by SIGKILL;/);
+    expect(items[1]!.error).toMatch(
+      /^The local engine stopped unexpectedly while upscaling img02_bird_LRBI_x4\.png \(it was stopped by SIGKILL;/,
+    );
     expect(items[1]!.error).toContain('The next image starts a fresh engine.');
     const first = pids[0];
     const last = pids.at(-1);

@@ -59,7 +59,10 @@ const server = createServer((req, res) => {
   }
   req.resume();
   req.on('end', () => {
-    if (req.url === '/get-task-status') res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': STATUS.length }).end(STATUS);
+    if (req.url === '/get-task-status')
+      res
+        .writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': STATUS.length })
+        .end(STATUS);
     else res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"status":"success"}}');
   });
 });

@@ -81,7 +81,22 @@ async function child(job: ChildJob): Promise<ChildResult> {
   let provider = '';
   // Warm-up on a tiny input so session creation is not counted.
   const warm = path.join(job.tmp, `warm-${job.model}.png`);
-  await upscaleImage({ input: { data: await sharp({ create: { width: 16, height: 16, channels: 3, background: '#888' } }).png().toBuffer() }, inputName: 'warm', model, scale: 4, format: 'png', compression: 0, outputPath: warm }, inference);
+  await upscaleImage(
+    {
+      input: {
+        data: await sharp({ create: { width: 16, height: 16, channels: 3, background: '#888' } })
+          .png()
+          .toBuffer(),
+      },
+      inputName: 'warm',
+      model,
+      scale: 4,
+      format: 'png',
+      compression: 0,
+      outputPath: warm,
+    },
+    inference,
+  );
   acc.s = 0;
   acc.px = 0;
   const t0 = performance.now();
@@ -89,7 +104,15 @@ async function child(job: ChildJob): Promise<ChildResult> {
     const meta = await sharp(input).metadata();
     inputPx += meta.width * meta.height;
     const r = await upscaleImage(
-      { input: { path: input }, inputName: path.basename(input), model, scale: 4, format: 'png', compression: 0, outputPath: path.join(job.tmp, `${job.model}-${i}.png`) },
+      {
+        input: { path: input },
+        inputName: path.basename(input),
+        model,
+        scale: 4,
+        format: 'png',
+        compression: 0,
+        outputPath: path.join(job.tmp, `${job.model}-${i}.png`),
+      },
       inference,
     );
     provider = r.provider;
@@ -104,16 +127,29 @@ async function child(job: ChildJob): Promise<ChildResult> {
     let img = await readRgb(input);
     if (job.baselineCrop && (img.width > job.baselineCrop || img.height > job.baselineCrop)) {
       const c = job.baselineCrop;
-      const buf = await sharp(input).extract({ left: (img.width - c) >> 1, top: (img.height - c) >> 1, width: c, height: c }).png().toBuffer();
+      const buf = await sharp(input)
+        .extract({ left: (img.width - c) >> 1, top: (img.height - c) >> 1, width: c, height: c })
+        .png()
+        .toBuffer();
       img = await readRgb(buf);
     }
-    if (baseS === 0 && basePx === 0) await bareUpscale(model.path, { data: new Uint8Array(16 * 16 * 3), width: 16, height: 16 }); // warm-up
+    if (baseS === 0 && basePx === 0)
+      await bareUpscale(model.path, { data: new Uint8Array(16 * 16 * 3), width: 16, height: 16 }); // warm-up
     const b0 = performance.now();
     await bareUpscale(model.path, img);
     baseS += (performance.now() - b0) / 1000;
     basePx += img.width * img.height;
   }
-  return { inputMp: inputPx / 1e6, e2eS, modelS: acc.s, tiledMp: acc.px / 1e6, peakRssMb, provider, baseMp: basePx / 1e6, baseS };
+  return {
+    inputMp: inputPx / 1e6,
+    e2eS,
+    modelS: acc.s,
+    tiledMp: acc.px / 1e6,
+    peakRssMb,
+    provider,
+    baseMp: basePx / 1e6,
+    baseS,
+  };
 }
 
 import { formatServerRows, runServerBench } from './serverBench.js';
@@ -127,11 +163,16 @@ async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-bench-'));
   try {
-    const set5 = readdirSync(path.join(IMAGES_DIR, 'set5-x4', 'lr')).sort().map((f) => path.join(IMAGES_DIR, 'set5-x4', 'lr', f));
+    const set5 = readdirSync(path.join(IMAGES_DIR, 'set5-x4', 'lr'))
+      .sort()
+      .map((f) => path.join(IMAGES_DIR, 'set5-x4', 'lr', f));
     const set14 = ['baboon.png', 'lenna.png', 'monarch.png'].map((f) => path.join(IMAGES_DIR, 'set14', f));
     const side = quick ? 768 : 2000;
     const large = path.join(tmp, `baboon-${side}.png`);
-    await sharp(path.join(IMAGES_DIR, 'set14', 'baboon.png')).resize(side, side, { fit: 'fill', kernel: 'lanczos3' }).png().toFile(large);
+    await sharp(path.join(IMAGES_DIR, 'set14', 'baboon.png'))
+      .resize(side, side, { fit: 'fill', kernel: 'lanczos3' })
+      .png()
+      .toFile(large);
 
     const sets: Array<{ label: string; inputs: string[]; crop?: number }> = quick
       ? [
@@ -145,13 +186,34 @@ async function pipelineBench(): Promise<void> {
         ];
     const models = listModels([MODELS_DIR]).filter((m): m is ListedModel & { installed: true } => m.installed);
     const self = fileURLToPath(import.meta.url);
-    console.log(`Crisp pipeline bench — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ×4, PNG output, cpu provider${quick ? ', QUICK' : ''}`);
-    const header = ['model', 'input', 'MP', 'e2e MP/s', 'model MP/s', 'tile ovh', 'peak RSS', 'base MP/s', 'model ÷ base', 'e2e ÷ base'];
+    console.log(
+      `Crisp pipeline bench — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ×4, PNG output, cpu provider${quick ? ', QUICK' : ''}`,
+    );
+    const header = [
+      'model',
+      'input',
+      'MP',
+      'e2e MP/s',
+      'model MP/s',
+      'tile ovh',
+      'peak RSS',
+      'base MP/s',
+      'model ÷ base',
+      'e2e ÷ base',
+    ];
     const rows: string[][] = [];
     for (const m of models) {
       for (const set of sets) {
-        const job: ChildJob = { model: m.name, inputs: set.inputs, tmp, ...(set.crop ? { baselineCrop: set.crop } : {}) };
-        const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--child', JSON.stringify(job)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+        const job: ChildJob = {
+          model: m.name,
+          inputs: set.inputs,
+          tmp,
+          ...(set.crop ? { baselineCrop: set.crop } : {}),
+        };
+        const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--child', JSON.stringify(job)], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
         const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as ChildResult;
         rows.push([
           `${m.name} (${m.model})`,
@@ -173,14 +235,17 @@ async function pipelineBench(): Promise<void> {
     console.log(line(header));
     console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
     for (const r of rows) console.log(line(r));
-    if (sets.some((s) => s.crop)) console.log('* baseline on the central 512×512 crop (whole-image inference at this size needs several GB).');
+    if (sets.some((s) => s.crop))
+      console.log('* baseline on the central 512×512 crop (whole-image inference at this size needs several GB).');
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
 }
 
 async function serverBench(): Promise<void> {
-  console.log('\nServer: crisp serve (own process, default flags) beside a bare Node http server, same run, same client; loopback, shared cores');
+  console.log(
+    '\nServer: crisp serve (own process, default flags) beside a bare Node http server, same run, same client; loopback, shared cores',
+  );
   console.log(formatServerRows(await runServerBench()));
 }
 
@@ -193,14 +258,20 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'server', run: serverBench },
   {
     name: 'team',
-    run: async () => console.log(`\nTeam scale: one crisp serve vs 2 API + 2 worker processes on PostgreSQL, same run, same client; loopback, shared cores\n${await runTeamBench()}`),
+    run: async () =>
+      console.log(
+        `\nTeam scale: one crisp serve vs 2 API + 2 worker processes on PostgreSQL, same run, same client; loopback, shared cores\n${await runTeamBench()}`,
+      ),
   },
   { name: 'faces', run: facesBench },
   { name: 'faces-crop', run: faceCropBench },
   { name: 'int8', run: runInt8Bench },
   { name: 'ux', run: uxBench },
   { name: 'huge', run: hugeBench },
-  { name: 'fairness', run: async () => console.log(`\nFairness (two users, one device)\n${(await runFairnessBench()).join('\n')}`) },
+  {
+    name: 'fairness',
+    run: async () => console.log(`\nFairness (two users, one device)\n${(await runFairnessBench()).join('\n')}`),
+  },
   { name: 'startup', run: startupBench },
 ];
 

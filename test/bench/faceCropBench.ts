@@ -16,9 +16,17 @@ import { bareUpscale, readRgb, releaseBareSessions, type RgbImage } from './qual
 const raster = (r: RgbImage): Raster => ({ data: r.data, width: r.width, height: r.height, channels: 3, depth: 8 });
 
 function cropPsnr(a: Float32Array, b: Float32Array): number {
-  const S = 512, P = S * S;
-  let se = 0, n = 0;
-  for (let c = 0; c < 3; c++) for (let y = 64; y < 448; y++) for (let x = 64; x < 448; x++) { const i = c * P + y * S + x; se += (a[i]! - b[i]!) ** 2; n++; }
+  const S = 512,
+    P = S * S;
+  let se = 0,
+    n = 0;
+  for (let c = 0; c < 3; c++)
+    for (let y = 64; y < 448; y++)
+      for (let x = 64; x < 448; x++) {
+        const i = c * P + y * S + x;
+        se += (a[i]! - b[i]!) ** 2;
+        n++;
+      }
   return 10 * Math.log10(4 / (se / n));
 }
 
@@ -36,7 +44,9 @@ export async function faceCropBench(): Promise<void> {
       const lrFace = { ...f, landmarks: f.landmarks.map((p) => ({ x: (p.x - 1.5) / 4, y: (p.y - 1.5) / 4 })) };
       const fromInput = cropPsnr(alignFace(raster(lr), lrFace).crop, ref);
       const fromUpscaled = cropPsnr(alignFace(raster(sr), f).crop, ref);
-      console.log(`${model.padEnd(22)} ${name.padEnd(6)} from input ${fromInput.toFixed(2)} dB   from upscaled ${fromUpscaled.toFixed(2)} dB`);
+      console.log(
+        `${model.padEnd(22)} ${name.padEnd(6)} from input ${fromInput.toFixed(2)} dB   from upscaled ${fromUpscaled.toFixed(2)} dB`,
+      );
     }
   }
   await inference.release();

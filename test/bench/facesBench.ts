@@ -37,7 +37,10 @@ async function child(input: string, restorer: string | null): Promise<ChildResul
   const steps: Record<string, number> = { detect: 0, align: 0, restore: 0, paste: 0 };
   const out = path.join(path.dirname(input), `out-${restorer ? 'faces' : 'plain'}.png`);
   // Warm-up run so session creation is not counted.
-  await upscaleImage({ input: { path: input }, inputName: 'group.png', model, scale: 2, format: 'png', compression: 0, outputPath: out }, inference);
+  await upscaleImage(
+    { input: { path: input }, inputName: 'group.png', model, scale: 2, format: 'png', compression: 0, outputPath: out },
+    inference,
+  );
   const t = performance.now();
   const r = await upscaleImage(
     {
@@ -48,7 +51,16 @@ async function child(input: string, restorer: string | null): Promise<ChildResul
       format: 'png',
       compression: 0,
       outputPath: out,
-      ...(restorer ? { faces: { detectorPath: DETECTOR, restorerPath: restorer, restorerName: 'identity', onTiming: (s, ms) => (steps[s]! += ms) } } : {}),
+      ...(restorer
+        ? {
+            faces: {
+              detectorPath: DETECTOR,
+              restorerPath: restorer,
+              restorerName: 'identity',
+              onTiming: (s, ms) => (steps[s]! += ms),
+            },
+          }
+        : {}),
     },
     inference,
   );
@@ -58,7 +70,11 @@ async function child(input: string, restorer: string | null): Promise<ChildResul
 }
 
 function runChild(input: string, restorer: string | null): ChildResult {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', SELF, '--face-child', JSON.stringify({ input, restorer })], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', SELF, '--face-child', JSON.stringify({ input, restorer })],
+    { encoding: 'utf8' },
+  );
   return JSON.parse(out.trim().split('\n').pop()!) as ChildResult;
 }
 
@@ -69,16 +85,30 @@ export async function facesBench(): Promise<void> {
     const det = await inference.graph(DETECTOR);
     const own = async (image: string) => {
       const { data, info } = await sharp(photoPath(image)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-      const f = (await detectFaces({ data: new Uint8Array(data), width: info.width, height: info.height, channels: 3, depth: 8 }, det))[0]!;
-      return { centre: f.landmarks.reduce((a, q) => ({ x: a.x + q.x / 5, y: a.y + q.y / 5 }), { x: 0, y: 0 }), eyes: eyeDistance(f), width: info.width, height: info.height };
+      const f = (
+        await detectFaces(
+          { data: new Uint8Array(data), width: info.width, height: info.height, channels: 3, depth: 8 },
+          det,
+        )
+      )[0]!;
+      return {
+        centre: f.landmarks.reduce((a, q) => ({ x: a.x + q.x / 5, y: a.y + q.y / 5 }), { x: 0, y: 0 }),
+        eyes: eyeDistance(f),
+        width: info.width,
+        height: info.height,
+      };
     };
-    const { png } = await composeGroup({ width: 640, height: 420 }, [
-      { image: 'set5/woman', width: 140, left: 20, top: 30 },
-      { image: 'set14/lenna', width: 300, angle: 30, left: 150, top: 10 },
-      { image: 'set5/baby', width: 200, left: 480, top: -40 },
-      { image: 'set14/foreman', width: 200, angle: -20, left: -60, top: 230 },
-      { image: 'set14/comic', width: 160, left: 380, top: 220 },
-    ], own);
+    const { png } = await composeGroup(
+      { width: 640, height: 420 },
+      [
+        { image: 'set5/woman', width: 140, left: 20, top: 30 },
+        { image: 'set14/lenna', width: 300, angle: 30, left: 150, top: 10 },
+        { image: 'set5/baby', width: 200, left: 480, top: -40 },
+        { image: 'set14/foreman', width: 200, angle: -20, left: -60, top: 230 },
+        { image: 'set14/comic', width: 160, left: 380, top: 220 },
+      ],
+      own,
+    );
     await inference.release();
     const input = path.join(dir, 'group.png');
     writeFileSync(input, png);
@@ -87,13 +117,21 @@ export async function facesBench(): Promise<void> {
     const faces = runChild(input, restorer);
     const n = Math.max(1, faces.faces);
     console.log('\n## faces (CPU, group picture 640×420 with 5 faces, ×2 with digital-art-4x; identity restorer)');
-    console.log(`plain upscale                 ${plain.totalMs.toFixed(0)} ms   peak RSS ${plain.peakRssMb.toFixed(0)} MB`);
-    console.log(`upscale + faces               ${faces.totalMs.toFixed(0)} ms   peak RSS ${faces.peakRssMb.toFixed(0)} MB   (${faces.faces} faces)`);
+    console.log(
+      `plain upscale                 ${plain.totalMs.toFixed(0)} ms   peak RSS ${plain.peakRssMb.toFixed(0)} MB`,
+    );
+    console.log(
+      `upscale + faces               ${faces.totalMs.toFixed(0)} ms   peak RSS ${faces.peakRssMb.toFixed(0)} MB   (${faces.faces} faces)`,
+    );
     for (const s of ['detect', 'align', 'restore', 'paste']) {
       const ms = faces.steps[s]! / n;
-      console.log(`  ${s.padEnd(8)} per face        ${ms.toFixed(1).padStart(7)} ms   ${((ms / plain.totalMs) * 100).toFixed(2)}% of the plain upscale`);
+      console.log(
+        `  ${s.padEnd(8)} per face        ${ms.toFixed(1).padStart(7)} ms   ${((ms / plain.totalMs) * 100).toFixed(2)}% of the plain upscale`,
+      );
     }
-    console.log(`face stage / plain upscale    ${((faces.totalMs - plain.totalMs) / plain.totalMs * 100).toFixed(1)}% extra time (same run; noisy shared machine)`);
+    console.log(
+      `face stage / plain upscale    ${(((faces.totalMs - plain.totalMs) / plain.totalMs) * 100).toFixed(1)}% extra time (same run; noisy shared machine)`,
+    );
     console.log(`extra peak memory             ${(faces.peakRssMb - plain.peakRssMb).toFixed(0)} MB`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -16,19 +16,34 @@ const FIELDS = { model: 'digital-art-4x', scale: '2', saveImageAs: 'png', enhanc
 
 export async function runFairnessBench(): Promise<string[]> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-bench-fair-'));
-  const server = await startServer({ host: '127.0.0.1', port: 0, dataDir, allowPrivateUrls: false, modelDirs: [ONNX_DIR], logLevel: 'warn', threads: 1 });
+  const server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir,
+    allowPrivateUrls: false,
+    modelDirs: [ONNX_DIR],
+    logLevel: 'warn',
+    threads: 1,
+  });
   try {
     const a = await server.accounts.addUser({ email: 'a@example.com', credits: 10_000 });
     const b = await server.accounts.addUser({ email: 'b@example.com', credits: 10_000 });
     const ca: Caller = { userId: a.account.userId, email: a.account.email };
     const cb: Caller = { userId: b.account.userId, email: b.account.email };
-    const small = await sharp(path.join(IMAGES_DIR, 'set5', 'bird.png')).resize(64, 64).png().toBuffer();
+    const small = await sharp(path.join(IMAGES_DIR, 'set5', 'bird.png'))
+      .resize(64, 64)
+      .png()
+      .toBuffer();
     const tiles = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        sharp(path.join(IMAGES_DIR, 'set5', 'baby.png')).extract({ left: (i % 6) * 80, top: Math.floor(i / 6) * 80, width: 96, height: 96 }).png().toBuffer(),
+        sharp(path.join(IMAGES_DIR, 'set5', 'baby.png'))
+          .extract({ left: (i % 6) * 80, top: Math.floor(i / 6) * 80, width: 96, height: 96 })
+          .png()
+          .toBuffer(),
       ),
     );
-    const files = (bufs: Buffer[]) => bufs.map((data, i) => ({ originalFileName: `${i}.png`, data: new Uint8Array(data) }));
+    const files = (bufs: Buffer[]) =>
+      bufs.map((data, i) => ({ originalFileName: `${i}.png`, data: new Uint8Array(data) }));
     const run = async (caller: Caller, bufs: Buffer[]) => {
       const t0 = performance.now();
       const { taskId } = await server.engine.startTask(caller, { fields: FIELDS, file: files(bufs) });

@@ -49,15 +49,39 @@ interface HugeChildResult {
 
 async function child(job: HugeChildJob): Promise<HugeChildResult> {
   const model: ResolvedModel =
-    job.model === 'thin' ? { entry: resolveModel('service-lite-4x', [MODELS_DIR]).entry, path: job.thinPath! } : resolveModel(job.model, [MODELS_DIR]);
+    job.model === 'thin'
+      ? { entry: resolveModel('service-lite-4x', [MODELS_DIR]).entry, path: job.thinPath! }
+      : resolveModel(job.model, [MODELS_DIR]);
   const inference = createInference({ executionProvider: 'cpu' });
   // Warm-up: the model session is created before the timed run (and counts in the peak, as in real use).
-  const warm = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#888' } }).png().toBuffer();
-  await upscaleImage({ input: { data: warm }, inputName: 'warm', model, scale: 4, format: job.format, compression: 0, outputPath: path.join(job.tmp, `warm-${process.pid}.${job.format}`) }, inference);
+  const warm = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#888' } })
+    .png()
+    .toBuffer();
+  await upscaleImage(
+    {
+      input: { data: warm },
+      inputName: 'warm',
+      model,
+      scale: 4,
+      format: job.format,
+      compression: 0,
+      outputPath: path.join(job.tmp, `warm-${process.pid}.${job.format}`),
+    },
+    inference,
+  );
   const out = path.join(job.tmp, `out-${process.pid}.${job.format}`);
   const t0 = performance.now();
   const r = await upscaleImage(
-    { input: { path: job.input }, inputName: path.basename(job.input), model, scale: 4, format: job.format, compression: 0, outputPath: out, ...(job.mode ? { outputMode: job.mode } : {}) },
+    {
+      input: { path: job.input },
+      inputName: path.basename(job.input),
+      model,
+      scale: 4,
+      format: job.format,
+      compression: 0,
+      outputPath: out,
+      ...(job.mode ? { outputMode: job.mode } : {}),
+    },
     inference,
   );
   const seconds = (performance.now() - t0) / 1000;
@@ -84,9 +108,16 @@ function thinSrvgg(): Uint8Array {
   });
   const numFeat = 64;
   const numConv = 2;
-  const convs = [conv(numFeat, 3), ...Array.from({ length: numConv }, () => conv(numFeat, numFeat)), conv(3 * 16, numFeat)];
+  const convs = [
+    conv(numFeat, 3),
+    ...Array.from({ length: numConv }, () => conv(numFeat, numFeat)),
+    conv(3 * 16, numFeat),
+  ];
   const slopes = Array.from({ length: numConv + 1 }, () => new Float32Array(numFeat).fill(0.1));
-  return buildSrvggOnnx({ kind: 'srvgg', inChannels: 3, outChannels: 3, numFeat, numConv, scale: 4, activation: 'prelu' }, { convs, slopes });
+  return buildSrvggOnnx(
+    { kind: 'srvgg', inChannels: 3, outChannels: 3, numFeat, numConv, scale: 4, activation: 'prelu' },
+    { convs, slopes },
+  );
 }
 
 function printTable(header: string[], rows: string[][]): void {
@@ -112,22 +143,46 @@ export async function hugeBench(): Promise<void> {
     };
     const sizes: Array<{ label: string; w: number; h: number; role: 'base' | 'big' | 'mid' }> = [
       { label: '768×768', w: 768, h: 768, role: 'base' },
-      quick ? { label: '3000×2000 (6 MP)', w: 3000, h: 2000, role: 'big' } : { label: '4000×3000 (12 MP)', w: 4000, h: 3000, role: 'big' },
-      quick ? { label: '1500×1000 (1.5 MP)', w: 1500, h: 1000, role: 'mid' } : { label: '2000×1500 (3 MP)', w: 2000, h: 1500, role: 'mid' },
+      quick
+        ? { label: '3000×2000 (6 MP)', w: 3000, h: 2000, role: 'big' }
+        : { label: '4000×3000 (12 MP)', w: 4000, h: 3000, role: 'big' },
+      quick
+        ? { label: '1500×1000 (1.5 MP)', w: 1500, h: 1000, role: 'mid' }
+        : { label: '2000×1500 (3 MP)', w: 2000, h: 1500, role: 'mid' },
     ];
     const self = fileURLToPath(import.meta.url);
     console.log(
       `\nHuge images — ${modelName}, ×4, cpu provider, ${os.cpus().length} CPUs (shared machine: compare ratios within this run)${quick ? ', QUICK' : ''}`,
     );
-    const header = ['input', 'format', 'out MP', 'path', 'seconds', 'out MP/s', 'MP/s ÷ 768² row', 'peak RSS', 'RSS ÷ big row', 'est. RAM', 'temp disk', 'file'];
+    const header = [
+      'input',
+      'format',
+      'out MP',
+      'path',
+      'seconds',
+      'out MP/s',
+      'MP/s ÷ 768² row',
+      'peak RSS',
+      'RSS ÷ big row',
+      'est. RAM',
+      'temp disk',
+      'file',
+    ];
     const rows: string[][] = [];
     for (const format of ['png', 'jpg'] as const) {
       const results: Array<{ role: string; label: string; r: HugeChildResult }> = [];
       for (const s of sizes) {
         const input = await make(s.w, s.h);
         const job: HugeChildJob = { model: modelName, thinPath, input, format, tmp };
-        const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--huge-child', JSON.stringify(job)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-        results.push({ role: s.role, label: s.label, r: JSON.parse(out.trim().split('\n').pop() ?? '{}') as HugeChildResult });
+        const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--huge-child', JSON.stringify(job)], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        results.push({
+          role: s.role,
+          label: s.label,
+          r: JSON.parse(out.trim().split('\n').pop() ?? '{}') as HugeChildResult,
+        });
         console.error(`done: ${format} ${s.label}`);
       }
       const base = results.find((x) => x.role === 'base')!.r;
@@ -162,7 +217,10 @@ export async function hugeBench(): Promise<void> {
       for (let round = 0; round < 2; round++) {
         for (const mode of round === 0 ? (['memory', 'disk'] as const) : (['disk', 'memory'] as const)) {
           const job: HugeChildJob = { model: modelName, thinPath, input, format, tmp, mode };
-          const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--huge-child', JSON.stringify(job)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+          const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--huge-child', JSON.stringify(job)], {
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
           const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as HugeChildResult;
           secs[mode].push(r.seconds);
           rss[mode].push(r.peakRssMb);
@@ -179,8 +237,13 @@ export async function hugeBench(): Promise<void> {
         `${Math.round(Math.max(...rss.disk))} MB`,
       ]);
     }
-    console.log('\nSame input, in-memory vs streamed (alternating runs; throughput ratio = memory seconds ÷ streamed seconds)');
-    printTable(['job', 'memory s', 'streamed s', 'streamed ÷ memory MP/s', 'memory peak RSS', 'streamed peak RSS'], pairs);
+    console.log(
+      '\nSame input, in-memory vs streamed (alternating runs; throughput ratio = memory seconds ÷ streamed seconds)',
+    );
+    printTable(
+      ['job', 'memory s', 'streamed s', 'streamed ÷ memory MP/s', 'memory peak RSS', 'streamed peak RSS'],
+      pairs,
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -26,7 +26,22 @@ import { listModels, type ListedModel } from '../../engine/models/catalog.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 import { psnrY, readRgb, type RgbImage } from './quality.js';
 
-const SET14 = ['baboon', 'barbara', 'bridge', 'coastguard', 'comic', 'face', 'flowers', 'foreman', 'lenna', 'man', 'monarch', 'pepper', 'ppt3', 'zebra'];
+const SET14 = [
+  'baboon',
+  'barbara',
+  'bridge',
+  'coastguard',
+  'comic',
+  'face',
+  'flowers',
+  'foreman',
+  'lenna',
+  'man',
+  'monarch',
+  'pepper',
+  'ppt3',
+  'zebra',
+];
 /** Speed tiles: 256² from the middle of the Set14 photos that are at least that large. */
 const TILE = 256;
 const TILE_SOURCES = ['baboon', 'barbara', 'bridge', 'comic', 'lenna', 'man', 'pepper', 'zebra'];
@@ -73,7 +88,10 @@ async function loadPairs(quick: boolean): Promise<{ set5: Pair[]; set14: Pair[] 
       const w = meta.width - (meta.width % 4);
       const h = meta.height - (meta.height % 4);
       const hrBuf = await sharp(file).removeAlpha().extract({ left: 0, top: 0, width: w, height: h }).png().toBuffer();
-      const lrBuf = await sharp(hrBuf).resize(w / 4, h / 4, { kernel: 'cubic' }).png().toBuffer();
+      const lrBuf = await sharp(hrBuf)
+        .resize(w / 4, h / 4, { kernel: 'cubic' })
+        .png()
+        .toBuffer();
       return { name: n, lr: await readRgb(lrBuf), hr: await readRgb(hrBuf) };
     }),
   );
@@ -99,7 +117,9 @@ async function loadTiles(quick: boolean): Promise<RgbImage[]> {
     if (meta.width < TILE || meta.height < TILE) continue;
     const left = (meta.width - TILE) >> 1;
     const top = (meta.height - TILE) >> 1;
-    tiles.push(await readRgb(await sharp(file).removeAlpha().extract({ left, top, width: TILE, height: TILE }).png().toBuffer()));
+    tiles.push(
+      await readRgb(await sharp(file).removeAlpha().extract({ left, top, width: TILE, height: TILE }).png().toBuffer()),
+    );
   }
   return tiles;
 }
@@ -116,28 +136,55 @@ async function fp32Settings(modelPath: string, quick: boolean): Promise<string[]
   const bytes = new Uint8Array(await readFile(modelPath));
   const img = await readRgb(path.join(IMAGES_DIR, 'set14', 'lenna.png'));
   const crop = { data: new Uint8Array(256 * 256 * 3), width: 256, height: 256 };
-  for (let y = 0; y < 256; y++) crop.data.set(img.data.subarray(((128 + y) * img.width + 128) * 3, ((128 + y) * img.width + 384) * 3), y * 256 * 3);
+  for (let y = 0; y < 256; y++)
+    crop.data.set(img.data.subarray(((128 + y) * img.width + 128) * 3, ((128 + y) * img.width + 384) * 3), y * 256 * 3);
   const x = new ort.Tensor('float32', planarOf(crop), [1, 3, 256, 256]);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-int8-opt-'));
   const optimized = path.join(tmp, 'optimized.onnx');
-  const variants: Array<{ name: string; opts: ort.InferenceSession.SessionOptions; file?: string; bytes?: Uint8Array }> = [
+  const variants: Array<{
+    name: string;
+    opts: ort.InferenceSession.SessionOptions;
+    file?: string;
+    bytes?: Uint8Array;
+  }> = [
     { name: 'onnxruntime defaults (graph opt all)', opts: { graphOptimizationLevel: 'all' } },
     { name: 'graph opt basic (no NCHWc / Conv+PReLU fusion)', opts: { graphOptimizationLevel: 'basic' } },
     { name: 'graph opt disabled', opts: { graphOptimizationLevel: 'disabled' } },
-    { name: 'static input shape 256² (freeDimensionOverrides)', opts: { graphOptimizationLevel: 'all', freeDimensionOverrides: { batch: 1, height: 256, width: 256 } } },
+    {
+      name: 'static input shape 256² (freeDimensionOverrides)',
+      opts: { graphOptimizationLevel: 'all', freeDimensionOverrides: { batch: 1, height: 256, width: 256 } },
+    },
     { name: 'no CPU memory arena', opts: { graphOptimizationLevel: 'all', enableCpuMemArena: false } },
-    { name: 'sequential, 1 inter-op thread (what Crisp sets)', opts: { graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1 } },
-    { name: 'intra-op spinning off', opts: { graphOptimizationLevel: 'all', extra: { session: { intra_op: { allow_spinning: '0' } } } } },
+    {
+      name: 'sequential, 1 inter-op thread (what Crisp sets)',
+      opts: { graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1 },
+    },
+    {
+      name: 'intra-op spinning off',
+      opts: { graphOptimizationLevel: 'all', extra: { session: { intra_op: { allow_spinning: '0' } } } },
+    },
     { name: 'loaded from optimizedModelFilePath', opts: { graphOptimizationLevel: 'all' }, file: optimized },
-    { name: 'PReLU as Mul + Max (what Crisp runs on the CPU)', opts: { graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1 }, bytes: branchlessPrelu(bytes).bytes },
+    {
+      name: 'PReLU as Mul + Max (what Crisp runs on the CPU)',
+      opts: { graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1 },
+      bytes: branchlessPrelu(bytes).bytes,
+    },
   ];
   try {
-    await (await ort.InferenceSession.create(bytes, { graphOptimizationLevel: 'all', optimizedModelFilePath: optimized, logSeverityLevel: 3 })).release();
+    await (
+      await ort.InferenceSession.create(bytes, {
+        graphOptimizationLevel: 'all',
+        optimizedModelFilePath: optimized,
+        logSeverityLevel: 3,
+      })
+    ).release();
     const sessions: Array<{ name: string; session: ort.InferenceSession; createMs: number }> = [];
     for (const v of variants) {
       const t0 = performance.now();
       const o: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], logSeverityLevel: 3, ...v.opts };
-      const session = v.file ? await ort.InferenceSession.create(v.file, o) : await ort.InferenceSession.create(v.bytes ?? bytes, o);
+      const session = v.file
+        ? await ort.InferenceSession.create(v.file, o)
+        : await ort.InferenceSession.create(v.bytes ?? bytes, o);
       sessions.push({ name: v.name, session, createMs: performance.now() - t0 });
       await session.run({ input: x });
     }
@@ -152,7 +199,12 @@ async function fp32Settings(modelPath: string, quick: boolean): Promise<string[]
       }
     }
     const base = times[0]!;
-    const rows = sessions.map((s, k) => [s.name, ((rounds * 256 * 256) / 1e6 / (times[k]! / 1000)).toFixed(3), `${(base / times[k]!).toFixed(2)}×`, `${Math.round(s.createMs)} ms`]);
+    const rows = sessions.map((s, k) => [
+      s.name,
+      ((rounds * 256 * 256) / 1e6 / (times[k]! / 1000)).toFixed(3),
+      `${(base / times[k]!).toFixed(2)}×`,
+      `${Math.round(s.createMs)} ms`,
+    ]);
     await Promise.all(sessions.map((s) => s.session.release()));
     return rows;
   } finally {
@@ -175,7 +227,10 @@ export async function runInt8Bench(): Promise<void> {
   const threads = process.env.CRISP_BENCH_THREADS ? Number(process.env.CRISP_BENCH_THREADS) : undefined;
   const cpu = cpuFeatures();
   const shipped = ['service-lite-4x', 'clear-boost-4x', 'crystal-plus-4x', 'digital-art-4x'];
-  const models = listModels([MODELS_DIR]).filter((m): m is ListedModel & { installed: true; path: string } => m.installed && m.path !== undefined && shipped.includes(m.name));
+  const models = listModels([MODELS_DIR]).filter(
+    (m): m is ListedModel & { installed: true; path: string } =>
+      m.installed && m.path !== undefined && shipped.includes(m.name),
+  );
   console.log(
     `\nint8 vs fp32 — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), int8 instructions: ${cpu.int8Dot.join(', ') || 'none'} (${cpu.source}); ` +
       `cpu provider, ${threads ? `${threads} intra-op thread(s)` : 'default threads'}, speed on ${TILE}² tiles, quality on whole images, ×4${quick ? ', QUICK' : ''}. Shared, noisy machine: compare ratios within this run only.`,
@@ -189,11 +244,22 @@ export async function runInt8Bench(): Promise<void> {
     const rows: string[][] = [];
     for (const m of models) {
       const q0 = performance.now();
-      const variant = (await findInt8Variant(m.path, [int8Dir])) ?? (await makeInt8Variant(m.path, { outDir: int8Dir, ...(quick ? { crops: 16 } : {}) })).variant;
+      const variant =
+        (await findInt8Variant(m.path, [int8Dir])) ??
+        (await makeInt8Variant(m.path, { outDir: int8Dir, ...(quick ? { crops: 16 } : {}) })).variant;
       const quantizeS = (performance.now() - q0) / 1000;
       const notices: string[] = [];
-      const f32 = await createInference({ executionProvider: 'cpu', precision: 'fp32', threads }).session({ entry: m, path: m.path });
-      const inf8 = createInference({ executionProvider: 'cpu', precision: 'int8', int8Dirs: [int8Dir], threads, log: (s) => notices.push(s) });
+      const f32 = await createInference({ executionProvider: 'cpu', precision: 'fp32', threads }).session({
+        entry: m,
+        path: m.path,
+      });
+      const inf8 = createInference({
+        executionProvider: 'cpu',
+        precision: 'int8',
+        int8Dirs: [int8Dir],
+        threads,
+        log: (s) => notices.push(s),
+      });
       const i8 = await inf8.session({ entry: m, path: m.path });
       if (i8.precision !== 'int8') {
         rows.push([`${m.name} (${m.model})`, 'int8 not used', notices.join(' '), '', '', '', '', '', '', '', '']);
@@ -229,7 +295,8 @@ export async function runInt8Bench(): Promise<void> {
       const s14 = await score(set14);
       const mp = t.px / 1e6;
       const dropMax = Math.max(s5.fp32Hr - s5.int8Hr, s14.fp32Hr - s14.int8Hr);
-      const pass = Math.max(t.f / t.q, t.fc / t.qc) >= 2 && dropMax <= 0.1 && Math.min(s5.int8VsFp32, s14.int8VsFp32) >= 40;
+      const pass =
+        Math.max(t.f / t.q, t.fc / t.qc) >= 2 && dropMax <= 0.1 && Math.min(s5.int8VsFp32, s14.int8VsFp32) >= 40;
       rows.push([
         `${m.name} (${m.model})`,
         (mp / t.f).toFixed(3),
@@ -245,11 +312,28 @@ export async function runInt8Bench(): Promise<void> {
       ]);
       console.error(`done: int8 ${m.name}`);
     }
-    table(['model', 'fp32 MP/s', 'int8 MP/s', 'speed-up (wall)', 'speed-up (CPU time)', 'Set5 PSNR-Y vs HR fp32/int8', 'Set14 fp32/int8', 'int8 vs fp32 Set5/Set14', 'holdout pooled / worst dB (ranges)', 'quantize', 'bar met'], rows);
+    table(
+      [
+        'model',
+        'fp32 MP/s',
+        'int8 MP/s',
+        'speed-up (wall)',
+        'speed-up (CPU time)',
+        'Set5 PSNR-Y vs HR fp32/int8',
+        'Set14 fp32/int8',
+        'int8 vs fp32 Set5/Set14',
+        'holdout pooled / worst dB (ranges)',
+        'quantize',
+        'bar met',
+      ],
+      rows,
+    );
     console.log('bar: speed-up ≥ 2×, PSNR-Y drop vs HR ≤ 0.1 dB on both sets, int8 vs fp32 ≥ 40 dB on both sets.');
     const first = models[0];
     if (first) {
-      console.log(`\nfp32 graph-level settings — ${first.model}, 256² crop of lenna, session.run MP/s, ratio against onnxruntime's defaults in this run`);
+      console.log(
+        `\nfp32 graph-level settings — ${first.model}, 256² crop of lenna, session.run MP/s, ratio against onnxruntime's defaults in this run`,
+      );
       table(['setting', 'MP/s', 'vs defaults', 'session create'], await fp32Settings(first.path, quick));
     }
   } finally {

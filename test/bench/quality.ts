@@ -13,20 +13,31 @@ export interface RgbImage {
 
 /** 8-bit RGB (alpha dropped) of any image file or buffer. */
 export async function readRgb(input: string | Uint8Array): Promise<RgbImage> {
-  const { data, info } = await sharp(input).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
-  return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height };
+  const { data, info } = await sharp(input)
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return {
+    data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    width: info.width,
+    height: info.height,
+  };
 }
 
 /** Y = 16 + (65.481 R + 128.553 G + 24.966 B) with R, G, B in 0..1 (MATLAB rgb2ycbcr), border crop, peak 255. */
 export function psnrY(a: RgbImage, b: RgbImage, border = 4): number {
-  if (a.width !== b.width || a.height !== b.height) throw new Error(`size mismatch ${a.width}×${a.height} vs ${b.width}×${b.height}`);
+  if (a.width !== b.width || a.height !== b.height)
+    throw new Error(`size mismatch ${a.width}×${a.height} vs ${b.width}×${b.height}`);
   let se = 0;
   let n = 0;
   for (let y = border; y < a.height - border; y++) {
     for (let x = border; x < a.width - border; x++) {
       const i = (y * a.width + x) * 3;
-      const ya = 16 + (65.481 * (a.data[i] ?? 0) + 128.553 * (a.data[i + 1] ?? 0) + 24.966 * (a.data[i + 2] ?? 0)) / 255;
-      const yb = 16 + (65.481 * (b.data[i] ?? 0) + 128.553 * (b.data[i + 1] ?? 0) + 24.966 * (b.data[i + 2] ?? 0)) / 255;
+      const ya =
+        16 + (65.481 * (a.data[i] ?? 0) + 128.553 * (a.data[i + 1] ?? 0) + 24.966 * (a.data[i + 2] ?? 0)) / 255;
+      const yb =
+        16 + (65.481 * (b.data[i] ?? 0) + 128.553 * (b.data[i + 1] ?? 0) + 24.966 * (b.data[i + 2] ?? 0)) / 255;
       se += (ya - yb) ** 2;
       n++;
     }

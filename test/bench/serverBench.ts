@@ -106,7 +106,14 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
-async function pollStatus(agent: Agent, origin: string, headers: Record<string, string>, body: string, seconds: number, pid?: number): Promise<StatusFigures> {
+async function pollStatus(
+  agent: Agent,
+  origin: string,
+  headers: Record<string, string>,
+  body: string,
+  seconds: number,
+  pid?: number,
+): Promise<StatusFigures> {
   const latencies: number[] = [];
   const cpu0 = cpuSeconds(pid);
   const until = performance.now() + seconds * 1000;
@@ -130,7 +137,13 @@ async function pollStatus(agent: Agent, origin: string, headers: Record<string, 
 }
 
 /** PUTs every part (4 in flight) to the URLs given, then runs `complete`; answers MB/s. */
-async function upload(agent: Agent, file: Buffer, partUrls: string[], complete: (etags: string[]) => Promise<void>, pid?: number): Promise<{ mbPerS: number; cpuSPerGiB: number }> {
+async function upload(
+  agent: Agent,
+  file: Buffer,
+  partUrls: string[],
+  complete: (etags: string[]) => Promise<void>,
+  pid?: number,
+): Promise<{ mbPerS: number; cpuSPerGiB: number }> {
   const t0 = performance.now();
   const cpu0 = cpuSeconds(pid);
   const etags: string[] = [];
@@ -148,7 +161,10 @@ async function upload(agent: Agent, file: Buffer, partUrls: string[], complete: 
     }),
   );
   await complete(etags);
-  return { mbPerS: file.length / 1048576 / ((performance.now() - t0) / 1000), cpuSPerGiB: ((cpuSeconds(pid) - cpu0) * 1073741824) / file.length };
+  return {
+    mbPerS: file.length / 1048576 / ((performance.now() - t0) / 1000),
+    cpuSPerGiB: ((cpuSeconds(pid) - cpu0) * 1073741824) / file.length,
+  };
 }
 
 export async function runServerBench(): Promise<ServerBenchRow[]> {
@@ -158,22 +174,47 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
   let crisp: Spawned | undefined;
   let bare: Spawned | undefined;
   try {
-    const added = execFileSync(process.execPath, [CRISP, 'users', 'add', '--data', dataDir, '--email', 'bench@example.com', '--credits', '1000000'], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-    });
+    const added = execFileSync(
+      process.execPath,
+      [CRISP, 'users', 'add', '--data', dataDir, '--email', 'bench@example.com', '--credits', '1000000'],
+      {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+      },
+    );
     const apiKey = added.trim().split('\n').pop()!.trim();
     const prof = process.env.CRISP_BENCH_CPU_PROF;
     const nodeFlags = prof ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(prof)] : [];
     crisp = await startProcess(
-      [...nodeFlags, CRISP, 'serve', '--data', dataDir, '--port', '0', '--models-dir', ONNX_DIR, '--rate-limit', '1000000000'],
+      [
+        ...nodeFlags,
+        CRISP,
+        'serve',
+        '--data',
+        dataDir,
+        '--port',
+        '0',
+        '--models-dir',
+        ONNX_DIR,
+        '--rate-limit',
+        '1000000000',
+      ],
       'crisp serve',
     );
-    bare = await startProcess(['--import', 'tsx', path.join(REPO_ROOT, 'test', 'bench', 'bareServer.ts'), bareDir], 'bare server');
+    bare = await startProcess(
+      ['--import', 'tsx', path.join(REPO_ROOT, 'test', 'bench', 'bareServer.ts'), bareDir],
+      'bare server',
+    );
     const crispOrigin = crisp.url;
     const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
     const post = async (route: string, body: unknown) => {
-      const r = await agent.request({ origin: crispOrigin, path: route, method: 'POST', headers, body: JSON.stringify(body) });
+      const r = await agent.request({
+        origin: crispOrigin,
+        path: route,
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
       const text = await r.body.text();
       if (r.statusCode !== 200) throw new Error(`${route}: ${r.statusCode} ${text}`);
       return { text, json: JSON.parse(text) as { data: Record<string, unknown> } };
@@ -181,9 +222,21 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
 
     // A finished task to poll; the first poll after PROCESSED settles it, the bench measures the steady state.
     const form = new FormData();
-    for (const [k, v] of Object.entries({ model: 'digital-art-4x', scale: '1', saveImageAs: 'png', enhanceFace: 'false' })) form.append(k, v);
+    for (const [k, v] of Object.entries({
+      model: 'digital-art-4x',
+      scale: '1',
+      saveImageAs: 'png',
+      enhanceFace: 'false',
+    }))
+      form.append(k, v);
     form.append('file', new Blob([await readFile(path.join(IMAGES_DIR, 'set5', 'butterfly.png'))]), 'butterfly.png');
-    const started = await agent.request({ origin: crispOrigin, path: '/start-task', method: 'POST', headers: { 'x-api-key': apiKey }, body: form });
+    const started = await agent.request({
+      origin: crispOrigin,
+      path: '/start-task',
+      method: 'POST',
+      headers: { 'x-api-key': apiKey },
+      body: form,
+    });
     const startedText = await started.body.text();
     if (started.statusCode !== 200) throw new Error(`start-task: ${started.statusCode} ${startedText}`);
     const taskId = (JSON.parse(startedText) as { data: { taskId: string } }).data.taskId;
@@ -201,24 +254,50 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(file); // complete checks the magic, not the pixels
     const parts = Math.ceil(UPLOAD_BYTES / PART_SIZE);
     const crispUpload = async () => {
-      const session = (await post('/get-upload-url', { data: { fileSize: file.length, fileType: 'image/png', originalFileName: 'bench.png' } })).json.data as {
+      const session = (
+        await post('/get-upload-url', {
+          data: { fileSize: file.length, fileType: 'image/png', originalFileName: 'bench.png' },
+        })
+      ).json.data as {
         uploadId: string;
         path: string;
         partSize: number;
         partUrls: { partNumber: number; signedUrl: string }[];
       };
-      if (session.partSize !== PART_SIZE) throw new Error(`crisp chose parts of ${session.partSize} bytes; the bench assumes ${PART_SIZE}`);
-      return upload(agent, file, session.partUrls.map((p) => p.signedUrl), async (etags) => {
-        await post('/complete-multipart-upload', {
-          data: { uploadId: session.uploadId, key: session.path, parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) },
-        });
-      }, crisp!.child.pid);
+      if (session.partSize !== PART_SIZE)
+        throw new Error(`crisp chose parts of ${session.partSize} bytes; the bench assumes ${PART_SIZE}`);
+      return upload(
+        agent,
+        file,
+        session.partUrls.map((p) => p.signedUrl),
+        async (etags) => {
+          await post('/complete-multipart-upload', {
+            data: {
+              uploadId: session.uploadId,
+              key: session.path,
+              parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })),
+            },
+          });
+        },
+        crisp!.child.pid,
+      );
     };
     const bareUpload = () =>
-      upload(agent, file, Array.from({ length: parts }, (_, i) => `${bare!.url}/uploads/bench/parts/${i + 1}`), async () => {
-        const r = await agent.request({ origin: bare!.url, path: '/complete-multipart-upload', method: 'POST', body: '{}' });
-        await r.body.dump();
-      }, bare!.child.pid);
+      upload(
+        agent,
+        file,
+        Array.from({ length: parts }, (_, i) => `${bare!.url}/uploads/bench/parts/${i + 1}`),
+        async () => {
+          const r = await agent.request({
+            origin: bare!.url,
+            path: '/complete-multipart-upload',
+            method: 'POST',
+            body: '{}',
+          });
+          await r.body.dump();
+        },
+        bare!.child.pid,
+      );
 
     // Warm both servers (JIT, connections) before measuring.
     await pollStatus(agent, crispOrigin, headers, statusBody, 1);
@@ -231,7 +310,10 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
     let bUp = { mbPerS: 0, cpuSPerGiB: Number.POSITIVE_INFINITY };
     const better = (x: StatusFigures | undefined, y: StatusFigures) =>
       !x ? y : { ...(y.reqPerS > x.reqPerS ? y : x), cpuUs: Math.min(x.cpuUs, y.cpuUs) };
-    const betterUp = (x: typeof cUp, y: typeof cUp) => ({ mbPerS: Math.max(x.mbPerS, y.mbPerS), cpuSPerGiB: Math.min(x.cpuSPerGiB, y.cpuSPerGiB) });
+    const betterUp = (x: typeof cUp, y: typeof cUp) => ({
+      mbPerS: Math.max(x.mbPerS, y.mbPerS),
+      cpuSPerGiB: Math.min(x.cpuSPerGiB, y.cpuSPerGiB),
+    });
     const only = process.env.CRISP_BENCH_SERVER_ONLY;
     for (let round = 0; round < ROUNDS; round++) {
       if (only !== 'upload') {
@@ -252,13 +334,62 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
     c ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0, cpuUs: 0 };
     b ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0, cpuUs: 0 };
     return [
-      { name: 'status req/s', crisp: Math.round(c.reqPerS), bare: Math.round(b.reqPerS), unit: 'req/s', ratio: ratio(c.reqPerS, b.reqPerS), note: `${CLIENTS} connections, ${STATUS_SECONDS}s, status body ${Buffer.byteLength(statusText)} B` },
-      { name: 'status p50', crisp: Number(c.p50.toFixed(1)), bare: Number(b.p50.toFixed(1)), unit: 'ms', ratio: ratio(c.p50, b.p50), note: 'lower is better' },
-      { name: 'status p99', crisp: Number(c.p99.toFixed(1)), bare: Number(b.p99.toFixed(1)), unit: 'ms', ratio: ratio(c.p99, b.p99), note: 'lower is better' },
-      { name: 'status server CPU', crisp: Math.round(c.cpuUs), bare: Math.round(b.cpuUs), unit: 'µs/req', ratio: ratio(c.cpuUs, b.cpuUs), note: 'user+sys of the server process; lower is better' },
-      { name: 'upload MB/s', crisp: Number(cUp.mbPerS.toFixed(1)), bare: Number(bUp.mbPerS.toFixed(1)), unit: 'MB/s', ratio: ratio(cUp.mbPerS, bUp.mbPerS), note: `${UPLOAD_BYTES / 1048576} MiB, ${parts} parts, 4 in flight, + complete` },
-      { name: 'upload server CPU', crisp: Number(cUp.cpuSPerGiB.toFixed(2)), bare: Number(bUp.cpuSPerGiB.toFixed(2)), unit: 's/GiB', ratio: ratio(cUp.cpuSPerGiB, bUp.cpuSPerGiB), note: 'user+sys of the server process; lower is better' },
-      { name: 'log bytes / 1000 polls', crisp: Math.round(logBytesPer1000), bare: 0, unit: 'B', ratio: '', note: 'crisp serve stdout at the default --log-level' },
+      {
+        name: 'status req/s',
+        crisp: Math.round(c.reqPerS),
+        bare: Math.round(b.reqPerS),
+        unit: 'req/s',
+        ratio: ratio(c.reqPerS, b.reqPerS),
+        note: `${CLIENTS} connections, ${STATUS_SECONDS}s, status body ${Buffer.byteLength(statusText)} B`,
+      },
+      {
+        name: 'status p50',
+        crisp: Number(c.p50.toFixed(1)),
+        bare: Number(b.p50.toFixed(1)),
+        unit: 'ms',
+        ratio: ratio(c.p50, b.p50),
+        note: 'lower is better',
+      },
+      {
+        name: 'status p99',
+        crisp: Number(c.p99.toFixed(1)),
+        bare: Number(b.p99.toFixed(1)),
+        unit: 'ms',
+        ratio: ratio(c.p99, b.p99),
+        note: 'lower is better',
+      },
+      {
+        name: 'status server CPU',
+        crisp: Math.round(c.cpuUs),
+        bare: Math.round(b.cpuUs),
+        unit: 'µs/req',
+        ratio: ratio(c.cpuUs, b.cpuUs),
+        note: 'user+sys of the server process; lower is better',
+      },
+      {
+        name: 'upload MB/s',
+        crisp: Number(cUp.mbPerS.toFixed(1)),
+        bare: Number(bUp.mbPerS.toFixed(1)),
+        unit: 'MB/s',
+        ratio: ratio(cUp.mbPerS, bUp.mbPerS),
+        note: `${UPLOAD_BYTES / 1048576} MiB, ${parts} parts, 4 in flight, + complete`,
+      },
+      {
+        name: 'upload server CPU',
+        crisp: Number(cUp.cpuSPerGiB.toFixed(2)),
+        bare: Number(bUp.cpuSPerGiB.toFixed(2)),
+        unit: 's/GiB',
+        ratio: ratio(cUp.cpuSPerGiB, bUp.cpuSPerGiB),
+        note: 'user+sys of the server process; lower is better',
+      },
+      {
+        name: 'log bytes / 1000 polls',
+        crisp: Math.round(logBytesPer1000),
+        bare: 0,
+        unit: 'B',
+        ratio: '',
+        note: 'crisp serve stdout at the default --log-level',
+      },
     ];
   } finally {
     await agent.close();
@@ -271,7 +402,13 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
 
 export function formatServerRows(rows: ServerBenchRow[]): string {
   const header = ['', 'crisp serve', 'bare node', 'crisp ÷ bare', 'notes'];
-  const cells = rows.map((r) => [r.name, `${r.crisp} ${r.unit}`, r.bare ? `${r.bare} ${r.unit}` : '—', r.ratio || '—', r.note]);
+  const cells = rows.map((r) => [
+    r.name,
+    `${r.crisp} ${r.unit}`,
+    r.bare ? `${r.bare} ${r.unit}` : '—',
+    r.ratio || '—',
+    r.note,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => `| ${c.map((x, i) => x.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.map(line)].join('\n');

@@ -30,13 +30,20 @@ interface Figures {
 }
 
 function addUser(args: string[]): string {
-  const out = execFileSync(process.execPath, [...CLI, 'users', 'add', ...args, '--email', 'bench@example.com', '--credits', '1000000'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    [...CLI, 'users', 'add', ...args, '--email', 'bench@example.com', '--credits', '1000000'],
+    { cwd: REPO_ROOT, encoding: 'utf8' },
+  );
   return out.trim().split('\n').pop()!.trim();
 }
 
 function startWorkerProcess(args: string[]): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, 'worker', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI, 'worker', ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
     child.stdout?.on('data', (c: Buffer) => {
@@ -50,16 +57,34 @@ function startWorkerProcess(args: string[]): Promise<ChildProcess> {
 async function measure(agent: Agent, origins: string[], key: string, image: Buffer): Promise<Figures> {
   const headers = { 'x-api-key': key, 'content-type': 'application/json' };
   const status = async (origin: string, taskId: string): Promise<string> => {
-    const r = await agent.request({ origin, path: '/get-task-status', method: 'POST', headers, body: JSON.stringify({ data: { taskId } }) });
+    const r = await agent.request({
+      origin,
+      path: '/get-task-status',
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ data: { taskId } }),
+    });
     const text = await r.body.text();
     if (r.statusCode !== 200) throw new Error(`status: ${r.statusCode} ${text}`);
     return (JSON.parse(text) as { data: { status: string } }).data.status;
   };
   const start = async (origin: string): Promise<string> => {
     const form = new FormData();
-    for (const [k, v] of Object.entries({ model: 'digital-art-4x', scale: '2', saveImageAs: 'png', enhanceFace: 'false' })) form.append(k, v);
+    for (const [k, v] of Object.entries({
+      model: 'digital-art-4x',
+      scale: '2',
+      saveImageAs: 'png',
+      enhanceFace: 'false',
+    }))
+      form.append(k, v);
     form.append('file', new Blob([image]), 'bench.png');
-    const r = await agent.request({ origin, path: '/start-task', method: 'POST', headers: { 'x-api-key': key }, body: form });
+    const r = await agent.request({
+      origin,
+      path: '/start-task',
+      method: 'POST',
+      headers: { 'x-api-key': key },
+      body: form,
+    });
     const text = await r.body.text();
     if (r.statusCode !== 200) throw new Error(`start-task: ${r.statusCode} ${text}`);
     return (JSON.parse(text) as { data: { taskId: string } }).data.taskId;
@@ -109,9 +134,22 @@ export async function runTeamBench(): Promise<string> {
   const agent = new Agent({ connections: CLIENTS, pipelining: 1 });
   const servers: Awaited<ReturnType<typeof startProcess>>[] = [];
   const workers: ChildProcess[] = [];
-  const image = await sharp({ create: { width: 48, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } }).png().toBuffer();
+  const image = await sharp({ create: { width: 48, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } } })
+    .png()
+    .toBuffer();
   try {
-    const serveArgs = ['--port', '0', '--models-dir', ONNX_DIR, '--rate-limit', '1000000000', '--max-tasks-per-user', '1000', '--threads', '1'];
+    const serveArgs = [
+      '--port',
+      '0',
+      '--models-dir',
+      ONNX_DIR,
+      '--rate-limit',
+      '1000000000',
+      '--max-tasks-per-user',
+      '1000',
+      '--threads',
+      '1',
+    ];
     // One process, today's default.
     const single = path.join(root, 'single');
     const singleKey = addUser(['--data', single]);
@@ -125,16 +163,54 @@ export async function runTeamBench(): Promise<string> {
     const storage = path.join(root, 'shared');
     const teamKey = addUser(['--db', db]);
     const apis = await Promise.all(
-      ['a', 'b'].map((n) => startProcess([...CLI, 'serve', '--db', db, '--data', path.join(root, n), '--storage', storage, '--workers', '0', ...serveArgs], `crisp serve ${n}`)),
+      ['a', 'b'].map((n) =>
+        startProcess(
+          [
+            ...CLI,
+            'serve',
+            '--db',
+            db,
+            '--data',
+            path.join(root, n),
+            '--storage',
+            storage,
+            '--workers',
+            '0',
+            ...serveArgs,
+          ],
+          `crisp serve ${n}`,
+        ),
+      ),
     );
     servers.push(...apis);
-    workers.push(...(await Promise.all([0, 1].map(() => startWorkerProcess(['--db', db, '--storage', storage, '--models-dir', ONNX_DIR, '--threads', '1'])))));
-    const team = await measure(agent, apis.map((a) => a.url), teamKey, image);
+    workers.push(
+      ...(await Promise.all(
+        [0, 1].map(() =>
+          startWorkerProcess(['--db', db, '--storage', storage, '--models-dir', ONNX_DIR, '--threads', '1']),
+        ),
+      )),
+    );
+    const team = await measure(
+      agent,
+      apis.map((a) => a.url),
+      teamKey,
+      image,
+    );
 
     const rows = [
-      ['status req/s', alone.reqPerS.toFixed(0), team.reqPerS.toFixed(0), `${CLIENTS} connections, ${STATUS_SECONDS}s, one finished task`],
+      [
+        'status req/s',
+        alone.reqPerS.toFixed(0),
+        team.reqPerS.toFixed(0),
+        `${CLIENTS} connections, ${STATUS_SECONDS}s, one finished task`,
+      ],
       ['status p99 (ms)', alone.p99.toFixed(1), team.p99.toFixed(1), 'lower is better'],
-      ['tasks/min', alone.tasksPerMin.toFixed(0), team.tasksPerMin.toFixed(0), `${TASKS} one-image 48×48 ×2 tasks started at once, --threads 1 per runner`],
+      [
+        'tasks/min',
+        alone.tasksPerMin.toFixed(0),
+        team.tasksPerMin.toFixed(0),
+        `${TASKS} one-image 48×48 ×2 tasks started at once, --threads 1 per runner`,
+      ],
     ];
     const header = ['', '1 process (JSON)', '2 API + 2 workers (PostgreSQL)', 'notes'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -30,12 +30,18 @@ export async function uxBench(): Promise<void> {
 
   const probe = await timeIt(rounds, () => Promise.all(files.map(probeImage)));
   const header = await timeIt(rounds, () => Promise.all(files.map((f) => sharp(f).metadata())));
-  const zip = await timeIt(rounds, () => zipArchive(files.map((f, i) => ({ name: path.basename(f), bytes: bytes[i]! }))));
+  const zip = await timeIt(rounds, () =>
+    zipArchive(files.map((f, i) => ({ name: path.basename(f), bytes: bytes[i]! }))),
+  );
   const copy = await timeIt(rounds, () => Buffer.concat(bytes));
 
   console.log(`\nApp (${files.length} set14 images, ${mb} MB; ${rounds} rounds; shared machine: compare ratios)`);
   console.log('| measure | time per batch | baseline | ratio |');
   console.log('|---|---|---|---|');
-  console.log(`| add-time probe | ${probe.toFixed(1)} ms | header-only metadata ${header.toFixed(1)} ms | ${(probe / header).toFixed(2)}× |`);
-  console.log(`| download all zip | ${zip.toFixed(1)} ms | Buffer.concat copy ${copy.toFixed(1)} ms | ${(zip / copy).toFixed(2)}× |`);
+  console.log(
+    `| add-time probe | ${probe.toFixed(1)} ms | header-only metadata ${header.toFixed(1)} ms | ${(probe / header).toFixed(2)}× |`,
+  );
+  console.log(
+    `| download all zip | ${zip.toFixed(1)} ms | Buffer.concat copy ${copy.toFixed(1)} ms | ${(zip / copy).toFixed(2)}× |`,
+  );
 }

@@ -20,9 +20,18 @@ describe('layer rule', () => {
     expect(await problems('engine/server/probe.ts', "import '../../app/cli/table.js';\n")).toEqual([
       expect.stringContaining('engine/ is pure Node and imports no other layer'),
     ]);
-    expect(await problems('engine/pipeline/probe.ts', "import type { X } from '../../renderer/src/format.js';\n")).toHaveLength(1);
-    expect(await problems('engine/probe.ts', "import { app } from 'electron';\n")).toEqual([expect.stringContaining('Electron is only for electron/')]);
-    expect(await problems('engine/server/probe.ts', "import { buildApp } from './app.js';\nimport '../contract/index.js';\n")).toEqual([]);
+    expect(
+      await problems('engine/pipeline/probe.ts', "import type { X } from '../../renderer/src/format.js';\n"),
+    ).toHaveLength(1);
+    expect(await problems('engine/probe.ts', "import { app } from 'electron';\n")).toEqual([
+      expect.stringContaining('Electron is only for electron/'),
+    ]);
+    expect(
+      await problems(
+        'engine/server/probe.ts',
+        "import { buildApp } from './app.js';\nimport '../contract/index.js';\n",
+      ),
+    ).toEqual([]);
   });
 
   it('refuses app → electron or renderer, allows app → engine', async () => {

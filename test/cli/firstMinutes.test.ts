@@ -61,7 +61,9 @@ describe('crisp: the first five minutes', () => {
     const lines = r.stderr.split('\n').filter(Boolean);
     // The estimate line is printed when the run starts: its absence shows nothing ran.
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^crisp: error: (Cannot use the output folder|The output folder|Cannot create the output folder) /);
+    expect(lines[0]).toMatch(
+      /^crisp: error: (Cannot use the output folder|The output folder|Cannot create the output folder) /,
+    );
     expect(lines[0]).toContain(out);
 
     const json = await runCli(['upscale', BIRD, '-m', FAST_MODEL, '-s', '1', '--out', out, '--json']);
@@ -78,17 +80,25 @@ describe('crisp: the first five minutes', () => {
     const r = await runCli(['upscale', folder]);
     expect(r.code).toBe(1);
     expectNoRawText(r);
-    expect(r.stderr.trim()).toBe(`crisp: error: ${folder} is a folder; crisp upscale takes image files. To upscale every image in it, run: crisp batch ${folder}`);
+    expect(r.stderr.trim()).toBe(
+      `crisp: error: ${folder} is a folder; crisp upscale takes image files. To upscale every image in it, run: crisp batch ${folder}`,
+    );
   });
 
   it('an imported model answers to its bare name and to custom:name; a typo gets a suggestion', async () => {
     const env = { XDG_DATA_HOME: home };
-    const imported = await runCli(['models', 'import', path.join(ONNX_DIR, 'realesr-animevideov3.onnx'), '--name', 'mine'], env);
+    const imported = await runCli(
+      ['models', 'import', path.join(ONNX_DIR, 'realesr-animevideov3.onnx'), '--name', 'mine'],
+      env,
+    );
     expect(imported.code).toBe(0);
     const out = path.join(dir, 'custom-out');
     const bare = await runCli(['upscale', BIRD, '-m', 'mine', '-s', '1', '--out', out], env);
     expect(bare.code).toBe(0);
-    const prefixed = await runCli(['upscale', BIRD, '-m', 'custom:mine', '-s', '1', '--out', out, '--overwrite', 'replace'], env);
+    const prefixed = await runCli(
+      ['upscale', BIRD, '-m', 'custom:mine', '-s', '1', '--out', out, '--overwrite', 'replace'],
+      env,
+    );
     expect(prefixed.code).toBe(0);
     // One model, one name however it was asked for.
     expect(await readdir(out)).toEqual(['bird_LRBI_x4_custom-mine_x1.png']);
@@ -98,13 +108,18 @@ describe('crisp: the first five minutes', () => {
     expect(typo.stderr.trim()).toBe("crisp: error: --model: Unknown model 'mien'. Did you mean 'custom:mine'?");
     const catalogTypo = await runCli(['batch', dir, '-m', 'digtal-art-4x'], env);
     expect(catalogTypo.code).toBe(1);
-    expect(catalogTypo.stderr.trim()).toBe("crisp: error: --model: Unknown model 'digtal-art-4x'. Did you mean 'digital-art-4x'?");
+    expect(catalogTypo.stderr.trim()).toBe(
+      "crisp: error: --model: Unknown model 'digtal-art-4x'. Did you mean 'digital-art-4x'?",
+    );
     expectNoRawText(typo);
   });
 
   it('a service that refuses the connection is named in a sentence, with a stable code in --json', async () => {
     const refused = 'http://127.0.0.1:9';
-    const r = await runCli(['upscale', BIRD, '-m', FAST_MODEL, '--remote', refused, '--out', path.join(dir, 'remote-out'), '--json'], { CRISP_API_KEY: 'k' });
+    const r = await runCli(
+      ['upscale', BIRD, '-m', FAST_MODEL, '--remote', refused, '--out', path.join(dir, 'remote-out'), '--json'],
+      { CRISP_API_KEY: 'k' },
+    );
     expect(r.code).toBe(1);
     expectNoRawText(r);
     const doc = JSON.parse(r.stdout) as JobReport;
@@ -155,7 +170,10 @@ describe('crisp: the first five minutes', () => {
 
   it('progress and notices go to stderr, results to stdout; NO_COLOR and pipes get no escape codes', async () => {
     const out = path.join(dir, 'streams');
-    const r = await runCli(['upscale', BIRD, '-m', FAST_MODEL, '-s', '1', '--out', out, '--format', 'jpg'], { NO_COLOR: '1', FORCE_COLOR: '1' });
+    const r = await runCli(['upscale', BIRD, '-m', FAST_MODEL, '-s', '1', '--out', out, '--format', 'jpg'], {
+      NO_COLOR: '1',
+      FORCE_COLOR: '1',
+    });
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(1);
     expect(r.stdout).toContain('→');

@@ -15,8 +15,14 @@ describe('crisp models quantize and --precision', () => {
   afterAll(async () => removeDir(dir));
 
   it.each([
-    [['models', 'quantize', 'nope-4x'], `crisp: error: 'nope-4x' is neither a model name nor an .onnx file. "crisp models list" shows the model names.`],
-    [['models', 'quantize', 'digital-art-4x', '--calibration', '/no/such/folder'], 'crisp: error: Cannot read the calibration folder /no/such/folder. Pass a folder of JPG, PNG or WebP photos with --calibration.'],
+    [
+      ['models', 'quantize', 'nope-4x'],
+      `crisp: error: 'nope-4x' is neither a model name nor an .onnx file. "crisp models list" shows the model names.`,
+    ],
+    [
+      ['models', 'quantize', 'digital-art-4x', '--calibration', '/no/such/folder'],
+      'crisp: error: Cannot read the calibration folder /no/such/folder. Pass a folder of JPG, PNG or WebP photos with --calibration.',
+    ],
     [['upscale', BIRD, '--precision', 'fp16'], "crisp: error: --precision must be one of auto, fp32, int8, not 'fp16'"],
   ])('refuses %j with one clear line and exit code 1', async (args, message) => {
     const r = await runCli(args);
@@ -26,23 +32,52 @@ describe('crisp models quantize and --precision', () => {
 
   it('quantizes a model, lists it, and --precision int8 on a CPU without VNNI runs fp32 with a notice', async () => {
     const int8 = path.join(dir, 'int8');
-    const q = await runCli(['models', 'quantize', 'digital-art-4x', '--calibration', path.join(IMAGES_DIR, 'set5'), '--crops', '8', '--out', int8, '--json']);
+    const q = await runCli([
+      'models',
+      'quantize',
+      'digital-art-4x',
+      '--calibration',
+      path.join(IMAGES_DIR, 'set5'),
+      '--crops',
+      '8',
+      '--out',
+      int8,
+      '--json',
+    ]);
     expect(q.code, q.stderr).toBe(0);
-    const manifest = JSON.parse(q.stdout) as { path: string; source: { file: string }; quantizedConvs: number; calibration: { kind: string; crops: number }; psnrYVsFp32: number; passed: boolean };
-    expect(manifest).toMatchObject({ path: path.join(int8, 'realesr-animevideov3.int8.onnx'), source: { file: 'realesr-animevideov3.onnx' }, quantizedConvs: 16, calibration: { kind: 'folder', crops: 8 } });
+    const manifest = JSON.parse(q.stdout) as {
+      path: string;
+      source: { file: string };
+      quantizedConvs: number;
+      calibration: { kind: string; crops: number };
+      psnrYVsFp32: number;
+      passed: boolean;
+    };
+    expect(manifest).toMatchObject({
+      path: path.join(int8, 'realesr-animevideov3.int8.onnx'),
+      source: { file: 'realesr-animevideov3.onnx' },
+      quantizedConvs: 16,
+      calibration: { kind: 'folder', crops: 8 },
+    });
     expect(existsSync(manifest.path)).toBe(true);
     expect(manifest.psnrYVsFp32).toBeGreaterThan(30);
 
     const env = { CRISP_INT8_DIR: int8 };
     const list = await runCli(['models', 'list', '--json'], env);
     const rows = JSON.parse(list.stdout) as Array<{ name: string; int8: { path: string; passed: boolean } | null }>;
-    expect(rows.find((m) => m.name === 'digital-art-4x')?.int8).toMatchObject({ path: manifest.path, passed: manifest.passed });
+    expect(rows.find((m) => m.name === 'digital-art-4x')?.int8).toMatchObject({
+      path: manifest.path,
+      passed: manifest.passed,
+    });
     expect(rows.find((m) => m.name === 'service-lite-4x')?.int8).toBeNull();
 
     const out = path.join(dir, 'out');
     const { mkdir } = await import('node:fs/promises');
     await mkdir(out);
-    const up = await runCli(['upscale', BIRD, '--model', 'digital-art-4x', '--precision', 'int8', '--out', out], { ...env, CRISP_CPU_INT8: '0' });
+    const up = await runCli(['upscale', BIRD, '--model', 'digital-art-4x', '--precision', 'int8', '--out', out], {
+      ...env,
+      CRISP_CPU_INT8: '0',
+    });
     expect(up.code, up.stderr).toBe(0);
     expect(up.stderr.split('\n').filter((l) => l.startsWith('Crisp:'))).toEqual([
       'Crisp: running realesr-animevideov3 in fp32 instead of int8: this CPU has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI, AMX or ARM dot product; checked CRISP_CPU_INT8=0), so int8 would not be faster.',
@@ -54,7 +89,10 @@ describe('crisp models quantize and --precision', () => {
     const int8 = path.join(dir, 'int8-import');
     // XDG_DATA_HOME: the user models directory that `models import` writes and `models list` reads.
     const env = { CRISP_INT8_DIR: int8, XDG_DATA_HOME: path.join(dir, 'data') };
-    const r = await runCli(['models', 'import', path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'), '--name', 'anime', '--int8'], env);
+    const r = await runCli(
+      ['models', 'import', path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'), '--name', 'anime', '--int8'],
+      env,
+    );
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/: imported as anime \(x4, /);
@@ -62,7 +100,10 @@ describe('crisp models quantize and --precision', () => {
     expect(r.stderr).toContain('anime: making the int8 variant (the bundled calibration set)');
     const list = await runCli(['models', 'list', '--json'], env);
     expect(list.code, list.stderr).toBe(0);
-    const rows = JSON.parse(list.stdout) as Array<{ name: string; int8: { path: string; calibration?: { kind: string; crops: number } } | null }>;
+    const rows = JSON.parse(list.stdout) as Array<{
+      name: string;
+      int8: { path: string; calibration?: { kind: string; crops: number } } | null;
+    }>;
     const anime = rows.find((m) => m.name === 'custom:anime');
     expect(anime?.int8?.path.startsWith(int8)).toBe(true);
     expect(existsSync(anime!.int8!.path)).toBe(true);
@@ -70,7 +111,15 @@ describe('crisp models quantize and --precision', () => {
 
   it('models import --int8 --face is refused before anything is written', async () => {
     const models = path.join(dir, 'models-face');
-    const r = await runCli(['models', 'import', path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'), '--face', '--int8', '--dir', models]);
+    const r = await runCli([
+      'models',
+      'import',
+      path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'),
+      '--face',
+      '--int8',
+      '--dir',
+      models,
+    ]);
     expect(r.code).toBe(1);
     expect(crispLines(r.stderr)).toEqual(['crisp: error: --int8 applies to upscaling models, not face models']);
     expect(existsSync(models)).toBe(false);

@@ -25,7 +25,12 @@ function flagsOf(help: string): Set<string> {
 /** The key structure of a JSON value (values dropped), for comparing shapes. */
 function shape(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(shape);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)]).sort(([a], [b]) => String(a).localeCompare(String(b))));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v)
+        .map(([k, x]) => [k, shape(x)])
+        .sort(([a], [b]) => String(a).localeCompare(String(b))),
+    );
   return v === null ? null : typeof v;
 }
 
@@ -56,7 +61,10 @@ describe('one options declaration, one namer, one task path', () => {
 
   it('batch accepts every model upscale accepts: custom:name, the bare imported name, and --denoise', async () => {
     const env = { XDG_DATA_HOME: home };
-    expect((await runCli(['models', 'import', path.join(ONNX_DIR, 'realesr-animevideov3.onnx'), '--name', 'mine'], env)).code).toBe(0);
+    expect(
+      (await runCli(['models', 'import', path.join(ONNX_DIR, 'realesr-animevideov3.onnx'), '--name', 'mine'], env))
+        .code,
+    ).toBe(0);
     for (const model of ['custom:mine', 'mine']) {
       const out = path.join(dir, `batch-${model.replace(':', '-')}`);
       const r = await runCli(['batch', inputs, '-m', model, '-s', '1', '--out', out], env);
@@ -76,7 +84,10 @@ describe('one options declaration, one namer, one task path', () => {
     const models = path.join(dir, 'face-models');
     mkdirSync(path.join(models, 'face'), { recursive: true });
     symlinkSync(ONNX_DIR, path.join(models, 'onnx'));
-    symlinkSync(path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx'), path.join(models, 'face', 'yunet_s_dynamic.onnx'));
+    symlinkSync(
+      path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx'),
+      path.join(models, 'face', 'yunet_s_dynamic.onnx'),
+    );
     writeModel(path.join(models, 'face'), 'custom-red.onnx', constantFaceModel([1, -1, -1]));
     const withFaces = { CRISP_MODELS_DIR: models };
     const up = await runCli(['upscale', path.join(inputs, 'bird.png'), ...flags, '--out', a], withFaces);
@@ -98,7 +109,18 @@ describe('one options declaration, one namer, one task path', () => {
     it('have the same keys, for a finished image and for a failed one', async () => {
       const bad = path.join(dir, 'notes.png');
       await writeFile(bad, 'not an image');
-      const args = (out: string) => ['upscale', path.join(inputs, 'bird.png'), bad, '-m', FAST_MODEL, '-s', '2', '--out', path.join(dir, out), '--json'];
+      const args = (out: string) => [
+        'upscale',
+        path.join(inputs, 'bird.png'),
+        bad,
+        '-m',
+        FAST_MODEL,
+        '-s',
+        '2',
+        '--out',
+        path.join(dir, out),
+        '--json',
+      ];
       const local = await runCli(args('json-local'));
       const remote = await runCli([...args('json-remote'), '--remote', server.url], { CRISP_API_KEY: key });
       expect([local.code, remote.code]).toEqual([1, 1]);
@@ -114,11 +136,16 @@ describe('one options declaration, one namer, one task path', () => {
 
     it("the server's 400 for an unknown model suggests the closest name (same resolver as the CLI)", async () => {
       const form = new FormData();
-      for (const [k, v] of Object.entries({ model: 'digtal-art-4x', scale: '2', saveImageAs: 'png' })) form.append(k, v);
+      for (const [k, v] of Object.entries({ model: 'digtal-art-4x', scale: '2', saveImageAs: 'png' }))
+        form.append(k, v);
       form.append('file', new Blob([await readFile(BIRD)], { type: 'image/png' }), 'bird.png');
       const a = await postForm(server.url, key, form);
       expect(a.status).toBe(400);
-      expect(a.json).toEqual(expect.stringMatching(/^Bad Request: model 'digtal-art-4x' is not one of .*\. Did you mean 'digital-art-4x'\?$/));
+      expect(a.json).toEqual(
+        expect.stringMatching(
+          /^Bad Request: model 'digtal-art-4x' is not one of .*\. Did you mean 'digital-art-4x'\?$/,
+        ),
+      );
     });
   });
 });

@@ -40,7 +40,11 @@ describe("README's command line examples", () => {
       const redirect = args.indexOf('>');
       const argv = redirect >= 0 ? args.slice(0, redirect) : args;
       const r = await runCli(argv, {}, { cwd: dir });
-      expect({ args, code: r.code, stderr: r.stderr.split('\n').filter((l) => l.includes('error')) }).toEqual({ args, code: 0, stderr: [] });
+      expect({ args, code: r.code, stderr: r.stderr.split('\n').filter((l) => l.includes('error')) }).toEqual({
+        args,
+        code: 0,
+        stderr: [],
+      });
       if (redirect >= 0) await writeFile(path.join(dir, 'redirected.txt'), r.stdout);
     }
     // The first example wrote into upscaled/, made on the way.

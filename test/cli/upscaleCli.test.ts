@@ -18,17 +18,44 @@ describe('crisp CLI', () => {
   afterAll(async () => removeDir(out));
 
   it('upscale writes the output with a clear name and prints one line', async () => {
-    const r = await runCli(['upscale', BIRD, '--model', 'digital-art-4x', '--scale', '3', '--format', 'webp', '--out', out]);
+    const r = await runCli([
+      'upscale',
+      BIRD,
+      '--model',
+      'digital-art-4x',
+      '--scale',
+      '3',
+      '--format',
+      'webp',
+      '--out',
+      out,
+    ]);
     expect(r.code).toBe(0);
     const target = path.join(out, 'bird_LRBI_x4_digital-art-4x_x3.webp');
-    expect(r.stdout.trim()).toMatch(new RegExp(`^${BIRD.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} → ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(216×216, `));
+    expect(r.stdout.trim()).toMatch(
+      new RegExp(
+        `^${BIRD.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} → ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(216×216, `,
+      ),
+    );
     const meta = await sharp(target).metadata();
     expect([meta.width, meta.height, meta.format]).toEqual([216, 216, 'webp']);
     expect((await readdir(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
   it('upscale --json prints the one result document', async () => {
-    const r = await runCli(['upscale', BIRD, '--model', 'digital-art-4x', '--scale', '1', '--format', 'jpg', '--out', out, '--json']);
+    const r = await runCli([
+      'upscale',
+      BIRD,
+      '--model',
+      'digital-art-4x',
+      '--scale',
+      '1',
+      '--format',
+      'jpg',
+      '--out',
+      out,
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout) as JobReport;
     expect(doc.upscaled).toBe(1);
@@ -74,7 +101,9 @@ describe('crisp CLI', () => {
     try {
       const r = await runCli(['upscale', bad, BIRD, '--model', 'digital-art-4x', '--scale', '2', '--out', dir]);
       expect(r.code).toBe(1);
-      expect(crispLines(r.stderr).filter((l) => l.startsWith('crisp: error:'))).toEqual([`crisp: error: ${bad}: notes.jpg is not a JPG, PNG or WEBP image.`]);
+      expect(crispLines(r.stderr).filter((l) => l.startsWith('crisp: error:'))).toEqual([
+        `crisp: error: ${bad}: notes.jpg is not a JPG, PNG or WEBP image.`,
+      ]);
       expect(await readdir(dir)).toEqual(['bird_LRBI_x4_digital-art-4x_x2.png']);
     } finally {
       await removeDir(dir);
@@ -86,8 +115,16 @@ describe('crisp CLI', () => {
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as Array<{ name: string; model: string; licence: string; installed: boolean }>;
     expect(rows.map((x) => x.name).sort()).toEqual([...MODEL_NAMES].sort());
-    const installed = rows.filter((x) => x.installed).map((x) => x.model).sort();
-    expect(installed).toEqual(['4xLSDIRCompactC3', 'realesr-animevideov3', 'realesr-general-wdn-x4v3', 'realesr-general-x4v3']);
+    const installed = rows
+      .filter((x) => x.installed)
+      .map((x) => x.model)
+      .sort();
+    expect(installed).toEqual([
+      '4xLSDIRCompactC3',
+      'realesr-animevideov3',
+      'realesr-general-wdn-x4v3',
+      'realesr-general-x4v3',
+    ]);
     for (const row of rows) expect(row.licence).not.toBe('');
     const table = await runCli(['models', 'list']);
     expect(table.stdout).toMatch(/crystal-plus-4x\s+4xLSDIRCompactC3\s+SRVGGNetCompact\s+CC-BY-4.0\s+installed/);

@@ -2,7 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundledCalibrationCrops, bundledCalibrationFile, CalibrationError, hasBundledCalibration } from '../../engine/convert/calibrationSet.js';
+import {
+  bundledCalibrationCrops,
+  bundledCalibrationFile,
+  CalibrationError,
+  hasBundledCalibration,
+} from '../../engine/convert/calibrationSet.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-calib-test-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -41,7 +46,9 @@ describe('the bundled calibration set', () => {
 
   it('takes fewer crops evenly across the sheet, photos and illustrations alike', async () => {
     const crops = await bundledCalibrationCrops({ count: 12 });
-    expect(crops.map((c) => c.source)).toEqual([0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44].map((k) => `bundled#${k}`));
+    expect(crops.map((c) => c.source)).toEqual(
+      [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44].map((k) => `bundled#${k}`),
+    );
   });
 
   it('is looked up under CRISP_RESOURCES_DIR when set, and a missing sheet is a clear error', async () => {

@@ -38,12 +38,17 @@ async function serve(): Promise<Served> {
         res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
         return;
       }
-      res.writeHead(206, { 'content-length': body.length - start, 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` });
+      res.writeHead(206, {
+        'content-length': body.length - start,
+        'content-range': `bytes ${start}-${body.length - 1}/${body.length}`,
+      });
     } else res.writeHead(200, { 'content-length': body.length });
     if (state.cutNext) {
       state.cutNext = false;
       // Send ~40% of the body, then drop the connection as a flaky network would.
-      res.write(body.subarray(start, start + Math.floor((body.length - start) * 0.4)), () => setTimeout(() => res.socket?.destroy(), 20));
+      res.write(body.subarray(start, start + Math.floor((body.length - start) * 0.4)), () =>
+        setTimeout(() => res.socket?.destroy(), 20),
+      );
       return;
     }
     res.end(body.subarray(start));
@@ -85,8 +90,18 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function target(rel: string, format: FetchTarget['download']['format'], sha256: string | null, size: number | null): FetchTarget {
-  return { name: 'digital-art-4x', file: 'realesr-animevideov3.onnx', scale: 4, download: { url: srv.url(rel), format, sha256, size } };
+function target(
+  rel: string,
+  format: FetchTarget['download']['format'],
+  sha256: string | null,
+  size: number | null,
+): FetchTarget {
+  return {
+    name: 'digital-art-4x',
+    file: 'realesr-animevideov3.onnx',
+    scale: 4,
+    download: { url: srv.url(rel), format, sha256, size },
+  };
 }
 
 describe('model download (local HTTP server)', () => {
@@ -109,10 +124,13 @@ describe('model download (local HTTP server)', () => {
   it('resumes a cut connection with Range and ends byte-identical', async () => {
     srv.cutNext = true;
     const progress: number[] = [];
-    const installed = await fetchModel(target('onnx/realesr-animevideov3.onnx', 'onnx', sha(ANIME_ONNX), ANIME_ONNX.length), {
-      modelsDir: dir,
-      onProgress: (r) => progress.push(r),
-    });
+    const installed = await fetchModel(
+      target('onnx/realesr-animevideov3.onnx', 'onnx', sha(ANIME_ONNX), ANIME_ONNX.length),
+      {
+        modelsDir: dir,
+        onProgress: (r) => progress.push(r),
+      },
+    );
     expect(srv.requests).toHaveLength(2);
     expect(srv.requests[0]!.range).toBeUndefined();
     const resumedAt = Number(/^bytes=(\d+)-$/.exec(srv.requests[1]!.range ?? '')?.[1]);
@@ -124,8 +142,12 @@ describe('model download (local HTTP server)', () => {
 
   it('a sha256 mismatch deletes the download and installs nothing', async () => {
     const wrong = '0'.repeat(64);
-    await expect(fetchModel(target('onnx/realesr-animevideov3.onnx', 'onnx', wrong, null), { modelsDir: dir })).rejects.toThrow(FetchError);
-    await expect(fetchModel(target('onnx/realesr-animevideov3.onnx', 'onnx', wrong, null), { modelsDir: dir })).rejects.toThrow(
+    await expect(
+      fetchModel(target('onnx/realesr-animevideov3.onnx', 'onnx', wrong, null), { modelsDir: dir }),
+    ).rejects.toThrow(FetchError);
+    await expect(
+      fetchModel(target('onnx/realesr-animevideov3.onnx', 'onnx', wrong, null), { modelsDir: dir }),
+    ).rejects.toThrow(
       /sha256 mismatch for digital-art-4x: expected 0{64}, got 9ff2b047cee46b53a29dac03e9cfb734214ca805510bd7bf2da9368740d308a1; the download was deleted and nothing was installed/,
     );
     const files = await readdir(dir, { recursive: true });
@@ -134,7 +156,11 @@ describe('model download (local HTTP server)', () => {
 
   it('an HTTP error is one clear line', async () => {
     const [r] = await fetchModels([target('onnx/missing.onnx', 'onnx', null, null)], { modelsDir: dir });
-    expect(r).toEqual({ name: 'digital-art-4x', ok: false, error: expect.stringMatching(/^download from 127\.0\.0\.1:\d+ failed: HTTP 404$/) });
+    expect(r).toEqual({
+      name: 'digital-art-4x',
+      ok: false,
+      error: expect.stringMatching(/^download from 127\.0\.0\.1:\d+ failed: HTTP 404$/),
+    });
   });
 });
 
@@ -145,9 +171,21 @@ describe('no network', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
     const targets: FetchTarget[] = [
-      { name: 'service-lite-4x', file: 'a.onnx', download: { url: `http://127.0.0.1:${port}/a.pth`, format: 'pth', sha256: null, size: null } },
-      { name: 'clear-boost-4x', file: 'b.onnx', download: { url: 'http://192.0.2.1/b.pth', format: 'pth', sha256: null, size: null } },
-      { name: 'digital-art-4x', file: 'c.onnx', download: { url: `http://127.0.0.1:${port}/c.onnx`, format: 'onnx', sha256: null, size: null } },
+      {
+        name: 'service-lite-4x',
+        file: 'a.onnx',
+        download: { url: `http://127.0.0.1:${port}/a.pth`, format: 'pth', sha256: null, size: null },
+      },
+      {
+        name: 'clear-boost-4x',
+        file: 'b.onnx',
+        download: { url: 'http://192.0.2.1/b.pth', format: 'pth', sha256: null, size: null },
+      },
+      {
+        name: 'digital-art-4x',
+        file: 'c.onnx',
+        download: { url: `http://127.0.0.1:${port}/c.onnx`, format: 'onnx', sha256: null, size: null },
+      },
     ];
     const started = Date.now();
     const results = await fetchModels(targets, { modelsDir: dir, connectTimeoutMs: 1500 });

@@ -31,17 +31,31 @@ beforeAll(async () => {
 afterAll(async () => removeDir(dir));
 
 /** Runs the PyTorch reference: a checkpoint plus its output on a fixed input, in `sub`. */
-function reference(sub: string, size: number, styleFeatures: number, narrow: number, seed: number, tame = false): { pth: string; input: Float32Array; output: Float32Array } {
+function reference(
+  sub: string,
+  size: number,
+  styleFeatures: number,
+  narrow: number,
+  seed: number,
+  tame = false,
+): { pth: string; input: Float32Array; output: Float32Array } {
   const out = path.join(dir, sub);
   mkdirSync(out, { recursive: true });
-  execFileSync(PYTHON, [SCRIPT, out, String(size), String(styleFeatures), String(narrow), String(seed), ...(tame ? ['tame'] : [])], { stdio: 'pipe' });
+  execFileSync(
+    PYTHON,
+    [SCRIPT, out, String(size), String(styleFeatures), String(narrow), String(seed), ...(tame ? ['tame'] : [])],
+    { stdio: 'pipe' },
+  );
   const floats = (f: string) => new Float32Array(new Uint8Array(readFileSync(path.join(out, f))).buffer);
   return { pth: path.join(out, 'model.pth'), input: floats('input.bin'), output: floats('output.bin') };
 }
 
 async function runOnnx(model: Uint8Array | string, input: Float32Array, size: number): Promise<Float32Array> {
   const o: ort.InferenceSession.SessionOptions = { logSeverityLevel: 3 };
-  const s = typeof model === 'string' ? await ort.InferenceSession.create(model, o) : await ort.InferenceSession.create(model, o);
+  const s =
+    typeof model === 'string'
+      ? await ort.InferenceSession.create(model, o)
+      : await ort.InferenceSession.create(model, o);
   try {
     expect(s.inputNames).toEqual(['input']);
     const r = await s.run({ input: new ort.Tensor('float32', input, [1, 3, size, size]) });
@@ -99,12 +113,16 @@ describe.skipIf(!hasTorch)('GFPGANv1Clean conversion against PyTorch', () => {
     const out = path.join(dir, 'cli', 'face.onnx');
     const r = await runCli(['models', 'convert', ref.pth, out]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toMatch(/→ .*face\.onnx: GFPGANv1Clean face restorer \(512×512, 7 levels, style 32\) \([\d.]+ MB\); install it with "crisp models import .*face\.onnx --face"$/);
+    expect(r.stdout.trim()).toMatch(
+      /→ .*face\.onnx: GFPGANv1Clean face restorer \(512×512, 7 levels, style 32\) \([\d.]+ MB\); install it with "crisp models import .*face\.onnx --face"$/,
+    );
     expect(compare(await runOnnx(out, ref.input, 512), ref.output).maxDiff).toBeLessThanOrEqual(0.02);
     const models = path.join(dir, 'cli-models');
     const imp = await runCli(['models', 'import', ref.pth, '--face', '--name', 'gfpgan-test', '--dir', models]);
     expect(imp.code, imp.stdout + imp.stderr).toBe(0);
-    expect(imp.stdout.trim()).toBe(`${ref.pth}: imported as face model custom:gfpgan-test → ${path.join(models, 'face', 'custom-gfpgan-test.onnx')}`);
+    expect(imp.stdout.trim()).toBe(
+      `${ref.pth}: imported as face model custom:gfpgan-test → ${path.join(models, 'face', 'custom-gfpgan-test.onnx')}`,
+    );
 
     // models fetch gfpgan-1.4's path, against a local server: download, sha256, convert, check, install under face/.
     const bytes = readFileSync(ref.pth);
@@ -115,7 +133,15 @@ describe.skipIf(!hasTorch)('GFPGANv1Clean conversion against PyTorch', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/GFPGANv1.4.pth`;
-      const entry = { ...FACE_MODELS[0]!, download: { url, format: 'pth' as const, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length } };
+      const entry = {
+        ...FACE_MODELS[0]!,
+        download: {
+          url,
+          format: 'pth' as const,
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+          size: bytes.length,
+        },
+      };
       const fetched = path.join(dir, 'fetched');
       const installed = await fetchFaceModel(entry, { modelsDir: fetched });
       expect(installed.path).toBe(path.join(fetched, 'face', 'gfpgan-1.4.onnx'));
@@ -123,7 +149,9 @@ describe.skipIf(!hasTorch)('GFPGANv1Clean conversion against PyTorch', () => {
       expect(readdirSync(path.join(fetched, '.downloads'))).toEqual([]);
       const wrong = { ...entry, download: { ...entry.download, sha256: '0'.repeat(64) } };
       const other = path.join(dir, 'fetched-wrong');
-      await expect(fetchFaceModel(wrong, { modelsDir: other })).rejects.toThrow(/^sha256 mismatch for gfpgan-1\.4: .*nothing was installed$/);
+      await expect(fetchFaceModel(wrong, { modelsDir: other })).rejects.toThrow(
+        /^sha256 mismatch for gfpgan-1\.4: .*nothing was installed$/,
+      );
       expect(existsSync(path.join(other, 'face'))).toBe(false);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
@@ -149,7 +177,9 @@ describe('GFPGAN checkpoints that cannot be converted', () => {
     const out = path.join(dir, 'v1.onnx');
     const r = await runCli(['models', 'convert', pth, out]);
     expect(r.code).toBe(1);
-    expect(crispLines(r.stderr)).toEqual([`crisp: error: GFPGANv1.pth could not be converted: ${GFPGAN_V1_UNSUPPORTED}`]);
+    expect(crispLines(r.stderr)).toEqual([
+      `crisp: error: GFPGANv1.pth could not be converted: ${GFPGAN_V1_UNSUPPORTED}`,
+    ]);
     expect(existsSync(out)).toBe(false);
     const imp = await runCli(['models', 'import', pth, '--dir', path.join(dir, 'v1-models')]);
     expect(imp.code).toBe(1);

@@ -24,8 +24,16 @@ describe('custom model import', () => {
   it('imports ncnn, .pth, .safetensors and .onnx files with their detected scale, and lists them', async () => {
     const a = await importCustomModel(path.join(MODELS_DIR, 'ncnn', '4xLSDIRCompactC3.bin'), { modelsDir: dir });
     expect(a).toMatchObject({ name: '4xLSDIRCompactC3', scale: 4, format: 'ncnn', file: '4xLSDIRCompactC3.onnx' });
-    const b = await importCustomModel(path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'), { modelsDir: dir, name: 'anime' });
-    expect(b).toMatchObject({ name: 'anime', scale: 4, format: 'pth', description: 'SRVGGNetCompact x4 (64 feat, 16 conv, prelu)' });
+    const b = await importCustomModel(path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'), {
+      modelsDir: dir,
+      name: 'anime',
+    });
+    expect(b).toMatchObject({
+      name: 'anime',
+      scale: 4,
+      format: 'pth',
+      description: 'SRVGGNetCompact x4 (64 feat, 16 conv, prelu)',
+    });
     const rrdb = path.join(dir, 'tiny x2.safetensors');
     const { dict } = randomRrdb({ layout: 'basicsr', numBlocks: 2, scale: 2, numFeat: 8, numGrowCh: 8 });
     await writeFile(rrdb, writeSafetensors(dict));
@@ -38,11 +46,18 @@ describe('custom model import', () => {
     expect(Buffer.from(await readFile(d.path)).equals(await readFile(onnxCopy))).toBe(true);
 
     const listed = await listCustomModels(dir);
-    expect(listed.map((m) => [m.name, m.scale])).toEqual([['4xLSDIRCompactC3', 4], ['anime', 4], ['tiny-x2', 2], ['ref', 4]]);
+    expect(listed.map((m) => [m.name, m.scale])).toEqual([
+      ['4xLSDIRCompactC3', 4],
+      ['anime', 4],
+      ['tiny-x2', 2],
+      ['ref', 4],
+    ]);
     expect(listed.every((m) => m.path.startsWith(path.join(dir, 'custom')))).toBe(true);
     expect(await removeCustomModel(dir, 'anime')).toBe(true);
     expect((await listCustomModels(dir)).map((m) => m.name)).toEqual(['4xLSDIRCompactC3', 'tiny-x2', 'ref']);
-    await expect(importCustomModel(onnxCopy, { modelsDir: dir, name: '../escape' })).rejects.toThrow(/invalid model name/);
+    await expect(importCustomModel(onnxCopy, { modelsDir: dir, name: '../escape' })).rejects.toThrow(
+      /invalid model name/,
+    );
   });
 
   it('`crisp models import` and `crisp models fetch` register under `models`', async () => {
@@ -58,7 +73,17 @@ describe('custom model import', () => {
       return true;
     });
     const previous = process.exitCode;
-    await program.parseAsync(['node', 'crisp', 'models', 'import', path.join(MODELS_DIR, 'ncnn', 'realesr-animevideov3-x4.param'), '--name', 'anime-ncnn', '--dir', dir]);
+    await program.parseAsync([
+      'node',
+      'crisp',
+      'models',
+      'import',
+      path.join(MODELS_DIR, 'ncnn', 'realesr-animevideov3-x4.param'),
+      '--name',
+      'anime-ncnn',
+      '--dir',
+      dir,
+    ]);
     process.exitCode = previous;
     vi.restoreAllMocks();
     expect(out.join('')).toMatch(/realesr-animevideov3-x4\.param: imported as anime-ncnn \(x4, ncnn model/);
@@ -67,6 +92,8 @@ describe('custom model import', () => {
 
   it('describes connect timeouts as one offline line', () => {
     const e = Object.assign(new Error('Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' });
-    expect(describeNetworkError(e, 'https://github.com/x.pth', 5000)).toBe('cannot reach github.com (no connection within 5 s; are you offline?)');
+    expect(describeNetworkError(e, 'https://github.com/x.pth', 5000)).toBe(
+      'cannot reach github.com (no connection within 5 s; are you offline?)',
+    );
   });
 });

@@ -5,7 +5,14 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeInt8Variant } from '../../engine/convert/int8Build.js';
 import { ONNX_FLOAT, readOnnx } from '../../engine/convert/onnxReader.js';
-import { createInference, findInt8Variant, int8FileNames, type CpuFeatures, type Int8Variant, type ModelSession } from '../../engine/inference/index.js';
+import {
+  createInference,
+  findInt8Variant,
+  int8FileNames,
+  type CpuFeatures,
+  type Int8Variant,
+  type ModelSession,
+} from '../../engine/inference/index.js';
 import { resolveModel } from '../../engine/models/catalog.js';
 import { psnrY, readRgb, type RgbImage } from '../bench/quality.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
@@ -31,8 +38,16 @@ let variant: Int8Variant;
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-int8-test-'));
   const calib = path.join(tmp, 'calibration');
-  cpSync(path.join(IMAGES_DIR, 'set14'), calib, { recursive: true, filter: (src) => !/\/(foreman|lenna|man|monarch|pepper|ppt3|zebra)\.png$/.test(src) });
-  ({ variant } = await makeInt8Variant(anime.path, { calibrationDir: calib, outDir: path.join(tmp, 'int8'), crops: 16, hessianSamples: 48 }));
+  cpSync(path.join(IMAGES_DIR, 'set14'), calib, {
+    recursive: true,
+    filter: (src) => !/\/(foreman|lenna|man|monarch|pepper|ppt3|zebra)\.png$/.test(src),
+  });
+  ({ variant } = await makeInt8Variant(anime.path, {
+    calibrationDir: calib,
+    outDir: path.join(tmp, 'int8'),
+    crops: 16,
+    hessianSamples: 48,
+  }));
 }, 240_000);
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -49,7 +64,8 @@ async function upscale(s: ModelSession, img: RgbImage): Promise<RgbImage> {
   const [, , h, w] = r.dims;
   const plane = h * w;
   const data = new Uint8Array(plane * 3);
-  for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) data[i * 3 + c] = Math.min(255, Math.max(0, Math.round(r.data[c * plane + i]! * 255)));
+  for (let i = 0; i < plane; i++)
+    for (let c = 0; c < 3; c++) data[i * 3 + c] = Math.min(255, Math.max(0, Math.round(r.data[c * plane + i]! * 255)));
   return { data, width: w, height: h };
 }
 
@@ -68,7 +84,11 @@ describe('int8 quantization (realesr-animevideov3)', () => {
     expect(inits.get(convs.at(-1)!.inputs[1]!)?.dataType).toBe(ONNX_FLOAT);
     const int8Weights = int8.initializers.filter((t) => t.dataType === 3 && t.dims.length === 4);
     expect(int8Weights).toHaveLength(16);
-    expect(variant.manifest).toMatchObject({ quantizedConvs: 16, totalConvs: 18, calibration: { kind: 'folder', crops: 16 } });
+    expect(variant.manifest).toMatchObject({
+      quantizedConvs: 16,
+      totalConvs: 18,
+      calibration: { kind: 'folder', crops: 16 },
+    });
     // PReLU runs as the branch-free Mul + Max (preluRewrite.ts), one pair per PReLU of the fp32 model.
     const prelus = fp32.nodes.filter((n) => n.opType === 'PRelu').length;
     expect(prelus).toBe(17);
@@ -82,7 +102,12 @@ describe('int8 quantization (realesr-animevideov3)', () => {
 
   it('onnxruntime’s CPU provider fuses every quantized conv into QLinearConv', async () => {
     const optimized = path.join(tmp, 'optimized.onnx');
-    const s = await ort.InferenceSession.create(variant.path, { executionProviders: ['cpu'], graphOptimizationLevel: 'all', optimizedModelFilePath: optimized, logSeverityLevel: 3 });
+    const s = await ort.InferenceSession.create(variant.path, {
+      executionProviders: ['cpu'],
+      graphOptimizationLevel: 'all',
+      optimizedModelFilePath: optimized,
+      logSeverityLevel: 3,
+    });
     await s.release();
     const opt = readOnnx(readFileSync(optimized));
     const ops = opt.nodes.map((n) => n.opType);
@@ -95,7 +120,13 @@ describe('int8 quantization (realesr-animevideov3)', () => {
   });
 
   it('runs on the CPU provider through --precision int8 and stays within the PSNR bound on the Set5 ×4 pairs', async () => {
-    const i8 = createInference({ executionProvider: 'cpu', precision: 'int8', int8Dirs: [path.join(tmp, 'int8')], cpu: VNNI, log: () => undefined });
+    const i8 = createInference({
+      executionProvider: 'cpu',
+      precision: 'int8',
+      int8Dirs: [path.join(tmp, 'int8')],
+      cpu: VNNI,
+      log: () => undefined,
+    });
     const f32 = createInference({ executionProvider: 'cpu', precision: 'fp32' });
     try {
       const q = await i8.session(anime);
@@ -117,7 +148,9 @@ describe('int8 quantization (realesr-animevideov3)', () => {
       const report = `drop vs HR ${drop.map((d) => d.toFixed(3)).join(', ')} dB; int8 vs fp32 ${vsFp32.map((d) => d.toFixed(2)).join(', ')} dB`;
       expect(meanDrop, report).toBeLessThanOrEqual(INT8_SET5_MAX_MEAN_DROP_DB);
       expect(Math.max(...drop), report).toBeLessThanOrEqual(INT8_SET5_MAX_DROP_DB);
-      expect(vsFp32.reduce((x, y) => x + y, 0) / vsFp32.length, report).toBeGreaterThanOrEqual(INT8_SET5_MIN_MEAN_VS_FP32_DB);
+      expect(vsFp32.reduce((x, y) => x + y, 0) / vsFp32.length, report).toBeGreaterThanOrEqual(
+        INT8_SET5_MIN_MEAN_VS_FP32_DB,
+      );
       expect(Math.min(...vsFp32), report).toBeGreaterThanOrEqual(INT8_SET5_MIN_VS_FP32_DB);
     } finally {
       await i8.release();
@@ -127,7 +160,13 @@ describe('int8 quantization (realesr-animevideov3)', () => {
 
   it('--precision int8 on a CPU without int8 instructions runs fp32, with one notice', async () => {
     const logs: string[] = [];
-    const inf = createInference({ executionProvider: 'cpu', precision: 'int8', int8Dirs: [path.join(tmp, 'int8')], cpu: NO_INT8, log: (m) => logs.push(m) });
+    const inf = createInference({
+      executionProvider: 'cpu',
+      precision: 'int8',
+      int8Dirs: [path.join(tmp, 'int8')],
+      cpu: NO_INT8,
+      log: (m) => logs.push(m),
+    });
     const ref = createInference({ executionProvider: 'cpu', precision: 'fp32' });
     try {
       const s = await inf.session(anime);
@@ -138,7 +177,11 @@ describe('int8 quantization (realesr-animevideov3)', () => {
       ]);
       // Really the fp32 model: bit-identical to an fp32 session.
       const lr = await readRgb(path.join(IMAGES_DIR, 'set5-x4', 'lr', 'bird_LRBI_x4.png'));
-      expect(Buffer.from((await upscale(s, lr)).data).equals(Buffer.from((await upscale(await ref.session(anime), lr)).data))).toBe(true);
+      expect(
+        Buffer.from((await upscale(s, lr)).data).equals(
+          Buffer.from((await upscale(await ref.session(anime), lr)).data),
+        ),
+      ).toBe(true);
     } finally {
       await inf.release();
       await ref.release();
@@ -176,4 +219,3 @@ describe('int8 quantization (realesr-animevideov3)', () => {
     expect((await findInt8Variant(link, [dir]))?.manifest.source.sha256).toBe(variant.manifest.source.sha256);
   });
 });
-

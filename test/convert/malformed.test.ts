@@ -21,14 +21,24 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const t = (shape: number[]): { shape: number[]; data: Float32Array } => ({ shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(0.01) });
+const t = (shape: number[]): { shape: number[]; data: Float32Array } => ({
+  shape,
+  data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(0.01),
+});
 
 /** A pickle that would run os.system('touch <marker>') if it were executed by Python's pickle. */
 function maliciousPickle(marker: string): Buffer {
   const cmd = Buffer.from(`touch ${marker}`);
   const len = Buffer.alloc(4);
   len.writeUInt32LE(cmd.length);
-  return Buffer.concat([Buffer.from([0x80, 2]), Buffer.from('cos\nsystem\n', 'latin1'), Buffer.from([0x58]), len, cmd, Buffer.from([0x85, 0x52, 0x2e])]);
+  return Buffer.concat([
+    Buffer.from([0x80, 2]),
+    Buffer.from('cos\nsystem\n', 'latin1'),
+    Buffer.from([0x58]),
+    len,
+    cmd,
+    Buffer.from([0x85, 0x52, 0x2e]),
+  ]);
 }
 
 async function modelsDirIsEmpty(): Promise<boolean> {
@@ -40,7 +50,9 @@ describe('malformed and hostile inputs are refused clearly; nothing runs, nothin
   it('a truncated zip checkpoint', async () => {
     const real = await readFile(path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth'));
     await expect(convertBytes(real.subarray(0, real.length / 2), 'pth')).rejects.toThrow(CheckpointError);
-    await expect(convertBytes(real.subarray(0, real.length / 2), 'pth')).rejects.toThrow(/not a readable PyTorch zip checkpoint \(the file may be truncated\)/);
+    await expect(convertBytes(real.subarray(0, real.length / 2), 'pth')).rejects.toThrow(
+      /not a readable PyTorch zip checkpoint \(the file may be truncated\)/,
+    );
     const file = path.join(dir, 'truncated.pth');
     await writeFile(file, real.subarray(0, 100_000));
     await expect(importCustomModel(file, { modelsDir: dir })).rejects.toThrow(CheckpointError);
@@ -56,7 +68,13 @@ describe('malformed and hostile inputs are refused clearly; nothing runs, nothin
     await expect(convertBytes(await readFile(file), 'pth')).rejects.toThrow(/global os\.system, which is not allowed/);
     expect(() => unpickle(maliciousPickle(marker))).toThrow(/os\.system/);
     // builtins.eval via STACK_GLOBAL (protocol 4) is refused the same way.
-    const stackGlobal = Buffer.concat([Buffer.from([0x80, 4, 0x8c, 8]), Buffer.from('builtins'), Buffer.from([0x8c, 4]), Buffer.from('eval'), Buffer.from([0x93, 0x2e])]);
+    const stackGlobal = Buffer.concat([
+      Buffer.from([0x80, 4, 0x8c, 8]),
+      Buffer.from('builtins'),
+      Buffer.from([0x8c, 4]),
+      Buffer.from('eval'),
+      Buffer.from([0x93, 0x2e]),
+    ]);
     expect(() => unpickle(stackGlobal)).toThrow(/builtins\.eval/);
     expect((await readdir(dir)).includes('pwned')).toBe(false);
     expect(await modelsDirIsEmpty()).toBe(true);
@@ -89,7 +107,9 @@ describe('malformed and hostile inputs are refused clearly; nothing runs, nothin
     ]);
     const p = convertBytes(writePthZip(swin), 'pth');
     await expect(p).rejects.toThrow(UnsupportedArchitectureError);
-    await expect(convertBytes(writePthZip(swin), 'pth')).rejects.toThrow(/unsupported architecture: 3 tensors, keys starting conv_first\.weight, layers\.0; found attention layers/);
+    await expect(convertBytes(writePthZip(swin), 'pth')).rejects.toThrow(
+      /unsupported architecture: 3 tensors, keys starting conv_first\.weight, layers\.0; found attention layers/,
+    );
     const file = path.join(dir, 'swinir.safetensors');
     await writeFile(file, writeSafetensors(swin));
     await expect(importCustomModel(file, { modelsDir: dir })).rejects.toThrow(UnsupportedArchitectureError);
@@ -100,9 +120,15 @@ describe('malformed and hostile inputs are refused clearly; nothing runs, nothin
     const g = new GraphBuilder('nan');
     const nan = g.weight('nan', [], new Float32Array([Number.NaN]));
     g.node('Mul', [g.resizeNearest('input', 2, 2), nan], {}, 'output');
-    await expect(installModel(g.toBytes(), { modelsDir: dir, fileName: 'nan.onnx' })).rejects.toThrow(ModelInstallError);
-    await expect(installModel(g.toBytes(), { modelsDir: dir, fileName: 'nan.onnx' })).rejects.toThrow(/NaN or infinite/);
-    await expect(installModel(g.toBytes(), { modelsDir: dir, fileName: 'x2.onnx', expectedScale: 4 })).rejects.toThrow(/upscales ×2, expected ×4/);
+    await expect(installModel(g.toBytes(), { modelsDir: dir, fileName: 'nan.onnx' })).rejects.toThrow(
+      ModelInstallError,
+    );
+    await expect(installModel(g.toBytes(), { modelsDir: dir, fileName: 'nan.onnx' })).rejects.toThrow(
+      /NaN or infinite/,
+    );
+    await expect(installModel(g.toBytes(), { modelsDir: dir, fileName: 'x2.onnx', expectedScale: 4 })).rejects.toThrow(
+      /upscales ×2, expected ×4/,
+    );
     expect(await readdir(dir)).toEqual([]);
   });
 });

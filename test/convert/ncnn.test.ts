@@ -19,13 +19,18 @@ describe('ncnn .param/.bin → ONNX (real Upscayl models)', () => {
     const converted = await convertModelFile(path.join(NCNN_DIR, `${ncnn}.param`));
     expect(converted.format).toBe('ncnn');
     const x = await imagePatch(path.join(IMAGES_DIR, 'set5', 'head.png'), 64, 100, 80);
-    const [ours, ref] = await Promise.all([runOnnx(converted.onnx, x, [1, 3, 64, 64]), runOnnx(path.join(ONNX_DIR, `${onnx}.onnx`), x, [1, 3, 64, 64])]);
+    const [ours, ref] = await Promise.all([
+      runOnnx(converted.onnx, x, [1, 3, 64, 64]),
+      runOnnx(path.join(ONNX_DIR, `${onnx}.onnx`), x, [1, 3, 64, 64]),
+    ]);
     expect(ours.dims).toEqual([1, 3, 256, 256]);
     expect(maxAbsDiff(ours.data, ref.data)).toBeLessThanOrEqual(2 / 255);
   });
 
   it('parses layer lines and array parameters', () => {
-    const layers = parseNcnnParam('7767517\n2 2\nInput in 0 1 data\nConvolution c 1 1 data out 0=8 1=3 4=1 5=1 6=216 -23310=2,1.0,2.5\n');
+    const layers = parseNcnnParam(
+      '7767517\n2 2\nInput in 0 1 data\nConvolution c 1 1 data out 0=8 1=3 4=1 5=1 6=216 -23310=2,1.0,2.5\n',
+    );
     expect(layers[1]?.params.get(0)).toBe(8);
     expect(layers[1]?.params.get(10)).toEqual([1, 2.5]);
   });
@@ -35,6 +40,8 @@ describe('ncnn .param/.bin → ONNX (real Upscayl models)', () => {
     const bin = await readFile(path.join(NCNN_DIR, 'realesr-animevideov3-x4.bin'));
     expect(() => convertNcnn(param, bin.subarray(0, bin.length - 100))).toThrow(/does not match the \.param/);
     expect(() => convertNcnn(param.replace('PixelShuffle ', 'Deconvolution '), bin)).toThrow(NcnnError);
-    expect(() => convertNcnn(param.replace('PixelShuffle ', 'Deconvolution '), bin)).toThrow(/unsupported ncnn layer type Deconvolution/);
+    expect(() => convertNcnn(param.replace('PixelShuffle ', 'Deconvolution '), bin)).toThrow(
+      /unsupported ncnn layer type Deconvolution/,
+    );
   });
 });

@@ -29,13 +29,26 @@ function chain(slopes: Float32Array, channels: number, opts: { sideOutput?: bool
   const h = g.conv('input', w1, b1, [3, 3], [1, 1, 1, 1]);
   const act = g.node('PRelu', [h, a]);
   const y = g.conv(act, w2, null, [3, 3], [1, 1, 1, 1], {}, opts.sideOutput ? 'y' : 'output');
-  if (opts.sideOutput) g.node('Add', [y, g.node('ReduceMean', [act], { axes: { kind: 'ints', value: [1] }, keepdims: { kind: 'int', value: 1 } })], {}, 'output');
+  if (opts.sideOutput)
+    g.node(
+      'Add',
+      [y, g.node('ReduceMean', [act], { axes: { kind: 'ints', value: [1] }, keepdims: { kind: 'int', value: 1 } })],
+      {},
+      'output',
+    );
   return g.toBytes();
 }
 
 async function run(model: Uint8Array | string, x: Float32Array, dims: number[]): Promise<Float32Array> {
-  const o: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], intraOpNumThreads: 1, logSeverityLevel: 3 };
-  const s = typeof model === 'string' ? await ort.InferenceSession.create(model, o) : await ort.InferenceSession.create(model, o);
+  const o: ort.InferenceSession.SessionOptions = {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    logSeverityLevel: 3,
+  };
+  const s =
+    typeof model === 'string'
+      ? await ort.InferenceSession.create(model, o)
+      : await ort.InferenceSession.create(model, o);
   try {
     const out = await s.run({ [s.inputNames[0]!]: new ort.Tensor('float32', x, dims) });
     return out[s.outputNames[0]!]!.data as Float32Array;
@@ -84,7 +97,11 @@ describe('PReLU as Mul + Max (branch-free)', () => {
     expect(r.rewritten).toBe(ops(original).filter((o) => o === 'PRelu').length);
     expect(ops(r.bytes)).not.toContain('PRelu');
     const n = 48;
-    const { data } = await sharp(path.join(IMAGES_DIR, 'set14', 'baboon.png')).removeAlpha().extract({ left: 200, top: 200, width: n, height: n }).raw().toBuffer({ resolveWithObject: true });
+    const { data } = await sharp(path.join(IMAGES_DIR, 'set14', 'baboon.png'))
+      .removeAlpha()
+      .extract({ left: 200, top: 200, width: n, height: n })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const x = new Float32Array(3 * n * n);
     for (let i = 0; i < n * n; i++) for (let c = 0; c < 3; c++) x[c * n * n + i] = data[i * 3 + c]! / 255;
     const reference = await run(m.path, x, [1, 3, n, n]);

@@ -60,7 +60,10 @@ describe('int8 arithmetic', () => {
     const W = 12;
     // Smooth, correlated input channels (like image features) so the Hessian is far from diagonal.
     const x = new Float32Array(C * H * W);
-    for (let c = 0; c < C; c++) for (let y = 0; y < H; y++) for (let xx = 0; xx < W; xx++) x[c * H * W + y * W + xx] = Math.sin(0.4 * xx + c) + Math.cos(0.3 * y - c) + 0.1 * r();
+    for (let c = 0; c < C; c++)
+      for (let y = 0; y < H; y++)
+        for (let xx = 0; xx < W; xx++)
+          x[c * H * W + y * W + xx] = Math.sin(0.4 * xx + c) + Math.cos(0.3 * y - c) + 0.1 * r();
     const O = 3;
     const D = C * 9;
     // Heavy-tailed kernels: one large tap per output channel, as these SR models have.
@@ -80,7 +83,8 @@ describe('int8 arithmetic', () => {
             for (let c = 0; c < C; c++) {
               for (let k = 0; k < 9; k++) {
                 const i = o * D + c * 9 + k;
-                d += (q[i]! * scales[o]! - w[i]!) * x[c * H * W + (py + Math.floor(k / 3) - 1) * W + (px + (k % 3) - 1)]!;
+                d +=
+                  (q[i]! * scales[o]! - w[i]!) * x[c * H * W + (py + Math.floor(k / 3) - 1) * W + (px + (k % 3) - 1)]!;
               }
             }
             se += d * d;

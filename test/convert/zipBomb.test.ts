@@ -71,7 +71,9 @@ function zip(entries: Entry[]): Buffer {
 
 /** A pickle naming one conv weight whose storage holds `elements` float32 values. */
 function pickleFor(elements: number): Buffer {
-  const { pickle } = pickleStateDict(new Map([['conv_first.weight', { shape: [elements], data: { length: elements } as unknown as Float32Array }]]));
+  const { pickle } = pickleStateDict(
+    new Map([['conv_first.weight', { shape: [elements], data: { length: elements } as unknown as Float32Array }]]),
+  );
   return pickle;
 }
 
@@ -81,7 +83,7 @@ let liar: Buffer;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'crisp-zipbomb-'));
-  const body = zeroDeflate(BOMB_ELEMENTS * 4 / MiB);
+  const body = zeroDeflate((BOMB_ELEMENTS * 4) / MiB);
   const pkl = (n: number): Entry => {
     const p = pickleFor(n);
     return { name: 'archive/data.pkl', data: p, size: p.length, deflated: false };

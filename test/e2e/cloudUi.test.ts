@@ -45,14 +45,19 @@ describe('crisp ui, cloud mode against crisp serve', () => {
     await card.getByRole('textbox', { name: 'Service URL' }).fill(server.url);
     await card.getByRole('textbox', { name: 'API key' }).fill(apiKey);
     await card.getByRole('button', { name: 'Test connection' }).click();
-    await page.getByTestId('connection').getByText(`Connected as few@example.test: ${START_CREDITS} credits available.`).waitFor();
+    await page
+      .getByTestId('connection')
+      .getByText(`Connected as few@example.test: ${START_CREDITS} credits available.`)
+      .waitFor();
     expect(await page.getByRole('alert').count()).toBe(0);
 
     const credits = page.getByRole('region', { name: 'Credits' });
     await credits.getByTestId('balance').getByText(`${START_CREDITS} credits`).waitFor();
 
     // Two images at ×4: the price table says 2 credits each.
-    await page.getByLabel('Add images').setInputFiles([path.join(LR, 'bird_LRBI_x4.png'), path.join(LR, 'head_LRBI_x4.png')]);
+    await page
+      .getByLabel('Add images')
+      .setInputFiles([path.join(LR, 'bird_LRBI_x4.png'), path.join(LR, 'head_LRBI_x4.png')]);
     await credits.getByTestId('estimate').getByText('4 credits for 2 images').waitFor();
     await screenshot(page, 'cloud-estimate');
     await page.getByRole('button', { name: 'Upscale' }).click();
@@ -63,7 +68,10 @@ describe('crisp ui, cloud mode against crisp serve', () => {
     const deducted = items.reduce((s, i) => s + (i.creditsDeducted ?? 0), 0);
     expect(deducted).toBe(4);
     expect(await serverBalance()).toBe(START_CREDITS - deducted);
-    await credits.getByTestId('balance').getByText(`${START_CREDITS - deducted} credit`, { exact: true }).waitFor();
+    await credits
+      .getByTestId('balance')
+      .getByText(`${START_CREDITS - deducted} credit`, { exact: true })
+      .waitFor();
     await credits.getByTestId('deducted').getByText('4 credits').waitFor();
     expect(await listDir(ui.outDir)).toHaveLength(2);
     await credits.scrollIntoViewIfNeeded();
@@ -72,15 +80,23 @@ describe('crisp ui, cloud mode against crisp serve', () => {
     // One more image needs 2 credits; 1 is left.
     await page.getByRole('button', { name: 'Clear finished' }).click();
     await page.getByLabel('Add images').setInputFiles([path.join(LR, 'woman_LRBI_x4.png')]);
-    await credits.getByRole('alert').getByText(/Insufficient credits/).waitFor();
+    await credits
+      .getByRole('alert')
+      .getByText(/Insufficient credits/)
+      .waitFor();
     await page.getByRole('button', { name: 'Upscale' }).click();
-    await expect.poll(async () => page.getByText(/Insufficient credits/).count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => page.getByText(/Insufficient credits/).count(), { timeout: 30_000 })
+      .toBeGreaterThanOrEqual(2);
     await expect.poll(async () => (await ui.ui.service.getQueue()).running, { timeout: 30_000 }).toBe(false);
     await credits.scrollIntoViewIfNeeded();
     await screenshot(page, 'cloud-insufficient');
     expect(await serverBalance()).toBe(START_CREDITS - deducted);
     expect(await listDir(ui.outDir)).toHaveLength(2);
-    await credits.getByTestId('balance').getByText(`${START_CREDITS - deducted} credit`, { exact: true }).waitFor();
+    await credits
+      .getByTestId('balance')
+      .getByText(`${START_CREDITS - deducted} credit`, { exact: true })
+      .waitFor();
     expect(problems.filter((p) => !/status of 4\d\d/.test(p))).toEqual([]);
   });
 });

@@ -34,7 +34,9 @@ describe('crisp ui in German', () => {
     expect(await page.getByRole('combobox', { name: 'Sprache' }).inputValue()).toBe('system');
     const states: Record<string, string[]> = { empty: await axeViolations(page) };
 
-    await chooseFiles(page, () => page.getByRole('button', { name: 'Bilder auswählen …' }).click(), [path.join(LR, 'bird_LRBI_x4.png')]);
+    await chooseFiles(page, () => page.getByRole('button', { name: 'Bilder auswählen …' }).click(), [
+      path.join(LR, 'bird_LRBI_x4.png'),
+    ]);
     const bar = page.getByTestId('batch-status');
     await bar.getByText('Bereit: 1 wartend', { exact: true }).waitFor();
     states.queued = await axeViolations(page);

@@ -36,7 +36,11 @@ async function chooseOptions(page: Page, scale: string, format: string) {
 
 async function addImages(page: Page, files: string[]) {
   await page.getByLabel('Add images').setInputFiles(files);
-  await expect.poll(() => queueRegion(page).getByRole('list', { name: 'Images' }).getByRole('listitem').count(), { timeout: 30_000 }).toBe(files.length);
+  await expect
+    .poll(() => queueRegion(page).getByRole('list', { name: 'Images' }).getByRole('listitem').count(), {
+      timeout: 30_000,
+    })
+    .toBe(files.length);
 }
 
 function recordItems(ui: UiUnderTest): Map<string, number[]> {
@@ -60,7 +64,10 @@ describe('crisp ui, local mode (real engine)', () => {
     await chooseOptions(page, '2', 'webp');
     await page.getByRole('slider', { name: 'Denoise strength' }).waitFor({ state: 'detached' });
     const names = ['baby_LRBI_x4.png', 'bird_LRBI_x4.png', 'butterfly_LRBI_x4.png'];
-    await addImages(page, names.map((n) => path.join(LR, n)));
+    await addImages(
+      page,
+      names.map((n) => path.join(LR, n)),
+    );
     await expect.poll(async () => (await current!.ui.service.getSettings()).scale).toBe(2);
 
     await page.getByRole('button', { name: 'Upscale' }).click();
@@ -69,7 +76,8 @@ describe('crisp ui, local mode (real engine)', () => {
     await page.getByTestId('batch-status').getByText('3 done', { exact: true }).waitFor({ timeout: 90_000 });
     const queue = queueRegion(page);
     await expect.poll(() => queue.getByText(/^Done in /).count()).toBe(3);
-    for (const n of names) expect(await page.getByRole('progressbar', { name: `${n} progress` }).getAttribute('value')).toBe('100');
+    for (const n of names)
+      expect(await page.getByRole('progressbar', { name: `${n} progress` }).getAttribute('value')).toBe('100');
     expect(await page.getByRole('progressbar', { name: 'Batch progress' }).getAttribute('value')).toBe('100');
     // Per-item progress reached the UI as it happened, ending at 100 and never going backwards.
     for (const n of names) {
@@ -128,10 +136,16 @@ describe('crisp ui, local mode (real engine)', () => {
     const { page } = await openUi(browser, current.ui.server.url);
     await chooseOptions(page, '4', 'png');
     const names = ['baboon.png', 'lenna.png', 'pepper.png', 'zebra.png'];
-    await addImages(page, names.map((n) => path.join(SET14, n)));
+    await addImages(
+      page,
+      names.map((n) => path.join(SET14, n)),
+    );
     await page.getByRole('button', { name: 'Upscale' }).click();
     // Stop while an item is part-way through: its output would be partial if anything were written early.
-    await page.getByText(/^Upscaling… [1-9]\d?%$/).first().waitFor({ timeout: 60_000 });
+    await page
+      .getByText(/^Upscaling… [1-9]\d?%$/)
+      .first()
+      .waitFor({ timeout: 60_000 });
     await screenshot(page, 'running');
     await page.getByRole('button', { name: 'Stop' }).click();
     await expect.poll(async () => (await current!.ui.service.getQueue()).running, { timeout: 30_000 }).toBe(false);
@@ -161,7 +175,9 @@ describe('crisp ui, local mode (real engine)', () => {
     const broken = path.join(current.dataDir, 'broken.png');
     // A PNG signature followed by garbage: passes a quick look, and is flagged when added (probed), before any work.
     await writeFile(broken, Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), Buffer.alloc(2000, 7)]));
-    await page.getByLabel('Add images').setInputFiles([path.join(LR, 'head_LRBI_x4.png'), broken, path.join(LR, 'woman_LRBI_x4.png')]);
+    await page
+      .getByLabel('Add images')
+      .setInputFiles([path.join(LR, 'head_LRBI_x4.png'), broken, path.join(LR, 'woman_LRBI_x4.png')]);
     const queue = queueRegion(page);
     const row = queue.getByRole('listitem', { name: 'broken.png' });
     await row.getByText('Failed', { exact: true }).waitFor();

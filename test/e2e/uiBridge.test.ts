@@ -33,7 +33,11 @@ afterAll(async () => {
 });
 
 const api = (method: string, init: RequestInit = {}, token = server.token) =>
-  fetch(`${server.origin}/api/${method}`, { method: 'POST', ...init, headers: { 'content-type': 'application/json', 'x-crisp-token': token, ...(init.headers ?? {}) } });
+  fetch(`${server.origin}/api/${method}`, {
+    method: 'POST',
+    ...init,
+    headers: { 'content-type': 'application/json', 'x-crisp-token': token, ...(init.headers ?? {}) },
+  });
 
 describe('crisp ui bridge', () => {
   it('prints a 127.0.0.1 URL with a long random token', () => {
@@ -57,10 +61,13 @@ describe('crisp ui bridge', () => {
 
   it('refuses a foreign Host header (DNS rebinding)', async () => {
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: server.port, path: `/?token=${server.token}`, headers: { host: 'evil.example:80' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        { host: '127.0.0.1', port: server.port, path: `/?token=${server.token}`, headers: { host: 'evil.example:80' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -75,7 +82,9 @@ describe('crisp ui bridge', () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toMatch(/updateSettings: invalid arguments/);
     expect((await api('constructor', { body: '{"args":[]}' })).status).toBe(404);
-    expect((await api('getSettings', { body: '{"args":[]}', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    expect((await api('getSettings', { body: '{"args":[]}', headers: { 'content-type': 'text/plain' } })).status).toBe(
+      415,
+    );
     expect(fake.calls.some((c) => c.method === 'updateSettings')).toBe(false);
   });
 
@@ -98,7 +107,8 @@ describe('crisp ui bridge', () => {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        for (const line of decoder.decode(value).split('\n')) if (line.startsWith('data: ')) events.push((JSON.parse(line.slice(6)) as { type: string }).type);
+        for (const line of decoder.decode(value).split('\n'))
+          if (line.startsWith('data: ')) events.push((JSON.parse(line.slice(6)) as { type: string }).type);
         if (events.includes('queue')) return;
       }
     })();
@@ -130,15 +140,22 @@ describe('crisp ui bridge', () => {
     const one = await fetch(await client.downloadLink([done[0]!.id]));
     expect(one.status).toBe(200);
     const outName = path.basename(done[0]!.outputPath!);
-    expect(one.headers.get('content-disposition')).toBe(`attachment; filename="${outName.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(outName)}`);
+    expect(one.headers.get('content-disposition')).toBe(
+      `attachment; filename="${outName.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(outName)}`,
+    );
     expect(Buffer.from(await one.arrayBuffer()).equals(await readFile(done[0]!.outputPath!))).toBe(true);
 
     const link = await client.downloadLink(done.map((i) => i.id));
     const zip = await fetch(link);
-    expect([zip.status, zip.headers.get('content-type'), zip.headers.get('content-disposition')]).toEqual([200, 'application/zip', `attachment; filename="crisp-results.zip"; filename*=UTF-8''crisp-results.zip`]);
+    expect([zip.status, zip.headers.get('content-type'), zip.headers.get('content-disposition')]).toEqual([
+      200,
+      'application/zip',
+      `attachment; filename="crisp-results.zip"; filename*=UTF-8''crisp-results.zip`,
+    ]);
     const entries = await unzipEntries(Buffer.from(await zip.arrayBuffer()));
     expect(Object.keys(entries).sort()).toEqual(done.map((i) => path.basename(i.outputPath!)).sort());
-    for (const i of done) expect(entries[path.basename(i.outputPath!)]!.equals(await readFile(i.outputPath!))).toBe(true);
+    for (const i of done)
+      expect(entries[path.basename(i.outputPath!)]!.equals(await readFile(i.outputPath!))).toBe(true);
 
     // The signature covers the ids and the expiry: widening either, or a stale link, is refused.
     const tampered = new URL(link);
@@ -147,13 +164,22 @@ describe('crisp ui bridge', () => {
     const later = createDownloadSigner(Buffer.alloc(32, 1));
     const signed = new URLSearchParams(later.sign(['x'], 0).split('?')[1]);
     expect(later.verify(signed, LINK_LIFETIME_MS - 1)).toEqual({ ids: ['x'] });
-    expect(later.verify(signed, LINK_LIFETIME_MS + 1)).toEqual({ refused: 'This download link has expired: press Download again in Crisp.' });
+    expect(later.verify(signed, LINK_LIFETIME_MS + 1)).toEqual({
+      refused: 'This download link has expired: press Download again in Crisp.',
+    });
     // A result deleted behind Crisp's back is said so, not served half.
     await rm(done[1]!.outputPath!);
     const gone = await fetch(await client.downloadLink([done[1]!.id]));
-    expect([gone.status, (await gone.text()).trim()]).toEqual([410, `The result of ${done[1]!.inputName} is no longer on disk: upscale it again.`]);
+    expect([gone.status, (await gone.text()).trim()]).toEqual([
+      410,
+      `The result of ${done[1]!.inputName} is no longer on disk: upscale it again.`,
+    ]);
     // Asking for a link needs the page's token.
-    const res = await fetch(`${server.origin}/links/download`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ids: [done[0]!.id] }) });
+    const res = await fetch(`${server.origin}/links/download`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ids: [done[0]!.id] }),
+    });
     expect(res.status).toBe(403);
   });
 });

@@ -20,11 +20,15 @@ describe('crisp ui command', () => {
   it('prints the URL, answers with the token only, and exits cleanly on SIGTERM', async () => {
     const rendererDir = await buildRendererOnce();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-ui-cmd-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', RUN_UI, '--', 'ui', '--port', '0', '--data', dataDir], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, CRISP_RENDERER_DIR: rendererDir, CRISP_MODELS_DIR: MODELS_DIR },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', RUN_UI, '--', 'ui', '--port', '0', '--data', dataDir],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, CRISP_RENDERER_DIR: rendererDir, CRISP_MODELS_DIR: MODELS_DIR },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d));
@@ -40,7 +44,11 @@ describe('crisp ui command', () => {
     expect((await fetch(url)).status).toBe(200);
     expect((await fetch(`${origin}/`)).status).toBe(403);
     const token = new URL(url).searchParams.get('token')!;
-    const res = await fetch(`${origin}/api/listModels`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-crisp-token': token }, body: '{"args":[]}' });
+    const res = await fetch(`${origin}/api/listModels`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-crisp-token': token },
+      body: '{"args":[]}',
+    });
     const models = ((await res.json()) as { result: { name: string; installed: boolean }[] }).result;
     expect(models.find((m) => m.name === 'digital-art-4x')?.installed).toBe(true);
     const code = await new Promise<number | null>((resolve) => {
@@ -52,10 +60,25 @@ describe('crisp ui command', () => {
   });
 
   it('says in one line when the UI is not built', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', RUN_UI.replace("await program.parseAsync(process.argv.slice(1), { from: 'user' });", "program.exitOverride(); try { await program.parseAsync(process.argv.slice(1), { from: 'user' }); } catch (e) { process.stderr.write('crisp: error: ' + e.message + '\\n'); process.exit(1); }"), '--', 'ui'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, CRISP_RENDERER_DIR: path.join(os.tmpdir(), 'crisp-no-such-renderer') },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        RUN_UI.replace(
+          "await program.parseAsync(process.argv.slice(1), { from: 'user' });",
+          "program.exitOverride(); try { await program.parseAsync(process.argv.slice(1), { from: 'user' }); } catch (e) { process.stderr.write('crisp: error: ' + e.message + '\\n'); process.exit(1); }",
+        ),
+        '--',
+        'ui',
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, CRISP_RENDERER_DIR: path.join(os.tmpdir(), 'crisp-no-such-renderer') },
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));

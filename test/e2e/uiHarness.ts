@@ -22,7 +22,11 @@ let built: Promise<string> | undefined;
 export function buildRendererOnce(): Promise<string> {
   built ??= (async () => {
     const outDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-renderer-'));
-    await build({ configFile: path.join(REPO_ROOT, 'vite.config.ts'), logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+    await build({
+      configFile: path.join(REPO_ROOT, 'vite.config.ts'),
+      logLevel: 'warn',
+      build: { outDir, emptyOutDir: true },
+    });
     return outDir;
   })();
   return built;

@@ -81,7 +81,11 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     await shoot(page, 'empty-1024');
 
     // Add: Ctrl+O opens the file chooser (the OS dialog is the only part outside the page).
-    await chooseFiles(page, () => page.keyboard.press('Control+O'), ['bird', 'head', 'butterfly'].map((n) => path.join(LR, `${n}_LRBI_x4.png`)));
+    await chooseFiles(
+      page,
+      () => page.keyboard.press('Control+O'),
+      ['bird', 'head', 'butterfly'].map((n) => path.join(LR, `${n}_LRBI_x4.png`)),
+    );
     await bar.getByText('Ready: 3 waiting', { exact: true }).waitFor();
     await audit(page, 'queued');
 
@@ -136,7 +140,8 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     const entries = await unzipEntries(await readFile((await zip.path())!));
     const done = (await ui.ui.service.getQueue()).items.filter((i) => i.status === 'done');
     expect(Object.keys(entries).sort()).toEqual(done.map((i) => path.basename(i.outputPath!)).sort());
-    for (const i of done) expect(entries[path.basename(i.outputPath!)]!.equals(await readFile(i.outputPath!))).toBe(true);
+    for (const i of done)
+      expect(entries[path.basename(i.outputPath!)]!.equals(await readFile(i.outputPath!))).toBe(true);
 
     // Error: a broken file is refused at once, with its own line.
     const broken = path.join(ui.dataDir, 'broken.png');
@@ -170,7 +175,17 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await audit(page, 'narrow');
 
-    expect(states).toEqual({ empty: [], queued: [], running: [], done: [], compare: [], error: [], settings: [], 'cloud card': [], narrow: [] });
+    expect(states).toEqual({
+      empty: [],
+      queued: [],
+      running: [],
+      done: [],
+      compare: [],
+      error: [],
+      settings: [],
+      'cloud card': [],
+      narrow: [],
+    });
     expect(problems).toEqual([]);
   });
 });

@@ -17,7 +17,12 @@ describe('batch feedback', () => {
     const win = { setProgressBar: vi.fn(), isFocused: () => false, isDestroyed: () => false };
     const notify = vi.fn();
     const badges: number[] = [];
-    followBatch(fake, () => win, notify, (n) => badges.push(n));
+    followBatch(
+      fake,
+      () => win,
+      notify,
+      (n) => badges.push(n),
+    );
     await fake.addPaths(await fake.images('a.png', 'b.png'));
     await fake.start();
     await fake.step(50);
@@ -32,13 +37,19 @@ describe('batch feedback', () => {
   it('does not pop up over a focused window, and words failures plainly', async () => {
     const fake = await createFakeService();
     const notify = vi.fn();
-    followBatch(fake, () => ({ setProgressBar: () => undefined, isFocused: () => true, isDestroyed: () => false }), notify);
+    followBatch(
+      fake,
+      () => ({ setProgressBar: () => undefined, isFocused: () => true, isDestroyed: () => false }),
+      notify,
+    );
     await fake.addPaths(await fake.images('a.png'));
     await fake.start();
     await fake.finishAll();
     expect(notify).not.toHaveBeenCalled();
     expect(batchMessage({ type: 'batchFinished', done: 1, failed: 2, total: 3 })).toBe('1 image upscaled, 2 failed.');
-    expect(batchMessage({ type: 'batchFinished', done: 7, failed: 0, total: 20 })).toBe('7 images upscaled, 13 stopped.');
+    expect(batchMessage({ type: 'batchFinished', done: 7, failed: 0, total: 20 })).toBe(
+      '7 images upscaled, 13 stopped.',
+    );
   });
 });
 
@@ -47,7 +58,11 @@ describe('engine utility process', () => {
     const child = Object.assign(new EventEmitter(), { pid: 42, postMessage: vi.fn(), kill: vi.fn(() => true) });
     const fork = vi.fn(() => child as unknown as UtilityChild);
     const handle = createUtilityProcessSpawner(fork, '/app/out/electron/engineWorker.js').spawn();
-    expect(fork).toHaveBeenCalledWith('/app/out/electron/engineWorker.js', [], expect.objectContaining({ serviceName: 'Crisp engine' }));
+    expect(fork).toHaveBeenCalledWith(
+      '/app/out/electron/engineWorker.js',
+      [],
+      expect.objectContaining({ serviceName: 'Crisp engine' }),
+    );
     handle.send({ type: 'cancel', jobId: 'j' });
     expect(child.postMessage).toHaveBeenCalledWith({ type: 'cancel', jobId: 'j' });
     const got = vi.fn();

@@ -102,8 +102,10 @@ export const electronModule = {
   },
   session: {
     defaultSession: {
-      setPermissionRequestHandler: (h: typeof electronState.session.permissionRequest) => (electronState.session.permissionRequest = h),
-      setPermissionCheckHandler: (h: typeof electronState.session.permissionCheck) => (electronState.session.permissionCheck = h),
+      setPermissionRequestHandler: (h: typeof electronState.session.permissionRequest) =>
+        (electronState.session.permissionRequest = h),
+      setPermissionCheckHandler: (h: typeof electronState.session.permissionCheck) =>
+        (electronState.session.permissionCheck = h),
       webRequest: { onHeadersReceived: (l: Listener) => (electronState.session.headers = l) },
     },
   },

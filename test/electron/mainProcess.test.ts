@@ -13,7 +13,10 @@ import { FakeBrowserWindow, electronState } from './fakeElectron.js';
 
 vi.mock('electron', async () => (await import('./fakeElectron.js')).electronModule);
 
-const fromApp = { sender: { id: 1, send() {}, isDestroyed: () => false, once() {} }, senderFrame: { url: 'app://crisp/index.html' } };
+const fromApp = {
+  sender: { id: 1, send() {}, isDestroyed: () => false, once() {} },
+  senderFrame: { url: 'app://crisp/index.html' },
+};
 let window: FakeBrowserWindow;
 
 beforeAll(async () => {
@@ -46,14 +49,18 @@ describe('electron main process', () => {
     expect(prefs).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false, webviewTag: false });
     expect(String(prefs.preload)).toMatch(/preload\.cjs$/);
     expect(window.loadedUrl).toBe('app://crisp/index.html');
-    expect(electronState.schemes).toEqual([{ scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+    expect(electronState.schemes).toEqual([
+      { scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true } },
+    ]);
   });
 
   it('serves pages with the CSP and hardens the session and the page', async () => {
     const res = await electronState.protocolHandlers.get('app-fixture')!(new Request('app://crisp/index.html'));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toBe(RENDERER_CSP);
-    expect((await electronState.protocolHandlers.get('app-fixture')!(new Request('app://crisp/../../etc/passwd'))).status).toBe(404);
+    expect(
+      (await electronState.protocolHandlers.get('app-fixture')!(new Request('app://crisp/../../etc/passwd'))).status,
+    ).toBe(404);
     expect(electronState.protocolHandlers.has('app')).toBe(true);
     const cb = vi.fn();
     electronState.session.permissionRequest!(null, 'media', cb);
@@ -74,14 +81,17 @@ describe('electron main process', () => {
     const updated = (await call(fromApp, 'updateSettings', [{ scale: 3, format: 'webp' }])) as CallResult;
     expect(updated).toMatchObject({ ok: true, value: { scale: 3, format: 'webp' } });
     expect(await call(fromApp, 'updateSettings', [{ scale: 12 }])).toMatchObject({ ok: false });
-    expect(await call({ ...fromApp, senderFrame: { url: 'https://evil.example/' } }, 'getSettings', [])).toMatchObject({ ok: false });
+    expect(await call({ ...fromApp, senderFrame: { url: 'https://evil.example/' } }, 'getSettings', [])).toMatchObject({
+      ok: false,
+    });
     expect(electronState.ipcHandlers.has(IPC.desktop)).toBe(true);
     expect(electronState.ipcListeners.has(IPC.subscribe)).toBe(true);
   });
 
   it('installs the app menu with Upscale and Stop', () => {
     const labels = JSON.stringify(electronState.menuTemplate);
-    for (const l of ['Add Images…', 'Add Folder…', 'Choose Output Folder…', 'Upscale', 'Stop']) expect(labels).toContain(l);
+    for (const l of ['Add Images…', 'Add Folder…', 'Choose Output Folder…', 'Upscale', 'Stop'])
+      expect(labels).toContain(l);
   });
 
   it('keeps the secret out of the settings file (safeStorage)', async () => {

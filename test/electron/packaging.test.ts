@@ -10,11 +10,26 @@ const require = createRequire(import.meta.url);
 
 describe('packaging', () => {
   it('electron-builder.yml is a valid configuration with the four targets, extra resources and icons', async () => {
-    const { getConfig, validateConfiguration } = require(path.join(REPO_ROOT, 'node_modules/app-builder-lib/out/util/config/config.js')) as {
-      getConfig(root: string, file: string, extra: null): Promise<Record<string, unknown> & { linux: { target: string[] }; win: { target: string[] }; mac: { target: string[] }; extraResources: { from: string; filter: string[] }[] }>;
+    const { getConfig, validateConfiguration } = require(
+      path.join(REPO_ROOT, 'node_modules/app-builder-lib/out/util/config/config.js'),
+    ) as {
+      getConfig(
+        root: string,
+        file: string,
+        extra: null,
+      ): Promise<
+        Record<string, unknown> & {
+          linux: { target: string[] };
+          win: { target: string[] };
+          mac: { target: string[] };
+          extraResources: { from: string; filter: string[] }[];
+        }
+      >;
       validateConfiguration(config: unknown, logger: unknown): Promise<void>;
     };
-    const { DebugLogger } = require(path.join(REPO_ROOT, 'node_modules/builder-util')) as { DebugLogger: new (enabled: boolean) => unknown };
+    const { DebugLogger } = require(path.join(REPO_ROOT, 'node_modules/builder-util')) as {
+      DebugLogger: new (enabled: boolean) => unknown;
+    };
     const config = await getConfig(REPO_ROOT, path.join(REPO_ROOT, 'electron-builder.yml'), null);
     await validateConfiguration(config, new DebugLogger(false));
     expect(config.appId).toBe('app.crisp.upscaler');

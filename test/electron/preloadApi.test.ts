@@ -34,9 +34,14 @@ describe('preload API', () => {
   });
 
   it('forwards calls with their arguments and turns error results into Errors', async () => {
-    const t = transport((m, a) => (m === 'start' ? { ok: false, message: 'Insufficient credits' } : { ok: true, value: { m, a } }));
+    const t = transport((m, a) =>
+      m === 'start' ? { ok: false, message: 'Insufficient credits' } : { ok: true, value: { m, a } },
+    );
     const api = buildDesktopApi(t);
-    expect(await api.addPaths(['/a.png'], { recursive: true })).toEqual({ m: 'addPaths', a: [['/a.png'], { recursive: true }] });
+    expect(await api.addPaths(['/a.png'], { recursive: true })).toEqual({
+      m: 'addPaths',
+      a: [['/a.png'], { recursive: true }],
+    });
     await expect(api.start()).rejects.toThrow(/^Insufficient credits$/);
     expect(await api.desktop.pickImages()).toEqual({ m: 'pickImages', a: [] });
     expect(api.desktop.pathForFile({} as File)).toBe('/p/x.png');

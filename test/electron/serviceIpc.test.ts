@@ -1,6 +1,11 @@
 /** Main's IPC end: trusted senders only, zod-checked arguments, errors as values, event forwarding. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registerServiceIpc, type IpcEventLike, type IpcMainLike, type IpcSender } from '../../electron/main/serviceIpc.js';
+import {
+  registerServiceIpc,
+  type IpcEventLike,
+  type IpcMainLike,
+  type IpcSender,
+} from '../../electron/main/serviceIpc.js';
 import { IPC, type CallResult } from '../../electron/shared/ipcChannels.js';
 import { createDragOut } from '../../electron/main/dragOut.js';
 import { NO_API_KEY } from '../../app/service/backendSelection.js';
@@ -90,7 +95,10 @@ describe('service IPC', () => {
       expect(r.ok, `${String(method)} ${JSON.stringify(args)}`).toBe(false);
     }
     expect(fake.calls).toEqual([]);
-    expect(await ipc.handlers.get(IPC.desktop)!(fromApp(), 'openDevTools')).toEqual({ ok: false, message: 'Unknown desktop call.' });
+    expect(await ipc.handlers.get(IPC.desktop)!(fromApp(), 'openDevTools')).toEqual({
+      ok: false,
+      message: 'Unknown desktop call.',
+    });
   });
 
   it('returns the service’s errors as values with their own words', async () => {

@@ -1,6 +1,13 @@
 /** The window's security settings and the session/webContents hardening, with fakes for Electron. */
 import { describe, expect, it, vi } from 'vitest';
-import { hardenContents, hardenSession, isAppUrl, mainWindowOptions, RENDERER_CSP, type HardenableSession } from '../../electron/main/windowSecurity.js';
+import {
+  hardenContents,
+  hardenSession,
+  isAppUrl,
+  mainWindowOptions,
+  RENDERER_CSP,
+  type HardenableSession,
+} from '../../electron/main/windowSecurity.js';
 
 function fakeSession() {
   const s: HardenableSession & {
@@ -56,7 +63,13 @@ describe('window security', () => {
       expect(s.checkHandler!(null, p)).toBe(false);
     }
     const cb = vi.fn();
-    s.headersListener!({ url: 'app://crisp/index.html', responseHeaders: { 'content-security-policy': ["default-src *"], 'X-Other': ['1'] } }, cb);
+    s.headersListener!(
+      {
+        url: 'app://crisp/index.html',
+        responseHeaders: { 'content-security-policy': ['default-src *'], 'X-Other': ['1'] },
+      },
+      cb,
+    );
     const headers = cb.mock.calls[0]![0].responseHeaders as Record<string, string[]>;
     expect(headers['Content-Security-Policy']).toEqual([RENDERER_CSP]);
     expect(headers['content-security-policy']).toBeUndefined();

@@ -32,8 +32,16 @@ describe('catalog', () => {
     expect(new Set(cat.map((e) => e.photoRank)).size).toBe(cat.length);
     expect(loadCatalog()).toBe(cat); // cached
     const lite = cat.find((e) => e.name === 'service-lite-4x');
-    expect(lite).toMatchObject({ model: 'realesr-general-x4v3', architecture: 'SRVGGNetCompact', file: 'realesr-general-x4v3.onnx', licence: 'BSD-3-Clause' });
-    expect(cat.find((e) => e.name === 'crystal-plus-4x')).toMatchObject({ model: '4xLSDIRCompactC3', licence: 'CC-BY-4.0' });
+    expect(lite).toMatchObject({
+      model: 'realesr-general-x4v3',
+      architecture: 'SRVGGNetCompact',
+      file: 'realesr-general-x4v3.onnx',
+      licence: 'BSD-3-Clause',
+    });
+    expect(cat.find((e) => e.name === 'crystal-plus-4x')).toMatchObject({
+      model: '4xLSDIRCompactC3',
+      licence: 'CC-BY-4.0',
+    });
     expect(cat.find((e) => e.name === 'service-standard-4x')?.download.url).toBe(
       'https://github.com/xinntao/Real-ESRGAN/releases/download/v0.1.0/RealESRGAN_x4plus.pth',
     );
@@ -43,7 +51,9 @@ describe('catalog', () => {
     const env = { CRISP_MODELS_DIR: '/m', HOME: '/home/u', XDG_DATA_HOME: '/xdg' };
     expect(modelSearchDirs(env)).toEqual(['/m', path.join('/xdg', 'crisp', 'models'), bundledModelsDir(env)]);
     expect(modelSearchDirs({ HOME: '/home/u' })[0]).toBe(path.join('/home/u', '.local', 'share', 'crisp', 'models'));
-    expect(userModelsDir({ HOME: '/Users/u' }, 'darwin')).toBe(path.join('/Users/u', 'Library', 'Application Support', 'Crisp', 'models'));
+    expect(userModelsDir({ HOME: '/Users/u' }, 'darwin')).toBe(
+      path.join('/Users/u', 'Library', 'Application Support', 'Crisp', 'models'),
+    );
     expect(userModelsDir({ APPDATA: 'C:\\AppData' }, 'win32')).toBe(path.join('C:\\AppData', 'Crisp', 'models'));
     expect(bundledModelsDir({})).toMatch(/resources[\\/]models$/);
   });
@@ -73,8 +83,14 @@ describe('catalog', () => {
 
   it('lists installation state and picks the best installed photo model', () => {
     const listed = listModels([MODELS_DIR]);
-    expect(listed.filter((m) => m.installed).map((m) => m.name).sort()).toEqual([...INSTALLED].sort());
-    for (const m of listed) expect(m.installed ? m.path : undefined).toBe(m.installed ? path.join(ONNX_DIR, m.file) : undefined);
+    expect(
+      listed
+        .filter((m) => m.installed)
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual([...INSTALLED].sort());
+    for (const m of listed)
+      expect(m.installed ? m.path : undefined).toBe(m.installed ? path.join(ONNX_DIR, m.file) : undefined);
     expect(defaultModel([MODELS_DIR])).toBe('crystal-plus-4x');
     // Nothing installed: the best model overall, the one to fetch first.
     expect(defaultModel([path.join(tmp, 'none'), path.join(tmp, 'x')])).toBe('natural-max-4x');

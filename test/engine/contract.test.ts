@@ -54,10 +54,17 @@ describe('contract enums', () => {
 describe('start-task validation', () => {
   it('accepts form strings and typed values alike', () => {
     const a = parseStartTask(base, [file], limits);
-    const b = parseStartTask({ model: 'digital-art-4x', scale: 4, saveImageAs: 'png', enhanceFace: false }, [file], limits);
+    const b = parseStartTask(
+      { model: 'digital-art-4x', scale: 4, saveImageAs: 'png', enhanceFace: false },
+      [file],
+      limits,
+    );
     expect(a).toEqual(b);
     expect(a).toMatchObject({ source: 'file', scale: 4, compression: 0, enhanceFace: false });
-    expect(parseStartTask({ ...base, saveImageAs: 'JPEG', compression: '35' }, [file], limits)).toMatchObject({ saveImageAs: 'jpg', compression: 35 });
+    expect(parseStartTask({ ...base, saveImageAs: 'JPEG', compression: '35' }, [file], limits)).toMatchObject({
+      saveImageAs: 'jpg',
+      compression: 35,
+    });
   });
 
   it.each([
@@ -74,13 +81,23 @@ describe('start-task validation', () => {
   });
 
   it('parses files and urls from JSON form fields and enforces the per-task limit', () => {
-    expect(parseStartTask({ ...base, files: '[{"path":"uploads/x/y.png"}]' }, undefined, limits)).toMatchObject({ source: 'files', files: [{ path: 'uploads/x/y.png' }] });
-    expect(parseStartTask({ ...base, urls: '["https://example.com/a b.png"]' }, undefined, limits)).toMatchObject({ source: 'urls', urls: ['https://example.com/a%20b.png'] });
+    expect(parseStartTask({ ...base, files: '[{"path":"uploads/x/y.png"}]' }, undefined, limits)).toMatchObject({
+      source: 'files',
+      files: [{ path: 'uploads/x/y.png' }],
+    });
+    expect(parseStartTask({ ...base, urls: '["https://example.com/a b.png"]' }, undefined, limits)).toMatchObject({
+      source: 'urls',
+      urls: ['https://example.com/a%20b.png'],
+    });
     expect(refusal(() => parseStartTask({ ...base, urls: '["file:///etc/passwd"]' }, undefined, limits)).message).toBe(
       "Bad Request: urls[0] 'file:///etc/passwd' is not an http(s) URL",
     );
-    expect(refusal(() => parseStartTask({ ...base, files: 'not json' }, undefined, limits)).message).toBe('Bad Request: files must be a JSON array');
-    expect(refusal(() => parseStartTask(base, [file, file, file, file], limits)).message).toBe('Bad Request: 4 files in one task; the limit is 3');
+    expect(refusal(() => parseStartTask({ ...base, files: 'not json' }, undefined, limits)).message).toBe(
+      'Bad Request: files must be a JSON array',
+    );
+    expect(refusal(() => parseStartTask(base, [file, file, file, file], limits)).message).toBe(
+      'Bad Request: 4 files in one task; the limit is 3',
+    );
   });
 
   it('treats client file names as data, never paths', () => {
@@ -93,19 +110,38 @@ describe('start-task validation', () => {
 
 describe('JSON endpoint validation', () => {
   it('get-upload-url', () => {
-    expect(parseGetUploadUrl({ data: { fileSize: 10, fileType: 'image/png', originalFileName: 'x.png' } }, { maxFileSize: 100 })).toEqual({
+    expect(
+      parseGetUploadUrl(
+        { data: { fileSize: 10, fileType: 'image/png', originalFileName: 'x.png' } },
+        { maxFileSize: 100 },
+      ),
+    ).toEqual({
       fileSize: 10,
       fileType: 'image/png',
       originalFileName: 'x.png',
     });
-    expect(refusal(() => parseGetUploadUrl({ data: { fileSize: 10, fileType: 'image/gif', originalFileName: 'x' } }, { maxFileSize: 100 })).message).toBe(
-      "Bad Request: fileType 'image/gif' is not one of 'image/jpeg', 'image/png', 'image/webp'",
-    );
-    expect(refusal(() => parseGetUploadUrl({ data: { fileSize: 1000, fileType: 'image/png', originalFileName: 'x' } }, { maxFileSize: 100 })).status).toBe(413);
+    expect(
+      refusal(() =>
+        parseGetUploadUrl(
+          { data: { fileSize: 10, fileType: 'image/gif', originalFileName: 'x' } },
+          { maxFileSize: 100 },
+        ),
+      ).message,
+    ).toBe("Bad Request: fileType 'image/gif' is not one of 'image/jpeg', 'image/png', 'image/webp'");
+    expect(
+      refusal(() =>
+        parseGetUploadUrl(
+          { data: { fileSize: 1000, fileType: 'image/png', originalFileName: 'x' } },
+          { maxFileSize: 100 },
+        ),
+      ).status,
+    ).toBe(413);
   });
 
   it('complete-multipart-upload answers the spec message for missing parameters', () => {
-    expect(refusal(() => parseCompleteMultipartUpload({ data: { uploadId: 'u' } })).message).toBe('Bad Request: Missing required parameters');
+    expect(refusal(() => parseCompleteMultipartUpload({ data: { uploadId: 'u' } })).message).toBe(
+      'Bad Request: Missing required parameters',
+    );
     expect(refusal(() => parseCompleteMultipartUpload({})).message).toBe('Bad Request: Missing required parameters');
   });
 

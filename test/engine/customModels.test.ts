@@ -37,14 +37,21 @@ function compare(a: Buffer, b: Buffer): { maxDiff: number; psnr: number } {
 }
 
 async function run(engine: Engine, fields: Record<string, unknown>) {
-  const r = await engine.startTask(LOCAL_CALLER, { fields, file: [{ originalFileName: 'bird_LRBI_x4.png', data: { path: BIRD } }] });
+  const r = await engine.startTask(LOCAL_CALLER, {
+    fields,
+    file: [{ originalFileName: 'bird_LRBI_x4.png', data: { path: BIRD } }],
+  });
   const s = await waitForTask(engine, r.taskId);
   expect(s.error).toBeUndefined();
   expect(s.status).toBe('PROCESSED');
   const f = s.files[0]!;
-  return { taskId: r.taskId, status: s, file: f, path: (await engine.openOutput(LOCAL_CALLER, r.taskId, f.fileName)).path };
+  return {
+    taskId: r.taskId,
+    status: s,
+    file: f,
+    path: (await engine.openOutput(LOCAL_CALLER, r.taskId, f.fileName)).path,
+  };
 }
-
 
 describe('custom models in the local engine', () => {
   let modelsDir: string;
@@ -102,15 +109,29 @@ describe('custom models in the local engine', () => {
   });
 
   it('an engine without customModelsDir refuses custom names with the contract message', async () => {
-    const e = await contractRefusal(plain.startTask(LOCAL_CALLER, { fields: { ...base, model: 'custom:anime' }, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
+    const e = await contractRefusal(
+      plain.startTask(LOCAL_CALLER, {
+        fields: { ...base, model: 'custom:anime' },
+        file: [{ originalFileName: 'b.png', data: { path: BIRD } }],
+      }),
+    );
     expect(e.status).toBe(400);
-    expect(e.message).toMatch(/^Bad Request: model 'custom:anime' is not one of 'service-standard-4x', .*'texture-boost-4x'$/);
+    expect(e.message).toMatch(
+      /^Bad Request: model 'custom:anime' is not one of 'service-standard-4x', .*'texture-boost-4x'$/,
+    );
   });
 
   it('an unknown custom name is refused with 400 naming it', async () => {
-    const e = await contractRefusal(engine.startTask(LOCAL_CALLER, { fields: { ...base, model: 'custom:nope' }, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
+    const e = await contractRefusal(
+      engine.startTask(LOCAL_CALLER, {
+        fields: { ...base, model: 'custom:nope' },
+        file: [{ originalFileName: 'b.png', data: { path: BIRD } }],
+      }),
+    );
     expect(e.status).toBe(400);
-    expect(e.message).toBe('Bad Request: model \'custom:nope\' is not an imported custom model (see "crisp models list")');
+    expect(e.message).toBe(
+      'Bad Request: model \'custom:nope\' is not an imported custom model (see "crisp models list")',
+    );
   });
 });
 
@@ -131,19 +152,40 @@ describe('crisp CLI with custom models', () => {
   it('models list shows imported models with their scale, architecture and "installed"', async () => {
     const json = await runCli(['models', 'list', '--json'], { XDG_DATA_HOME: home });
     expect(json.code).toBe(0);
-    const rows = JSON.parse(json.stdout) as Array<{ name: string; scale: number; architecture: string; installed: boolean }>;
+    const rows = JSON.parse(json.stdout) as Array<{
+      name: string;
+      scale: number;
+      architecture: string;
+      installed: boolean;
+    }>;
     expect(rows).toHaveLength(13);
-    expect(rows.at(-1)).toMatchObject({ name: 'custom:anime', scale: 4, architecture: 'SRVGGNetCompact', installed: true });
+    expect(rows.at(-1)).toMatchObject({
+      name: 'custom:anime',
+      scale: 4,
+      architecture: 'SRVGGNetCompact',
+      installed: true,
+    });
     const table = await runCli(['models', 'list'], { XDG_DATA_HOME: home });
-    expect(table.stdout).toMatch(/custom:anime\s+realesr-animevideov3\.pth\s+SRVGGNetCompact\s+custom\s+installed\s+x4/);
+    expect(table.stdout).toMatch(
+      /custom:anime\s+realesr-animevideov3\.pth\s+SRVGGNetCompact\s+custom\s+installed\s+x4/,
+    );
   });
 
   it('upscale --model custom:<name> runs it', async () => {
-    const r = await runCli(['upscale', BIRD, '--model', 'custom:anime', '--scale', '2', '--out', out, '--json'], { XDG_DATA_HOME: home });
+    const r = await runCli(['upscale', BIRD, '--model', 'custom:anime', '--scale', '2', '--out', out, '--json'], {
+      XDG_DATA_HOME: home,
+    });
     expect(r.stderr).not.toMatch(/crisp: error/);
     expect(r.code).toBe(0);
-    const doc = JSON.parse(r.stdout) as { model: string; results: Array<{ output: string; width: number; height: number }> };
+    const doc = JSON.parse(r.stdout) as {
+      model: string;
+      results: Array<{ output: string; width: number; height: number }>;
+    };
     expect(doc.model).toBe('custom:anime');
-    expect(doc.results[0]).toMatchObject({ output: path.join(out, 'bird_LRBI_x4_custom-anime_x2.png'), width: 144, height: 144 });
+    expect(doc.results[0]).toMatchObject({
+      output: path.join(out, 'bird_LRBI_x4_custom-anime_x2.png'),
+      width: 144,
+      height: 144,
+    });
   });
 });

@@ -25,18 +25,24 @@ function psnr(a: Buffer, b: Buffer): number {
   return se === 0 ? Infinity : 10 * Math.log10((255 * 255 * a.length) / se);
 }
 
-
 describe('denoise strength through the engine', () => {
   let engine: Engine;
   const outputs = new Map<string, Buffer>();
 
   async function run(fields: Record<string, unknown>) {
-    const r = await engine.startTask(LOCAL_CALLER, { fields, file: [{ originalFileName: 'bird_LRBI_x4.png', data: { path: BIRD } }] });
+    const r = await engine.startTask(LOCAL_CALLER, {
+      fields,
+      file: [{ originalFileName: 'bird_LRBI_x4.png', data: { path: BIRD } }],
+    });
     const s = await waitForTask(engine, r.taskId);
     expect(s.error).toBeUndefined();
     expect(s.status).toBe('PROCESSED');
     const f = s.files[0]!;
-    return { status: s, file: f, pixels: await pixels((await engine.openOutput(LOCAL_CALLER, r.taskId, f.fileName)).path) };
+    return {
+      status: s,
+      file: f,
+      pixels: await pixels((await engine.openOutput(LOCAL_CALLER, r.taskId, f.fileName)).path),
+    };
   }
 
   beforeAll(async () => {
@@ -53,7 +59,9 @@ describe('denoise strength through the engine', () => {
       expect(r.status.denoise).toBe(d);
       expect(r.status.model).toBe('service-lite-4x');
       // Strength 1 is the plain model, so it is named like no denoise at all (engine/tasks/outputNames.ts).
-      expect(r.file.fileName).toBe(d === 1 ? 'bird_LRBI_x4_service-lite-4x_x4.png' : `bird_LRBI_x4_service-lite-4x-dn${d}_x4.png`);
+      expect(r.file.fileName).toBe(
+        d === 1 ? 'bird_LRBI_x4_service-lite-4x_x4.png' : `bird_LRBI_x4_service-lite-4x-dn${d}_x4.png`,
+      );
       expect(r.file.dimensions).toEqual({ width: 288, height: 288 });
       outputs.set(String(d), r.pixels);
     }
@@ -78,11 +86,16 @@ describe('denoise strength through the engine', () => {
   });
 
   it.each([
-    [{ ...base, model: 'digital-art-4x', denoise: 0.5 }, "Bad Request: denoise is only available with model 'service-lite-4x' (the general photo model), not 'digital-art-4x'"],
+    [
+      { ...base, model: 'digital-art-4x', denoise: 0.5 },
+      "Bad Request: denoise is only available with model 'service-lite-4x' (the general photo model), not 'digital-art-4x'",
+    ],
     [{ ...base, denoise: 1.5 }, 'Bad Request: denoise 1.5 is not a number from 0 to 1'],
     [{ ...base, denoise: 'lots' }, "Bad Request: denoise 'lots' is not a number from 0 to 1"],
   ])('refuses %j with 400', async (fields, message) => {
-    const e = await contractRefusal(engine.startTask(LOCAL_CALLER, { fields, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }));
+    const e = await contractRefusal(
+      engine.startTask(LOCAL_CALLER, { fields, file: [{ originalFileName: 'b.png', data: { path: BIRD } }] }),
+    );
     expect([e.status, e.message]).toEqual([400, message]);
   });
 });
@@ -98,7 +111,10 @@ describe('crisp upscale --denoise', () => {
     const r = await runCli(['upscale', BIRD, '--denoise', '0.25', '--scale', '1', '--out', out, '--json']);
     expect(crispLines(r.stderr)).toEqual([]);
     expect(r.code).toBe(0);
-    const s = JSON.parse(r.stdout) as { model: string; results: Array<{ status: string; output: string; width: number; height: number }> };
+    const s = JSON.parse(r.stdout) as {
+      model: string;
+      results: Array<{ status: string; output: string; width: number; height: number }>;
+    };
     expect(s.model).toBe('service-lite-4x');
     expect(s.results).toHaveLength(1);
     expect(s.results[0]).toMatchObject({ status: 'done', width: 72, height: 72 });
@@ -111,7 +127,7 @@ describe('crisp upscale --denoise', () => {
     const r = await runCli(['upscale', BIRD, '--denoise', '0.5', '--model', 'digital-art-4x', '--out', out]);
     expect(r.code).toBe(1);
     expect(crispLines(r.stderr)).toEqual([
-      "crisp: error: --denoise only works with --model service-lite-4x (the general photo model), not digital-art-4x.",
+      'crisp: error: --denoise only works with --model service-lite-4x (the general photo model), not digital-art-4x.',
     ]);
   });
 });

@@ -52,9 +52,20 @@ describe('double upscale (two passes)', () => {
 
   it('×2 twice is ×4: the right size, close to the ground truth, the same pixels in memory and streamed, progress monotonic', async () => {
     const target = path.join(out, 'memory.png');
-    const { taskId } = await engine.startTask(LOCAL_CALLER, { fields, file: file(BIRD), outputPath: target, passes: 2 });
+    const { taskId } = await engine.startTask(LOCAL_CALLER, {
+      fields,
+      file: file(BIRD),
+      outputPath: target,
+      passes: 2,
+    });
     const percents: number[] = [];
-    const s = await waitForTask(engine, taskId, LOCAL_CALLER, (x) => percents.push(Number.parseInt(x.progress, 10)), 120_000);
+    const s = await waitForTask(
+      engine,
+      taskId,
+      LOCAL_CALLER,
+      (x) => percents.push(Number.parseInt(x.progress, 10)),
+      120_000,
+    );
     expect(s.status).toBe('PROCESSED');
     expect(s.files[0]!.dimensions).toEqual({ width: 288, height: 288 });
     for (let i = 1; i < percents.length; i++) expect(percents[i]).toBeGreaterThanOrEqual(percents[i - 1]!);
@@ -65,7 +76,11 @@ describe('double upscale (two passes)', () => {
     // The bird's 72×72 input was made from this 288×288 original: two ×2 passes must land near it, near
     // one ×4 pass of the same model, and keep the overall brightness.
     const onceX4Path = path.join(out, 'once-x4.png');
-    const x4 = await engine.startTask(LOCAL_CALLER, { fields: { ...fields, scale: 4 }, file: file(BIRD), outputPath: onceX4Path });
+    const x4 = await engine.startTask(LOCAL_CALLER, {
+      fields: { ...fields, scale: 4 },
+      file: file(BIRD),
+      outputPath: onceX4Path,
+    });
     expect((await waitForTask(engine, x4.taskId)).status).toBe('PROCESSED');
     const onceX4 = await rgb(onceX4Path);
     // Measured: 22.0 dB against the original, 26.7 dB against one ×4 pass of the same model (which is
@@ -76,7 +91,12 @@ describe('double upscale (two passes)', () => {
     expect(Math.abs(mean(got.data) - mean(hr.data))).toBeLessThan(6);
 
     const streamedTarget = path.join(out, 'streamed.png');
-    const again = await streamed.startTask(LOCAL_CALLER, { fields, file: file(BIRD), outputPath: streamedTarget, passes: 2 });
+    const again = await streamed.startTask(LOCAL_CALLER, {
+      fields,
+      file: file(BIRD),
+      outputPath: streamedTarget,
+      passes: 2,
+    });
     expect((await waitForTask(streamed, again.taskId, LOCAL_CALLER, undefined, 120_000)).status).toBe('PROCESSED');
     expect((await rgb(streamedTarget)).data.equals(got.data)).toBe(true);
     // Only the two outputs: no intermediate, no temp raster.
@@ -101,11 +121,19 @@ describe('double upscale (two passes)', () => {
     const small = await makeEngine({ limits: { maxOutputPixels: 50_000 } });
     try {
       // One pass (144×144 = 20 736 pixels) fits; two (288×288 = 82 944) do not.
-      const once = await small.startTask(LOCAL_CALLER, { fields, file: file(BIRD), outputPath: path.join(dir, 'once.png') });
+      const once = await small.startTask(LOCAL_CALLER, {
+        fields,
+        file: file(BIRD),
+        outputPath: path.join(dir, 'once.png'),
+      });
       expect((await waitForTask(small, once.taskId)).status).toBe('PROCESSED');
-      const e = await contractRefusal(small.startTask(LOCAL_CALLER, { fields, file: file(BIRD), outputPath: path.join(dir, 'twice.png'), passes: 2 }));
+      const e = await contractRefusal(
+        small.startTask(LOCAL_CALLER, { fields, file: file(BIRD), outputPath: path.join(dir, 'twice.png'), passes: 2 }),
+      );
       expect(e.status).toBe(400);
-      expect(e.message).toMatch(/"bird_LRBI_x4\.png" upscaled twice at ×2 \(×4 in all\) would be 288×288 pixels, more than the 0 megapixel output limit\. Choose one pass or a smaller scale\./);
+      expect(e.message).toMatch(
+        /"bird_LRBI_x4\.png" upscaled twice at ×2 \(×4 in all\) would be 288×288 pixels, more than the 0 megapixel output limit\. Choose one pass or a smaller scale\./,
+      );
       expect(await readdir(dir)).toEqual(['once.png']);
     } finally {
       await small.close();
@@ -116,7 +144,9 @@ describe('double upscale (two passes)', () => {
     const small = await makeEngine({ limits: { maxInputPixels: 10_000 } });
     try {
       const e = await contractRefusal(small.startTask(LOCAL_CALLER, { fields, file: file(BIRD), passes: 2 }));
-      expect(e.message).toMatch(/the first pass's 144×144 result is more than the 0 megapixel an image may have to be upscaled/);
+      expect(e.message).toMatch(
+        /the first pass's 144×144 result is more than the 0 megapixel an image may have to be upscaled/,
+      );
     } finally {
       await small.close();
     }
@@ -130,7 +160,12 @@ describe('double upscale (two passes)', () => {
     dirs.push(dir);
     const target = path.join(dir, 'lenna-x4.png');
     // lenna is 512×512: the second pass upscales 1024×1024, long enough to be cancelled in.
-    const { taskId } = await engine.startTask(LOCAL_CALLER, { fields, file: file(LENNA), outputPath: target, passes: 2 });
+    const { taskId } = await engine.startTask(LOCAL_CALLER, {
+      fields,
+      file: file(LENNA),
+      outputPath: target,
+      passes: 2,
+    });
     let asked = false;
     let seen = 0;
     const s = await waitForTask(

@@ -89,7 +89,9 @@ describe('engine process killed while a task runs', () => {
     try {
       const s = await again.getTaskStatus(LOCAL_CALLER, { data: { taskId: second } });
       expect(s.status).toBe('PROCESSING_FAILED');
-      expect(s.error).toBe(`Crisp stopped ${MAX_RESUMES} times while this task was running, so it was not tried again. Start it again, or try a smaller image.`);
+      expect(s.error).toBe(
+        `Crisp stopped ${MAX_RESUMES} times while this task was running, so it was not tried again. Start it again, or try a smaller image.`,
+      );
     } finally {
       await again.close();
     }

@@ -9,7 +9,13 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createInference, type Inference } from '../../engine/inference/index.js';
 import { resolveModel } from '../../engine/models/catalog.js';
-import { ImageInputError, checkOutputFits, probeImage, upscaleImage, type UpscaleJob } from '../../engine/pipeline/index.js';
+import {
+  ImageInputError,
+  checkOutputFits,
+  probeImage,
+  upscaleImage,
+  type UpscaleJob,
+} from '../../engine/pipeline/index.js';
 import { hugePng } from '../helpers/craftedImages.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 
@@ -36,7 +42,12 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-async function expectRefused(input: UpscaleJob['input'], name: string, message: RegExp, opts: Partial<UpscaleJob> = {}) {
+async function expectRefused(
+  input: UpscaleJob['input'],
+  name: string,
+  message: RegExp,
+  opts: Partial<UpscaleJob> = {},
+) {
   const outputPath = path.join(outDir, 'result.png');
   const err = await upscaleImage(
     { input, inputName: name, model, scale: 4, format: 'png', compression: 0, outputPath, ...opts },
@@ -74,7 +85,9 @@ describe('bad input', () => {
     const file = path.join(inDir, 'huge.png');
     writeFileSync(file, hugePng(100000, 100000));
     const t0 = performance.now();
-    await expect(probeImage({ path: file }, 'huge.png')).rejects.toThrow(/"huge.png" is too large: 100000×100000 pixels/);
+    await expect(probeImage({ path: file }, 'huge.png')).rejects.toThrow(
+      /"huge.png" is too large: 100000×100000 pixels/,
+    );
     await expectRefused({ path: file }, 'huge.png', /too large.*Reduce the image size/);
     expect(performance.now() - t0).toBeLessThan(2000);
     // The same header at a size within limits is accepted by the probe.
@@ -82,8 +95,13 @@ describe('bad input', () => {
   });
 
   it('refuses outputs the format cannot hold', async () => {
-    const wide = await sharp({ create: { width: 4100, height: 8, channels: 3, background: '#808080' } }).png().toBuffer();
-    await expectRefused({ data: wide }, 'wide.png', /16400×32 pixels.*WEBP holds at most 16383 pixels a side/, { format: 'webp', outputPath: path.join(outDir, 'wide.webp') });
+    const wide = await sharp({ create: { width: 4100, height: 8, channels: 3, background: '#808080' } })
+      .png()
+      .toBuffer();
+    await expectRefused({ data: wide }, 'wide.png', /16400×32 pixels.*WEBP holds at most 16383 pixels a side/, {
+      format: 'webp',
+      outputPath: path.join(outDir, 'wide.webp'),
+    });
     expect(() => checkOutputFits(4096, 4096, 4, 'webp', { name: 'a.png' })).toThrow(ImageInputError);
     expect(checkOutputFits(4095, 10, 4, 'webp')).toEqual({ width: 16380, height: 40 });
     expect(() => checkOutputFits(16384, 10, 4, 'jpg')).toThrow(/JPG holds at most 65535/);
@@ -99,7 +117,14 @@ describe('interrupted runs', () => {
     const outputPath = path.join(outDir, 'aborted.png');
     const run = upscaleImage(
       {
-        input: { path: BUTTERFLY }, inputName: 'b.png', model, scale: 4, format: 'png', compression: 0, outputPath, tileSize: 16,
+        input: { path: BUTTERFLY },
+        inputName: 'b.png',
+        model,
+        scale: 4,
+        format: 'png',
+        compression: 0,
+        outputPath,
+        tileSize: 16,
         signal: ac.signal,
         onProgress: (f) => {
           if (f > 0 && ++ticks === 2) ac.abort();
@@ -116,7 +141,18 @@ describe('interrupted runs', () => {
     const blocker = path.join(outDir, 'taken.png');
     mkdirSync(path.join(blocker, 'child'), { recursive: true }); // a non-empty directory cannot be replaced
     await expect(
-      upscaleImage({ input: { path: BUTTERFLY }, inputName: 'b.png', model, scale: 1, format: 'png', compression: 0, outputPath: blocker }, inference),
+      upscaleImage(
+        {
+          input: { path: BUTTERFLY },
+          inputName: 'b.png',
+          model,
+          scale: 1,
+          format: 'png',
+          compression: 0,
+          outputPath: blocker,
+        },
+        inference,
+      ),
     ).rejects.toThrow();
     expect(readdirSync(outDir)).toEqual(['taken.png']);
   });

@@ -96,7 +96,9 @@ describe('input kinds', () => {
       // A hard-edged disc: transparent outside, opaque inside.
       rgba[i * 4 + 3] = (x - 32) ** 2 + (y - 32) ** 2 < 24 ** 2 ? 255 : 0;
     }
-    const png = await sharp(rgba, { raw: { width: 64, height: 64, channels: 4 } }).png().toBuffer();
+    const png = await sharp(rgba, { raw: { width: 64, height: 64, channels: 4 } })
+      .png()
+      .toBuffer();
     const { meta, bytes, result } = await run({ data: png }, { format: 'png' });
     expect(meta.hasAlpha).toBe(true);
     const alpha = await sharp(bytes).extractChannel(3).raw().toBuffer();
@@ -105,7 +107,11 @@ describe('input kinds', () => {
     const partial = alpha.filter((a) => a > 8 && a < 247).length;
     expect(partial).toBeGreaterThan(0);
     // A network-upscaled hard edge stays sharper than a plain Lanczos resize of the same alpha.
-    const lanczos = await sharp(rgba, { raw: { width: 64, height: 64, channels: 4 } }).resize(256, 256, { kernel: 'lanczos3' }).extractChannel(3).raw().toBuffer();
+    const lanczos = await sharp(rgba, { raw: { width: 64, height: 64, channels: 4 } })
+      .resize(256, 256, { kernel: 'lanczos3' })
+      .extractChannel(3)
+      .raw()
+      .toBuffer();
     expect(partial).toBeLessThan(lanczos.filter((a) => a > 8 && a < 247).length);
     expect(result.warnings).toBeUndefined();
 
@@ -178,7 +184,9 @@ describe('input kinds', () => {
     expect(p3?.equals(srgb!)).toBe(false);
     // What the pixels should look like once converted to sRGB (sharp applies the embedded profile).
     const converted = await readRgb(await sharp(input).resize(256, 256, { kernel: 'lanczos3' }).png().toBuffer());
-    const unconverted = await readRgb(await sharp(input, { ignoreIcc: true }).resize(256, 256, { kernel: 'lanczos3' }).png().toBuffer());
+    const unconverted = await readRgb(
+      await sharp(input, { ignoreIcc: true }).resize(256, 256, { kernel: 'lanczos3' }).png().toBuffer(),
+    );
     for (const format of ['jpg', 'png', 'webp'] as const) {
       const { meta, bytes } = await run({ data: input }, { format });
       expect(meta.exif?.toString('latin1'), format).toContain('Crisp test 42');

@@ -15,7 +15,9 @@ import { IMAGES_DIR, ONNX_DIR } from '../helpers/paths.js';
 
 const LR = path.join(IMAGES_DIR, 'set5-x4', 'lr');
 const HR = path.join(IMAGES_DIR, 'set5-x4', 'hr');
-const FILES = readdirSync(LR).filter((f) => f.endsWith('.png')).sort();
+const FILES = readdirSync(LR)
+  .filter((f) => f.endsWith('.png'))
+  .sort();
 
 /** Manifest reference averages (whole image, 8-bit rounding, Y BT.601, crop 4). */
 const REFERENCE: Record<string, { model: ModelName; db: number }> = {
@@ -44,7 +46,16 @@ afterAll(async () => {
 async function pipeline(model: ModelName, file: string, tileSize?: number): Promise<RgbImage> {
   const out = path.join(tmp, `${model}-${tileSize ?? 'auto'}-${file}`);
   const r = await upscaleImage(
-    { input: { path: path.join(LR, file) }, inputName: file, model: resolveModel(model, [ONNX_DIR]), scale: 4, format: 'png', compression: 0, outputPath: out, tileSize },
+    {
+      input: { path: path.join(LR, file) },
+      inputName: file,
+      model: resolveModel(model, [ONNX_DIR]),
+      scale: 4,
+      format: 'png',
+      compression: 0,
+      outputPath: out,
+      tileSize,
+    },
     inference,
   );
   expect(r.provider).toBe('cpu');
@@ -101,7 +112,10 @@ describe('tiling', () => {
       for (let y = 0; y < whole.height; y++) {
         for (let x = 0; x < whole.width; x++) {
           const i = (y * whole.width + x) * 3;
-          const d = Math.abs(whole.data[i]! - tiled.data[i]!) + Math.abs(whole.data[i + 1]! - tiled.data[i + 1]!) + Math.abs(whole.data[i + 2]! - tiled.data[i + 2]!);
+          const d =
+            Math.abs(whole.data[i]! - tiled.data[i]!) +
+            Math.abs(whole.data[i + 1]! - tiled.data[i + 1]!) +
+            Math.abs(whole.data[i + 2]! - tiled.data[i + 2]!);
           if (near(x, xs) || near(y, ys)) {
             seam += d;
             seamN += 3;

@@ -35,7 +35,10 @@ afterAll(async () => {
 
 async function run(input: UpscaleJob['input'], opts: Partial<UpscaleJob>): Promise<Buffer> {
   const outputPath = path.join(tmp, `out-${n++}.png`);
-  await upscaleImage({ input, inputName: 'test image', model, scale: 4, format: 'png', compression: 0, outputPath, ...opts }, inference);
+  await upscaleImage(
+    { input, inputName: 'test image', model, scale: 4, format: 'png', compression: 0, outputPath, ...opts },
+    inference,
+  );
   return readFileSync(outputPath);
 }
 
@@ -56,7 +59,10 @@ function seamVsRest(a: RgbImage, b: RgbImage, xs: number[], ys: number[]): { sea
   for (let y = 0; y < a.height; y++) {
     for (let x = 0; x < a.width; x++) {
       const i = (y * a.width + x) * 3;
-      const d = Math.abs(a.data[i]! - b.data[i]!) + Math.abs(a.data[i + 1]! - b.data[i + 1]!) + Math.abs(a.data[i + 2]! - b.data[i + 2]!);
+      const d =
+        Math.abs(a.data[i]! - b.data[i]!) +
+        Math.abs(a.data[i + 1]! - b.data[i + 1]!) +
+        Math.abs(a.data[i + 2]! - b.data[i + 2]!);
       if (near(x, xs) || near(y, ys)) {
         seam += d;
         seamN += 3;
@@ -78,7 +84,10 @@ describe('per-tile resize', () => {
       const w = lr.width * scale;
       const h = lr.height * scale;
       const whole = await readRgb(
-        await sharp(x4.data, { raw: { width: x4.width, height: x4.height, channels: 3 } }).resize(w, h, { kernel: 'lanczos3', fit: 'fill' }).png().toBuffer(),
+        await sharp(x4.data, { raw: { width: x4.width, height: x4.height, channels: 3 } })
+          .resize(w, h, { kernel: 'lanczos3', fit: 'fill' })
+          .png()
+          .toBuffer(),
       );
       const tiled = await readRgb(await run({ path: FACE }, { scale, tileSize: 64 }));
       expect([tiled.width, tiled.height]).toEqual([w, h]);
@@ -86,7 +95,9 @@ describe('per-tile resize', () => {
       expect(db, `×${scale}`).toBeGreaterThanOrEqual(45);
       const { seam, rest } = seamVsRest(tiled, whole, cuts(lr.width, 64, scale), cuts(lr.height, 64, scale));
       // "No larger than elsewhere", with a quarter of a grey level of slack for rounding noise.
-      expect(seam, `×${scale}: seam ${seam} vs elsewhere ${rest} (${db.toFixed(2)} dB)`).toBeLessThanOrEqual(rest + 0.25);
+      expect(seam, `×${scale}: seam ${seam} vs elsewhere ${rest} (${db.toFixed(2)} dB)`).toBeLessThanOrEqual(
+        rest + 0.25,
+      );
     }
   });
 
@@ -101,7 +112,9 @@ describe('per-tile resize', () => {
       const r = Math.hypot(x - 32, y - 32);
       rgba[i * 4 + 3] = Math.round(255 * Math.min(1, Math.max(0, (26 - r) / 6)));
     }
-    const png = await sharp(rgba, { raw: { width: 64, height: 64, channels: 4 } }).png().toBuffer();
+    const png = await sharp(rgba, { raw: { width: 64, height: 64, channels: 4 } })
+      .png()
+      .toBuffer();
     // tileSize 64 is one tile covering the image: exactly the old whole-image resize.
     const whole = await run({ data: png }, { scale: 2, tileSize: 64 });
     const tiled = await run({ data: png }, { scale: 2, tileSize: 16 });
@@ -135,7 +148,9 @@ describe('output limit', () => {
       seed = (seed * 1103515245 + 12345) >>> 0;
       px[i] = 128 + ((seed >>> 16) % 33) - 16;
     }
-    return sharp(px, { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+    return sharp(px, { raw: { width: side, height: side, channels: 3 } })
+      .png({ compressionLevel: 1 })
+      .toBuffer();
   }
 
   it('applies to the requested output only: an input whose native ×4 output is over the limit is upscaled at ×1', async () => {
@@ -148,6 +163,8 @@ describe('output limit', () => {
     for (const c of channels.slice(0, 3)) expect(Math.abs(c.mean - 128)).toBeLessThan(6);
     // The requested output still counts: ×2 is 1200² > 1024².
     await expect(run({ data: png }, { scale: 2, limits })).rejects.toThrow(ImageInputError);
-    await expect(run({ data: png }, { scale: 2, limits })).rejects.toThrow(/1200×1200 pixels, more than the 1 megapixel output limit/);
+    await expect(run({ data: png }, { scale: 2, limits })).rejects.toThrow(
+      /1200×1200 pixels, more than the 1 megapixel output limit/,
+    );
   });
 });

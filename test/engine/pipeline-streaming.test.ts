@@ -43,7 +43,8 @@ function fakeSession(opts: { failAtRun?: number; runs?: { n: number } } = {}): M
     async run(input: Float32Array, _n: number, h: number, w: number): Promise<TensorResult> {
       count++;
       if (opts.runs) opts.runs.n++;
-      if (opts.failAtRun !== undefined && count === opts.failAtRun) throw new Error('injected failure in the middle of the job');
+      if (opts.failAtRun !== undefined && count === opts.failAtRun)
+        throw new Error('injected failure in the middle of the job');
       const oh = h * 4;
       const ow = w * 4;
       const out = new Float32Array(3 * oh * ow);
@@ -53,8 +54,12 @@ function fakeSession(opts: { failAtRun?: number; runs?: { n: number } } = {}): M
           const iy = y >> 2;
           for (let x = 0; x < ow; x++) {
             const ix = x >> 2;
-            const at = (yy: number, xx: number) => src[Math.min(h - 1, Math.max(0, yy)) * w + Math.min(w - 1, Math.max(0, xx))]!;
-            out[c * oh * ow + y * ow + x] = 0.6 * at(iy, ix) + 0.1 * (at(iy, ix - 1) + at(iy, ix + 1) + at(iy - 1, ix) + at(iy + 1, ix)) + (x & 3) * 0.002;
+            const at = (yy: number, xx: number) =>
+              src[Math.min(h - 1, Math.max(0, yy)) * w + Math.min(w - 1, Math.max(0, xx))]!;
+            out[c * oh * ow + y * ow + x] =
+              0.6 * at(iy, ix) +
+              0.1 * (at(iy, ix - 1) + at(iy, ix + 1) + at(iy - 1, ix) + at(iy + 1, ix)) +
+              (x & 3) * 0.002;
           }
         }
       }
@@ -81,10 +86,17 @@ beforeAll(async () => {
     rgb.copy(rgba, i * 4, i * 3, i * 3 + 3);
     rgba[i * 4 + 3] = (i % 150) + 40;
   }
-  const alpha = await sharp(rgba, { raw: { width: 150, height: 110, channels: 4 } }).png().toBuffer();
+  const alpha = await sharp(rgba, { raw: { width: 150, height: 110, channels: 4 } })
+    .png()
+    .toBuffer();
   const sixteen = await crop.clone().toColourspace('rgb16').png().toBuffer();
   // EXIF orientation 6 (rotate 90° clockwise to display) with camera fields to carry over.
-  const rotated = await crop.clone().jpeg({ quality: 92 }).withMetadata({ orientation: 6 }).withExifMerge({ IFD0: { Make: 'Crisp test camera' } }).toBuffer();
+  const rotated = await crop
+    .clone()
+    .jpeg({ quality: 92 })
+    .withMetadata({ orientation: 6 })
+    .withExifMerge({ IFD0: { Make: 'Crisp test camera' } })
+    .toBuffer();
   inputs = { photo, alpha, sixteen, rotated };
 });
 afterAll(async () => {
@@ -92,7 +104,11 @@ afterAll(async () => {
 });
 
 let n = 0;
-async function runBoth(input: Buffer, opts: Partial<UpscaleJob> & { format: SaveImageAs }, inference = fakeInference(fakeSession())) {
+async function runBoth(
+  input: Buffer,
+  opts: Partial<UpscaleJob> & { format: SaveImageAs },
+  inference = fakeInference(fakeSession()),
+) {
   const dir = await mkdtemp(path.join(tmp, 'case-'));
   const job = (mode: 'memory' | 'disk'): UpscaleJob => ({
     input: { data: input },
@@ -114,7 +130,9 @@ async function runBoth(input: Buffer, opts: Partial<UpscaleJob> & { format: Save
   const decode = async (p: string) => {
     const img = sharp(p);
     const meta = await img.metadata();
-    const { data, info } = await img.raw({ depth: meta.depth === 'ushort' ? 'ushort' : 'uchar' }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await img
+      .raw({ depth: meta.depth === 'ushort' ? 'ushort' : 'uchar' })
+      .toBuffer({ resolveWithObject: true });
     return { data, info, meta };
   };
   return { dir, mem: await decode(mem.outputPath), disk: await decode(disk.outputPath), memResult, diskResult };
@@ -199,7 +217,18 @@ describe('streamed output equals the in-memory path, pixel for pixel (multi-tile
 describe('temporary files', () => {
   async function streamed(dir: string, session: ModelSession, extra: Partial<UpscaleJob> = {}) {
     return upscaleImage(
-      { input: { data: inputs.photo }, inputName: 'photo.png', model, scale: 4, format: 'png', compression: 0, tileSize: 40, outputMode: 'disk', outputPath: path.join(dir, 'out.png'), ...extra },
+      {
+        input: { data: inputs.photo },
+        inputName: 'photo.png',
+        model,
+        scale: 4,
+        format: 'png',
+        compression: 0,
+        tileSize: 40,
+        outputMode: 'disk',
+        outputPath: path.join(dir, 'out.png'),
+        ...extra,
+      },
       fakeInference(session),
     );
   }
@@ -216,7 +245,9 @@ describe('temporary files', () => {
 
   it('are gone after a failure injected mid-run, and no output is written', async () => {
     const dir = await mkdtemp(path.join(tmp, 'fail-'));
-    await expect(streamed(dir, fakeSession({ failAtRun: 5 }))).rejects.toThrow('injected failure in the middle of the job');
+    await expect(streamed(dir, fakeSession({ failAtRun: 5 }))).rejects.toThrow(
+      'injected failure in the middle of the job',
+    );
     expect(await readdir(dir)).toEqual([]);
   });
 
@@ -224,7 +255,10 @@ describe('temporary files', () => {
     const dir = await mkdtemp(path.join(tmp, 'cancel-'));
     const ac = new AbortController();
     let ticks = 0;
-    const run = streamed(dir, fakeSession(), { signal: ac.signal, onProgress: () => (++ticks === 4 ? ac.abort(new Error('cancelled by the test')) : undefined) });
+    const run = streamed(dir, fakeSession(), {
+      signal: ac.signal,
+      onProgress: () => (++ticks === 4 ? ac.abort(new Error('cancelled by the test')) : undefined),
+    });
     await expect(run).rejects.toThrow('cancelled by the test');
     expect(ticks).toBeGreaterThanOrEqual(4);
     expect(await readdir(dir)).toEqual([]);
@@ -284,10 +318,15 @@ describe('budgets', () => {
       const src = path.join(tmp, 'photo.png');
       await writeFile(src, inputs.photo);
       const ce = await contractRefusal(
-        engine.startTask(LOCAL_CALLER, { fields: { model: FAST_MODEL, scale: 4, saveImageAs: 'png', enhanceFace: false }, file: [{ originalFileName: 'photo.png', data: { path: src } }] }),
+        engine.startTask(LOCAL_CALLER, {
+          fields: { model: FAST_MODEL, scale: 4, saveImageAs: 'png', enhanceFace: false },
+          file: [{ originalFileName: 'photo.png', data: { path: src } }],
+        }),
       );
       expect(ce.status).toBe(400);
-      expect(ce.message).toMatch(/^Bad Request: Not enough free disk space to upscale "photo\.png": its output needs about 1 MB in .*inputs, but only .* is free \(1152921504\.6 GB is kept in reserve\)\. Free some space/);
+      expect(ce.message).toMatch(
+        /^Bad Request: Not enough free disk space to upscale "photo\.png": its output needs about 1 MB in .*inputs, but only .* is free \(1152921504\.6 GB is kept in reserve\)\. Free some space/,
+      );
       expect(await readdir(path.join(dataDir, 'tasks')).catch(() => [])).toEqual([]);
     } finally {
       await engine.close();
@@ -296,7 +335,16 @@ describe('budgets', () => {
   });
 
   it('estimates: a 12 MP photo ×4 streams with RAM independent of its size; temp disk = output raster + decoded input', () => {
-    const shape = (w: number, h: number) => ({ inWidth: w, inHeight: h, hasAlpha: false, outDepth: 8 as const, outWidth: 4 * w, outHeight: 4 * h, format: 'png' as const, tileSize: 512 });
+    const shape = (w: number, h: number) => ({
+      inWidth: w,
+      inHeight: h,
+      hasAlpha: false,
+      outDepth: 8 as const,
+      outWidth: 4 * w,
+      outHeight: 4 * h,
+      format: 'png' as const,
+      tileSize: 512,
+    });
     const big = estimateJob(shape(4000, 3000), 'auto', 64 * 2 ** 20);
     const mid = estimateJob(shape(2000, 1500), 'auto', 64 * 2 ** 20);
     const small = estimateJob(shape(768, 768), 'auto', 64 * 2 ** 20);
@@ -314,21 +362,34 @@ describe('limits', () => {
     expect(() => checkOutputFits(17000, 100, 4, 'jpg', { name: 'pano.jpg' })).toThrow(
       '"pano.jpg" at ×4 would be 68000×400 pixels, but JPG holds at most 65535 pixels a side. Choose PNG, or a smaller scale.',
     );
-    expect(() => checkOutputFits(4200, 100, 4, 'webp', { name: 'pano.jpg' })).toThrow(/WEBP holds at most 16383 pixels a side\. Choose PNG or JPG/);
-    expect(() => checkOutputFits(8193, 8192, 4, 'png', { name: 'big.png' })).toThrow(/more than the 1074 megapixel output limit/);
+    expect(() => checkOutputFits(4200, 100, 4, 'webp', { name: 'pano.jpg' })).toThrow(
+      /WEBP holds at most 16383 pixels a side\. Choose PNG or JPG/,
+    );
+    expect(() => checkOutputFits(8193, 8192, 4, 'png', { name: 'big.png' })).toThrow(
+      /more than the 1074 megapixel output limit/,
+    );
   });
 
   it('a disk raster reads back what was written, anywhere in it', () => {
     return (async () => {
       const file = path.join(await mkdtemp(path.join(tmp, 'raster-')), 'r.tif');
       const r = DiskRaster.create(file, 70, 50, 4, 16);
-      const rect = { width: 9, height: 7, channels: 4, depth: 16 as const, data: Uint16Array.from({ length: 9 * 7 * 4 }, (_, i) => i * 97) };
+      const rect = {
+        width: 9,
+        height: 7,
+        channels: 4,
+        depth: 16 as const,
+        data: Uint16Array.from({ length: 9 * 7 * 4 }, (_, i) => i * 97),
+      };
       r.writeRect(61, 43, rect);
       expect([...r.readRect(61, 43, 9, 7).data]).toEqual([...rect.data]);
       expect([...r.readRect(0, 0, 2, 1).data]).toEqual(new Array(8).fill(0));
       expect(() => r.writeRect(62, 43, rect)).toThrow(/outside the 70×50 raster/);
       r.close();
-      const { data, info } = await sharp(file).toColourspace('rgb16').raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true });
+      const { data, info } = await sharp(file)
+        .toColourspace('rgb16')
+        .raw({ depth: 'ushort' })
+        .toBuffer({ resolveWithObject: true });
       expect([info.width, info.height, info.channels]).toEqual([70, 50, 4]);
       const px = new Uint16Array(data.buffer, data.byteOffset, data.length / 2);
       expect(px[(43 * 70 + 61) * 4 + 1]).toBe(97);
@@ -341,7 +402,13 @@ describe('progress and ETA', () => {
     let t = 100;
     const seen: Array<[number, number | undefined]> = [];
     // 4 equal tiles of 1 MP input; 64 MP of PNG output ≈ 2.56 s of encode at 25 MP/s.
-    const p = new JobProgress((f, eta) => seen.push([f, eta]), 4e6, 64e6, 'png', () => t);
+    const p = new JobProgress(
+      (f, eta) => seen.push([f, eta]),
+      4e6,
+      64e6,
+      'png',
+      () => t,
+    );
     p.start();
     p.beginTiles();
     for (let i = 0; i < 4; i++) {
@@ -365,7 +432,18 @@ describe('progress and ETA', () => {
     const dir = await mkdtemp(path.join(tmp, 'progress-'));
     const seen: Array<[number, number | undefined]> = [];
     await upscaleImage(
-      { input: { data: inputs.photo }, inputName: 'photo.png', model, scale: 4, format: 'png', compression: 0, tileSize: 40, outputMode: 'disk', outputPath: path.join(dir, 'out.png'), onProgress: (f, eta) => seen.push([f, eta]) },
+      {
+        input: { data: inputs.photo },
+        inputName: 'photo.png',
+        model,
+        scale: 4,
+        format: 'png',
+        compression: 0,
+        tileSize: 40,
+        outputMode: 'disk',
+        outputPath: path.join(dir, 'out.png'),
+        onProgress: (f, eta) => seen.push([f, eta]),
+      },
       fakeInference(fakeSession()),
     );
     const fractions = seen.map(([f]) => f);
@@ -379,7 +457,13 @@ describe('progress and ETA', () => {
 
 describe('configurable limits', () => {
   it('reads CRISP_MAX_OUTPUT_PIXELS, CRISP_STREAM_ABOVE_BYTES, CRISP_DISK_RESERVE_BYTES; ignores junk; explicit overrides win', () => {
-    expect(limitsFromEnv({ CRISP_MAX_OUTPUT_PIXELS: '2000000000', CRISP_STREAM_ABOVE_BYTES: '1048576', CRISP_DISK_RESERVE_BYTES: 'lots' })).toEqual({
+    expect(
+      limitsFromEnv({
+        CRISP_MAX_OUTPUT_PIXELS: '2000000000',
+        CRISP_STREAM_ABOVE_BYTES: '1048576',
+        CRISP_DISK_RESERVE_BYTES: 'lots',
+      }),
+    ).toEqual({
       maxOutputPixels: 2_000_000_000,
       streamAboveBytes: 1_048_576,
     });

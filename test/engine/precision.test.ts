@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { choosePrecision, int8FlagsFromCpuinfo, type CpuFeatures, type Int8Variant } from '../../engine/inference/index.js';
+import {
+  choosePrecision,
+  int8FlagsFromCpuinfo,
+  type CpuFeatures,
+  type Int8Variant,
+} from '../../engine/inference/index.js';
 
 const VNNI: CpuFeatures = { int8Dot: ['avx512_vnni'], source: 'test' };
 const NONE: CpuFeatures = { int8Dot: [], source: 'test cpuinfo' };
@@ -36,7 +41,9 @@ describe('CPU int8 feature detection', () => {
 
 describe('choosePrecision', () => {
   it('auto picks int8 only on the CPU provider, with the instructions and a variant that passed its check', () => {
-    expect(choosePrecision({ ...base, requested: 'auto', provider: 'cpu', cpu: VNNI, variant: variant(true) })).toMatchObject({ precision: 'int8', variant: { path: '/models/int8/m.int8.onnx' } });
+    expect(
+      choosePrecision({ ...base, requested: 'auto', provider: 'cpu', cpu: VNNI, variant: variant(true) }),
+    ).toMatchObject({ precision: 'int8', variant: { path: '/models/int8/m.int8.onnx' } });
     for (const c of [
       { provider: 'cpu', cpu: NONE, variant: variant(true) },
       { provider: 'cuda', cpu: VNNI, variant: variant(true) },
@@ -58,13 +65,25 @@ describe('choosePrecision', () => {
   });
 
   it('an explicit int8 without a variant or on a GPU provider says what to do; fp32 never notices', () => {
-    expect(choosePrecision({ ...base, requested: 'int8', provider: 'cpu', cpu: VNNI, variant: undefined }).notice).toMatch(/no int8 variant yet\. Make one with "crisp models quantize service-lite-4x"\.$/);
-    expect(choosePrecision({ ...base, requested: 'int8', provider: 'webgpu', cpu: VNNI, variant: variant(true) })).toMatchObject({ precision: 'fp32', notice: expect.stringMatching(/webgpu provider keeps fp32/) });
-    expect(choosePrecision({ ...base, requested: 'fp32', provider: 'cpu', cpu: VNNI, variant: variant(true) })).toEqual({ precision: 'fp32' });
+    expect(
+      choosePrecision({ ...base, requested: 'int8', provider: 'cpu', cpu: VNNI, variant: undefined }).notice,
+    ).toMatch(/no int8 variant yet\. Make one with "crisp models quantize service-lite-4x"\.$/);
+    expect(
+      choosePrecision({ ...base, requested: 'int8', provider: 'webgpu', cpu: VNNI, variant: variant(true) }),
+    ).toMatchObject({ precision: 'fp32', notice: expect.stringMatching(/webgpu provider keeps fp32/) });
+    expect(choosePrecision({ ...base, requested: 'fp32', provider: 'cpu', cpu: VNNI, variant: variant(true) })).toEqual(
+      { precision: 'fp32' },
+    );
   });
 
   it('an explicit int8 uses a below-bar variant but says its measured quality', () => {
-    const c = choosePrecision({ ...base, requested: 'int8', provider: 'cpu', cpu: VNNI, variant: variant(false, 36.8) });
+    const c = choosePrecision({
+      ...base,
+      requested: 'int8',
+      provider: 'cpu',
+      cpu: VNNI,
+      variant: variant(false, 36.8),
+    });
     expect(c.precision).toBe('int8');
     expect(c.notice).toMatch(/measured 36\.8 dB against fp32, below the quality bar/);
   });

@@ -18,7 +18,10 @@ describe('crisp upscale with faces', () => {
     models = path.join(dir, 'models');
     mkdirSync(path.join(models, 'face'), { recursive: true });
     symlinkSync(ONNX_DIR, path.join(models, 'onnx'));
-    symlinkSync(path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx'), path.join(models, 'face', 'yunet_s_dynamic.onnx'));
+    symlinkSync(
+      path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx'),
+      path.join(models, 'face', 'yunet_s_dynamic.onnx'),
+    );
     writeModel(path.join(models, 'face'), 'custom-red.onnx', constantFaceModel([1, -1, -1]));
   });
   afterAll(async () => removeDir(dir));
@@ -44,7 +47,23 @@ describe('crisp upscale with faces', () => {
   it('--face --face-model enhances faces with that model', async () => {
     const out = path.join(dir, 'out');
     mkdirSync(out);
-    const r = await runCli(['upscale', WOMAN, '--model', 'digital-art-4x', '--scale', '2', '--face', '--face-model', 'custom:red', '--out', out, '--json'], { CRISP_MODELS_DIR: models });
+    const r = await runCli(
+      [
+        'upscale',
+        WOMAN,
+        '--model',
+        'digital-art-4x',
+        '--scale',
+        '2',
+        '--face',
+        '--face-model',
+        'custom:red',
+        '--out',
+        out,
+        '--json',
+      ],
+      { CRISP_MODELS_DIR: models },
+    );
     expect(r.code).toBe(0);
     const name = 'woman_LRBI_x2_digital-art-4x-face-custom-red_x2.png';
     expect(readdirSync(out)).toEqual([name]);
@@ -58,9 +77,13 @@ describe('crisp upscale with faces', () => {
   it('--json says faces: null without --face', async () => {
     const out = path.join(dir, 'plain');
     mkdirSync(out);
-    const r = await runCli(['upscale', WOMAN, '--model', 'digital-art-4x', '--scale', '2', '--out', out, '--json'], { CRISP_MODELS_DIR: models });
+    const r = await runCli(['upscale', WOMAN, '--model', 'digital-art-4x', '--scale', '2', '--out', out, '--json'], {
+      CRISP_MODELS_DIR: models,
+    });
     expect(r.code, r.stderr).toBe(0);
-    expect((JSON.parse(r.stdout) as { results: Array<{ faces: unknown }> }).results.map((x) => x.faces)).toEqual([null]);
+    expect((JSON.parse(r.stdout) as { results: Array<{ faces: unknown }> }).results.map((x) => x.faces)).toEqual([
+      null,
+    ]);
   });
 
   it('models list shows face models in their own section', async () => {
@@ -86,12 +109,16 @@ describe('crisp models import --face', () => {
     const good = writeModel(dir, 'restorer.onnx', constantFaceModel([0.5, 0, -0.5]));
     const ok = await runCli(['models', 'import', good, '--face', '--name', 'mine', '--dir', models]);
     expect(ok.code).toBe(0);
-    expect(ok.stdout.trim()).toBe(`${good}: imported as face model custom:mine → ${path.join(models, 'face', 'custom-mine.onnx')}`);
+    expect(ok.stdout.trim()).toBe(
+      `${good}: imported as face model custom:mine → ${path.join(models, 'face', 'custom-mine.onnx')}`,
+    );
     expect(readdirSync(path.join(models, 'face'))).toEqual(['custom-mine.onnx']);
     const bad = writeModel(dir, 'upscaler.onnx', wrongShapeFaceModel());
     const no = await runCli(['models', 'import', bad, '--face', '--dir', models]);
     expect(no.code).not.toBe(0);
-    expect(no.stdout.trim()).toBe(`${bad}: not imported: upscaler.onnx answered [1×3×1024×1024] for a 1×3×512×512 face; a face model returns the same shape.`);
+    expect(no.stdout.trim()).toBe(
+      `${bad}: not imported: upscaler.onnx answered [1×3×1024×1024] for a 1×3×512×512 face; a face model returns the same shape.`,
+    );
     expect(readdirSync(path.join(models, 'face'))).toEqual(['custom-mine.onnx']);
   });
 });

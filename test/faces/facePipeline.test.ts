@@ -43,11 +43,28 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const faces = () => ({ detectorPath: DETECTOR, restorerPath: red, restorerName: 'custom:red', detect: { scoreThreshold: 0.7 } });
+const faces = () => ({
+  detectorPath: DETECTOR,
+  restorerPath: red,
+  restorerName: 'custom:red',
+  detect: { scoreThreshold: 0.7 },
+});
 
 async function run(input: string, opts: Partial<UpscaleJob>) {
   const outputPath = path.join(tmp, `out-${n++}.png`);
-  const result = await upscaleImage({ input: { path: input }, inputName: path.basename(input), model, scale: 2, format: 'png', compression: 0, outputPath, ...opts }, inference);
+  const result = await upscaleImage(
+    {
+      input: { path: input },
+      inputName: path.basename(input),
+      model,
+      scale: 2,
+      format: 'png',
+      compression: 0,
+      outputPath,
+      ...opts,
+    },
+    inference,
+  );
   return { result, file: readFileSync(outputPath) };
 }
 
@@ -62,7 +79,9 @@ describe('face stage in the pipeline', () => {
     const withFaces = await run(BIRD, { faces: faces() });
     expect(withFaces.file.equals(plain.file)).toBe(true);
     expect(withFaces.result.faces).toEqual({ found: 0, enhanced: 0, tooSmall: 0 });
-    expect(withFaces.result.warnings).toEqual(['No face was found in "bird_LRBI_x4.png": it was upscaled without face enhancement.']);
+    expect(withFaces.result.warnings).toEqual([
+      'No face was found in "bird_LRBI_x4.png": it was upscaled without face enhancement.',
+    ]);
     expect(plain.result.warnings).toBeUndefined();
   });
 
@@ -88,7 +107,8 @@ describe('face stage on the disk-backed output', () => {
     const disk = await run(WOMAN, { tileSize: 48, outputMode: 'disk', tempDir: tmp, faces: faces() });
     expect(disk.result.budget.streamed).toBe(true);
     expect(disk.result.faces).toEqual({ found: 1, enhanced: 1, tooSmall: 0 });
-    const a = await pixels(memory.file), b = await pixels(disk.file);
+    const a = await pixels(memory.file),
+      b = await pixels(disk.file);
     expect(Buffer.from(b.data).equals(Buffer.from(a.data))).toBe(true);
   });
 });
@@ -99,11 +119,17 @@ describe('face stage on 16-bit images', () => {
     await sharp(WOMAN).toColourspace('rgb16').png().toFile(deep);
     const { file, result } = await run(deep, { faces: faces() });
     expect(result.faces).toEqual({ found: 1, enhanced: 1, tooSmall: 0 });
-    const { data, info } = await sharp(file).toColourspace('rgb16').raw({ depth: 'ushort' }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(file)
+      .toColourspace('rgb16')
+      .raw({ depth: 'ushort' })
+      .toBuffer({ resolveWithObject: true });
     const px = new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
     const i = (Math.round(info.height * 0.35) * info.width + Math.round(info.width * 0.5)) * info.channels;
     // Full-range red as the 16-bit encoder writes it (compared through the encoder, which is not under test here).
-    const redPng = await encodeRaster({ data: new Uint16Array([65535, 0, 0]), width: 1, height: 1, channels: 3, depth: 16 }, { format: 'png', compression: 0 });
+    const redPng = await encodeRaster(
+      { data: new Uint16Array([65535, 0, 0]), width: 1, height: 1, channels: 3, depth: 16 },
+      { format: 'png', compression: 0 },
+    );
     const ref = await sharp(redPng.data).toColourspace('rgb16').raw({ depth: 'ushort' }).toBuffer();
     expect(Array.from(px.subarray(i, i + 3))).toEqual(Array.from(new Uint16Array(ref.buffer, ref.byteOffset, 3)));
     expect((await sharp(file).metadata()).depth).toBe('ushort');
@@ -112,20 +138,32 @@ describe('face stage on 16-bit images', () => {
 
 describe('face stage in the engine', () => {
   it('reports faces per file and warns only when none was found', async () => {
-    const engine = await makeEngine({ modelDirs: [ONNX_DIR, modelsDir], faces: { model: 'custom:red', detector: { scoreThreshold: 0.7 } } });
+    const engine = await makeEngine({
+      modelDirs: [ONNX_DIR, modelsDir],
+      faces: { model: 'custom:red', detector: { scoreThreshold: 0.7 } },
+    });
     try {
       const fields = { model: FAST_MODEL, scale: '2', saveImageAs: 'png', enhanceFace: 'true' };
-      const a = await engine.startTask(LOCAL_CALLER, { fields, file: [{ originalFileName: 'woman.png', data: { path: WOMAN } }] });
+      const a = await engine.startTask(LOCAL_CALLER, {
+        fields,
+        file: [{ originalFileName: 'woman.png', data: { path: WOMAN } }],
+      });
       const s = await waitForTask(engine, a.taskId);
       expect(s.status).toBe('PROCESSED');
       expect(s.files[0]!.faces).toEqual({ found: 1, enhanced: 1 });
       expect(s.warnings ?? []).toEqual([]);
-      const b = await engine.startTask(LOCAL_CALLER, { fields, file: [{ originalFileName: 'bird.png', data: { path: BIRD } }] });
+      const b = await engine.startTask(LOCAL_CALLER, {
+        fields,
+        file: [{ originalFileName: 'bird.png', data: { path: BIRD } }],
+      });
       const t = await waitForTask(engine, b.taskId);
       expect(t.files[0]!.faces).toEqual({ found: 0, enhanced: 0 });
       expect(t.warnings).toEqual(['No face was found in "bird.png": it was upscaled without face enhancement.']);
       // Without enhanceFace nothing is reported and no face is looked for.
-      const c = await engine.startTask(LOCAL_CALLER, { fields: { ...fields, enhanceFace: 'false' }, file: [{ originalFileName: 'bird.png', data: { path: BIRD } }] });
+      const c = await engine.startTask(LOCAL_CALLER, {
+        fields: { ...fields, enhanceFace: 'false' },
+        file: [{ originalFileName: 'bird.png', data: { path: BIRD } }],
+      });
       const u = await waitForTask(engine, c.taskId);
       expect(u.files[0]!.faces).toBeUndefined();
     } finally {
@@ -141,7 +179,13 @@ describe('face stage in the engine', () => {
         'Face enhancement needs a face model and none is installed. Get one with "crisp models fetch gfpgan-1.4", or import one with "crisp models import FILE --face" (a GFPGAN v1.3/v1.4 .pth, or an ONNX face restorer: 1×3×512×512 RGB in [-1, 1]).',
       ),
     );
-    await expect(makeEngine({ modelDirs: [ONNX_DIR, empty], faces: { model: 'gfpgan-1.4' } })).rejects.toThrow(/The face model "gfpgan-1.4" is not installed\. Get one with "crisp models fetch gfpgan-1\.4", or import one with "crisp models import FILE --face"/);
-    expect(resolveFaceModel(undefined, [modelsDir])).toEqual({ name: 'custom:red', restorerPath: red, detectorPath: path.join(modelsDir, 'face', 'yunet_s_dynamic.onnx') });
+    await expect(makeEngine({ modelDirs: [ONNX_DIR, empty], faces: { model: 'gfpgan-1.4' } })).rejects.toThrow(
+      /The face model "gfpgan-1.4" is not installed\. Get one with "crisp models fetch gfpgan-1\.4", or import one with "crisp models import FILE --face"/,
+    );
+    expect(resolveFaceModel(undefined, [modelsDir])).toEqual({
+      name: 'custom:red',
+      restorerPath: red,
+      detectorPath: path.join(modelsDir, 'face', 'yunet_s_dynamic.onnx'),
+    });
   });
 });

@@ -8,7 +8,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errors } from '../../engine/contract/index.js';
 import { priceOf, DEFAULT_PRICE_TABLE } from '../../engine/credits/priceTable.js';
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
-import { BASIC, addUser, dataOf, pollStatus, postForm, postJson, startTestServer, taskForm, tempDir, type TestServer } from '../server/helpers.js';
+import {
+  BASIC,
+  addUser,
+  dataOf,
+  pollStatus,
+  postForm,
+  postJson,
+  startTestServer,
+  taskForm,
+  tempDir,
+  type TestServer,
+} from '../server/helpers.js';
 import { constantFaceModel, writeModel } from './support/faceModels.js';
 import { createRemoteBackend } from '../../app/remote/remoteBackend.js';
 
@@ -48,7 +59,10 @@ describe('crisp serve --face-model', () => {
   beforeAll(async () => {
     const models = path.join(await tempDir('crisp-face-models-'), 'models');
     mkdirSync(path.join(models, 'face'), { recursive: true });
-    symlinkSync(path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx'), path.join(models, 'face', 'yunet_s_dynamic.onnx'));
+    symlinkSync(
+      path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx'),
+      path.join(models, 'face', 'yunet_s_dynamic.onnx'),
+    );
     writeModel(path.join(models, 'face'), 'custom-red.onnx', constantFaceModel([1, -1, -1]));
     server = await startTestServer({ modelDirs: [ONNX_DIR, models], faces: { model: 'custom:red' } });
   });
@@ -57,13 +71,20 @@ describe('crisp serve --face-model', () => {
   it('enhances faces and charges exactly +1 credit per image over the plain price', async () => {
     const { key } = await addUser(server, 'face@example.com', 50);
     const plain = priceOf(DEFAULT_PRICE_TABLE, { scale: 2, enhanceFace: false }, 2);
-    const r = await postForm(server.url, key, taskForm({ ...BASIC, enhanceFace: 'true' }, [file('a.png'), file('b.png')]));
+    const r = await postForm(
+      server.url,
+      key,
+      taskForm({ ...BASIC, enhanceFace: 'true' }, [file('a.png'), file('b.png')]),
+    );
     expect(r.status).toBe(200);
     const { taskId, creditsToDeduct } = dataOf<{ taskId: string; creditsToDeduct: number }>(r);
     expect(creditsToDeduct).toBe(plain + 2);
     const s = await pollStatus(server.url, key, taskId);
     expect(s.status).toBe('PROCESSED');
-    expect(s.files.map((f) => (f as { faces?: unknown }).faces)).toEqual([{ found: 1, enhanced: 1 }, { found: 1, enhanced: 1 }]);
+    expect(s.files.map((f) => (f as { faces?: unknown }).faces)).toEqual([
+      { found: 1, enhanced: 1 },
+      { found: 1, enhanced: 1 },
+    ]);
     expect(s.deductedCredits).toBe(plain + 2);
     expect(await credits(server.url, key)).toBe(50 - plain - 2);
   });
@@ -75,7 +96,12 @@ describe('crisp serve --face-model', () => {
     const backend = createRemoteBackend({ baseUrl: server.url, apiKey: key });
     expect(await backend.faceEnhancement?.()).toBe(true);
     const outDir = await tempDir('crisp-face-remote-');
-    const out = await backend.upscale({ inputPath: path.join(IMAGES_DIR, 'set5-x2', 'lr', 'woman_LRBI_x2.png'), inputName: 'woman.png', settings: { model: 'digital-art-4x', scale: 2, saveImageAs: 'png', compression: 0, enhanceFace: true }, outputPath: path.join(outDir, 'woman.png') });
+    const out = await backend.upscale({
+      inputPath: path.join(IMAGES_DIR, 'set5-x2', 'lr', 'woman_LRBI_x2.png'),
+      inputName: 'woman.png',
+      settings: { model: 'digital-art-4x', scale: 2, saveImageAs: 'png', compression: 0, enhanceFace: true },
+      outputPath: path.join(outDir, 'woman.png'),
+    });
     expect(out.faces).toEqual({ found: 1, enhanced: 1 });
     await backend.close();
   });

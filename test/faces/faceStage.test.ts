@@ -11,14 +11,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alignFace, faceAffine } from '../../engine/faces/align.js';
 import { detectFaces, eyeDistance, type DetectedFace } from '../../engine/faces/detect.js';
 import { enhanceFaces, memoryRegions, type FaceStageOptions } from '../../engine/faces/faceStage.js';
-import { FACE_SIZE, applyAffine, composeAffine, invertAffine, similarityTransform, type Point } from '../../engine/faces/geometry.js';
+import {
+  FACE_SIZE,
+  applyAffine,
+  composeAffine,
+  invertAffine,
+  similarityTransform,
+  type Point,
+} from '../../engine/faces/geometry.js';
 import { faceOutputRect, pasteFace, type Rect } from '../../engine/faces/paste.js';
 import { FaceModelError } from '../../engine/faces/restore.js';
 import { createInference, type Inference } from '../../engine/inference/index.js';
 import type { Raster } from '../../engine/pipeline/index.js';
 import { MODELS_DIR } from '../helpers/paths.js';
 import { constantFaceModel, identityFaceModel, wrongShapeFaceModel, writeModel } from './support/faceModels.js';
-import { FACE_PHOTOS, composeGroup, photoPath, type LandmarkCentre, type PlacedFace, type Placement } from './support/groupPhoto.js';
+import {
+  FACE_PHOTOS,
+  composeGroup,
+  photoPath,
+  type LandmarkCentre,
+  type PlacedFace,
+  type Placement,
+} from './support/groupPhoto.js';
 
 const DETECTOR = path.join(MODELS_DIR, 'face', 'yunet_s_dynamic.onnx');
 const DETECTOR_640 = path.join(MODELS_DIR, 'face', 'yunet_s_640_640.onnx');
@@ -48,7 +62,9 @@ async function rasterOf(png: Buffer | string, channels: 3 | 4 = 3): Promise<Rast
 
 /** The stand-in upscale: Lanczos-3 to ×scale. */
 async function plainUpscale(r: Raster, scale: number): Promise<Raster> {
-  const { data, info } = await sharp(r.data, { raw: { width: r.width, height: r.height, channels: r.channels as 3 | 4 } })
+  const { data, info } = await sharp(r.data, {
+    raw: { width: r.width, height: r.height, channels: r.channels as 3 | 4 },
+  })
     .resize(r.width * scale, r.height * scale, { kernel: 'lanczos3' })
     .raw()
     .toBuffer({ resolveWithObject: true });
@@ -56,7 +72,13 @@ async function plainUpscale(r: Raster, scale: number): Promise<Raster> {
 }
 
 function stage(restorerPath: string, extra: Partial<FaceStageOptions> = {}): FaceStageOptions {
-  return { detectorPath: DETECTOR, restorerPath, restorerName: path.basename(restorerPath), detect: { scoreThreshold: 0.7 }, ...extra };
+  return {
+    detectorPath: DETECTOR,
+    restorerPath,
+    restorerName: path.basename(restorerPath),
+    detect: { scoreThreshold: 0.7 },
+    ...extra,
+  };
 }
 
 const landmarkCache = new Map<string, Promise<LandmarkCentre>>();
@@ -89,9 +111,11 @@ function inside(rects: Rect[], x: number, y: number): boolean {
 /** Every expected face: the whole disc around its centre (radius = ¾ eye distance) is exactly `colour`. */
 function expectPainted(out: Raster, faces: PlacedFace[], scale: number, colour: number[]): void {
   for (const f of faces) {
-    const cx = (f.centre.x + 0.5) * scale - 0.5, cy = (f.centre.y + 0.5) * scale - 0.5;
+    const cx = (f.centre.x + 0.5) * scale - 0.5,
+      cy = (f.centre.y + 0.5) * scale - 0.5;
     const r = 0.75 * f.eyes * scale;
-    let bad = 0, n = 0;
+    let bad = 0,
+      n = 0;
     for (let y = Math.ceil(cy - r); y <= cy + r; y++) {
       for (let x = Math.ceil(cx - r); x <= cx + r; x++) {
         if ((x - cx) ** 2 + (y - cy) ** 2 > r * r || x < 0 || y < 0 || x >= out.width || y >= out.height) continue;
@@ -106,7 +130,8 @@ function expectPainted(out: Raster, faces: PlacedFace[], scale: number, colour: 
 
 /** Changed pixels all lie inside the rectangles the detected faces may touch; answers how many changed. */
 function changedOnlyIn(before: Raster, after: Raster, rects: Rect[]): number {
-  let changed = 0, outside = 0;
+  let changed = 0,
+    outside = 0;
   const ch = before.channels;
   for (let y = 0; y < before.height; y++) {
     for (let x = 0; x < before.width; x++) {
@@ -123,15 +148,27 @@ function changedOnlyIn(before: Raster, after: Raster, rects: Rect[]): number {
 }
 
 function rectsFor(faces: DetectedFace[], input: Raster, scale: number, outW: number, outH: number): Rect[] {
-  return faces.map((f) => faceOutputRect({ toFace: faceAffine(f), size: FACE_SIZE }, scale, outW, outH)).filter((r): r is Rect => r !== null);
+  return faces
+    .map((f) => faceOutputRect({ toFace: faceAffine(f), size: FACE_SIZE }, scale, outW, outH))
+    .filter((r): r is Rect => r !== null);
 }
 
 describe('geometry', () => {
   it('the least-squares similarity recovers a known rotation, scale and shift, and inverts exactly', () => {
-    const t = 0.4, s = 1.7;
+    const t = 0.4,
+      s = 1.7;
     const truth = [s * Math.cos(t), -s * Math.sin(t), 12.5, s * Math.sin(t), s * Math.cos(t), -7] as const;
-    const src: Point[] = [{ x: 3, y: 4 }, { x: 50, y: 8 }, { x: 20, y: 40 }, { x: 9, y: 70 }, { x: 44, y: 66 }];
-    const m = similarityTransform(src, src.map((p) => applyAffine(truth, p)));
+    const src: Point[] = [
+      { x: 3, y: 4 },
+      { x: 50, y: 8 },
+      { x: 20, y: 40 },
+      { x: 9, y: 70 },
+      { x: 44, y: 66 },
+    ];
+    const m = similarityTransform(
+      src,
+      src.map((p) => applyAffine(truth, p)),
+    );
     m.forEach((v, i) => expect(v).toBeCloseTo(truth[i]!, 9));
     const id = composeAffine(invertAffine(m), m);
     [1, 0, 0, 0, 1, 0].forEach((v, i) => expect(id[i]).toBeCloseTo(v, 9));
@@ -148,7 +185,8 @@ describe('detection on the benchmark portraits', () => {
         expect(faces.length, `${image} with ${path.basename(file)}`).toBe(1);
         expect(eyeDistance(faces[0]!)).toBeGreaterThan(16);
       }
-      for (const image of ['set5/bird', 'set14/baboon']) expect(await detectFaces(await rasterOf(photoPath(image)), g, { scoreThreshold: 0.7, ...fixed })).toEqual([]);
+      for (const image of ['set5/bird', 'set14/baboon'])
+        expect(await detectFaces(await rasterOf(photoPath(image)), g, { scoreThreshold: 0.7, ...fixed })).toEqual([]);
     }
   });
 });
@@ -176,13 +214,17 @@ describe('detection on large images', () => {
 
 describe('face stage', () => {
   it('a constant-colour model paints exactly the faces of a group picture: rotated, at borders, small and large', async () => {
-    const { png, faces } = await composeGroup({ width: 560, height: 400 }, [
-      { image: 'set5/woman', width: 120, left: 10, top: 20 },
-      { image: 'set14/lenna', width: 260, angle: 30, left: 130, top: 0 },
-      { image: 'set5/baby', width: 170, left: 420, top: -40 },
-      { image: 'set14/foreman', width: 180, angle: -20, left: -50, top: 220 },
-      { image: 'set14/comic', width: 140, left: 330, top: 230 },
-    ], ownLandmarks);
+    const { png, faces } = await composeGroup(
+      { width: 560, height: 400 },
+      [
+        { image: 'set5/woman', width: 120, left: 10, top: 20 },
+        { image: 'set14/lenna', width: 260, angle: 30, left: 130, top: 0 },
+        { image: 'set5/baby', width: 170, left: 420, top: -40 },
+        { image: 'set14/foreman', width: 180, angle: -20, left: -50, top: 220 },
+        { image: 'set14/comic', width: 140, left: 330, top: 230 },
+      ],
+      ownLandmarks,
+    );
     const input = await rasterOf(png);
     const scale = 2;
     const before = await plainUpscale(input, scale);
@@ -202,7 +244,14 @@ describe('face stage', () => {
       'set14/man': { left: 150, top: 30, width: 160, height: 180 },
       'set14/barbara': { left: 400, top: 50, width: 180, height: 200 },
     };
-    const placements: Placement[] = FACE_PHOTOS.map((image, i) => ({ image, width: 150, left: (i % 3) * 170 + 10, top: Math.floor(i / 3) * 180 + 10, angle: i % 2 ? 8 : 0, ...(crops[image] ? { crop: crops[image] } : {}) }));
+    const placements: Placement[] = FACE_PHOTOS.map((image, i) => ({
+      image,
+      width: 150,
+      left: (i % 3) * 170 + 10,
+      top: Math.floor(i / 3) * 180 + 10,
+      angle: i % 2 ? 8 : 0,
+      ...(crops[image] ? { crop: crops[image] } : {}),
+    }));
     const { png, faces } = await composeGroup({ width: 520, height: 560 }, placements, ownLandmarks);
     const input = await rasterOf(png);
     const out = await plainUpscale(input, 1 as number);
@@ -215,13 +264,21 @@ describe('face stage', () => {
   it('an identity model changes nothing beyond the warp there and back; alpha and the rest stay byte-identical', async () => {
     const input = await rasterOf(photoPath('set5/woman'), 4);
     // A translucent band across the picture: alpha must come out exactly as it went in.
-    for (let y = 0; y < 40; y++) for (let x = 0; x < input.width; x++) input.data[((y + 100) * input.width + x) * 4 + 3] = 90;
+    for (let y = 0; y < 40; y++)
+      for (let x = 0; x < input.width; x++) input.data[((y + 100) * input.width + x) * 4 + 3] = 90;
     const before = { ...input, data: input.data.slice() };
     const out = { ...input, data: input.data.slice() };
-    const rgb = await rasterOf(await sharp(input.data, { raw: { width: input.width, height: input.height, channels: 4 } }).png().toBuffer());
+    const rgb = await rasterOf(
+      await sharp(input.data, { raw: { width: input.width, height: input.height, channels: 4 } })
+        .png()
+        .toBuffer(),
+    );
     const report = await enhanceFaces(rgb, 1, memoryRegions(out), inference, stage(identity));
     expect(report.enhanced).toBe(1);
-    let se = 0, n = 0, alphaDiff = 0, maxd = 0;
+    let se = 0,
+      n = 0,
+      alphaDiff = 0,
+      maxd = 0;
     for (let i = 0; i < out.data.length; i += 4) {
       for (let c = 0; c < 3; c++) {
         const d = out.data[i + c]! - before.data[i + c]!;
@@ -262,8 +319,10 @@ describe('face stage', () => {
     const out = { ...before, data: before.data.slice() };
     await enhanceFaces(input, 2, memoryRegions(out), inference, stage(red, { strength: 0.5 }));
     const own = await ownLandmarks('set14/foreman');
-    const cx = (own.centre.x + 0.5) * 2 - 0.5, cy = (own.centre.y + 0.5) * 2 - 0.5;
-    const b = px(before, cx, cy), a = px(out, cx, cy);
+    const cx = (own.centre.x + 0.5) * 2 - 0.5,
+      cy = (own.centre.y + 0.5) * 2 - 0.5;
+    const b = px(before, cx, cy),
+      a = px(out, cx, cy);
     expect(Math.abs(a[0]! - (b[0]! + 255) / 2)).toBeLessThanOrEqual(1);
     expect(Math.abs(a[1]! - b[1]! / 2)).toBeLessThanOrEqual(1);
   });
@@ -285,7 +344,8 @@ describe('face stage', () => {
     // The same paste through four quarter regions cut at odd places.
     const pieces = { ...up, data: up.data.slice() };
     const pio = memoryRegions(pieces);
-    const mx = rect.x + 37, my = rect.y + 101;
+    const mx = rect.x + 37,
+      my = rect.y + 101;
     for (const r of [
       { x: rect.x, y: rect.y, width: mx - rect.x, height: my - rect.y },
       { x: mx, y: rect.y, width: rect.x + rect.width - mx, height: my - rect.y },

@@ -24,4 +24,3 @@ export function hugePng(width: number, height: number): Buffer {
     chunk('IEND', Buffer.alloc(0)),
   ]);
 }
-

@@ -14,7 +14,11 @@ export interface CliResult {
 const ISOLATED_DATA_HOME = mkdtempSync(path.join(os.tmpdir(), 'crisp-home-'));
 
 /** Runs the real `crisp` entry point (bin/crisp.js) as a child process. */
-export function runCli(args: string[], env: Record<string, string> = {}, opts: { cwd?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: { cwd?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/crisp.js'), ...args], {
       cwd: opts.cwd ?? REPO_ROOT,

@@ -17,7 +17,9 @@ afterEach(async () => {
 async function addThree(user: ReturnType<typeof userEvent.setup>) {
   await user.upload(screen.getByLabelText('Add images'), [pngFile('a.png'), pngFile('b.png'), pngFile('c.png')]);
   const queue = screen.getByRole('region', { name: 'Queue' });
-  await waitFor(() => expect(within(within(queue).getByRole('list', { name: 'Images' })).getAllByRole('listitem')).toHaveLength(3));
+  await waitFor(() =>
+    expect(within(within(queue).getByRole('list', { name: 'Images' })).getAllByRole('listitem')).toHaveLength(3),
+  );
   return queue;
 }
 
@@ -45,7 +47,9 @@ describe('renderer', () => {
     // Local: the picker offers what can run here; the rest waits under "Download models" with size and licence.
     expect(within(model).queryByRole('option', { name: /Natural Max/ })).toBeNull();
     await userEvent.setup().click(screen.getByText('Download models (1 not installed)'));
-    expect(within(screen.getByRole('list', { name: 'Models to download' })).getByRole('listitem').textContent).toBe('Natural Max (16.2 MB · BSD-3-Clause)The natural-max-4x model.Download');
+    expect(within(screen.getByRole('list', { name: 'Models to download' })).getByRole('listitem').textContent).toBe(
+      'Natural Max (16.2 MB · BSD-3-Clause)The natural-max-4x model.Download',
+    );
     expect(screen.getByText('The digital-art-4x model.')).toBeTruthy();
   });
 
@@ -66,9 +70,13 @@ describe('renderer', () => {
     expect(fake.calls.filter((c) => c.method === 'addFile').map((c) => c.args[0])).toEqual(['a.png', 'b.png', 'c.png']);
 
     await user.click(screen.getByRole('button', { name: 'Upscale' }));
-    await waitFor(() => expect((screen.getByRole('button', { name: 'Stop' }) as HTMLButtonElement).disabled).toBe(false));
+    await waitFor(() =>
+      expect((screen.getByRole('button', { name: 'Stop' }) as HTMLButtonElement).disabled).toBe(false),
+    );
     await act(() => fake.step(50));
-    await waitFor(() => expect(screen.getByRole('progressbar', { name: 'a.png progress' }).getAttribute('value')).toBe('50'));
+    await waitFor(() =>
+      expect(screen.getByRole('progressbar', { name: 'a.png progress' }).getAttribute('value')).toBe('50'),
+    );
     expect(within(queue).getByText('Upscaling… 50%')).toBeTruthy();
 
     await act(() => fake.finishAll());
@@ -112,7 +120,9 @@ describe('renderer', () => {
     await act(() => fake.finishAll());
     await waitFor(() => expect(within(queue).getAllByText(/^Done/)).toHaveLength(2));
     expect(within(queue).getByText(/b\.png is not an image Crisp can read/)).toBeTruthy();
-    await waitFor(() => expect(screen.getByRole('alert').textContent).toMatch('Finished: 2 of 3 images upscaled, 1 failed.'));
+    await waitFor(() =>
+      expect(screen.getByRole('alert').textContent).toMatch('Finished: 2 of 3 images upscaled, 1 failed.'),
+    );
     expect(screen.getByRole('button', { name: 'Retry b.png' })).toBeTruthy();
   });
 
@@ -164,7 +174,13 @@ describe('renderer', () => {
     await user.click(await screen.findByRole('button', { name: 'Choose images…' }));
     await user.click(screen.getByRole('button', { name: 'Choose a folder…' }));
     await user.upload(screen.getByLabelText('Add images'), [pngFile('y.png')]);
-    await waitFor(() => expect(fake.calls.filter((c) => c.method === 'addPaths').map((c) => c.args[0])).toEqual([['/photos/x.png'], ['/photos'], ['/photos/y.png']]));
+    await waitFor(() =>
+      expect(fake.calls.filter((c) => c.method === 'addPaths').map((c) => c.args[0])).toEqual([
+        ['/photos/x.png'],
+        ['/photos'],
+        ['/photos/y.png'],
+      ]),
+    );
     await user.click(screen.getByRole('button', { name: 'Choose…' }));
     await waitFor(() => expect(fake.settings.outputFolder).toBe(outDir));
     await rm(outDir, { recursive: true, force: true });
@@ -178,7 +194,11 @@ describe('renderer', () => {
     await user.type(key, 'k-123');
     await user.click(screen.getByRole('button', { name: 'Test connection' }));
     await waitFor(() => expect(fake.apiKey).toBe('k-123'));
-    await waitFor(() => expect(screen.getByTestId('connection').textContent).toBe('Connected as user@example.test: 10 credits available.'));
+    await waitFor(() =>
+      expect(screen.getByTestId('connection').textContent).toBe(
+        'Connected as user@example.test: 10 credits available.',
+      ),
+    );
     expect((screen.getByRole('textbox', { name: 'API key' }) as HTMLInputElement).value).toBe('');
     const credits = screen.getByRole('region', { name: 'Credits' });
     await waitFor(() => expect(within(credits).getByTestId('balance').textContent).toBe('10 credits'));

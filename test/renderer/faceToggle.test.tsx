@@ -24,7 +24,9 @@ describe('face toggle', () => {
     const toggle = (await screen.findByRole('checkbox', { name: 'Enhance faces' })) as HTMLInputElement;
     await waitFor(() => expect(toggle.disabled).toBe(true));
     const hint = document.getElementById(toggle.getAttribute('aria-describedby')!)!;
-    expect(hint.textContent).toBe('This service does not offer face enhancement. Switch to Local with a face model installed.');
+    expect(hint.textContent).toBe(
+      'This service does not offer face enhancement. Switch to Local with a face model installed.',
+    );
   });
 
   it('in Cloud mode is enabled when the service offers faces, and the service entry is not a pickable model', async () => {

@@ -23,7 +23,12 @@ import { PNG_1x1, ScriptedEngine, type ScriptOptions } from './scriptedBackend.j
 export { PNG_1x1 } from './scriptedBackend.js';
 
 /** The app's defaults, with a fake service URL and the fastest model (what the component tests expect). */
-export const DEFAULT_SETTINGS: Settings = { ...APP_DEFAULTS, baseUrl: 'https://api.example.test', model: 'digital-art-4x', scale: 4 };
+export const DEFAULT_SETTINGS: Settings = {
+  ...APP_DEFAULTS,
+  baseUrl: 'https://api.example.test',
+  model: 'digital-art-4x',
+  scale: 4,
+};
 
 export interface FakeOptions extends ScriptOptions {
   notInstalled?: string[];
@@ -76,18 +81,53 @@ export async function closeFakes(): Promise<void> {
 /** A scripted models subject: the contract's models, some marked not installed, downloads moved by the test, imports kept in memory. */
 /** What the real service layer lists in Cloud mode for the service's face restorer (modelMethods.ts). */
 function serviceFaceEntry(installed: boolean): ModelInfo {
-  return { name: SERVICE_FACES, title: 'Service face enhancement', description: 'Faces are restored by the service (+1 credit per image).', kind: 'face', scale: 1, installed, licence: 'service' };
+  return {
+    name: SERVICE_FACES,
+    title: 'Service face enhancement',
+    description: 'Faces are restored by the service (+1 credit per image).',
+    kind: 'face',
+    scale: 1,
+    installed,
+    licence: 'service',
+  };
 }
 
-function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'], emit: (e: ServiceEvent) => void, noFaceModel = false, serviceFaces = true) {
-  const faces: ModelInfo[] = noFaceModel ? [] : [{ name: 'gfpgan-1.4', title: 'gfpgan-1.4', description: 'Face restorer.', kind: 'face', scale: 1, installed: true, licence: 'Apache-2.0' }];
+function scriptedModels(
+  notInstalled: Set<string>,
+  mode: () => Settings['mode'],
+  emit: (e: ServiceEvent) => void,
+  noFaceModel = false,
+  serviceFaces = true,
+) {
+  const faces: ModelInfo[] = noFaceModel
+    ? []
+    : [
+        {
+          name: 'gfpgan-1.4',
+          title: 'gfpgan-1.4',
+          description: 'Face restorer.',
+          kind: 'face',
+          scale: 1,
+          installed: true,
+          licence: 'Apache-2.0',
+        },
+      ];
   const pending = new Map<string, { resolve: (m: ModelInfo) => void; reject: (e: Error) => void }>();
   const custom: ModelInfo[] = [];
   const methods: SubjectService<'models'> = {
     async importModel(fileName, bytes) {
-      if (!/\.(pth|safetensors|ckpt|onnx)$/i.test(fileName)) throw new Error(`${fileName} is not a model file Crisp can import.`);
+      if (!/\.(pth|safetensors|ckpt|onnx)$/i.test(fileName))
+        throw new Error(`${fileName} is not a model file Crisp can import.`);
       const name = fileName.replace(/\.[^.]+$/, '');
-      const info: ModelInfo = { name: `custom:${name}`, title: name, description: `Imported from ${fileName} (${bytes.byteLength} bytes).`, kind: 'custom', scale: 4, installed: true, licence: 'as imported' };
+      const info: ModelInfo = {
+        name: `custom:${name}`,
+        title: name,
+        description: `Imported from ${fileName} (${bytes.byteLength} bytes).`,
+        kind: 'custom',
+        scale: 4,
+        installed: true,
+        licence: 'as imported',
+      };
       custom.push(info);
       emit({ type: 'modelsChanged' });
       return info;
@@ -107,16 +147,21 @@ function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'],
       return { mime: 'image/png', bytes: PNG_1x1 };
     },
     async listModels() {
-      return [...MODEL_NAMES.map((name) => ({
-        name,
-        title: name.replace(/-4x$/, '').replace(/(^|-)(\w)/g, (_, d: string, c: string) => `${d ? ' ' : ''}${c.toUpperCase()}`),
-        description: `The ${name} model.`,
-        kind: 'photo' as const,
-        scale: 4,
-        installed: mode() === 'cloud' || !notInstalled.has(name),
-        licence: 'BSD-3-Clause',
-        ...(mode() === 'local' && notInstalled.has(name) ? { downloadSize: 17_000_000 } : {}),
-      })), ...(mode() === 'local' ? [...custom, ...faces] : [serviceFaceEntry(serviceFaces)])];
+      return [
+        ...MODEL_NAMES.map((name) => ({
+          name,
+          title: name
+            .replace(/-4x$/, '')
+            .replace(/(^|-)(\w)/g, (_, d: string, c: string) => `${d ? ' ' : ''}${c.toUpperCase()}`),
+          description: `The ${name} model.`,
+          kind: 'photo' as const,
+          scale: 4,
+          installed: mode() === 'cloud' || !notInstalled.has(name),
+          licence: 'BSD-3-Clause',
+          ...(mode() === 'local' && notInstalled.has(name) ? { downloadSize: 17_000_000 } : {}),
+        })),
+        ...(mode() === 'local' ? [...custom, ...faces] : [serviceFaceEntry(serviceFaces)]),
+      ];
     },
     async downloadModel(name) {
       if (mode() === 'cloud') throw new Error('Cloud mode needs no downloads: the service has every model.');
@@ -125,7 +170,8 @@ function scriptedModels(notInstalled: Set<string>, mode: () => Settings['mode'],
     },
   };
   const control = {
-    progress: (name: string, received: number, total = 1000) => emit({ type: 'modelDownload', name, received, total, state: 'downloading' }),
+    progress: (name: string, received: number, total = 1000) =>
+      emit({ type: 'modelDownload', name, received, total, state: 'downloading' }),
     async finish(name: string, error?: string) {
       const p = pending.get(name);
       pending.delete(name);
@@ -161,7 +207,13 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
   const emitExtra = (e: ServiceEvent) => {
     for (const l of [...listeners]) l(e);
   };
-  const models = scriptedModels(new Set(options.notInstalled ?? []), () => settingsMirror.mode, emitExtra, options.noFaceModel ?? false, options.serviceFaces ?? true);
+  const models = scriptedModels(
+    new Set(options.notInstalled ?? []),
+    () => settingsMirror.mode,
+    emitExtra,
+    options.noFaceModel ?? false,
+    options.serviceFaces ?? true,
+  );
 
   const { version: _v, ...defaults } = settingsMirror;
   const real: ServiceHandle = await createService({
@@ -189,7 +241,10 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
       method,
       async (...args: unknown[]) => {
         const wire = SERVICE_TABLE[method].wire;
-        calls.push({ method, args: wire === 'bytesIn' ? args.map((a) => (a instanceof Uint8Array ? a.byteLength : a)) : args });
+        calls.push({
+          method,
+          args: wire === 'bytesIn' ? args.map((a) => (a instanceof Uint8Array ? a.byteLength : a)) : args,
+        });
         const checked = parseServiceArgs(method, args);
         const result = await (real[method] as (...a: unknown[]) => Promise<unknown>)(...checked);
         if (method === 'updateSettings') settingsMirror = result as Settings;
@@ -253,7 +308,8 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
     async finishAll() {
       const before = batchesFinished;
       // An Upscale just clicked may not have begun its run yet: while images wait, give it a moment.
-      for (let i = 0; i < 400 && !(await running()) && items.some((x) => x.status === 'queued'); i++) await new Promise((r) => setTimeout(r, 5));
+      for (let i = 0; i < 400 && !(await running()) && items.some((x) => x.status === 'queued'); i++)
+        await new Promise((r) => setTimeout(r, 5));
       if (!(await running())) return;
       while (await running()) await fake.step(100);
       // The run ends with its batchFinished event; wait for it, so the test sees the whole ending.

@@ -24,7 +24,8 @@ afterEach(async () => {
 
 type Entry = string | PluralForms;
 const forms = (m: Entry): string[] => (typeof m === 'string' ? [m] : [m.one, m.other]);
-const placeholders = (m: Entry) => [...new Set(forms(m).flatMap((f) => [...f.matchAll(/\{(\w+)\}/g)].map((x) => x[1])))].sort();
+const placeholders = (m: Entry) =>
+  [...new Set(forms(m).flatMap((f) => [...f.matchAll(/\{(\w+)\}/g)].map((x) => x[1])))].sort();
 
 describe('catalogs', () => {
   it('German has exactly the English keys, the same plural shape and the same placeholders', () => {
@@ -38,10 +39,33 @@ describe('catalogs', () => {
   });
 
   it('is translated, not copied: most German sentences differ from the English ones', () => {
-    const same = (Object.keys(en) as (keyof typeof en)[]).filter((k) => JSON.stringify(en[k]) === JSON.stringify(de[k]));
+    const same = (Object.keys(en) as (keyof typeof en)[]).filter(
+      (k) => JSON.stringify(en[k]) === JSON.stringify(de[k]),
+    );
     // What may stay the same: product names, units, formats and symbols.
     expect(same.sort()).toEqual(
-      ['app.title', 'counts.separator', 'credits.title', 'downloads.progress', 'downloads.progressOf', 'downloads.size', 'duration.hours', 'duration.minutes', 'duration.seconds', 'engine.coreml', 'engine.dml', 'engine.px', 'engine.threads', 'mode.cloud', 'options.format', 'options.passesTotal', 'queue.credits', 'theme.system'].filter((k) => k in en).sort(),
+      [
+        'app.title',
+        'counts.separator',
+        'credits.title',
+        'downloads.progress',
+        'downloads.progressOf',
+        'downloads.size',
+        'duration.hours',
+        'duration.minutes',
+        'duration.seconds',
+        'engine.coreml',
+        'engine.dml',
+        'engine.px',
+        'engine.threads',
+        'mode.cloud',
+        'options.format',
+        'options.passesTotal',
+        'queue.credits',
+        'theme.system',
+      ]
+        .filter((k) => k in en)
+        .sort(),
     );
   });
 });
@@ -58,15 +82,29 @@ describe('choosing the language', () => {
   it('formats numbers, durations, percentages and plurals for the locale', () => {
     const de = translator('de');
     const en = translator('en');
-    expect([de.duration(3_240), de.duration(75_000), de.duration(3_720_000)]).toEqual(['3,2 s', '1 min 15 s', '1 h 02 min']);
+    expect([de.duration(3_240), de.duration(75_000), de.duration(3_720_000)]).toEqual([
+      '3,2 s',
+      '1 min 15 s',
+      '1 h 02 min',
+    ]);
     expect(en.duration(3_240)).toBe('3.2 s');
-    expect([de.t('credits.amount', { n: 1 }), de.t('credits.amount', { n: 1234 })]).toEqual(['1 Credit', '1.234 Credits']);
-    expect([en.t('credits.amount', { n: 1 }), en.t('credits.amount', { n: 1234 })]).toEqual(['1 credit', '1,234 credits']);
+    expect([de.t('credits.amount', { n: 1 }), de.t('credits.amount', { n: 1234 })]).toEqual([
+      '1 Credit',
+      '1.234 Credits',
+    ]);
+    expect([en.t('credits.amount', { n: 1 }), en.t('credits.amount', { n: 1234 })]).toEqual([
+      '1 credit',
+      '1,234 credits',
+    ]);
     expect(de.percent(42).replace(/\s/g, ' ')).toBe('42 %');
     expect(en.percent(42)).toBe('42%');
-    expect(batchSummary({ done: 1, failed: 2, total: 3 }, de).text).toBe('Abgeschlossen: 1 von 3 Bildern hochskaliert, 2 fehlgeschlagen.');
+    expect(batchSummary({ done: 1, failed: 2, total: 3 }, de).text).toBe(
+      'Abgeschlossen: 1 von 3 Bildern hochskaliert, 2 fehlgeschlagen.',
+    );
     expect(batchSummary({ done: 1, failed: 0, total: 1 }, de).text).toBe('Abgeschlossen: 1 von 1 Bild hochskaliert.');
-    expect(statusLine(countStates([{ status: 'queued' }, { status: 'done' }]), false, de)).toBe('Bereit: 1 wartend · 1 fertig');
+    expect(statusLine(countStates([{ status: 'queued' }, { status: 'done' }]), false, de)).toBe(
+      'Bereit: 1 wartend · 1 fertig',
+    );
   });
 });
 
@@ -110,7 +148,9 @@ describe('the app in German', () => {
     expect(await screen.findByRole('heading', { name: 'Hochskalieren in drei Schritten' })).toBeTruthy();
     await waitFor(() => expect(document.documentElement.lang).toBe('de'));
     expect(screen.getByRole('button', { name: 'Beispielbild ausprobieren' })).toBeTruthy();
-    expect(screen.getByTestId('batch-status').textContent).toBe('Noch nichts zu tun: Fügen Sie Bilder hinzu, um zu beginnen.');
+    expect(screen.getByTestId('batch-status').textContent).toBe(
+      'Noch nichts zu tun: Fügen Sie Bilder hinzu, um zu beginnen.',
+    );
     expectNoEnglish('empty');
 
     // Queued.
@@ -123,13 +163,19 @@ describe('the app in German', () => {
     // Running.
     await user.click(screen.getByRole('button', { name: 'Hochskalieren' }));
     await act(() => fake.step(50));
-    await waitFor(() => expect(screen.getByTestId('batch-status').textContent).toMatch(/^Hochskalieren: 1 in Arbeit · 1 wartend$/));
+    await waitFor(() =>
+      expect(screen.getByTestId('batch-status').textContent).toMatch(/^Hochskalieren: 1 in Arbeit · 1 wartend$/),
+    );
     expect(images().getByText(/^Wird hochskaliert … \d+\s%$/)).toBeTruthy();
     expectNoEnglish('running');
 
     // Done and failed, with the end-of-batch banner.
     await act(() => fake.finishAll());
-    await waitFor(() => expect(screen.getByRole('alert').textContent).toMatch('Abgeschlossen: 1 von 2 Bildern hochskaliert, 1 fehlgeschlagen.'));
+    await waitFor(() =>
+      expect(screen.getByRole('alert').textContent).toMatch(
+        'Abgeschlossen: 1 von 2 Bildern hochskaliert, 1 fehlgeschlagen.',
+      ),
+    );
     expect(images().getByText(/^Fertig in \d+,\d s$/)).toBeTruthy();
     expect(screen.getByRole('button', { name: 'b.png wiederholen' })).toBeTruthy();
     expect(screen.getByTestId('queue-counts').textContent).toBe('1 fertig · 1 fehlgeschlagen');
@@ -138,7 +184,9 @@ describe('the app in German', () => {
     // Compare dialog.
     await user.click(screen.getByRole('button', { name: 'a.png vergleichen' }));
     const dialog = await screen.findByRole('dialog', { name: 'a.png vergleichen' });
-    expect(within(dialog).getByRole('slider', { name: 'Vergleichen' }).getAttribute('aria-valuetext')).toMatch(/^50\s% vorher$/);
+    expect(within(dialog).getByRole('slider', { name: 'Vergleichen' }).getAttribute('aria-valuetext')).toMatch(
+      /^50\s% vorher$/,
+    );
     expectNoEnglish('compare');
     await user.click(within(dialog).getByRole('button', { name: 'Vergleich schließen' }));
 
@@ -157,7 +205,11 @@ describe('the app in German', () => {
     const card = await screen.findByRole('region', { name: 'Mit einem Hochskalierungsdienst verbinden' });
     await user.type(within(card).getByRole('textbox', { name: 'API-Schlüssel' }), 'k-1');
     await user.click(within(card).getByRole('button', { name: 'Verbindung testen' }));
-    await waitFor(() => expect(within(card).getByRole('alert').textContent).toBe('Geben Sie zuerst die Dienst-URL ein (zum Beispiel https://upscale.example.com).'));
+    await waitFor(() =>
+      expect(within(card).getByRole('alert').textContent).toBe(
+        'Geben Sie zuerst die Dienst-URL ein (zum Beispiel https://upscale.example.com).',
+      ),
+    );
     expectNoEnglish('cloud card');
 
     await user.selectOptions(screen.getByRole('combobox', { name: 'Sprache' }), 'en');

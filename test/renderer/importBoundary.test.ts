@@ -26,7 +26,8 @@ describe('renderer import boundary', () => {
       const text = await readFile(file, 'utf8');
       for (const m of text.matchAll(/(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g)) {
         const spec = m[1]!;
-        if (!spec.startsWith('.') && !ALLOWED_PACKAGES.test(spec)) bad.push(`${path.relative(REPO_ROOT, file)} → ${spec}`);
+        if (!spec.startsWith('.') && !ALLOWED_PACKAGES.test(spec))
+          bad.push(`${path.relative(REPO_ROOT, file)} → ${spec}`);
       }
     }
     expect(bad).toEqual([]);

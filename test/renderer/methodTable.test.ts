@@ -13,16 +13,32 @@ describe('method table', () => {
     expect(Object.keys(SERVICE_ARGS).sort()).toEqual([...SERVICE_METHODS].sort());
     expect(methodsWithWire('bytesIn')).toEqual(['importModel', 'addFile']);
     expect(methodsWithWire('bytesOut')).toEqual(['modelPreview', 'readImage']);
-    expect([...new Set(Object.values(SERVICE_TABLE).map((m) => m.subject))].sort()).toEqual(['credits', 'models', 'queue', 'results', 'settings']);
+    expect([...new Set(Object.values(SERVICE_TABLE).map((m) => m.subject))].sort()).toEqual([
+      'credits',
+      'models',
+      'queue',
+      'results',
+      'settings',
+    ]);
   });
 
   it('the real service (inside the fake) and the HTTP client expose exactly the table', async () => {
     const fake = await createFakeService();
-    const methodsOf = (o: object) => Object.keys(o).filter((k) => typeof (o as Record<string, unknown>)[k] === 'function');
-    const fakeMethods = methodsOf(fake).filter((k) => !['subscribe', 'step', 'finishAll', 'images', 'progressDownload', 'finishDownload', 'emit', 'close'].includes(k));
+    const methodsOf = (o: object) =>
+      Object.keys(o).filter((k) => typeof (o as Record<string, unknown>)[k] === 'function');
+    const fakeMethods = methodsOf(fake).filter(
+      (k) =>
+        !['subscribe', 'step', 'finishAll', 'images', 'progressDownload', 'finishDownload', 'emit', 'close'].includes(
+          k,
+        ),
+    );
     expect(fakeMethods.sort()).toEqual([...SERVICE_METHODS].sort());
     const http = createHttpService({ token: 't', fetchImpl: async () => new Response('{}') });
-    expect(methodsOf(http).filter((k) => !['subscribe', 'downloadLink'].includes(k)).sort()).toEqual([...SERVICE_METHODS].sort());
+    expect(
+      methodsOf(http)
+        .filter((k) => !['subscribe', 'downloadLink'].includes(k))
+        .sort(),
+    ).toEqual([...SERVICE_METHODS].sort());
   });
 
   it('the fake refuses what the transports refuse, before the service sees it', async () => {

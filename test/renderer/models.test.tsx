@@ -20,7 +20,9 @@ describe('model downloads', () => {
     expect(within(list).getAllByRole('listitem')).toHaveLength(2);
 
     await user.click(within(list).getByRole('button', { name: 'Download Natural Max' }));
-    expect(fake.calls.filter((c) => c.method === 'downloadModel')).toEqual([{ method: 'downloadModel', args: ['natural-max-4x'] }]);
+    expect(fake.calls.filter((c) => c.method === 'downloadModel')).toEqual([
+      { method: 'downloadModel', args: ['natural-max-4x'] },
+    ]);
     const bar = (await screen.findByRole('progressbar', { name: 'Downloading Natural Max' })) as HTMLProgressElement;
     expect(within(list).queryByRole('button', { name: 'Download Natural Max' })).toBeNull();
     // The other model can still be downloaded meanwhile.
@@ -33,7 +35,9 @@ describe('model downloads', () => {
     await act(() => fake.finishDownload('natural-max-4x'));
     await waitFor(() => expect(screen.queryByRole('progressbar', { name: 'Downloading Natural Max' })).toBeNull());
     await waitFor(() => expect(screen.getByText('Download models (1 not installed)')).toBeTruthy());
-    const option = within(screen.getByRole('combobox', { name: 'Model' })).getByRole('option', { name: 'Natural Max' }) as HTMLOptionElement;
+    const option = within(screen.getByRole('combobox', { name: 'Model' })).getByRole('option', {
+      name: 'Natural Max',
+    }) as HTMLOptionElement;
     expect(option.disabled).toBe(false);
     expect(await screen.findByText('Natural Max is installed.')).toBeTruthy();
   });
@@ -44,7 +48,12 @@ describe('model downloads', () => {
     await user.click(await screen.findByText('Download models (1 not installed)'));
     await user.click(screen.getByRole('button', { name: 'Download Natural Max' }));
     await screen.findByRole('progressbar', { name: 'Downloading Natural Max' });
-    await act(() => fake.finishDownload('natural-max-4x', 'Could not install Natural Max (natural-max-4x): cannot reach github.com (are you offline?)'));
+    await act(() =>
+      fake.finishDownload(
+        'natural-max-4x',
+        'Could not install Natural Max (natural-max-4x): cannot reach github.com (are you offline?)',
+      ),
+    );
     expect((await screen.findAllByText(/cannot reach github.com/)).length).toBeGreaterThan(0);
     expect(screen.getByRole('button', { name: 'Download Natural Max' })).toBeTruthy();
   });

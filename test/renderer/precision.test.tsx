@@ -22,7 +22,9 @@ describe('precision setting', () => {
       ['int8', 'Fast (int8)'],
     ]);
     expect(select.value).toBe('auto');
-    expect(document.getElementById(select.getAttribute('aria-describedby')!)!.textContent).toMatch(/^Automatic uses int8 where this CPU has int8 instructions/);
+    expect(document.getElementById(select.getAttribute('aria-describedby')!)!.textContent).toMatch(
+      /^Automatic uses int8 where this CPU has int8 instructions/,
+    );
     await user.selectOptions(select, 'int8');
     await waitFor(() => expect(fake.settings.precision).toBe('int8'));
   });

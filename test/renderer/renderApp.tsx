@@ -34,7 +34,8 @@ export async function renderApp(options: FakeOptions & { desktop?: DesktopHost; 
   stubObjectUrls();
   polyfillBlobArrayBuffer();
   // user-event's radio arrow-key walk calls CSS.escape, which jsdom does not provide.
-  if (typeof globalThis.CSS === 'undefined') Object.assign(globalThis, { CSS: { escape: (s: string) => s.replace(/([^\w-])/g, '\\$1') } });
+  if (typeof globalThis.CSS === 'undefined')
+    Object.assign(globalThis, { CSS: { escape: (s: string) => s.replace(/([^\w-])/g, '\\$1') } });
   const fake = await createFakeService(options);
   const view = render(
     <AppProvider service={fake} desktop={options.desktop ?? null} browser={options.browser ?? null}>

@@ -45,7 +45,10 @@ export class ScriptedEngine {
       mode,
       upscale: (request) => this.accept(request, mode),
       estimate: async (settings, count) => (mode === 'cloud' ? priceOf(DEFAULT_PRICE_TABLE, settings, count) : 0),
-      getAccount: async (): Promise<AccountView> => (mode === 'cloud' ? { available: true, email: 'user@example.test', currentCredits: this.balance, currentExtraCredits: 0 } : { available: false }),
+      getAccount: async (): Promise<AccountView> =>
+        mode === 'cloud'
+          ? { available: true, email: 'user@example.test', currentCredits: this.balance, currentExtraCredits: 0 }
+          : { available: false },
       close: async () => undefined,
     };
   }
@@ -54,7 +57,9 @@ export class ScriptedEngine {
     return new Promise<UpscaleOutcome>((resolve, reject) => {
       const price = mode === 'cloud' ? priceOf(DEFAULT_PRICE_TABLE, request.settings, 1) : 0;
       if (price > this.balance) {
-        reject(new InsufficientCreditsError('Insufficient credits: this image needs more credits than the account has.'));
+        reject(
+          new InsufficientCreditsError('Insufficient credits: this image needs more credits than the account has.'),
+        );
         return;
       }
       const job: ActiveJob = {
@@ -101,7 +106,9 @@ export class ScriptedEngine {
     }
     const { request } = job;
     if (this.options.failNames?.test(request.inputName)) {
-      job.settle(new Error(`${request.inputName} is not an image Crisp can read (the file is damaged or not JPG, PNG or WebP).`));
+      job.settle(
+        new Error(`${request.inputName} is not an image Crisp can read (the file is damaged or not JPG, PNG or WebP).`),
+      );
       return;
     }
     request.onProgress?.(100);
@@ -112,6 +119,13 @@ export class ScriptedEngine {
     this.balance -= credits;
     // With faces on, report what the engine would: here two faces found, one big enough to enhance.
     const faces = request.settings.enhanceFace ? { faces: { found: 2, enhanced: 1 } } : {};
-    job.settle({ outputPath: request.outputPath, dimensions: { width: 1, height: 1 }, fileSize: PNG_1x1.byteLength, creditsDeducted: credits, warnings: [], ...faces });
+    job.settle({
+      outputPath: request.outputPath,
+      dimensions: { width: 1, height: 1 },
+      fileSize: PNG_1x1.byteLength,
+      creditsDeducted: credits,
+      warnings: [],
+      ...faces,
+    });
   }
 }

@@ -3,19 +3,34 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JobItem } from '../../app/service/crispService.js';
 import { createActions } from '../../renderer/src/stores/actions.js';
-import { createQueueStore, selectBatch, selectCanStart, selectCompareItem, selectCreditsDeducted } from '../../renderer/src/stores/queueStore.js';
+import {
+  createQueueStore,
+  selectBatch,
+  selectCanStart,
+  selectCompareItem,
+  selectCreditsDeducted,
+} from '../../renderer/src/stores/queueStore.js';
 import { createSessionStore, selectBalance, selectInsufficient } from '../../renderer/src/stores/sessionStore.js';
 import { createSettingsStore, selectCurrentModel, selectMode } from '../../renderer/src/stores/settingsStore.js';
 import { closeFakes, createFakeService } from './fakeService.js';
 
 afterEach(closeFakes);
 
-const item = (id: string, patch: Partial<JobItem> = {}): JobItem => ({ id, inputPath: `/x/${id}.png`, inputName: `${id}.png`, status: 'queued', percent: 0, ...patch });
+const item = (id: string, patch: Partial<JobItem> = {}): JobItem => ({
+  id,
+  inputPath: `/x/${id}.png`,
+  inputName: `${id}.png`,
+  status: 'queued',
+  percent: 0,
+  ...patch,
+});
 
 describe('queue store', () => {
   it('applies snapshots and item events, and drops a comparison whose item is gone', () => {
     const store = createQueueStore();
-    store.getState().applySnapshot({ items: [item('a'), item('b')], finished: 0, total: 2, percent: 0, running: false });
+    store
+      .getState()
+      .applySnapshot({ items: [item('a'), item('b')], finished: 0, total: 2, percent: 0, running: false });
     expect(selectCanStart(store.getState())).toBe(true);
     store.getState().applyItem(item('a', { status: 'done', percent: 100, creditsDeducted: 2 }));
     store.getState().applyItem(item('zzz', { status: 'done' }));

@@ -28,17 +28,29 @@ async function addImages(user: ReturnType<typeof userEvent.setup>, names: string
 
 describe('status model', () => {
   it('counts each state and words the bar and the banner from the same counts', () => {
-    const items = (['done', 'failed', 'failed', 'cancelled', 'queued', 'running'] as const).map((status) => ({ status }));
+    const items = (['done', 'failed', 'failed', 'cancelled', 'queued', 'running'] as const).map((status) => ({
+      status,
+    }));
     const c = countStates(items);
     expect(c).toEqual({ waiting: 1, running: 1, done: 1, failed: 2, stopped: 1, skipped: 0, total: 6 });
     expect(statusLine(c, true)).toBe('Upscaling: 1 upscaling · 1 waiting · 1 done · 2 failed · 1 stopped');
     expect(statusLine(countStates([]), false)).toBe('Nothing to do yet: add images to start.');
     expect(statusLine(countStates([{ status: 'queued' }, { status: 'queued' }]), false)).toBe('Ready: 2 waiting');
-    expect(batchSummary({ done: 1, failed: 2, total: 3 })).toEqual({ kind: 'error', text: 'Finished: 1 of 3 images upscaled, 2 failed.' });
-    expect(batchSummary({ done: 7, failed: 0, total: 20 })).toEqual({ kind: 'info', text: 'Stopped: 7 of 20 images upscaled, 13 stopped.' });
+    expect(batchSummary({ done: 1, failed: 2, total: 3 })).toEqual({
+      kind: 'error',
+      text: 'Finished: 1 of 3 images upscaled, 2 failed.',
+    });
+    expect(batchSummary({ done: 7, failed: 0, total: 20 })).toEqual({
+      kind: 'info',
+      text: 'Stopped: 7 of 20 images upscaled, 13 stopped.',
+    });
     expect(etaMs(30_000, 25)).toBe(90_000);
     expect(etaMs(500, 25)).toBeNull();
-    expect([formatDuration(3_240), formatDuration(75_000), formatDuration(3_720_000)]).toEqual(['3.2 s', '1 min 15 s', '1 h 02 min']);
+    expect([formatDuration(3_240), formatDuration(75_000), formatDuration(3_720_000)]).toEqual([
+      '3.2 s',
+      '1 min 15 s',
+      '1 h 02 min',
+    ]);
   });
 
   it('bar, banner and queue agree: waiting before, stopped after Stop, Resume runs the stopped ones, Clear empties the bar', async () => {
@@ -99,7 +111,9 @@ describe('results', () => {
     await user.click(await screen.findByRole('button', { name: 'Download a.png' }));
     await user.click(screen.getByRole('button', { name: 'Download all (2)' }));
     await waitFor(() => expect(clicks).toEqual([`/download?ids=${a!.id}`, `/download?ids=${a!.id},${b!.id}`]));
-    expect(images().getAllByText(/^Saved in /)[0]?.textContent).toBe(`Saved in ${a!.outputPath!.slice(0, a!.outputPath!.lastIndexOf('/'))}`);
+    expect(images().getAllByText(/^Saved in /)[0]?.textContent).toBe(
+      `Saved in ${a!.outputPath!.slice(0, a!.outputPath!.lastIndexOf('/'))}`,
+    );
     // No desktop-only actions in the browser.
     expect(screen.queryByRole('button', { name: 'Show a.png in folder' })).toBeNull();
     // The comparison offers the same actions.
@@ -111,14 +125,24 @@ describe('results', () => {
 
   it('desktop: Open and Show in folder go to the service; a finished row drags out its file', async () => {
     const user = userEvent.setup();
-    const desktop = { pathForFile: () => '', pickImages: vi.fn(async () => []), pickInputFolder: vi.fn(async () => null), pickOutputFolder: vi.fn(async () => null), startDrag: vi.fn() };
+    const desktop = {
+      pathForFile: () => '',
+      pickImages: vi.fn(async () => []),
+      pickInputFolder: vi.fn(async () => null),
+      pickOutputFolder: vi.fn(async () => null),
+      startDrag: vi.fn(),
+    };
     const { fake } = await renderApp({ desktop });
     await addImages(user, ['a.png']);
     await user.click(screen.getByRole('button', { name: 'Upscale' }));
     await act(() => fake.finishAll());
     await user.click(await screen.findByRole('button', { name: 'Open a.png' }));
     await user.click(screen.getByRole('button', { name: 'Show a.png in folder' }));
-    await waitFor(() => expect(fake.calls.filter((c) => c.method === 'openOutput' || c.method === 'revealOutput').map((c) => c.method)).toEqual(['openOutput', 'revealOutput']));
+    await waitFor(() =>
+      expect(
+        fake.calls.filter((c) => c.method === 'openOutput' || c.method === 'revealOutput').map((c) => c.method),
+      ).toEqual(['openOutput', 'revealOutput']),
+    );
     const row = images().getByRole('listitem', { name: 'a.png' });
     expect(row.getAttribute('draggable')).toBe('true');
     fireEvent.dragStart(row);
@@ -139,7 +163,11 @@ describe('cloud onboarding', () => {
     // Key without URL: the problem is said in the card, not in the window's banner.
     await user.type(within(card).getByRole('textbox', { name: 'API key' }), 'k-1');
     await user.click(within(card).getByRole('button', { name: 'Test connection' }));
-    await waitFor(() => expect(within(card).getByRole('alert').textContent).toBe('Enter the service URL first (for example https://upscale.example.com).'));
+    await waitFor(() =>
+      expect(within(card).getByRole('alert').textContent).toBe(
+        'Enter the service URL first (for example https://upscale.example.com).',
+      ),
+    );
     expect(screen.getAllByRole('alert')).toHaveLength(1);
 
     await user.type(within(card).getByRole('textbox', { name: 'Service URL' }), 'http://127.0.0.1:9');
@@ -155,7 +183,11 @@ describe('cloud onboarding', () => {
     // The estimate includes the face surcharge.
     await user.click(screen.getByRole('checkbox', { name: 'Enhance faces' }));
     await addImages(user, ['a.png', 'b.png']);
-    await waitFor(() => expect(within(credits).getByTestId('estimate').textContent).toBe('6 credits for 2 images (incl. face enhancement)'));
+    await waitFor(() =>
+      expect(within(credits).getByTestId('estimate').textContent).toBe(
+        '6 credits for 2 images (incl. face enhancement)',
+      ),
+    );
 
     await user.click(screen.getByRole('radio', { name: 'Local' }));
     await waitFor(() => expect(screen.queryByRole('region', { name: 'Credits' })).toBeNull());
@@ -168,18 +200,31 @@ describe('adding files', () => {
     await renderApp();
     await screen.findByRole('button', { name: 'Try a sample image' });
     const dataTransfer = (files: File[]) => ({ types: ['Files'], files, items: [], dropEffect: 'none' });
-    const truncated = new File([new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13])], 'cut.png', { type: 'image/png' });
-    const files = [pngFile('ok.png'), new File(['hello'], 'notes.txt', { type: 'text/plain' }), new File(['%PDF'], 'doc.pdf', { type: 'application/pdf' }), truncated];
+    const truncated = new File([new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13])], 'cut.png', {
+      type: 'image/png',
+    });
+    const files = [
+      pngFile('ok.png'),
+      new File(['hello'], 'notes.txt', { type: 'text/plain' }),
+      new File(['%PDF'], 'doc.pdf', { type: 'application/pdf' }),
+      truncated,
+    ];
     fireEvent.dragEnter(window, { dataTransfer: dataTransfer(files) });
     expect(screen.getByText('Drop to add images')).toBeTruthy();
     fireEvent.drop(document.querySelector('.topbar')!, { dataTransfer: dataTransfer(files) });
     await waitFor(() => expect(screen.queryByText('Drop to add images')).toBeNull());
     const alert = await screen.findByRole('alert');
-    await waitFor(() => expect(within(alert).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
-      'notes.txt is not a JPG, PNG or WebP image.',
-      'doc.pdf is not a JPG, PNG or WebP image.',
-      'cut.png is damaged (the PNG data is cut short): re-export or download it again, then add it anew.',
-    ]));
+    await waitFor(() =>
+      expect(
+        within(alert)
+          .getAllByRole('listitem')
+          .map((li) => li.textContent),
+      ).toEqual([
+        'notes.txt is not a JPG, PNG or WebP image.',
+        'doc.pdf is not a JPG, PNG or WebP image.',
+        'cut.png is damaged (the PNG data is cut short): re-export or download it again, then add it anew.',
+      ]),
+    );
     expect(within(alert).getByText('3 files were not added:')).toBeTruthy();
     await waitFor(() => expect(images().getAllByRole('listitem')).toHaveLength(2));
     expect(images().getByRole('listitem', { name: 'cut.png' }).className).toContain('status-failed');
@@ -189,12 +234,19 @@ describe('adding files', () => {
   it('first run: the three steps, and the sample image joins the queue', async () => {
     const user = userEvent.setup();
     const sample = new Uint8Array(await readFile('renderer/src/assets/sample.png'));
-    vi.stubGlobal('fetch', vi.fn(async () => new Response(sample)));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => new Response(sample)),
+    );
     try {
       const { fake } = await renderApp();
       expect(await screen.findByText('Upscale in three steps')).toBeTruthy();
       await user.click(screen.getByRole('button', { name: 'Try a sample image' }));
-      await waitFor(() => expect(fake.items.map((i) => [i.inputName, i.status, i.inputDimensions])).toEqual([['crisp-sample.png', 'queued', { width: 128, height: 96 }]]));
+      await waitFor(() =>
+        expect(fake.items.map((i) => [i.inputName, i.status, i.inputDimensions])).toEqual([
+          ['crisp-sample.png', 'queued', { width: 128, height: 96 }],
+        ]),
+      );
     } finally {
       vi.unstubAllGlobals();
     }
@@ -221,7 +273,11 @@ describe('keyboard', () => {
 
     await user.keyboard('?');
     const help = await screen.findByRole('dialog', { name: 'Keyboard shortcuts' });
-    expect(within(help).getAllByRole('row').map((r) => r.querySelector('kbd')?.textContent)).toContain('Ctrl/⌘ + O');
+    expect(
+      within(help)
+        .getAllByRole('row')
+        .map((r) => r.querySelector('kbd')?.textContent),
+    ).toContain('Ctrl/⌘ + O');
     await user.keyboard('{Escape}');
     expect(screen.queryByRole('dialog')).toBeNull();
   });
@@ -239,7 +295,9 @@ describe('double upscale', () => {
     await waitFor(() => expect(fake.items).toHaveLength(2));
     const second = fake.items[1]!;
     expect([second.inputPath, second.status]).toEqual([first.outputPath, 'queued']);
-    expect(await screen.findByText(new RegExp(`^${second.inputName.replace(/[.]/g, '\\.')} is queued: press Upscale`))).toBeTruthy();
+    expect(
+      await screen.findByText(new RegExp(`^${second.inputName.replace(/[.]/g, '\\.')} is queued: press Upscale`)),
+    ).toBeTruthy();
     await user.click(screen.getByRole('button', { name: 'Upscale' }));
     await act(() => fake.finishAll());
     await waitFor(() => expect(fake.items[1]?.status).toBe('done'));
@@ -269,7 +327,11 @@ describe('custom models', () => {
     await user.upload(screen.getByLabelText('Import a model file'), new File([new Uint8Array(64)], 'anime.pth'));
     const list = await screen.findByRole('list', { name: 'Imported models' });
     expect(within(list).getByRole('listitem').textContent).toContain('anime');
-    await waitFor(() => expect(within(screen.getByRole('combobox', { name: 'Model' })).getByRole('option', { name: 'anime' })).toBeTruthy());
+    await waitFor(() =>
+      expect(
+        within(screen.getByRole('combobox', { name: 'Model' })).getByRole('option', { name: 'anime' }),
+      ).toBeTruthy(),
+    );
     expect(screen.getByText('anime is imported: choose “anime” under Model.')).toBeTruthy();
     expect(fake.calls.find((c) => c.method === 'importModel')?.args).toEqual(['anime.pth', 64]);
     await user.click(within(list).getByRole('button', { name: 'Remove anime' }));
@@ -312,10 +374,18 @@ describe('sound', () => {
     currentTime = 0;
     destination = {};
     createOscillator() {
-      return { frequency: { value: 0 }, connect: (g: unknown) => g, start: () => started.push(1), stop: () => undefined };
+      return {
+        frequency: { value: 0 },
+        connect: (g: unknown) => g,
+        start: () => started.push(1),
+        stop: () => undefined,
+      };
     }
     createGain() {
-      return { gain: { setValueAtTime: () => undefined, exponentialRampToValueAtTime: () => undefined }, connect: (d: unknown) => d };
+      return {
+        gain: { setValueAtTime: () => undefined, exponentialRampToValueAtTime: () => undefined },
+        connect: (d: unknown) => d,
+      };
     }
     close() {
       return Promise.resolve();

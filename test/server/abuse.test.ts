@@ -29,7 +29,14 @@ let tiles: Buffer[];
 
 beforeAll(async () => {
   dataDir = await tempDir('crisp-abuse-');
-  for (const [name, credits] of [['zero', 0], ['one', 1], ['alice', 200], ['bob', 20], ['carol', 20], ['dave', 20]] as const) {
+  for (const [name, credits] of [
+    ['zero', 0],
+    ['one', 1],
+    ['alice', 200],
+    ['bob', 20],
+    ['carol', 20],
+    ['dave', 20],
+  ] as const) {
     keys[name] = await addCliUser(dataDir, `${name}@example.com`, credits);
   }
   // A host that accepts URL fetches and never answers.
@@ -38,19 +45,33 @@ beforeAll(async () => {
   hangUrl = `http://127.0.0.1:${(hang.address() as AddressInfo).port}`;
   serve = await startServe(dataDir, [
     '--allow-private-urls',
-    '--request-timeout', String(REQUEST_TIMEOUT_MS),
-    '--headers-timeout', String(HEADERS_TIMEOUT_MS),
-    '--max-connections-per-ip', String(PER_IP),
-    '--max-tasks-per-user', '2',
-    '--url-fetch-timeout', '5000',
-    '--url-fetch-budget', '3',
-    '--max-open-uploads', '2',
-    '--max-stored-bytes', String(30 * MiB),
-    '--threads', '1',
+    '--request-timeout',
+    String(REQUEST_TIMEOUT_MS),
+    '--headers-timeout',
+    String(HEADERS_TIMEOUT_MS),
+    '--max-connections-per-ip',
+    String(PER_IP),
+    '--max-tasks-per-user',
+    '2',
+    '--url-fetch-timeout',
+    '5000',
+    '--url-fetch-budget',
+    '3',
+    '--max-open-uploads',
+    '2',
+    '--max-stored-bytes',
+    String(30 * MiB),
+    '--threads',
+    '1',
   ]);
   small = await sharp(path.join(SET5, 'bird.png')).resize(48, 48).png().toBuffer();
   tiles = await Promise.all(
-    Array.from({ length: 30 }, (_, i) => sharp(path.join(SET5, 'baby.png')).extract({ left: (i % 6) * 80, top: Math.floor(i / 6) * 80, width: 80, height: 80 }).png().toBuffer()),
+    Array.from({ length: 30 }, (_, i) =>
+      sharp(path.join(SET5, 'baby.png'))
+        .extract({ left: (i % 6) * 80, top: Math.floor(i / 6) * 80, width: 80, height: 80 })
+        .png()
+        .toBuffer(),
+    ),
   );
 }, 120_000);
 
@@ -65,9 +86,17 @@ const incomingLeft = async () => (await readdir(path.join(dataDir, 'incoming')).
 describe('pay before you load', () => {
   it('refuses a zero-credit user sending twenty 50 MB parts at the first part, with under 100 MB of server memory growth', async () => {
     // Warm the route so the baseline includes the code paths, not just start-up.
-    expect((await postForm(serve.url, keys.zero!, taskForm(FIELDS, [{ name: 'file', fileName: 'a.png', bytes: small }]))).status).toBe(402);
+    expect(
+      (await postForm(serve.url, keys.zero!, taskForm(FIELDS, [{ name: 'file', fileName: 'a.png', bytes: small }])))
+        .status,
+    ).toBe(402);
     const before = await serve.peakRss();
-    const parts = Array.from({ length: 20 }, (_, i) => ({ name: `${i}.file`, fileName: `${i}.png`, head: PNG_SIGNATURE, size: 50 * MiB }));
+    const parts = Array.from({ length: 20 }, (_, i) => ({
+      name: `${i}.file`,
+      fileName: `${i}.png`,
+      head: PNG_SIGNATURE,
+      size: 50 * MiB,
+    }));
     const r = await streamForm(serve.url, keys.zero!, FIELDS, parts);
     expect(r.status).toBe(402);
     expect(JSON.parse(r.text)).toBe('Insufficient credits');
@@ -78,16 +107,28 @@ describe('pay before you load', () => {
   });
 
   it('refuses a body whose declared length exceeds --max-request-bytes before reading it', async () => {
-    const parts = Array.from({ length: 20 }, (_, i) => ({ name: `${i}.file`, fileName: `${i}.png`, head: PNG_SIGNATURE, size: 50 * MiB }));
+    const parts = Array.from({ length: 20 }, (_, i) => ({
+      name: `${i}.file`,
+      fileName: `${i}.png`,
+      head: PNG_SIGNATURE,
+      size: 50 * MiB,
+    }));
     const r = await streamForm(serve.url, keys.bob!, FIELDS, parts, { declareLength: true });
     expect(r.status).toBe(413);
-    expect(JSON.parse(r.text)).toMatch(/^Payload Too Large: the request body is \d+ bytes; the limit is 268435456 bytes of files$/);
+    expect(JSON.parse(r.text)).toMatch(
+      /^Payload Too Large: the request body is \d+ bytes; the limit is 268435456 bytes of files$/,
+    );
     expect(r.sent).toBeLessThan(50 * MiB);
   });
 
   it('streams a paid-for part to disk and refuses the next one it cannot pay for, keeping nothing', async () => {
     const before = await serve.peakRss();
-    const parts = Array.from({ length: 20 }, (_, i) => ({ name: `${i}.file`, fileName: `${i}.png`, head: PNG_SIGNATURE, size: 50 * MiB }));
+    const parts = Array.from({ length: 20 }, (_, i) => ({
+      name: `${i}.file`,
+      fileName: `${i}.png`,
+      head: PNG_SIGNATURE,
+      size: 50 * MiB,
+    }));
     const r = await streamForm(serve.url, keys.one!, { ...FIELDS, scale: '1' }, parts);
     expect(r.status).toBe(402);
     expect(r.sent).toBeGreaterThan(50 * MiB);
@@ -96,7 +137,9 @@ describe('pay before you load', () => {
   });
 
   it('refuses a part that is not an image at its first bytes', async () => {
-    const r = await streamForm(serve.url, keys.bob!, FIELDS, [{ name: 'file', fileName: 'notes.png', head: Buffer.from('just some text here'), size: 50 * MiB }]);
+    const r = await streamForm(serve.url, keys.bob!, FIELDS, [
+      { name: 'file', fileName: 'notes.png', head: Buffer.from('just some text here'), size: 50 * MiB },
+    ]);
     expect(r.status).toBe(400);
     expect(JSON.parse(r.text)).toBe('Bad Request: notes.png is not a JPG, PNG or WEBP image');
     expect(r.sent).toBeLessThan(50 * MiB);
@@ -107,14 +150,26 @@ describe('malformed multipart', () => {
   const headers = { 'x-api-key': '', 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
   it('answers a truncated body with 400 in the contract shape', async () => {
     const whole = multipartBody(FIELDS, [{ name: 'file', fileName: 'bird.png', bytes: small }]);
-    const r = await rawPost(serve.url, '/start-task', { ...headers, 'x-api-key': keys.bob! }, whole.subarray(0, whole.length - 200));
+    const r = await rawPost(
+      serve.url,
+      '/start-task',
+      { ...headers, 'x-api-key': keys.bob! },
+      whole.subarray(0, whole.length - 200),
+    );
     expect(r.status).toBe(400);
-    expect(JSON.parse(r.text)).toMatch(/^Bad Request: the multipart\/form-data body is malformed or ends early \(.+\); send the whole form again$/);
+    expect(JSON.parse(r.text)).toMatch(
+      /^Bad Request: the multipart\/form-data body is malformed or ends early \(.+\); send the whole form again$/,
+    );
     expect(await incomingLeft()).toBe(0);
   });
 
   it('answers a multipart body without a boundary with 400', async () => {
-    const r = await rawPost(serve.url, '/start-task', { 'x-api-key': keys.bob!, 'content-type': 'multipart/form-data' }, Buffer.from('x'.repeat(100)));
+    const r = await rawPost(
+      serve.url,
+      '/start-task',
+      { 'x-api-key': keys.bob!, 'content-type': 'multipart/form-data' },
+      Buffer.from('x'.repeat(100)),
+    );
     expect(r.status).toBe(400);
     expect(JSON.parse(r.text)).toMatch(/^Bad Request: /);
   });
@@ -133,7 +188,13 @@ describe('time and connection bounds', () => {
   });
 
   it('cuts headers that never finish at the headers timeout', async () => {
-    const r = await trickle(serve.url, 'POST /start-task HTTP/1.1\r\nHost: x\r\n', Buffer.from('X-Slow: '.padEnd(10_000, 'a')), 100, 20_000);
+    const r = await trickle(
+      serve.url,
+      'POST /start-task HTTP/1.1\r\nHost: x\r\n',
+      Buffer.from('X-Slow: '.padEnd(10_000, 'a')),
+      100,
+      20_000,
+    );
     expect(r.closed).toBe(true);
     expect(r.closedAfterMs).toBeLessThan(HEADERS_TIMEOUT_MS + 3000);
   });
@@ -141,7 +202,9 @@ describe('time and connection bounds', () => {
   it(`closes the connection beyond ${PER_IP} from one IP address at once`, async () => {
     const head = `POST /get-account HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`;
     // From 127.0.0.2 so the test's own keep-alive connections (127.0.0.1) do not count.
-    const held = Array.from({ length: PER_IP }, () => trickle(serve.url, head, Buffer.alloc(100_000), 200, 900, '127.0.0.2'));
+    const held = Array.from({ length: PER_IP }, () =>
+      trickle(serve.url, head, Buffer.alloc(100_000), 200, 900, '127.0.0.2'),
+    );
     await new Promise((r) => setTimeout(r, 200));
     const extra = await trickle(serve.url, head, Buffer.alloc(100_000), 200, 900, '127.0.0.2');
     const kept = await Promise.all(held);
@@ -153,19 +216,33 @@ describe('time and connection bounds', () => {
 
 describe('fair scheduling', () => {
   const start = async (key: string, files: Buffer[]) => {
-    const r = await postForm(serve.url, key, taskForm(FIELDS, files.map((bytes, i) => ({ name: `${i}.file`, fileName: `t${i}.png`, bytes }))));
+    const r = await postForm(
+      serve.url,
+      key,
+      taskForm(
+        FIELDS,
+        files.map((bytes, i) => ({ name: `${i}.file`, fileName: `t${i}.png`, bytes })),
+      ),
+    );
     expect(r.status, r.text).toBe(200);
     return dataOf<{ taskId: string }>(r).taskId;
   };
-  const status = async (key: string, taskId: string) => dataOf<StatusData>(await postJson(serve.url, '/get-task-status', key, { data: { taskId } }));
+  const status = async (key: string, taskId: string) =>
+    dataOf<StatusData>(await postJson(serve.url, '/get-task-status', key, { data: { taskId } }));
 
   it("finishes user B's one-image task while user A's 30-image task runs; A's tasks are capped", async () => {
     const a = await start(keys.alice!, tiles);
     // A's second task is within the cap of 2, the third is refused until one ends.
     const a2 = await start(keys.alice!, [small]);
-    const third = await postForm(serve.url, keys.alice!, taskForm(FIELDS, [{ name: 'file', fileName: 'x.png', bytes: small }]));
+    const third = await postForm(
+      serve.url,
+      keys.alice!,
+      taskForm(FIELDS, [{ name: 'file', fileName: 'x.png', bytes: small }]),
+    );
     expect(third.status).toBe(429);
-    expect(JSON.parse(third.text)).toBe('Too Many Requests: you have 2 tasks waiting or running; the limit is 2. Start this one when one of them has finished');
+    expect(JSON.parse(third.text)).toBe(
+      'Too Many Requests: you have 2 tasks waiting or running; the limit is 2. Start this one when one of them has finished',
+    );
 
     const b = await start(keys.bob!, [small]);
     const bDone = await pollStatus(serve.url, keys.bob!, b, 60_000);
@@ -200,12 +277,17 @@ describe('fair scheduling', () => {
     // The failed fetches were not free: 2 of the budget of 3 are spent.
     const again = await postForm(serve.url, keys.carol!, taskForm({ ...FIELDS, urls }));
     expect(again.status).toBe(429);
-    expect(JSON.parse(again.text)).toMatch(/^Too Many Requests: this task asks for 2 URL fetches but only 1 of your 3 per 60 minutes are left; try again in \d+ min or upload the images instead$/);
+    expect(JSON.parse(again.text)).toMatch(
+      /^Too Many Requests: this task asks for 2 URL fetches but only 1 of your 3 per 60 minutes are left; try again in \d+ min or upload the images instead$/,
+    );
   }, 120_000);
 });
 
 describe('upload quotas', () => {
-  const ask = (fileSize: number, key = keys.dave!) => postJson(serve.url, '/get-upload-url', key, { data: { fileSize, fileType: 'image/png', originalFileName: 'big.png' } });
+  const ask = (fileSize: number, key = keys.dave!) =>
+    postJson(serve.url, '/get-upload-url', key, {
+      data: { fileSize, fileType: 'image/png', originalFileName: 'big.png' },
+    });
 
   it('refuses more open uploads and more stored bytes than the flags allow', async () => {
     expect((await ask(10 * MiB)).status).toBe(200);
@@ -218,7 +300,9 @@ describe('upload quotas', () => {
     // Another user: one 40 MiB upload is within --max-file-size but over the 30 MiB of --max-stored-bytes.
     const big = await ask(40 * MiB, keys.bob!);
     expect(big.status).toBe(400);
-    expect(JSON.parse(big.text)).toMatch(/^Bad Request: this upload of 40 MiB would bring your stored files to 4\d MiB; the limit is 30 MiB\. Wait for older uploads and outputs to expire$/);
+    expect(JSON.parse(big.text)).toMatch(
+      /^Bad Request: this upload of 40 MiB would bring your stored files to 4\d MiB; the limit is 30 MiB\. Wait for older uploads and outputs to expire$/,
+    );
     expect((await ask(5 * MiB, keys.bob!)).status).toBe(200);
   });
 });

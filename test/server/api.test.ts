@@ -53,7 +53,8 @@ function expectError(a: HttpAnswer, status: number, message: string): void {
   });
 }
 
-const birdForm = (fields: Record<string, string> = BASIC) => taskForm(fields, [{ name: 'file', fileName: 'bird.png', bytes: bird }]);
+const birdForm = (fields: Record<string, string> = BASIC) =>
+  taskForm(fields, [{ name: 'file', fileName: 'bird.png', bytes: bird }]);
 
 beforeAll(async () => {
   bird = await readFile(path.join(SET5, 'bird.png'));
@@ -80,7 +81,11 @@ afterAll(async () => {
 describe('authentication', () => {
   it('answers a missing key with each endpoint spec 400 and an unknown key with 401 / 404 (start-task)', async () => {
     for (const ep of ['get-upload-url', 'complete-multipart-upload', 'get-task-status'] as const) {
-      expectError(record(ep, await postJson(base, `/${ep}`, undefined, { data: {} })), 400, 'Bad Request: Missing User ID');
+      expectError(
+        record(ep, await postJson(base, `/${ep}`, undefined, { data: {} })),
+        400,
+        'Bad Request: Missing User ID',
+      );
       expectError(await postJson(base, `/${ep}`, 'crisp_unknown', { data: {} }), 401, 'Unauthorized');
     }
     expectError(record('start-task', await postForm(base, undefined, birdForm())), 400, 'Bad Request: Missing User');
@@ -102,16 +107,32 @@ describe('authentication', () => {
 
 describe('request hygiene', () => {
   it('answers malformed JSON, an empty body, a huge body, a wrong content type and unknown routes with clear 4xx strings', async () => {
-    expectError(await postJson(base, '/get-task-status', alice.key, undefined, '{"data": {'), 400, 'Bad Request: the body is not valid JSON');
-    expectError(await postJson(base, '/get-task-status', alice.key, undefined, ''), 400, 'Bad Request: the body is empty; send a JSON object {"data": {…}}');
+    expectError(
+      await postJson(base, '/get-task-status', alice.key, undefined, '{"data": {'),
+      400,
+      'Bad Request: the body is not valid JSON',
+    );
+    expectError(
+      await postJson(base, '/get-task-status', alice.key, undefined, ''),
+      400,
+      'Bad Request: the body is empty; send a JSON object {"data": {…}}',
+    );
     expectError(
       await postJson(base, '/get-task-status', alice.key, { data: { taskId: 'x'.repeat(70_000) } }),
       413,
       'Payload Too Large: the request body exceeds the limit of 65536 bytes',
     );
     expectError(await postJson(base, '/no-such-endpoint', alice.key, {}), 404, 'Not Found');
-    expectError(await postJson(base, '/get-task-status', alice.key, { data: {} }), 400, 'Bad Request: taskId is required');
-    expectError(await postJson(base, '/get-task-status', alice.key, { data: { taskId: 'nope' } }), 404, 'Task not found');
+    expectError(
+      await postJson(base, '/get-task-status', alice.key, { data: {} }),
+      400,
+      'Bad Request: taskId is required',
+    );
+    expectError(
+      await postJson(base, '/get-task-status', alice.key, { data: { taskId: 'nope' } }),
+      404,
+      'Task not found',
+    );
     const notForm = await postJson(base, '/start-task', alice.key, { data: BASIC });
     expectError(notForm, 400, 'Bad Request: start-task takes multipart/form-data');
   });
@@ -119,25 +140,58 @@ describe('request hygiene', () => {
 
 describe('get-upload-url and complete-multipart-upload', () => {
   it('returns an upload session, and refuses bad bodies and users without credit', async () => {
-    const ok = await postJson(base, '/get-upload-url', alice.key, { data: { fileSize: 1234, fileType: 'image/png', originalFileName: 'a/b.png' } });
+    const ok = await postJson(base, '/get-upload-url', alice.key, {
+      data: { fileSize: 1234, fileType: 'image/png', originalFileName: 'a/b.png' },
+    });
     expect(ok.status).toBe(200);
     const session = dataOf<Record<string, unknown>>(ok);
     expect(Object.keys(session).sort()).toEqual(
-      ['createdAt', 'expiresAt', 'fileName', 'fileSize', 'fileType', 'originalFileName', 'partSize', 'partUrls', 'path', 'uploadId'].sort(),
+      [
+        'createdAt',
+        'expiresAt',
+        'fileName',
+        'fileSize',
+        'fileType',
+        'originalFileName',
+        'partSize',
+        'partUrls',
+        'path',
+        'uploadId',
+      ].sort(),
     );
     expect(session).toMatchObject({ fileSize: 1234, fileType: 'image/png', originalFileName: 'b.png' });
     expect((session.partUrls as { signedUrl: string }[])[0]?.signedUrl.startsWith(`${base}/uploads/`)).toBe(true);
 
-    expectError(await postJson(base, '/get-upload-url', alice.key, { data: { fileSize: 0, fileType: 'image/png', originalFileName: 'x' } }), 400, 'Bad Request: fileSize 0 is not a positive integer');
+    expectError(
+      await postJson(base, '/get-upload-url', alice.key, {
+        data: { fileSize: 0, fileType: 'image/png', originalFileName: 'x' },
+      }),
+      400,
+      'Bad Request: fileSize 0 is not a positive integer',
+    );
     const poor = await addUser(s, 'poor@example.com', 0);
-    const r = record('get-upload-url', await postJson(base, '/get-upload-url', poor.key, { data: { fileSize: 10, fileType: 'image/png', originalFileName: 'x.png' } }));
+    const r = record(
+      'get-upload-url',
+      await postJson(base, '/get-upload-url', poor.key, {
+        data: { fileSize: 10, fileType: 'image/png', originalFileName: 'x.png' },
+      }),
+    );
     expectError(r, 402, 'Insufficient credits');
   });
 
   it('complete-multipart-upload: missing parameters is the spec 400; a foreign upload is not found', async () => {
-    expectError(record('complete-multipart-upload', await postJson(base, '/complete-multipart-upload', alice.key, { data: { uploadId: 'x' } })), 400, 'Bad Request: Missing required parameters');
+    expectError(
+      record(
+        'complete-multipart-upload',
+        await postJson(base, '/complete-multipart-upload', alice.key, { data: { uploadId: 'x' } }),
+      ),
+      400,
+      'Bad Request: Missing required parameters',
+    );
     const up = dataOf<{ uploadId: string; path: string; partUrls: { signedUrl: string }[] }>(
-      await postJson(base, '/get-upload-url', alice.key, { data: { fileSize: bird.length, fileType: 'image/png', originalFileName: 'bird.png' } }),
+      await postJson(base, '/get-upload-url', alice.key, {
+        data: { fileSize: bird.length, fileType: 'image/png', originalFileName: 'bird.png' },
+      }),
     );
     const put = await httpPut(up.partUrls[0]!.signedUrl, bird);
     expect(put.status).toBe(200);
@@ -162,15 +216,35 @@ describe('start-task and get-task-status', () => {
     expect(started.status).toBe(200);
     expect(started.headers['x-task-cost']).toBe('2');
     const data = dataOf<{ message: string; taskId: string; creditsToDeduct: number }>(started);
-    expect(started.json).toEqual({ status: 'success', data: { message: 'Task started', taskId: data.taskId, creditsToDeduct: 2 } });
+    expect(started.json).toEqual({
+      status: 'success',
+      data: { message: 'Task started', taskId: data.taskId, creditsToDeduct: 2 },
+    });
 
     const done = await pollStatus(base, alice.key, data.taskId);
     expect(done).toMatchObject({ status: 'PROCESSED', progress: '100%', creditsDeducted: true, deductedCredits: 2 });
     const full = await postJson(base, '/get-task-status', alice.key, { data: { taskId: data.taskId } });
     expect(Object.keys(dataOf<object>(full)).sort()).toEqual(
-      ['batchMode', 'compression', 'creditsDeducted', 'deductedCredits', 'files', 'model', 'progress', 'saveImageAs', 'scale', 'status'].sort(),
+      [
+        'batchMode',
+        'compression',
+        'creditsDeducted',
+        'deductedCredits',
+        'files',
+        'model',
+        'progress',
+        'saveImageAs',
+        'scale',
+        'status',
+      ].sort(),
     );
-    expect(dataOf<object>(full)).toMatchObject({ model: BASIC.model, scale: 4, saveImageAs: 'png', compression: 0, batchMode: false });
+    expect(dataOf<object>(full)).toMatchObject({
+      model: BASIC.model,
+      scale: 4,
+      saveImageAs: 'png',
+      compression: 0,
+      batchMode: false,
+    });
     const file = done.files[0]!;
     expect(file.dimensions).toEqual({ width: 288 * 4, height: 288 * 4 });
 
@@ -181,16 +255,29 @@ describe('start-task and get-task-status', () => {
     expect((await httpGet(file.downloadLink, { 'x-api-key': alice.key })).status).toBe(200);
 
     // Another user: the task and the file do not exist for them.
-    expectError(await postJson(base, '/get-task-status', bob.key, { data: { taskId: data.taskId } }), 404, 'Task not found');
+    expectError(
+      await postJson(base, '/get-task-status', bob.key, { data: { taskId: data.taskId } }),
+      404,
+      'Task not found',
+    );
     const foreign = await httpGet(file.downloadLink, { 'x-api-key': bob.key });
     expect([foreign.status, foreign.bytes.toString()]).toEqual([404, '"File not found"']);
-    const tampered = file.downloadLink.replace(/signature=(.)/, (_m, c: string) => `signature=${c === 'A' ? 'B' : 'A'}`);
+    const tampered = file.downloadLink.replace(
+      /signature=(.)/,
+      (_m, c: string) => `signature=${c === 'A' ? 'B' : 'A'}`,
+    );
     const t = await httpGet(tampered);
     expect([t.status, t.bytes.toString()]).toEqual([403, '"Forbidden: the download link signature is invalid"']);
     const repointed = file.downloadLink.replace(`user=${alice.userId}`, `user=${bob.userId}`);
     expect((await httpGet(repointed)).status).toBe(403);
-    const expiredLinks = createDownloadLinks(createUrlSigner(await loadOrCreateSecret(s.dataDir)), base, -2 * 3_600_000);
-    const expired = await httpGet(expiredLinks.link({ userId: alice.userId, taskId: data.taskId, fileName: file.fileName }, Date.now() - 1));
+    const expiredLinks = createDownloadLinks(
+      createUrlSigner(await loadOrCreateSecret(s.dataDir)),
+      base,
+      -2 * 3_600_000,
+    );
+    const expired = await httpGet(
+      expiredLinks.link({ userId: alice.userId, taskId: data.taskId, fileName: file.fileName }, Date.now() - 1),
+    );
     expect([expired.status, expired.bytes.toString()]).toEqual([403, '"Forbidden: this download link has expired"']);
 
     const acct = dataOf<{ currentCredits: number }>(await postJson(base, '/get-account', alice.key, {}));
@@ -216,14 +303,22 @@ describe('start-task and get-task-status', () => {
       [{ ...BASIC, scale: '9' }, true, "Bad Request: scale '9' is not an integer from 1 to 8"],
       [BASIC, false, 'Bad Request: no image given: send exactly one of file, files or urls'],
       [{ ...BASIC, urls: 'not json' }, false, 'Bad Request: urls must be a JSON array'],
-      [{ ...BASIC, urls: JSON.stringify(['http://x/a.png']) }, true, 'Bad Request: send exactly one of file, files or urls, not several'],
+      [
+        { ...BASIC, urls: JSON.stringify(['http://x/a.png']) },
+        true,
+        'Bad Request: send exactly one of file, files or urls, not several',
+      ],
     ];
     for (const [fields, withFile, message] of cases) {
       const a = await postForm(base, alice.key, withFile ? birdForm(fields) : taskForm(fields));
       expect(a.status).toBe(400);
       expect(a.json).toEqual(expect.stringContaining(message));
     }
-    const notImage = await postForm(base, alice.key, taskForm(BASIC, [{ name: 'file', fileName: 'x.png', bytes: Buffer.from('hello, not an image') }]));
+    const notImage = await postForm(
+      base,
+      alice.key,
+      taskForm(BASIC, [{ name: 'file', fileName: 'x.png', bytes: Buffer.from('hello, not an image') }]),
+    );
     expectError(notImage, 400, 'Bad Request: x.png is not a JPG, PNG or WEBP image');
   });
 
@@ -231,18 +326,29 @@ describe('start-task and get-task-status', () => {
     const carol = await addUser(s, 'carol@example.com', 10);
     const { taskId } = dataOf<{ taskId: string }>(await postForm(base, carol.key, birdForm()));
     await idle(s);
-    const polls = await Promise.all(Array.from({ length: 50 }, () => postJson(base, '/get-task-status', carol.key, { data: { taskId } })));
+    const polls = await Promise.all(
+      Array.from({ length: 50 }, () => postJson(base, '/get-task-status', carol.key, { data: { taskId } })),
+    );
     expect(polls.every((p) => p.status === 200)).toBe(true);
     const results = polls.map((p) => dataOf<{ status: string; creditsDeducted: boolean; deductedCredits: number }>(p));
     expect(results.every((r) => r.status === 'PROCESSED' && r.creditsDeducted && r.deductedCredits === 1)).toBe(true);
-    expect(dataOf<{ currentCredits: number }>(await postJson(base, '/get-account', carol.key, {})).currentCredits).toBe(9);
+    expect(dataOf<{ currentCredits: number }>(await postJson(base, '/get-account', carol.key, {})).currentCredits).toBe(
+      9,
+    );
   });
 
   it('two concurrent start-tasks with credit for one: exactly one 402', async () => {
     const dave = await addUser(s, 'dave@example.com', 1);
     const answers = await Promise.all([postForm(base, dave.key, birdForm()), postForm(base, dave.key, birdForm())]);
     expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
-    expectError(record('start-task', answers.find((a) => a.status === 402)!), 402, 'Insufficient credits');
+    expectError(
+      record(
+        'start-task',
+        answers.find((a) => a.status === 402)!,
+      ),
+      402,
+      'Insufficient credits',
+    );
     await idle(s);
   });
 
@@ -250,16 +356,25 @@ describe('start-task and get-task-status', () => {
     const frank = await addUser(s, 'frank@example.com', 1, 5);
     const { taskId } = dataOf<{ taskId: string }>(await postForm(base, frank.key, birdForm({ ...BASIC, scale: '3' })));
     expect((await pollStatus(base, frank.key, taskId)).deductedCredits).toBe(2);
-    expect(dataOf<object>(await postJson(base, '/get-account', frank.key, {}))).toMatchObject({ currentCredits: 0, currentExtraCredits: 4 });
+    expect(dataOf<object>(await postJson(base, '/get-account', frank.key, {}))).toMatchObject({
+      currentCredits: 0,
+      currentExtraCredits: 4,
+    });
   });
 
   it('a failed task (private URL refused) deducts nothing and frees its reservation', async () => {
     const erin = await addUser(s, 'erin@example.com', 1);
-    const started = await postForm(base, erin.key, taskForm({ ...BASIC, urls: JSON.stringify([`${imagesBase}/bird.png`]) }));
+    const started = await postForm(
+      base,
+      erin.key,
+      taskForm({ ...BASIC, urls: JSON.stringify([`${imagesBase}/bird.png`]) }),
+    );
     expect(started.status).toBe(200);
     const done = await pollStatus(base, erin.key, dataOf<{ taskId: string }>(started).taskId);
     expect(done).toMatchObject({ status: 'PROCESSING_FAILED', creditsDeducted: false, deductedCredits: 0, files: [] });
-    expect(done.error).toBe(`could not fetch ${imagesBase}/bird.png: private, loopback and reserved addresses are refused (see --allow-private-urls)`);
+    expect(done.error).toBe(
+      `could not fetch ${imagesBase}/bird.png: private, loopback and reserved addresses are refused (see --allow-private-urls)`,
+    );
     expect(await s.ledger.reservedFor(erin.userId)).toBe(0);
     expect(dataOf<object>(await postJson(base, '/get-account', erin.key, {}))).toMatchObject({ currentCredits: 1 });
     // The freed credit can be reserved again.
@@ -282,7 +397,11 @@ describe('URL inputs with --allow-private-urls', () => {
     const open = await suiteServer({ allowPrivateUrls: true });
     try {
       const u = await addUser(open, 'urls@example.com', 5);
-      const started = await postForm(open.url, u.key, taskForm({ ...BASIC, urls: JSON.stringify([`${imagesBase}/bird.png`]) }));
+      const started = await postForm(
+        open.url,
+        u.key,
+        taskForm({ ...BASIC, urls: JSON.stringify([`${imagesBase}/bird.png`]) }),
+      );
       expect(started.status).toBe(200);
       const done = await pollStatus(open.url, u.key, dataOf<{ taskId: string }>(started).taskId);
       expect(done).toMatchObject({ status: 'PROCESSED', deductedCredits: 1 });
@@ -318,16 +437,31 @@ describe('configured limits', () => {
       const big = await postForm(small.url, u.key, birdForm());
       expect(big.status).toBe(413);
       expect(big.json).toMatch(/^Payload Too Large: /);
-      const three = taskForm(BASIC, [0, 1, 2].map((i) => ({ name: `${i}.file`, fileName: `b${i}.png`, bytes: butterfly.subarray(0, 100) })));
+      const three = taskForm(
+        BASIC,
+        [0, 1, 2].map((i) => ({ name: `${i}.file`, fileName: `b${i}.png`, bytes: butterfly.subarray(0, 100) })),
+      );
       expectError(await postForm(small.url, u.key, three), 400, 'Bad Request: 3 files in one task; the limit is 2');
       const urls = JSON.stringify(['http://a.example/1.png', 'http://a.example/2.png', 'http://a.example/3.png']);
-      expectError(await postForm(small.url, u.key, taskForm({ ...BASIC, urls })), 400, 'Bad Request: 3 urls in one task; the limit is 2');
       expectError(
-        await postForm(small.url, u.key, taskForm(BASIC, [{ name: 'image', fileName: 'x.png', bytes: butterfly.subarray(0, 100) }])),
+        await postForm(small.url, u.key, taskForm({ ...BASIC, urls })),
+        400,
+        'Bad Request: 3 urls in one task; the limit is 2',
+      );
+      expectError(
+        await postForm(
+          small.url,
+          u.key,
+          taskForm(BASIC, [{ name: 'image', fileName: 'x.png', bytes: butterfly.subarray(0, 100) }]),
+        ),
         400,
         "Bad Request: unexpected file part 'image': send file, <index>.file, files or urls",
       );
-      expect(await postJson(small.url, '/get-upload-url', u.key, { data: { fileSize: 50_001, fileType: 'image/png', originalFileName: 'x.png' } })).toMatchObject({
+      expect(
+        await postJson(small.url, '/get-upload-url', u.key, {
+          data: { fileSize: 50_001, fileType: 'image/png', originalFileName: 'x.png' },
+        }),
+      ).toMatchObject({
         status: 413,
         json: 'Payload Too Large: fileSize 50001 exceeds the limit of 50000 bytes',
       });
@@ -348,7 +482,9 @@ describe.skipIf(suite.store === 'postgres')('server failures (storage made to fa
 
       // complete-multipart-upload: the stored parts vanished from storage.
       const up = dataOf<{ uploadId: string; path: string; fileName: string; partUrls: { signedUrl: string }[] }>(
-        await postJson(f.url, '/get-upload-url', u.key, { data: { fileSize: bird.length, fileType: 'image/png', originalFileName: 'bird.png' } }),
+        await postJson(f.url, '/get-upload-url', u.key, {
+          data: { fileSize: bird.length, fileType: 'image/png', originalFileName: 'bird.png' },
+        }),
       );
       const put = await httpPut(up.partUrls[0]!.signedUrl, bird);
       await rm(path.join(uploads, up.uploadId, `${up.fileName}.partial`));
@@ -360,7 +496,9 @@ describe.skipIf(suite.store === 'postgres')('server failures (storage made to fa
       // get-upload-url: the uploads folder is not a folder.
       await rename(uploads, `${uploads}.away`);
       await writeFile(uploads, 'not a directory');
-      const g = await postJson(f.url, '/get-upload-url', u.key, { data: { fileSize: 10, fileType: 'image/png', originalFileName: 'x.png' } });
+      const g = await postJson(f.url, '/get-upload-url', u.key, {
+        data: { fileSize: 10, fileType: 'image/png', originalFileName: 'x.png' },
+      });
       expectError(record('get-upload-url', g), 500, 'Internal Server Error');
       await rm(uploads);
       await rename(`${uploads}.away`, uploads);
@@ -377,7 +515,11 @@ describe.skipIf(suite.store === 'postgres')('server failures (storage made to fa
       const accounts = accountsFile(f.dataDir);
       await rename(accounts, `${accounts}.away`);
       await mkdir(accounts);
-      expectError(record('get-task-status', await postJson(f.url, '/get-task-status', u.key, { data: { taskId } })), 500, 'Error getting data');
+      expectError(
+        record('get-task-status', await postJson(f.url, '/get-task-status', u.key, { data: { taskId } })),
+        500,
+        'Error getting data',
+      );
       await rm(accounts, { recursive: true });
       await rename(`${accounts}.away`, accounts);
       // Nothing was deducted by the failed poll; the next one deducts once.

@@ -8,7 +8,20 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../engine/limits.js';
-import { addUser, BASIC, dataOf, httpGet, httpPut, pollStatus, postForm, postJson, SET5, startTestServer, taskForm, type TestServer } from './helpers.js';
+import {
+  addUser,
+  BASIC,
+  dataOf,
+  httpGet,
+  httpPut,
+  pollStatus,
+  postForm,
+  postJson,
+  SET5,
+  startTestServer,
+  taskForm,
+  type TestServer,
+} from './helpers.js';
 
 let clock = Date.now();
 let s: TestServer;
@@ -31,7 +44,10 @@ afterAll(async () => {
   await s?.stop();
 });
 
-const ask = () => postJson(s.url, '/get-upload-url', user.key, { data: { fileSize: png.length, fileType: 'image/png', originalFileName: 'bird.png' } });
+const ask = () =>
+  postJson(s.url, '/get-upload-url', user.key, {
+    data: { fileSize: png.length, fileType: 'image/png', originalFileName: 'bird.png' },
+  });
 
 describe('quotas and expiry', () => {
   it('an expired unfinished upload is deleted and frees its open-upload slot', async () => {
@@ -83,7 +99,9 @@ describe('quotas and expiry', () => {
     expect(results.map((r) => r.status)).toEqual(['PROCESSED', 'PROCESSED']);
     const full = await postForm(s.url, user.key, form());
     expect(full.status).toBe(400);
-    expect(JSON.parse(full.text)).toBe('Bad Request: your tasks hold 2 output files and this one adds 1; the limit is 2. Wait for older outputs to expire');
+    expect(JSON.parse(full.text)).toBe(
+      'Bad Request: your tasks hold 2 output files and this one adds 1; the limit is 2. Wait for older outputs to expire',
+    );
 
     const link = results[0]!.files[0]!.downloadLink;
     expect((await httpGet(link)).status).toBe(200);

@@ -27,7 +27,8 @@ beforeAll(async () => {
       res.write(png);
       return void res.end(Buffer.alloc(2_000_000));
     }
-    if (url === '/html') return void res.writeHead(200, { 'content-type': 'image/png' }).end('<html>not an image</html>');
+    if (url === '/html')
+      return void res.writeHead(200, { 'content-type': 'image/png' }).end('<html>not an image</html>');
     if (url === '/missing') return void res.writeHead(404).end();
     if (url === '/slow') return; // never answers
     res.writeHead(500).end();
@@ -49,35 +50,80 @@ describe('fetchImage', () => {
     expect(Buffer.from(img.data).equals(png)).toBe(true);
     expect(img.originalFileName).toBe('bird.png');
     await expect(fetchImage(`${base}/chain/2`, opts)).resolves.toMatchObject({ contentType: 'image/png' });
-    await expect(fetchImage(`${base}/chain/3`, opts)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/more than 3 redirects/) });
+    await expect(fetchImage(`${base}/chain/3`, opts)).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/more than 3 redirects/),
+    });
   });
 
   it('refuses oversize, non-image, failing and slow answers with clear 400s', async () => {
-    await expect(fetchImage(`${base}/big`, opts)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/larger than the limit of 1000000 bytes/) });
-    await expect(fetchImage(`${base}/html`, opts)).rejects.toMatchObject({ message: expect.stringMatching(/not a JPG, PNG or WEBP image/) });
-    await expect(fetchImage(`${base}/missing`, opts)).rejects.toMatchObject({ message: expect.stringMatching(/answered HTTP 404/) });
-    await expect(fetchImage(`${base}/slow`, { ...opts, timeoutMs: 300 })).rejects.toMatchObject({ message: expect.stringMatching(/within 300 ms/) });
-    await expect(fetchImage('ftp://example.com/x.png', opts)).rejects.toMatchObject({ message: expect.stringMatching(/only http and https/) });
+    await expect(fetchImage(`${base}/big`, opts)).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/larger than the limit of 1000000 bytes/),
+    });
+    await expect(fetchImage(`${base}/html`, opts)).rejects.toMatchObject({
+      message: expect.stringMatching(/not a JPG, PNG or WEBP image/),
+    });
+    await expect(fetchImage(`${base}/missing`, opts)).rejects.toMatchObject({
+      message: expect.stringMatching(/answered HTTP 404/),
+    });
+    await expect(fetchImage(`${base}/slow`, { ...opts, timeoutMs: 300 })).rejects.toMatchObject({
+      message: expect.stringMatching(/within 300 ms/),
+    });
+    await expect(fetchImage('ftp://example.com/x.png', opts)).rejects.toMatchObject({
+      message: expect.stringMatching(/only http and https/),
+    });
   });
 
   it('refuses loopback by IP literal and by name (checked at DNS lookup) unless allowPrivate', async () => {
     const strict = { ...opts, allowPrivate: false };
     const port = new URL(base).port;
-    await expect(fetchImage(`${base}/bird.png`, strict)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/private, loopback/) });
-    await expect(fetchImage(`http://localhost:${port}/bird.png`, strict)).rejects.toMatchObject({ message: expect.stringMatching(/resolves to a private/) });
-    await expect(fetchImage(`http://[::ffff:127.0.0.1]:${port}/bird.png`, strict)).rejects.toMatchObject({ message: expect.stringMatching(/private/) });
-    await expect(fetchImage(`http://0x7f000001:${port}/bird.png`, strict)).rejects.toMatchObject({ message: expect.stringMatching(/private/) });
-    await expect(fetchImage(`http://localhost:${port}/bird.png`, opts)).resolves.toMatchObject({ contentType: 'image/png' });
+    await expect(fetchImage(`${base}/bird.png`, strict)).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/private, loopback/),
+    });
+    await expect(fetchImage(`http://localhost:${port}/bird.png`, strict)).rejects.toMatchObject({
+      message: expect.stringMatching(/resolves to a private/),
+    });
+    await expect(fetchImage(`http://[::ffff:127.0.0.1]:${port}/bird.png`, strict)).rejects.toMatchObject({
+      message: expect.stringMatching(/private/),
+    });
+    await expect(fetchImage(`http://0x7f000001:${port}/bird.png`, strict)).rejects.toMatchObject({
+      message: expect.stringMatching(/private/),
+    });
+    await expect(fetchImage(`http://localhost:${port}/bird.png`, opts)).resolves.toMatchObject({
+      contentType: 'image/png',
+    });
   });
 });
 
 describe('isPrivateAddress', () => {
   it.each([
-    ['127.0.0.1', true], ['10.1.2.3', true], ['172.16.0.1', true], ['172.32.0.1', false], ['192.168.1.1', true],
-    ['169.254.169.254', true], ['100.64.0.1', true], ['100.128.0.1', false], ['0.0.0.0', true], ['224.0.0.1', true],
-    ['255.255.255.255', true], ['8.8.8.8', false], ['::1', true], ['::', true], ['fe80::1', true], ['fd00::1', true],
-    ['fc12:3456::1', true], ['ff02::1', true], ['::ffff:10.0.0.1', true], ['::ffff:8.8.8.8', false], ['64:ff9b::127.0.0.1', true],
-    ['2002:7f00:1::', true], ['2001:db8::1', true], ['2606:4700:4700::1111', false], ['not-an-ip', true],
+    ['127.0.0.1', true],
+    ['10.1.2.3', true],
+    ['172.16.0.1', true],
+    ['172.32.0.1', false],
+    ['192.168.1.1', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['100.128.0.1', false],
+    ['0.0.0.0', true],
+    ['224.0.0.1', true],
+    ['255.255.255.255', true],
+    ['8.8.8.8', false],
+    ['::1', true],
+    ['::', true],
+    ['fe80::1', true],
+    ['fd00::1', true],
+    ['fc12:3456::1', true],
+    ['ff02::1', true],
+    ['::ffff:10.0.0.1', true],
+    ['::ffff:8.8.8.8', false],
+    ['64:ff9b::127.0.0.1', true],
+    ['2002:7f00:1::', true],
+    ['2001:db8::1', true],
+    ['2606:4700:4700::1111', false],
+    ['not-an-ip', true],
   ])('%s → %s', (ip, blocked) => {
     expect(isPrivateAddress(ip)).toBe(blocked);
   });

@@ -3,7 +3,17 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addUser, BASIC, dataOf, pollStatus, postForm, SET5, startTestServer, taskForm, type TestServer } from './helpers.js';
+import {
+  addUser,
+  BASIC,
+  dataOf,
+  pollStatus,
+  postForm,
+  SET5,
+  startTestServer,
+  taskForm,
+  type TestServer,
+} from './helpers.js';
 
 let s: TestServer;
 let bare: TestServer;
@@ -34,7 +44,9 @@ describe('operator endpoints', () => {
 
     const { key } = await addUser(s, 'm@example.com', 5);
     const bytes = await readFile(path.join(SET5, 'bird.png'));
-    const { taskId } = dataOf<{ taskId: string }>(await postForm(s.url, key, taskForm(BASIC, [{ name: 'file', fileName: 'bird.png', bytes }])));
+    const { taskId } = dataOf<{ taskId: string }>(
+      await postForm(s.url, key, taskForm(BASIC, [{ name: 'file', fileName: 'bird.png', bytes }])),
+    );
     expect(await pollStatus(s.url, key, taskId)).toMatchObject({ status: 'PROCESSED', deductedCredits: 1 });
 
     const m = await get(`${s.url}/metrics`, { authorization: 'Bearer tok-123' });

@@ -76,7 +76,13 @@ async function answer(res: Awaited<ReturnType<typeof request>>): Promise<HttpAns
   return { status: res.statusCode, headers: res.headers, text, json };
 }
 
-export async function postJson(base: string, route: string, key: string | undefined, body: unknown, rawBody?: string): Promise<HttpAnswer> {
+export async function postJson(
+  base: string,
+  route: string,
+  key: string | undefined,
+  body: unknown,
+  rawBody?: string,
+): Promise<HttpAnswer> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key !== undefined) headers['x-api-key'] = key;
   return answer(await request(`${base}${route}`, { method: 'POST', headers, body: rawBody ?? JSON.stringify(body) }));
@@ -88,16 +94,24 @@ export async function postForm(base: string, key: string | undefined, form: Form
   return answer(await request(`${base}/start-task`, { method: 'POST', headers, body: form }));
 }
 
-export async function httpGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: HttpAnswer['headers']; bytes: Buffer }> {
+export async function httpGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: HttpAnswer['headers']; bytes: Buffer }> {
   const res = await request(url, { method: 'GET', headers });
   return { status: res.statusCode, headers: res.headers, bytes: Buffer.from(await res.body.arrayBuffer()) };
 }
 
 export async function httpPut(url: string, bytes: Uint8Array): Promise<HttpAnswer> {
-  return answer(await request(url, { method: 'PUT', body: bytes, headers: { 'content-type': 'application/octet-stream' } }));
+  return answer(
+    await request(url, { method: 'PUT', body: bytes, headers: { 'content-type': 'application/octet-stream' } }),
+  );
 }
 
-export function taskForm(fields: Record<string, string>, files: { name: string; fileName: string; bytes: Uint8Array }[] = []): FormData {
+export function taskForm(
+  fields: Record<string, string>,
+  files: { name: string; fileName: string; bytes: Uint8Array }[] = [],
+): FormData {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   for (const f of files) form.append(f.name, new Blob([f.bytes]), f.fileName);
@@ -106,7 +120,12 @@ export function taskForm(fields: Record<string, string>, files: { name: string; 
 
 export const BASIC = { model: FAST_MODEL, scale: '2', saveImageAs: 'png', enhanceFace: 'false' } as const;
 
-export async function addUser(server: RunningServer, email: string, credits: number, extraCredits = 0): Promise<{ key: string; userId: string }> {
+export async function addUser(
+  server: RunningServer,
+  email: string,
+  credits: number,
+  extraCredits = 0,
+): Promise<{ key: string; userId: string }> {
   const { account, apiKey } = await server.accounts.addUser({ email, credits, extraCredits });
   return { key: apiKey, userId: account.userId };
 }
@@ -114,7 +133,13 @@ export async function addUser(server: RunningServer, email: string, credits: num
 export interface StatusData {
   status: string;
   progress: string;
-  files: { fileName: string; downloadLink: string; dimensions: { width: number; height: number }; fileSize: number; fileType: string }[];
+  files: {
+    fileName: string;
+    downloadLink: string;
+    dimensions: { width: number; height: number };
+    fileSize: number;
+    fileType: string;
+  }[];
   deductedCredits: number;
   creditsDeducted: boolean;
   error?: string;

@@ -13,7 +13,19 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errors, type UploadSession } from '../../engine/contract/index.js';
-import { addUser, BASIC, dataOf, httpGet, httpPut, postForm, postJson, startTestServer, taskForm, type StatusData, type TestServer } from './helpers.js';
+import {
+  addUser,
+  BASIC,
+  dataOf,
+  httpGet,
+  httpPut,
+  postForm,
+  postJson,
+  startTestServer,
+  taskForm,
+  type StatusData,
+  type TestServer,
+} from './helpers.js';
 
 /** The contract's upload session (engine/contract/schemas.ts). */
 type Session = UploadSession;
@@ -25,7 +37,9 @@ let tiny: Buffer;
 let failNextStatusOf = '';
 
 beforeAll(async () => {
-  tiny = await sharp({ create: { width: 24, height: 20, channels: 3, background: '#4a8' } }).png().toBuffer();
+  tiny = await sharp({ create: { width: 24, height: 20, channels: 3, background: '#4a8' } })
+    .png()
+    .toBuffer();
   s = await startTestServer(
     { serverLimits: { rateLimitMax: 100_000 } },
     {
@@ -49,10 +63,15 @@ afterAll(async () => {
 });
 
 const status = (taskId: string, key = user.key) => postJson(s.url, '/get-task-status', key, { data: { taskId } });
-const credits = async (key: string) => dataOf<{ currentCredits: number }>(await postJson(s.url, '/get-account', key, {})).currentCredits;
+const credits = async (key: string) =>
+  dataOf<{ currentCredits: number }>(await postJson(s.url, '/get-account', key, {})).currentCredits;
 
 async function startTiny(key: string): Promise<{ taskId: string; creditsToDeduct: number }> {
-  const r = await postForm(s.url, key, taskForm({ ...BASIC, scale: '1' }, [{ name: 'file', fileName: 'tiny.png', bytes: tiny }]));
+  const r = await postForm(
+    s.url,
+    key,
+    taskForm({ ...BASIC, scale: '1' }, [{ name: 'file', fileName: 'tiny.png', bytes: tiny }]),
+  );
   expect(r.status).toBe(200);
   return dataOf<{ taskId: string; creditsToDeduct: number }>(r);
 }
@@ -68,7 +87,11 @@ describe('get-task-status', () => {
       expect(polls.map((p) => p.status)).toEqual(Array(64).fill(200));
       const bodies = new Set(polls.map((p) => p.text));
       expect(bodies.size).toBe(1);
-      expect(dataOf<StatusData>(polls[0]!)).toMatchObject({ status: 'PROCESSED', creditsDeducted: true, deductedCredits: creditsToDeduct });
+      expect(dataOf<StatusData>(polls[0]!)).toMatchObject({
+        status: 'PROCESSED',
+        creditsDeducted: true,
+        deductedCredits: creditsToDeduct,
+      });
       expect(await credits(dana.key)).toBe(10 - creditsToDeduct);
       expect(await s.ledger.reservedFor(dana.userId)).toBe(0);
     }
@@ -82,7 +105,12 @@ describe('get-task-status', () => {
     const early = dataOf<StatusData>(first);
     await s.engine.idle();
     const done = dataOf<StatusData>(await status(taskId));
-    expect(done).toMatchObject({ status: 'PROCESSED', progress: '100%', creditsDeducted: true, deductedCredits: creditsToDeduct });
+    expect(done).toMatchObject({
+      status: 'PROCESSED',
+      progress: '100%',
+      creditsDeducted: true,
+      deductedCredits: creditsToDeduct,
+    });
     expect(done.files).toHaveLength(1);
     expect(done.files[0]!.dimensions).toEqual({ width: 24, height: 20 });
     if (early.status !== 'PROCESSED') {
@@ -114,7 +142,9 @@ describe('multipart upload written in place', () => {
   const md5 = (b: Uint8Array) => `"${createHash('md5').update(b).digest('hex')}"`;
 
   async function session(): Promise<Session> {
-    const r = await postJson(s.url, '/get-upload-url', user.key, { data: { fileSize: file.length, fileType: 'image/png', originalFileName: 'x.png' } });
+    const r = await postJson(s.url, '/get-upload-url', user.key, {
+      data: { fileSize: file.length, fileType: 'image/png', originalFileName: 'x.png' },
+    });
     expect(r.status).toBe(200);
     const sess = dataOf<Session>(r);
     expect(sess.partUrls).toHaveLength(3);
@@ -122,9 +152,12 @@ describe('multipart upload written in place', () => {
   }
   const partOf = (sess: Session, n: number) => file.subarray((n - 1) * sess.partSize, n * sess.partSize);
   /** The client's own list: the MD5 of what it meant to send for each part. */
-  const ownList = (sess: Session) => sess.partUrls.map((p) => ({ PartNumber: p.partNumber, ETag: md5(partOf(sess, p.partNumber)) }));
+  const ownList = (sess: Session) =>
+    sess.partUrls.map((p) => ({ PartNumber: p.partNumber, ETag: md5(partOf(sess, p.partNumber)) }));
   const complete = (sess: Session, parts: { PartNumber: number; ETag: string }[]) =>
-    postJson(s.url, '/complete-multipart-upload', user.key, { data: { uploadId: sess.uploadId, key: sess.path, parts } });
+    postJson(s.url, '/complete-multipart-upload', user.key, {
+      data: { uploadId: sess.uploadId, key: sess.path, parts },
+    });
   const put = async (sess: Session, n: number, bytes: Uint8Array) => httpPut(sess.partUrls[n - 1]!.signedUrl, bytes);
   const assembled = (sess: Session) => path.join(s.dataDir, 'uploads', sess.uploadId, sess.fileName);
 
@@ -170,7 +203,10 @@ describe('multipart upload written in place', () => {
     for (const n of [1, 2, 3]) expect((await put(sess, n, partOf(sess, n))).status).toBe(200);
     // A retry of part 2 that carries too few bytes overwrote part of its region: part 2 is no longer uploaded.
     const short = await put(sess, 2, partOf(sess, 2).subarray(0, 1000));
-    expect([short.status, short.json]).toEqual([400, errors.badRequest(`part 2 has 1000 bytes; expected ${sess.partSize}`).message]);
+    expect([short.status, short.json]).toEqual([
+      400,
+      errors.badRequest(`part 2 has 1000 bytes; expected ${sess.partSize}`).message,
+    ]);
     const c = await complete(sess, ownList(sess));
     expect([c.status, c.json]).toEqual([400, errors.badRequest('part 2 was not uploaded').message]);
     // Sending it again whole makes the upload complete, byte for byte.
@@ -209,7 +245,10 @@ describe('multipart upload written in place', () => {
     expect((await put(sess, 2, partOf(sess, 2))).status).toBe(200);
     const tooBig = Buffer.concat([partOf(sess, 1), Buffer.alloc(70_000, 0xab)]);
     const r = await put(sess, 1, tooBig);
-    expect([r.status, r.json]).toEqual([400, errors.badRequest(`part 1 is larger than ${sess.partSize} bytes`).message]);
+    expect([r.status, r.json]).toEqual([
+      400,
+      errors.badRequest(`part 1 is larger than ${sess.partSize} bytes`).message,
+    ]);
     for (const n of [1, 3]) expect((await put(sess, n, partOf(sess, n))).status).toBe(200);
     expect((await complete(sess, ownList(sess))).status).toBe(200);
     expect((await readFile(assembled(sess))).equals(file)).toBe(true);
@@ -249,11 +288,20 @@ describe('logs', () => {
     expect(refused.status).toBe(401);
     failNextStatusOf = taskId;
     const failed = await status(taskId);
-    expect([failed.status, failed.json]).toEqual([errors.serverFailure('get-task-status').status, errors.serverFailure('get-task-status').message]);
+    expect([failed.status, failed.json]).toEqual([
+      errors.serverFailure('get-task-status').status,
+      errors.serverFailure('get-task-status').message,
+    ]);
     expect((await postJson(s.url, '/get-account', user.key, {})).status).toBe(200);
     const lines = linesSince(mark);
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatchObject({ level: 30, route: '/get-task-status', status: 401, code: errors.unauthorized().code, msg: errors.unauthorized().message });
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      route: '/get-task-status',
+      status: 401,
+      code: errors.unauthorized().code,
+      msg: errors.unauthorized().message,
+    });
     expect(lines[0]!.user).toBeUndefined();
     expect(lines[1]).toMatchObject({ level: 50, route: '/get-task-status', status: 500, user: user.userId });
     expect(lines[1]!.err?.stack).toContain('disk on fire');
@@ -265,7 +313,9 @@ describe('logs', () => {
     try {
       mark = s.logs().length;
       await status(taskId);
-      expect(linesSince(mark)).toMatchObject([{ level: 20, route: '/get-task-status', status: 200, user: user.userId }]);
+      expect(linesSince(mark)).toMatchObject([
+        { level: 20, route: '/get-task-status', status: 200, user: user.userId },
+      ]);
     } finally {
       s.app.log.level = 'info';
     }
@@ -280,7 +330,11 @@ describe('logs', () => {
       const link = done.files[0]!.downloadLink;
       expect((await httpGet(link, { 'x-api-key': user.key })).status).toBe(200);
       expect((await httpGet(link.replace(/signature=./, 'signature=Z'))).status).toBe(403);
-      const sess = dataOf<Session>(await postJson(s.url, '/get-upload-url', user.key, { data: { fileSize: tiny.length, fileType: 'image/png', originalFileName: 't.png' } }));
+      const sess = dataOf<Session>(
+        await postJson(s.url, '/get-upload-url', user.key, {
+          data: { fileSize: tiny.length, fileType: 'image/png', originalFileName: 't.png' },
+        }),
+      );
       expect((await httpPut(sess.partUrls[0]!.signedUrl, tiny)).status).toBe(200);
       expect((await httpPut(`${sess.partUrls[0]!.signedUrl}x`, tiny)).status).toBe(403);
       await postJson(s.url, '/get-task-status', `${user.key}x`, { data: { taskId } });

@@ -48,8 +48,11 @@ describe('accounts', () => {
 
 describe('ledger', () => {
   it('prices by scale band plus a face surcharge per image', () => {
-    const p = (scale: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8, enhanceFace: boolean, n: number) => priceOf(DEFAULT_PRICE_TABLE, { scale, enhanceFace }, n);
-    expect([p(1, false, 1), p(2, false, 1), p(3, false, 1), p(4, false, 1), p(6, false, 1), p(8, false, 1)]).toEqual([1, 1, 2, 2, 3, 4]);
+    const p = (scale: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8, enhanceFace: boolean, n: number) =>
+      priceOf(DEFAULT_PRICE_TABLE, { scale, enhanceFace }, n);
+    expect([p(1, false, 1), p(2, false, 1), p(3, false, 1), p(4, false, 1), p(6, false, 1), p(8, false, 1)]).toEqual([
+      1, 1, 2, 2, 3, 4,
+    ]);
     expect(p(4, true, 3)).toBe(9);
   });
 
@@ -60,7 +63,10 @@ describe('ledger', () => {
     const results = await Promise.allSettled([ledger.reserve(caller, 't1', 2), ledger.reserve(caller, 't2', 2)]);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
     expect(await ledger.reservedFor(account.userId)).toBe(2);
-    await expect(ledger.assertCanUpload(caller)).rejects.toMatchObject({ status: 402, message: 'Insufficient credits' });
+    await expect(ledger.assertCanUpload(caller)).rejects.toMatchObject({
+      status: 402,
+      message: 'Insufficient credits',
+    });
   });
 
   it('settles exactly once under concurrency, regular before extra, never negative; release frees', async () => {
@@ -70,14 +76,19 @@ describe('ledger', () => {
     await ledger.reserve(caller, 'big', 4);
     await ledger.reserve(caller, 'failed', 2);
     const settles = await Promise.all(Array.from({ length: 30 }, () => ledger.settle(caller, 'big')));
-    expect(new Set(settles.map((s) => JSON.stringify(s)))).toEqual(new Set([JSON.stringify({ creditsDeducted: true, deductedCredits: 4 })]));
+    expect(new Set(settles.map((s) => JSON.stringify(s)))).toEqual(
+      new Set([JSON.stringify({ creditsDeducted: true, deductedCredits: 4 })]),
+    );
     expect(await ledger.balance(caller)).toEqual({ currentCredits: 0, currentExtraCredits: 4 });
     await ledger.release('failed');
     await ledger.release('failed');
     expect(await ledger.settle(caller, 'failed')).toEqual({ creditsDeducted: false, deductedCredits: 0 });
     expect(await ledger.reservedFor(account.userId)).toBe(0);
     // Another user cannot settle (or learn about) this user's task.
-    expect(await ledger.settle({ userId: 'usr_x', email: 'x@x' }, 'big')).toEqual({ creditsDeducted: false, deductedCredits: 0 });
+    expect(await ledger.settle({ userId: 'usr_x', email: 'x@x' }, 'big')).toEqual({
+      creditsDeducted: false,
+      deductedCredits: 0,
+    });
     // Persisted: a fresh open sees the same balances and charge states.
     const again = createLedger(await openAccountsState(dir));
     expect(await again.balance(caller)).toEqual({ currentCredits: 0, currentExtraCredits: 4 });

@@ -32,10 +32,13 @@ const TASK = '00000000-0000-4000-8000-00000000000a';
 const OTHER = '00000000-0000-4000-8000-00000000000b';
 
 const stores: Array<[string, () => Promise<{ accounts: AccountStore; ledger: Ledger }>]> = [
-  ['JSON', async () => {
-    const state = await openAccountsState(dir);
-    return { accounts: createJsonAccountStore(state), ledger: createLedger(state) };
-  }],
+  [
+    'JSON',
+    async () => {
+      const state = await openAccountsState(dir);
+      return { accounts: createJsonAccountStore(state), ledger: createLedger(state) };
+    },
+  ],
   ['PostgreSQL', async () => ({ accounts: createPgAccountStore(pool), ledger: createPgLedger(pool) })],
 ];
 
@@ -45,7 +48,10 @@ describe.each(stores)('%s ledger', (_name, open) => {
     const { account } = await accounts.addUser({ email: 'adjust@example.com', credits: 4, extraCredits: 1 });
     const caller = { userId: account.userId, email: account.email };
     await ledger.assertCanAfford(caller, 5);
-    await expect(ledger.assertCanAfford(caller, 6)).rejects.toMatchObject({ status: 402, message: 'Insufficient credits' });
+    await expect(ledger.assertCanAfford(caller, 6)).rejects.toMatchObject({
+      status: 402,
+      message: 'Insufficient credits',
+    });
     expect(await ledger.reservedFor(account.userId)).toBe(0);
 
     await ledger.reserve(caller, TASK, 1);

@@ -3,7 +3,11 @@ import { readFile, rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { accountsFile, createJsonAccountStore, openAccountsState } from '../../engine/accounts/accountStore.js';
 import { createLedger } from '../../engine/credits/ledger.js';
-import { compactLedger, DEFAULT_LEDGER_RETENTION_MS, ledgerArchiveFile } from '../../engine/credits/ledgerCompaction.js';
+import {
+  compactLedger,
+  DEFAULT_LEDGER_RETENTION_MS,
+  ledgerArchiveFile,
+} from '../../engine/credits/ledgerCompaction.js';
 import { tempDir } from './helpers.js';
 
 const dirs: string[] = [];
@@ -11,7 +15,11 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-const TASKS = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000003'];
+const TASKS = [
+  '00000000-0000-4000-8000-000000000001',
+  '00000000-0000-4000-8000-000000000002',
+  '00000000-0000-4000-8000-000000000003',
+];
 
 describe('ledger compaction', () => {
   it('archives settled and released charges past the retention, keeps reserved ones and every balance', async () => {
@@ -38,7 +46,10 @@ describe('ledger compaction', () => {
     expect(file).not.toContain(settled);
     expect(file).not.toContain(released);
     expect(file).toContain(reserved);
-    const lines = (await readFile(ledgerArchiveFile(dir), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { taskId: string; state: string; deducted: number });
+    const lines = (await readFile(ledgerArchiveFile(dir), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { taskId: string; state: string; deducted: number });
     expect(lines.map((l) => [l.taskId, l.state, l.deducted]).sort()).toEqual([
       [settled, 'settled', 3],
       [released, 'released', 0],

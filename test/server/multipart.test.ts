@@ -10,7 +10,20 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadSession } from '../../engine/contract/index.js';
 import { createUrlSigner, loadOrCreateSecret } from '../../engine/security/urlSigner.js';
-import { addUser, BASIC, dataOf, httpGet, httpPut, pollStatus, postForm, postJson, SET5, startTestServer, taskForm, type TestServer } from './helpers.js';
+import {
+  addUser,
+  BASIC,
+  dataOf,
+  httpGet,
+  httpPut,
+  pollStatus,
+  postForm,
+  postJson,
+  SET5,
+  startTestServer,
+  taskForm,
+  type TestServer,
+} from './helpers.js';
 
 /** The contract's upload session (engine/contract/schemas.ts). */
 type Session = UploadSession;
@@ -23,7 +36,10 @@ const SIDE = 1420;
 beforeAll(async () => {
   // Noise in 16-bit RGB is incompressible: ~12 MiB of PNG from only 2 MP, so inference stays cheap.
   const noise = new Uint16Array(randomBytes(SIDE * SIDE * 3 * 2).buffer);
-  big = await sharp(noise, { raw: { width: SIDE, height: SIDE, channels: 3 } }).toColourspace('rgb16').png({ compressionLevel: 1 }).toBuffer();
+  big = await sharp(noise, { raw: { width: SIDE, height: SIDE, channels: 3 } })
+    .toColourspace('rgb16')
+    .png({ compressionLevel: 1 })
+    .toBuffer();
   s = await startTestServer();
   user = await addUser(s, 'uploader@example.com', 50);
 });
@@ -32,7 +48,9 @@ afterAll(async () => {
 });
 
 async function session(bytes: Buffer, fileType = 'image/png'): Promise<Session> {
-  const r = await postJson(s.url, '/get-upload-url', user.key, { data: { fileSize: bytes.length, fileType, originalFileName: 'noise.png' } });
+  const r = await postJson(s.url, '/get-upload-url', user.key, {
+    data: { fileSize: bytes.length, fileType, originalFileName: 'noise.png' },
+  });
   expect(r.status).toBe(200);
   return dataOf<Session>(r);
 }
@@ -62,7 +80,16 @@ describe('multipart upload', () => {
     expect((await complete(sess, parts)).json).toEqual({ status: 'success', data: { status: 'success' } });
     expect((await readFile(assembled(sess))).equals(big)).toBe(true);
 
-    const started = await postForm(s.url, user.key, taskForm({ ...BASIC, scale: '1', saveImageAs: 'jpg', files: JSON.stringify([{ path: sess.path, fileName: sess.fileName }]) }));
+    const started = await postForm(
+      s.url,
+      user.key,
+      taskForm({
+        ...BASIC,
+        scale: '1',
+        saveImageAs: 'jpg',
+        files: JSON.stringify([{ path: sess.path, fileName: sess.fileName }]),
+      }),
+    );
     expect(started.status).toBe(200);
     const done = await pollStatus(s.url, user.key, dataOf<{ taskId: string }>(started).taskId, 200_000);
     expect(done.status).toBe('PROCESSED');
@@ -76,7 +103,10 @@ describe('multipart upload', () => {
     const sess = await session(img);
     const url = sess.partUrls[0]!.signedUrl;
     const tampered = url.replace('/parts/1?', '/parts/2?');
-    expect([(await httpPut(tampered, img)).status, (await httpPut(tampered, img)).json]).toEqual([403, 'Forbidden: the upload URL signature is invalid']);
+    expect([(await httpPut(tampered, img)).status, (await httpPut(tampered, img)).json]).toEqual([
+      403,
+      'Forbidden: the upload URL signature is invalid',
+    ]);
     const badSig = url.replace(/signature=(.)/, (_m, c: string) => `signature=${c === 'A' ? 'B' : 'A'}`);
     expect((await httpPut(badSig, img)).json).toBe('Forbidden: the upload URL signature is invalid');
     // An expired URL, signed with the server's own secret so only the expiry is wrong.
@@ -92,7 +122,10 @@ describe('multipart upload', () => {
   it('refuses a wrong ETag, a missing part, a size mismatch and non-image bytes', async () => {
     const sess = await session(big);
     const parts = await putAll(sess, big);
-    const wrong = await complete(sess, parts.map((p) => (p.PartNumber === 2 ? { ...p, ETag: '"00000000000000000000000000000000"' } : p)));
+    const wrong = await complete(
+      sess,
+      parts.map((p) => (p.PartNumber === 2 ? { ...p, ETag: '"00000000000000000000000000000000"' } : p)),
+    );
     expect([wrong.status, wrong.json]).toEqual([400, 'Bad Request: ETag of part 2 does not match']);
     const missing = await complete(sess, parts.slice(0, 2));
     expect([missing.status, missing.json]).toEqual([400, 'Bad Request: part 3 is missing from parts']);
@@ -101,7 +134,10 @@ describe('multipart upload', () => {
     const short = await session(big);
     const p1 = short.partUrls[0]!.signedUrl;
     const tooSmall = await httpPut(p1, big.subarray(0, 1000));
-    expect([tooSmall.status, tooSmall.json]).toEqual([400, `Bad Request: part 1 has 1000 bytes; expected ${short.partSize}`]);
+    expect([tooSmall.status, tooSmall.json]).toEqual([
+      400,
+      `Bad Request: part 1 has 1000 bytes; expected ${short.partSize}`,
+    ]);
     const tooBig = await httpPut(short.partUrls[2]!.signedUrl, big.subarray(0, short.partSize));
     expect(tooBig.status).toBe(400);
     expect(tooBig.json).toMatch(/^Bad Request: part 3 is larger than \d+ bytes$/);

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
 import { addUser, BASIC, dataOf, pollStatus, postForm, startTestServer, taskForm, type TestServer } from './helpers.js';
 
-const p = (scale: 1 | 2 | 4 | 8, sizes: { width: number; height: number }[] | number, enhanceFace = false) => priceOf(DEFAULT_PRICE_TABLE, { scale, enhanceFace }, sizes);
+const p = (scale: 1 | 2 | 4 | 8, sizes: { width: number; height: number }[] | number, enhanceFace = false) =>
+  priceOf(DEFAULT_PRICE_TABLE, { scale, enhanceFace }, sizes);
 
 describe('price table by output size', () => {
   it('keeps the scale-band price up to 16 MP and adds the row surcharge above', () => {
@@ -20,7 +21,12 @@ describe('price table by output size', () => {
     expect(p(4, [{ width: 8000, height: 8000 }])).toBe(2 + 2);
     expect(p(4, [{ width: 12000, height: 12000 }])).toBe(2 + 6);
     expect(p(8, [{ width: 16384, height: 16384 }], true)).toBe(4 + 1 + 12);
-    expect(p(2, [{ width: 100, height: 100 }, { width: 6000, height: 6000 }])).toBe(1 + 3);
+    expect(
+      p(2, [
+        { width: 100, height: 100 },
+        { width: 6000, height: 6000 },
+      ]),
+    ).toBe(1 + 3);
   });
 });
 
@@ -32,7 +38,9 @@ describe('start-task prices by the output size', () => {
 
   beforeAll(async () => {
     // 2100² at ×2 is a 17.6 MP output: one row above the base price.
-    large = await sharp({ create: { width: 2100, height: 2100, channels: 3, background: { r: 90, g: 120, b: 200 } } }).png().toBuffer();
+    large = await sharp({ create: { width: 2100, height: 2100, channels: 3, background: { r: 90, g: 120, b: 200 } } })
+      .png()
+      .toBuffer();
     images = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(large));
     await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
     imagesBase = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
@@ -59,7 +67,8 @@ describe('start-task prices by the output size', () => {
     expect(r.headers['x-task-cost']).toBe('1');
     const caller = { userId: u.userId, email: 'url@example.com' };
     const taskId = dataOf<{ taskId: string }>(r).taskId;
-    for (let i = 0; i < 200 && (await s.ledger.reservedFor(u.userId)) !== 3; i++) await new Promise((res) => setTimeout(res, 50));
+    for (let i = 0; i < 200 && (await s.ledger.reservedFor(u.userId)) !== 3; i++)
+      await new Promise((res) => setTimeout(res, 50));
     expect(await s.ledger.reservedFor(u.userId)).toBe(3);
     expect((await s.engine.getTaskRecord(caller, taskId)).creditsToDeduct).toBe(3);
     await s.engine.cancelTask(caller, taskId);
@@ -71,7 +80,9 @@ describe('start-task prices by the output size', () => {
     expect(r.status, r.text).toBe(200);
     const done = await pollStatus(s.url, u.key, dataOf<{ taskId: string }>(r).taskId);
     expect(done.status).toBe('PROCESSING_FAILED');
-    expect(done.error).toBe('the images at these URLs cost 3 credits at their size (1 were reserved) and your available credits do not cover the difference');
+    expect(done.error).toBe(
+      'the images at these URLs cost 3 credits at their size (1 were reserved) and your available credits do not cover the difference',
+    );
     expect(done.creditsDeducted).toBe(false);
     expect(await s.ledger.reservedFor(u.userId)).toBe(0);
   });

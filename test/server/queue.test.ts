@@ -10,7 +10,18 @@ import { openPostgres, type Pool } from '../../engine/db/postgres.js';
 import { createPgLedger } from '../../engine/credits/pgLedger.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
-import { addUser, BASIC, dataOf, postForm, postJson, startTestServer, taskForm, tempDir, type StatusData, type TestServer } from './helpers.js';
+import {
+  addUser,
+  BASIC,
+  dataOf,
+  postForm,
+  postJson,
+  startTestServer,
+  taskForm,
+  tempDir,
+  type StatusData,
+  type TestServer,
+} from './helpers.js';
 
 let pgServer: TempPostgres;
 let pgUrl: string;
@@ -36,7 +47,11 @@ afterAll(async () => {
 describe('PostgreSQL task queue', () => {
   it('API only (--workers 0) queues; a task claimed past maxAttempts is dead-lettered, uncharged; the next one runs', async () => {
     const { key, userId } = await addUser(api, 'q@example.com', 5);
-    const bytes = new Uint8Array(await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: 1, g: 2, b: 3 } } }).png().toBuffer());
+    const bytes = new Uint8Array(
+      await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: 1, g: 2, b: 3 } } })
+        .png()
+        .toBuffer(),
+    );
     const start = () => postForm(api.url, key, taskForm(BASIC, [{ name: 'file', fileName: 'a.png', bytes }]));
     const doomed = await start();
     expect(doomed.status).toBe(200);
@@ -70,7 +85,9 @@ describe('PostgreSQL task queue', () => {
       };
       const dead = await poll(doomedId);
       expect(dead.status).toBe('PROCESSING_FAILED');
-      expect(dead.error).toBe('Crisp stopped 3 times while this task was running, so it was not tried again. Start it again, or try a smaller image.');
+      expect(dead.error).toBe(
+        'Crisp stopped 3 times while this task was running, so it was not tried again. Start it again, or try a smaller image.',
+      );
       expect(dead.creditsDeducted).toBe(false);
       const ok = await poll(fineId);
       expect(ok.status).toBe('PROCESSED');
@@ -89,13 +106,34 @@ describe('PostgreSQL task queue', () => {
 
   it('per-user output and task quotas count the tasks a user started through every API process', async () => {
     // A second API process on the same database and storage; neither runs tasks, so they stay queued.
-    const other = await startTestServer({ db: pgUrl, workers: 0, storageDir: storage, engineLimits: { maxOutputsPerUser: 3, maxTasksPerUser: 3 } });
-    const strict = await startTestServer({ db: pgUrl, workers: 0, storageDir: storage, engineLimits: { maxOutputsPerUser: 3, maxTasksPerUser: 3 } });
+    const other = await startTestServer({
+      db: pgUrl,
+      workers: 0,
+      storageDir: storage,
+      engineLimits: { maxOutputsPerUser: 3, maxTasksPerUser: 3 },
+    });
+    const strict = await startTestServer({
+      db: pgUrl,
+      workers: 0,
+      storageDir: storage,
+      engineLimits: { maxOutputsPerUser: 3, maxTasksPerUser: 3 },
+    });
     try {
       const { key } = await addUser(other, 'quota@example.com', 50);
-      const bytes = new Uint8Array(await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 9, g: 9, b: 9 } } }).png().toBuffer());
+      const bytes = new Uint8Array(
+        await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 9, g: 9, b: 9 } } })
+          .png()
+          .toBuffer(),
+      );
       const start = (s: TestServer, n: number) =>
-        postForm(s.url, key, taskForm(BASIC, Array.from({ length: n }, (_, i) => ({ name: 'file', fileName: `q${i}.png`, bytes }))));
+        postForm(
+          s.url,
+          key,
+          taskForm(
+            BASIC,
+            Array.from({ length: n }, (_, i) => ({ name: 'file', fileName: `q${i}.png`, bytes })),
+          ),
+        );
       expect((await start(other, 2)).status).toBe(200);
       // This process holds none of the user's tasks in memory, yet refuses: 2 queued elsewhere + 2 > 3.
       const over = await start(strict, 2);
@@ -107,9 +145,13 @@ describe('PostgreSQL task queue', () => {
       // Full now, whichever process is asked.
       const full = await start(other, 1);
       expect(full.status).toBe(400);
-      expect(JSON.parse(full.text)).toBe('Bad Request: your tasks hold 3 output files and this one adds 1; the limit is 3. Wait for older outputs to expire');
+      expect(JSON.parse(full.text)).toBe(
+        'Bad Request: your tasks hold 3 output files and this one adds 1; the limit is 3. Wait for older outputs to expire',
+      );
       // Failed tasks hold nothing.
-      await pool.query(`UPDATE tasks SET status = 'PROCESSING_FAILED' WHERE user_id = (SELECT user_id FROM users WHERE email = 'quota@example.com')`);
+      await pool.query(
+        `UPDATE tasks SET status = 'PROCESSING_FAILED' WHERE user_id = (SELECT user_id FROM users WHERE email = 'quota@example.com')`,
+      );
       expect((await start(strict, 3)).status).toBe(200);
     } finally {
       await other.stop();

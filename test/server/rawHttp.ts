@@ -19,9 +19,12 @@ export interface StreamedPart {
   size: number;
 }
 
-const fieldPart = (k: string, v: string) => Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`);
+const fieldPart = (k: string, v: string) =>
+  Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`);
 const filePartHeader = (p: StreamedPart) =>
-  Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${p.fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  Buffer.from(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${p.fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
 const CLOSE = Buffer.from(`--${BOUNDARY}--\r\n`);
 
 /** Streams a multipart start-task whose file parts are generated chunk by chunk; stops writing once answered. */
@@ -66,7 +69,11 @@ export function streamForm(
     });
     req.on('error', (e) => {
       halt();
-      if (!answered) setTimeout(() => (answered ? undefined : reject(new Error(`no answer after ${sent} bytes: ${e.message}`))), 500);
+      if (!answered)
+        setTimeout(
+          () => (answered ? undefined : reject(new Error(`no answer after ${sent} bytes: ${e.message}`))),
+          500,
+        );
     });
     req.on('close', halt);
     const write = async (chunk: Buffer) => {
@@ -79,7 +86,8 @@ export function streamForm(
       for (const p of parts) {
         await write(filePartHeader(p));
         await write(p.head);
-        for (let left = p.size - p.head.length; left > 0 && !stop; left -= zeros.length) await write(zeros.subarray(0, Math.min(left, zeros.length)));
+        for (let left = p.size - p.head.length; left > 0 && !stop; left -= zeros.length)
+          await write(zeros.subarray(0, Math.min(left, zeros.length)));
         await write(Buffer.from('\r\n'));
       }
       await write(CLOSE);
@@ -91,20 +99,31 @@ export function streamForm(
 /** Sends `body` exactly as given (Content-Length = its length) and reads the answer. */
 export function rawPost(base: string, path: string, headers: Record<string, string>, body: Buffer): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, sent: body.length }));
-    });
+    const req = http.request(
+      `${base}${path}`,
+      { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, sent: body.length }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-export function multipartBody(fields: Record<string, string>, files: { name: string; fileName: string; bytes: Buffer }[]): Buffer {
+export function multipartBody(
+  fields: Record<string, string>,
+  files: { name: string; fileName: string; bytes: Buffer }[],
+): Buffer {
   return Buffer.concat([
     ...Object.entries(fields).map(([k, v]) => fieldPart(k, v)),
-    ...files.flatMap((f) => [filePartHeader({ name: f.name, fileName: f.fileName, head: f.bytes, size: f.bytes.length }), f.bytes, Buffer.from('\r\n')]),
+    ...files.flatMap((f) => [
+      filePartHeader({ name: f.name, fileName: f.fileName, head: f.bytes, size: f.bytes.length }),
+      f.bytes,
+      Buffer.from('\r\n'),
+    ]),
     CLOSE,
   ]);
 }
@@ -122,19 +141,29 @@ export interface TrickleResult {
  * Opens a raw connection and sends `head` then one byte of `body` per `everyMs`, until the server
  * closes the connection or `giveUpMs` pass.
  */
-export function trickle(base: string, head: string, body: Buffer, everyMs: number, giveUpMs: number, localAddress?: string): Promise<TrickleResult> {
+export function trickle(
+  base: string,
+  head: string,
+  body: Buffer,
+  everyMs: number,
+  giveUpMs: number,
+  localAddress?: string,
+): Promise<TrickleResult> {
   const u = new URL(base);
   return new Promise((resolve) => {
     const t0 = Date.now();
     let sent = 0;
     let response = '';
     let timer: NodeJS.Timeout | undefined;
-    const socket = net.connect({ host: u.hostname, port: Number(u.port), ...(localAddress ? { localAddress } : {}) }, () => {
-      socket.write(head);
-      timer = setInterval(() => {
-        if (sent < body.length && !socket.destroyed) socket.write(body.subarray(sent, ++sent));
-      }, everyMs);
-    });
+    const socket = net.connect(
+      { host: u.hostname, port: Number(u.port), ...(localAddress ? { localAddress } : {}) },
+      () => {
+        socket.write(head);
+        timer = setInterval(() => {
+          if (sent < body.length && !socket.destroyed) socket.write(body.subarray(sent, ++sent));
+        }, everyMs);
+      },
+    );
     const giveUp = setTimeout(() => finish(false), giveUpMs);
     const finish = (closed: boolean) => {
       clearInterval(timer);

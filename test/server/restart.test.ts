@@ -32,7 +32,18 @@ afterAll(async () => {
 
 describe('crisp users + crisp serve across a SIGKILL restart', () => {
   it('keeps users, balances, tasks and outputs; resumes the interrupted task and charges it once', async () => {
-    const added = await crispCli(['users', 'add', '--data', dataDir, '--email', 'rs@example.com', '--credits', '3', '--extra-credits', '2']);
+    const added = await crispCli([
+      'users',
+      'add',
+      '--data',
+      dataDir,
+      '--email',
+      'rs@example.com',
+      '--credits',
+      '3',
+      '--extra-credits',
+      '2',
+    ]);
     expect(added.code).toBe(0);
     const key = added.stdout.trim().split('\n').pop()!;
     expect(key).toMatch(/^crisp_[A-Za-z0-9_-]{43}$/);
@@ -42,15 +53,25 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
 
     let server = await serve();
     const bird = await readFile(path.join(SET5, 'bird.png'));
-    const first = dataOf<{ taskId: string }>(await postForm(server.url, key, taskForm(BASIC, [{ name: 'file', fileName: 'bird.png', bytes: bird }])));
+    const first = dataOf<{ taskId: string }>(
+      await postForm(server.url, key, taskForm(BASIC, [{ name: 'file', fileName: 'bird.png', bytes: bird }])),
+    );
     expect(await pollStatus(server.url, key, first.taskId)).toMatchObject({ status: 'PROCESSED', deductedCredits: 1 });
 
     // A task big enough to still be running when the process is killed (noise 900², ×4 ≈ 13 MP out).
-    const noise = await sharp(randomBytes(900 * 900 * 3), { raw: { width: 900, height: 900, channels: 3 } }).png().toBuffer();
-    const slow = await postForm(server.url, key, taskForm({ ...BASIC, scale: '4' }, [{ name: 'file', fileName: 'noise.png', bytes: noise }]));
+    const noise = await sharp(randomBytes(900 * 900 * 3), { raw: { width: 900, height: 900, channels: 3 } })
+      .png()
+      .toBuffer();
+    const slow = await postForm(
+      server.url,
+      key,
+      taskForm({ ...BASIC, scale: '4' }, [{ name: 'file', fileName: 'noise.png', bytes: noise }]),
+    );
     expect(slow.headers['x-task-cost']).toBe('2');
     const slowId = dataOf<{ taskId: string }>(slow).taskId;
-    const running = dataOf<{ status: string }>(await postJson(server.url, '/get-task-status', key, { data: { taskId: slowId } }));
+    const running = dataOf<{ status: string }>(
+      await postJson(server.url, '/get-task-status', key, { data: { taskId: slowId } }),
+    );
     expect(['PROCESSING', 'ENHANCING']).toContain(running.status);
     await server.kill();
 
@@ -58,7 +79,10 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
     expect(onDisk.charges[slowId]?.state).toBe('reserved');
 
     server = await serve();
-    expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({ currentCredits: 2, currentExtraCredits: 2 });
+    expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({
+      currentCredits: 2,
+      currentExtraCredits: 2,
+    });
     const before = await pollStatus(server.url, key, first.taskId);
     expect(before).toMatchObject({ status: 'PROCESSED', creditsDeducted: true, deductedCredits: 1 });
     const dl = await httpGet(before.files[0]!.downloadLink);
@@ -76,7 +100,10 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
     // The operator credits the user while the server runs; the server sees it.
     const credited = await crispCli(['users', 'credit', '--data', dataDir, '--email', 'rs@example.com', '--add', '5']);
     expect(credited.stdout).toBe('rs@example.com: 5 credits, 2 extra credits\n');
-    expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({ currentCredits: 5, currentExtraCredits: 2 });
+    expect(dataOf<object>(await postJson(server.url, '/get-account', key, {}))).toMatchObject({
+      currentCredits: 5,
+      currentExtraCredits: 2,
+    });
     const listed = await crispCli(['users', 'list', '--data', dataDir]);
     expect(listed.stdout).toMatch(/rs@example\.com\s+5\s+2\s/);
     // SIGTERM: graceful shutdown, exit code 0.

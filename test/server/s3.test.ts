@@ -59,13 +59,23 @@ async function filesUnder(dir: string): Promise<string[]> {
 beforeAll(async () => {
   root = await tempDir('crisp-s3-');
   await mkdir(path.join(root, 'bucket'));
-  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: path.join(root, 'bucket'), configureBuckets: [{ name: BUCKET, configs: [] }] });
+  s3 = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: path.join(root, 'bucket'),
+    configureBuckets: [{ name: BUCKET, configs: [] }],
+  });
   const addr = (await s3.run()) as AddressInfo;
   s3Running = true;
   // S3rver is a Koa app (an EventEmitter) that emits S3 event notifications; its typings leave that out.
-  (s3 as unknown as EventEmitter).on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
-    for (const r of e.Records) if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
-  });
+  (s3 as unknown as EventEmitter).on(
+    'event',
+    (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
+      for (const r of e.Records)
+        if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
+    },
+  );
   endpoint = `http://127.0.0.1:${addr.port}`;
   // The SDK's standard credential chain, as on a real deployment (s3rver's fixed credentials).
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' });
@@ -83,7 +93,9 @@ beforeAll(async () => {
   ]);
   const raw = Buffer.alloc(24 * 20 * 3);
   for (let i = 0; i < raw.length; i++) raw[i] = (i * 37 + ((i / 3) | 0) * 11) & 0xff;
-  png = await sharp(raw, { raw: { width: 24, height: 20, channels: 3 } }).png().toBuffer();
+  png = await sharp(raw, { raw: { width: 24, height: 20, channels: 3 } })
+    .png()
+    .toBuffer();
 }, 120_000);
 
 afterAll(async () => {
@@ -100,7 +112,9 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
   it('uploads go to the bucket, the worker runs the task from it, the download link redirects to the bucket', async () => {
     const u = await user('s3-upload@example.com', 100);
     const session = dataOf<{ uploadId: string; path: string; partUrls: { partNumber: number; signedUrl: string }[] }>(
-      await postJson(api.url, '/get-upload-url', u.key, { data: { originalFileName: 'photo.png', fileType: 'image/png', fileSize: png.length } }),
+      await postJson(api.url, '/get-upload-url', u.key, {
+        data: { originalFileName: 'photo.png', fileType: 'image/png', fileSize: png.length },
+      }),
     );
     expect(session.partUrls).toHaveLength(1);
     // The part URL is the bucket's own presigned UploadPart, not an API route.
@@ -115,7 +129,9 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
 
     // A part list that misses the part is the contract's 400, before the bucket is asked.
-    const missing = await postJson(api.url, '/complete-multipart-upload', u.key, { data: { uploadId: session.uploadId, key: session.path, parts: [] } });
+    const missing = await postJson(api.url, '/complete-multipart-upload', u.key, {
+      data: { uploadId: session.uploadId, key: session.path, parts: [] },
+    });
     expect(missing.status).toBe(400);
     const done = await postJson(api.url, '/complete-multipart-upload', u.key, {
       data: { uploadId: session.uploadId, key: session.path, parts: [{ PartNumber: 1, ETag: etag }] },
@@ -123,7 +139,11 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     expect(done.status).toBe(200);
     expect((await objects.head(session.path))?.size).toBe(png.length);
 
-    const started = await postForm(api.url, u.key, taskForm({ ...BASIC, files: JSON.stringify([{ path: session.path }]) }));
+    const started = await postForm(
+      api.url,
+      u.key,
+      taskForm({ ...BASIC, files: JSON.stringify([{ path: session.path }]) }),
+    );
     expect(started.text).toContain('Task started');
     const { taskId, creditsToDeduct } = dataOf<{ taskId: string; creditsToDeduct: number }>(started);
     // Queued with its input in the bucket and nothing of it on the API's disk.
@@ -140,7 +160,9 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     expect(redirect.status).toBe(302);
     const location = redirect.headers.location as string;
     expect(new URL(location).origin).toBe(endpoint);
-    expect(new URL(location).pathname).toBe(`/${BUCKET}/${PREFIX}/tasks/${taskId}/outputs/${status.files[0]!.fileName}`);
+    expect(new URL(location).pathname).toBe(
+      `/${BUCKET}/${PREFIX}/tasks/${taskId}/outputs/${status.files[0]!.fileName}`,
+    );
     const got = await httpGet(location);
     expect(got.status).toBe(200);
     expect(got.headers['content-disposition']).toContain(status.files[0]!.fileName);
@@ -155,12 +177,18 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
 
     // Working copies are gone from both processes' disks once the task is done.
     expect((await filesUnder(path.join(apiData, 'tasks'))).length).toBe(0);
-    await expect.poll(async () => (await filesUnder(path.join(workerData, 'tasks'))).length, { timeout: 10_000 }).toBe(0);
+    await expect
+      .poll(async () => (await filesUnder(path.join(workerData, 'tasks'))).length, { timeout: 10_000 })
+      .toBe(0);
   }, 120_000);
 
   it('a file part sent to start-task runs the same way; the app client follows the redirect to the bytes', async () => {
     const u = await user('s3-form@example.com', 100);
-    const started = await postForm(api.url, u.key, taskForm({ ...BASIC, scale: '3' }, [{ name: 'file', fileName: 'form.png', bytes: png }]));
+    const started = await postForm(
+      api.url,
+      u.key,
+      taskForm({ ...BASIC, scale: '3' }, [{ name: 'file', fileName: 'form.png', bytes: png }]),
+    );
     expect(started.status).toBe(200);
     const { taskId } = dataOf<{ taskId: string }>(started);
     const status = await pollStatus(api.url, u.key, taskId, 90_000);
@@ -177,30 +205,46 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     const u = await user('s3-bad@example.com', 100);
     const junk = Buffer.from('this is not a png file at all, only text');
     const session = dataOf<{ uploadId: string; path: string; partUrls: { signedUrl: string }[] }>(
-      await postJson(api.url, '/get-upload-url', u.key, { data: { originalFileName: 'x.png', fileType: 'image/png', fileSize: junk.length } }),
+      await postJson(api.url, '/get-upload-url', u.key, {
+        data: { originalFileName: 'x.png', fileType: 'image/png', fileSize: junk.length },
+      }),
     );
     const put = await httpPut(session.partUrls[0]!.signedUrl, junk);
     const done = await postJson(api.url, '/complete-multipart-upload', u.key, {
-      data: { uploadId: session.uploadId, key: session.path, parts: [{ PartNumber: 1, ETag: put.headers.etag as string }] },
+      data: {
+        uploadId: session.uploadId,
+        key: session.path,
+        parts: [{ PartNumber: 1, ETag: put.headers.etag as string }],
+      },
     });
     expect(done.status).toBe(400);
     expect(done.text).toContain('the uploaded bytes are not a PNG image');
     expect(await objects.list(`uploads/${session.uploadId}/`)).toEqual([]);
     // And it cannot be used by a task.
-    const started = await postForm(api.url, u.key, taskForm({ ...BASIC, files: JSON.stringify([{ path: session.path }]) }));
+    const started = await postForm(
+      api.url,
+      u.key,
+      taskForm({ ...BASIC, files: JSON.stringify([{ path: session.path }]) }),
+    );
     expect(started.status).toBe(400);
   }, 60_000);
 
   it('the open-uploads quota holds with sessions in the bucket (counted in PostgreSQL)', async () => {
     const u = await user('s3-quota@example.com', 100);
-    const open = () => postJson(api.url, '/get-upload-url', u.key, { data: { originalFileName: 'q.png', fileType: 'image/png', fileSize: png.length } });
+    const open = () =>
+      postJson(api.url, '/get-upload-url', u.key, {
+        data: { originalFileName: 'q.png', fileType: 'image/png', fileSize: png.length },
+      });
     for (let i = 0; i < 10; i++) expect((await open()).status).toBe(200);
     const refused = await open();
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.text)).toBe(
       'Bad Request: you have 10 unfinished uploads; the limit is 10. Complete them (complete-multipart-upload) or wait for them to expire',
     );
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM upload_sessions WHERE user_id = $1 AND NOT completed', [u.userId]);
+    const { rows } = await pool.query(
+      'SELECT count(*)::int AS n FROM upload_sessions WHERE user_id = $1 AND NOT completed',
+      [u.userId],
+    );
     expect(rows).toEqual([{ n: 10 }]);
   }, 60_000);
 
@@ -208,7 +252,9 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     let t = Date.now();
     const store = new S3UploadStore(objects, { maxFileSize: 1 << 20, uploadTtlMs: 60_000, fileTtlMs: 60_000 }, () => t);
     const caller = { userId: 'sweep-user', email: 'sweep@example.com' };
-    const session = await store.create(caller, { data: { originalFileName: 'a.png', fileType: 'image/png', fileSize: png.length } });
+    const session = await store.create(caller, {
+      data: { originalFileName: 'a.png', fileType: 'image/png', fileSize: png.length },
+    });
     expect(await objects.list(`uploads/${session.uploadId}/`)).toEqual([`uploads/${session.uploadId}/session.json`]);
     expect(await store.sweep()).toBe(0);
     t += 61_000;
@@ -220,7 +266,9 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     const u = await user('s3-lease@example.com', 100);
     const raw = Buffer.alloc(256 * 256 * 3);
     for (let i = 0; i < raw.length; i++) raw[i] = (i * 13 + ((i / 3) | 0) * 5) & 0xff;
-    const big = await sharp(raw, { raw: { width: 256, height: 256, channels: 3 } }).png().toBuffer();
+    const big = await sharp(raw, { raw: { width: 256, height: 256, channels: 3 } })
+      .png()
+      .toBuffer();
     const files = Array.from({ length: 6 }, (_, i) => ({ name: 'file', fileName: `f${i}.png`, bytes: big }));
     const started = await postForm(api.url, u.key, taskForm({ ...BASIC, scale: '2' }, files));
     const { taskId, creditsToDeduct } = dataOf<{ taskId: string; creditsToDeduct: number }>(started);
@@ -236,10 +284,29 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
       )
       .toBe(true);
     worker.child.kill('SIGSTOP');
-    const lockedBy = async () => (await pool.query<{ locked_by: string | null; attempts: number }>('SELECT locked_by, attempts FROM tasks WHERE task_id = $1', [taskId])).rows[0]!;
+    const lockedBy = async () =>
+      (
+        await pool.query<{ locked_by: string | null; attempts: number }>(
+          'SELECT locked_by, attempts FROM tasks WHERE task_id = $1',
+          [taskId],
+        )
+      ).rows[0]!;
     const frozenHolder = (await lockedBy()).locked_by;
     expect(frozenHolder).toContain(`:${worker.child.pid}:`);
-    second = await startWorker(['--storage', `s3://${BUCKET}/${PREFIX}`, '--s3-endpoint', endpoint, '--db', dbUrl, '--data', path.join(root, 'worker2'), '--lease', '2000', '--threads', '1']);
+    second = await startWorker([
+      '--storage',
+      `s3://${BUCKET}/${PREFIX}`,
+      '--s3-endpoint',
+      endpoint,
+      '--db',
+      dbUrl,
+      '--data',
+      path.join(root, 'worker2'),
+      '--lease',
+      '2000',
+      '--threads',
+      '1',
+    ]);
     const done = await pollStatus(api.url, u.key, taskId, 110_000);
     expect(done.status).toBe('PROCESSED');
     expect((await lockedBy()).attempts).toBe(2);
@@ -264,7 +331,11 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     // The thawed worker is still a worker: it takes the next task and finishes it.
     await second.kill();
     second = undefined;
-    const next = await postForm(api.url, u.key, taskForm({ ...BASIC, scale: '2' }, [{ name: 'file', fileName: 'n.png', bytes: png }]));
+    const next = await postForm(
+      api.url,
+      u.key,
+      taskForm({ ...BASIC, scale: '2' }, [{ name: 'file', fileName: 'n.png', bytes: png }]),
+    );
     const nextDone = await pollStatus(api.url, u.key, dataOf<{ taskId: string }>(next).taskId, 60_000);
     expect(nextDone.status).toBe('PROCESSED');
     // It runs one task at a time, so the stale one had left it before it took this one: and not one object of

@@ -35,7 +35,21 @@ export async function addCliUser(dataDir: string, email: string, credits: number
 export async function startServe(dataDir: string, flags: string[]): Promise<ServeProcess> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', ENTRY, 'serve', '--port', '0', '--data', dataDir, '--models-dir', ONNX_DIR, '--log-level', 'warn', ...flags],
+    [
+      '--import',
+      'tsx',
+      ENTRY,
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      dataDir,
+      '--models-dir',
+      ONNX_DIR,
+      '--log-level',
+      'warn',
+      ...flags,
+    ],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

@@ -64,19 +64,25 @@ describe('toStatusData', () => {
     const t = task();
     const changes: Array<[string, (t: StoredTask) => void]> = [
       ['progress', (x) => void (x.progress = 55)],
-      ['outputs replaced + PROCESSED', (x) => {
-        x.outputs = [output('a.png', T0 + 24 * HOUR)];
-        x.status = 'PROCESSED';
-        x.progress = 100;
-      }],
+      [
+        'outputs replaced + PROCESSED',
+        (x) => {
+          x.outputs = [output('a.png', T0 + 24 * HOUR)];
+          x.status = 'PROCESSED';
+          x.progress = 100;
+        },
+      ],
       ['creditsDeducted', (x) => void (x.creditsDeducted = true)],
       ['deductedCredits', (x) => void (x.deductedCredits = 1)],
       ['output pushed in place', (x) => void x.outputs.push(output('b.png', T0 + 24 * HOUR))],
       ['warning pushed in place', (x) => void x.warnings.push('faces were not enhanced')],
-      ['error + PROCESSING_FAILED', (x) => {
-        x.status = 'PROCESSING_FAILED';
-        x.error = 'Crisp stopped while this task was running. Start it again.';
-      }],
+      [
+        'error + PROCESSING_FAILED',
+        (x) => {
+          x.status = 'PROCESSING_FAILED';
+          x.error = 'Crisp stopped while this task was running. Start it again.';
+        },
+      ],
       ['updatedAt only', (x) => void (x.updatedAt += 1)],
     ];
     let previous = toStatusData(t, plain);
@@ -98,7 +104,8 @@ describe('toStatusData', () => {
     t.status = 'PROCESSED';
     t.progress = 100;
     t.outputs = [output('a.png', T0 + 24 * HOUR)];
-    const expiresOf = (d: ReturnType<typeof toStatusData>) => Number(new URL(d.files[0]!.downloadLink!).searchParams.get('expires'));
+    const expiresOf = (d: ReturnType<typeof toStatusData>) =>
+      Number(new URL(d.files[0]!.downloadLink!).searchParams.get('expires'));
 
     const first = toStatusData(t, decorate);
     // 10:15 + 1 h, rounded up to the hour: 12:00.
@@ -110,7 +117,9 @@ describe('toStatusData', () => {
     expect(later).not.toBe(first);
     expect(expiresOf(later)).toBe(Date.UTC(2026, 0, 5, 13));
     expect(later).toEqual(buildStatusData(t, decorate));
-    expect(links.verify(new URL(later.files[0]!.downloadLink!).pathname + new URL(later.files[0]!.downloadLink!).search)).toMatchObject({ ok: true });
+    expect(
+      links.verify(new URL(later.files[0]!.downloadLink!).pathname + new URL(later.files[0]!.downloadLink!).search),
+    ).toMatchObject({ ok: true });
 
     // A file that expires sooner than the bucket: the link never outlives it.
     t.outputs = [output('a.png', T0 + 70 * 60_000)];
@@ -165,10 +174,35 @@ describe('cachedAuthenticate', () => {
 describe('prettyLine', () => {
   it('turns a request line into one short readable line, and keeps the stack of a failure', () => {
     const t = Date.UTC(2026, 0, 5, 12, 1, 2, 345);
-    expect(prettyLine(JSON.stringify({ level: 30, time: t, pid: 1, hostname: 'h', reqId: 'req-7', method: 'POST', route: '/start-task', status: 402, ms: 12.3, user: 'usr_1', code: 'INSUFFICIENT_CREDITS', msg: 'Insufficient credits' }))).toBe(
+    expect(
+      prettyLine(
+        JSON.stringify({
+          level: 30,
+          time: t,
+          pid: 1,
+          hostname: 'h',
+          reqId: 'req-7',
+          method: 'POST',
+          route: '/start-task',
+          status: 402,
+          ms: 12.3,
+          user: 'usr_1',
+          code: 'INSUFFICIENT_CREDITS',
+          msg: 'Insufficient credits',
+        }),
+      ),
+    ).toBe(
       '12:01:02.345 INFO  req-7 POST /start-task 402 12.3ms user=usr_1 code=INSUFFICIENT_CREDITS Insufficient credits',
     );
-    const failure = prettyLine(JSON.stringify({ level: 50, time: t, reqId: 'req-9', msg: 'request failed', err: { type: 'Error', message: 'x', stack: 'Error: x\n    at y' } }));
+    const failure = prettyLine(
+      JSON.stringify({
+        level: 50,
+        time: t,
+        reqId: 'req-9',
+        msg: 'request failed',
+        err: { type: 'Error', message: 'x', stack: 'Error: x\n    at y' },
+      }),
+    );
     expect(failure).toBe('12:01:02.345 ERROR req-9 request failed\nError: x\n    at y');
     expect(prettyLine('not json')).toBe('not json');
   });

@@ -14,7 +14,10 @@ export const suite: { store: 'json' | 'postgres' } = { store: 'json' };
 let cluster: TempPostgres | undefined;
 let databases = 0;
 
-export async function suiteServer(config: Partial<ServerConfig> = {}, overrides: ServerOverrides = {}): Promise<TestServer> {
+export async function suiteServer(
+  config: Partial<ServerConfig> = {},
+  overrides: ServerOverrides = {},
+): Promise<TestServer> {
   if (suite.store === 'json') return startTestServer(config, overrides);
   cluster ??= await startTempPostgres();
   const db = await createDatabase(cluster.url, `crisp_suite_${++databases}`);

@@ -10,7 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
 import { openPostgres, type Pool } from '../../engine/db/postgres.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
-import { BASIC, httpGet, httpPut, pollStatus, postForm, postJson, taskForm, tempDir, type HttpAnswer } from './helpers.js';
+import {
+  BASIC,
+  httpGet,
+  httpPut,
+  pollStatus,
+  postForm,
+  postJson,
+  taskForm,
+  tempDir,
+  type HttpAnswer,
+} from './helpers.js';
 import { crispCli, startServe, startWorker, type ServeProcess, type WorkerProcess } from './serveProcess.js';
 
 const LEASE_MS = 2_000;
@@ -27,7 +37,9 @@ let small: Buffer;
 async function image(size: number, seed: number): Promise<Buffer> {
   const raw = Buffer.alloc(size * size * 3);
   for (let i = 0; i < raw.length; i++) raw[i] = (i * 31 + seed * 17 + ((i / 3) | 0) * 7) & 0xff;
-  return sharp(raw, { raw: { width: size, height: size, channels: 3 } }).png().toBuffer();
+  return sharp(raw, { raw: { width: size, height: size, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 async function worker(): Promise<WorkerProcess> {
@@ -39,7 +51,22 @@ async function worker(): Promise<WorkerProcess> {
 async function api(name: string): Promise<ServeProcess> {
   const data = path.join(root, name);
   await mkdir(data, { recursive: true });
-  const s = await startServe(data, ['--db', dbUrl, '--storage', storage, '--workers', '0', '--lease', String(LEASE_MS), '--max-tasks-per-user', '50', '--rate-limit', '100000', '--metrics-token', 'metrics-secret']);
+  const s = await startServe(data, [
+    '--db',
+    dbUrl,
+    '--storage',
+    storage,
+    '--workers',
+    '0',
+    '--lease',
+    String(LEASE_MS),
+    '--max-tasks-per-user',
+    '50',
+    '--rate-limit',
+    '100000',
+    '--metrics-token',
+    'metrics-secret',
+  ]);
   apis.push(s);
   return s;
 }
@@ -60,7 +87,14 @@ async function balance(userId: string): Promise<number> {
 }
 
 const start = (base: string, key: string, bytes: Buffer, files = 1): Promise<HttpAnswer> =>
-  postForm(base, key, taskForm({ ...BASIC, scale: '2' }, Array.from({ length: files }, (_, i) => ({ name: 'file', fileName: `in${i}.png`, bytes }))));
+  postForm(
+    base,
+    key,
+    taskForm(
+      { ...BASIC, scale: '2' },
+      Array.from({ length: files }, (_, i) => ({ name: 'file', fileName: `in${i}.png`, bytes })),
+    ),
+  );
 
 /** Waits (bounded) until `check` returns a value. */
 async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
@@ -112,7 +146,9 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
 
     // Poll each through the API process that did not accept it: the state is shared.
     const done = await Promise.all(
-      accepted.map(({ a, u }, i) => pollStatus(apis[(i + 1) % 2]!.url, u.key, (a.json as { data: { taskId: string } }).data.taskId, 110_000)),
+      accepted.map(({ a, u }, i) =>
+        pollStatus(apis[(i + 1) % 2]!.url, u.key, (a.json as { data: { taskId: string } }).data.taskId, 110_000),
+      ),
     );
     for (const d of done) {
       expect(d.status).toBe('PROCESSED');
@@ -155,9 +191,20 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
     const file = Buffer.alloc(12 * 1024 * 1024, 7);
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(file);
     for (let round = 0; round < 4; round++) {
-      const created = await postJson(apis[round % 2]!.url, '/get-upload-url', u!.key, { data: { fileSize: file.length, fileType: 'image/png', originalFileName: 'big.png' } });
+      const created = await postJson(apis[round % 2]!.url, '/get-upload-url', u!.key, {
+        data: { fileSize: file.length, fileType: 'image/png', originalFileName: 'big.png' },
+      });
       expect(created.status).toBe(200);
-      const session = (created.json as { data: { uploadId: string; path: string; partSize: number; partUrls: { partNumber: number; signedUrl: string }[] } }).data;
+      const session = (
+        created.json as {
+          data: {
+            uploadId: string;
+            path: string;
+            partSize: number;
+            partUrls: { partNumber: number; signedUrl: string }[];
+          };
+        }
+      ).data;
       expect(session.partUrls).toHaveLength(3);
       const puts = await Promise.all(
         session.partUrls.map((p, i) => {
@@ -169,7 +216,9 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
       );
       for (const r of puts) expect(r.status).toBe(200);
       const parts = puts.map((r, i) => ({ PartNumber: i + 1, ETag: String(r.headers.etag) }));
-      const done = await postJson(apis[(round + 1) % 2]!.url, '/complete-multipart-upload', u!.key, { data: { uploadId: session.uploadId, key: session.path, parts } });
+      const done = await postJson(apis[(round + 1) % 2]!.url, '/complete-multipart-upload', u!.key, {
+        data: { uploadId: session.uploadId, key: session.path, parts },
+      });
       expect(done.status).toBe(200);
       expect((await readFile(path.join(storage, session.path))).equals(file)).toBe(true);
     }
@@ -190,7 +239,10 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
       const d = (r.json as { data: { status: string; progress: string } }).data;
       const p = Number(/^(\d+)%$/.exec(d.progress)?.[1]);
       if (d.status !== 'ENHANCING' || !(p > 0 && p < 50)) return undefined;
-      const { rows } = await pool.query<{ locked_by: string | null }>('SELECT locked_by FROM tasks WHERE task_id = $1', [taskId]);
+      const { rows } = await pool.query<{ locked_by: string | null }>(
+        'SELECT locked_by FROM tasks WHERE task_id = $1',
+        [taskId],
+      );
       return rows[0]?.locked_by ?? undefined;
     });
     const victim = workers.find((w) => holder.split(':')[1] === String(w.child.pid));
@@ -200,7 +252,10 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
     expect(d.status).toBe('PROCESSED');
     expect(d.files).toHaveLength(6);
     expect(d.deductedCredits).toBe(6);
-    const { rows } = await pool.query<{ attempts: number; locked_by: string | null }>('SELECT attempts, locked_by FROM tasks WHERE task_id = $1', [taskId]);
+    const { rows } = await pool.query<{ attempts: number; locked_by: string | null }>(
+      'SELECT attempts, locked_by FROM tasks WHERE task_id = $1',
+      [taskId],
+    );
     expect(rows[0]!.attempts).toBe(2);
     expect(rows[0]!.locked_by).toBeNull();
     expect(await balance(u!.userId)).toBe(4);
@@ -244,12 +299,18 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
   it('refuses incomplete worker and serve flags with a clear error', async () => {
     const noDb = await crispCli(['worker', '--storage', storage]);
     expect(noDb.code).toBe(1);
-    expect(noDb.stderr.trim()).toBe('crisp: error: crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
+    expect(noDb.stderr.trim()).toBe(
+      'crisp: error: crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there',
+    );
     const noStorage = await crispCli(['worker', '--db', dbUrl]);
     expect(noStorage.code).toBe(1);
-    expect(noStorage.stderr.trim()).toBe('crisp: error: crisp worker needs --storage: the directory or s3://bucket/prefix the servers keep tasks in (their --storage)');
+    expect(noStorage.stderr.trim()).toBe(
+      'crisp: error: crisp worker needs --storage: the directory or s3://bucket/prefix the servers keep tasks in (their --storage)',
+    );
     const workersAlone = await crispCli(['serve', '--workers', '2', '--data', path.join(root, 'none')]);
     expect(workersAlone.code).toBe(1);
-    expect(workersAlone.stderr.trim()).toBe('crisp: error: --workers and --lease need --db (without a database this process runs every task itself)');
+    expect(workersAlone.stderr.trim()).toBe(
+      'crisp: error: --workers and --lease need --db (without a database this process runs every task itself)',
+    );
   }, 60_000);
 });

@@ -30,7 +30,9 @@ export const ENGINE_WORKER_ENTRY = BUILT
   ? fileURLToPath(new URL('./engineWorker.js', import.meta.url))
   : fileURLToPath(new URL('../../worker/engineWorker.ts', import.meta.url));
 
-export function createForkSpawner(opts: { entry?: string; execArgv?: string[]; env?: NodeJS.ProcessEnv } = {}): WorkerSpawner {
+export function createForkSpawner(
+  opts: { entry?: string; execArgv?: string[]; env?: NodeJS.ProcessEnv } = {},
+): WorkerSpawner {
   return {
     spawn(): WorkerHandle {
       const child = fork(opts.entry ?? ENGINE_WORKER_ENTRY, [], {

@@ -8,7 +8,9 @@ import { CliError } from '../cliError.js';
 export function registerModelsConvert(models: Command): void {
   models
     .command('convert')
-    .description('Convert a .pth, .safetensors or ncnn model (or a GFPGAN v1.3/v1.4 face restorer) to ONNX without installing it')
+    .description(
+      'Convert a .pth, .safetensors or ncnn model (or a GFPGAN v1.3/v1.4 face restorer) to ONNX without installing it',
+    )
     .argument('<in>', 'model file')
     .argument('<out>', 'ONNX file to write')
     .action(async (input: string, output: string) => {
@@ -21,12 +23,15 @@ export function registerModelsConvert(models: Command): void {
         import('../../../engine/convert/convert.js'),
       ]);
       if (!existsSync(input)) throw new CliError(`${input} does not exist: check the path.`);
-      if (!existsSync(path.dirname(path.resolve(output)))) throw new CliError(`The folder of ${output} does not exist.`);
+      if (!existsSync(path.dirname(path.resolve(output))))
+        throw new CliError(`The folder of ${output} does not exist.`);
       let converted;
       try {
         converted = await convertAnyFile(input);
       } catch (e) {
-        throw new CliError(`${path.basename(input)} could not be converted: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+        throw new CliError(
+          `${path.basename(input)} could not be converted: ${((e as Error).message ?? String(e)).split('\n')[0]}`,
+        );
       }
       const tmp = `${output}.${process.pid}.tmp`;
       try {
@@ -36,7 +41,12 @@ export function registerModelsConvert(models: Command): void {
         await rm(tmp, { force: true });
         throw new CliError(`${output} could not be written: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
       }
-      const use = converted.kind === 'face' ? `install it with "crisp models import ${output} --face"` : `install it with "crisp models import ${output}"`;
-      process.stdout.write(`${input} → ${output}: ${converted.description} (${(converted.onnx.length / 1048576).toFixed(1)} MB); ${use}\n`);
+      const use =
+        converted.kind === 'face'
+          ? `install it with "crisp models import ${output} --face"`
+          : `install it with "crisp models import ${output}"`;
+      process.stdout.write(
+        `${input} → ${output}: ${converted.description} (${(converted.onnx.length / 1048576).toFixed(1)} MB); ${use}\n`,
+      );
     });
 }

@@ -37,7 +37,10 @@ export function registerModelsFetch(models: Command): void {
     .option('--all', 'fetch every catalog model')
     .option('--dir <dir>', 'models directory (default: your user models directory)')
     .option('--connect-timeout <ms>', 'give up on a server that does not answer within this many ms', '5000')
-    .option('--int8', 'also make each model\'s int8 variant for faster CPU upscaling (minutes per model; see "crisp models quantize")')
+    .option(
+      '--int8',
+      'also make each model\'s int8 variant for faster CPU upscaling (minutes per model; see "crisp models quantize")',
+    )
     .action(async (names: string[], opts: FetchCommandOptions) => {
       // Loaded here so `crisp --help` never pays for the catalog, the progress bar or the downloader.
       const [{ loadCatalog, userModelsDir }, { default: cliProgress }, { FACE_MODELS }] = await Promise.all([
@@ -48,14 +51,23 @@ export function registerModelsFetch(models: Command): void {
       // Face restorers (gfpgan-1.4, gfpgan-1.3) are fetched by their own path: converted and installed under face/.
       const faceEntries = FACE_MODELS.filter((f) => names.includes(f.name));
       const srNames = names.filter((n) => !faceEntries.some((f) => f.name === n));
-      const entries = srNames.length > 0 || opts.all || faceEntries.length === 0 ? pickEntries(loadCatalog(), srNames, Boolean(opts.all)) : [];
+      const entries =
+        srNames.length > 0 || opts.all || faceEntries.length === 0
+          ? pickEntries(loadCatalog(), srNames, Boolean(opts.all))
+          : [];
       const modelsDir = opts.dir ?? userModelsDir();
       const connectTimeoutMs = Number(opts.connectTimeout ?? 5000);
-      if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new CliError('--connect-timeout must be a positive number of ms');
+      if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0)
+        throw new CliError('--connect-timeout must be a positive number of ms');
       const tty = Boolean(process.stderr.isTTY);
       const bar = tty
         ? new cliProgress.SingleBar(
-            { stream: process.stderr, format: ' {bar} {percentage}% | {name} {mb}/{totalMb} MB', hideCursor: true, clearOnComplete: true },
+            {
+              stream: process.stderr,
+              format: ' {bar} {percentage}% | {name} {mb}/{totalMb} MB',
+              hideCursor: true,
+              clearOnComplete: true,
+            },
             cliProgress.Presets.shades_classic,
           )
         : null;
@@ -80,7 +92,9 @@ export function registerModelsFetch(models: Command): void {
       if (faceEntries.length > 0) {
         const { fetchFaceModel } = await import('../../../engine/faces/fetchFaceModel.js');
         for (const f of faceEntries) {
-          process.stderr.write(`${f.name}: downloading ${f.title} (${mb(f.download.size)} MB) from ${new URL(f.download.url).host}, then converting it to ONNX…\n`);
+          process.stderr.write(
+            `${f.name}: downloading ${f.title} (${mb(f.download.size)} MB) from ${new URL(f.download.url).host}, then converting it to ONNX…\n`,
+          );
           try {
             const installed = await fetchFaceModel(f, {
               modelsDir,
@@ -90,14 +104,20 @@ export function registerModelsFetch(models: Command): void {
                 if (current !== f.name) {
                   if (current) bar.stop();
                   current = f.name;
-                  bar.start(total ?? f.download.size, 0, { name: f.name, mb: '0.0', totalMb: mb(total ?? f.download.size) });
+                  bar.start(total ?? f.download.size, 0, {
+                    name: f.name,
+                    mb: '0.0',
+                    totalMb: mb(total ?? f.download.size),
+                  });
                 }
                 bar.update(received, { name: f.name, mb: mb(received), totalMb: mb(total ?? f.download.size) });
               },
             });
             if (current) bar?.stop();
             current = '';
-            process.stdout.write(`${f.name}: installed face model ${installed.path} (use it with --face, or --face-model ${f.name})\n`);
+            process.stdout.write(
+              `${f.name}: installed face model ${installed.path} (use it with --face, or --face-model ${f.name})\n`,
+            );
           } catch (e) {
             if (current) bar?.stop();
             current = '';
@@ -107,7 +127,9 @@ export function registerModelsFetch(models: Command): void {
         }
       }
       for (const r of results) {
-        process.stdout.write(r.ok ? `${r.name}: installed ${r.installed.path} (x${r.installed.scale})\n` : `${r.name}: ${r.error}\n`);
+        process.stdout.write(
+          r.ok ? `${r.name}: installed ${r.installed.path} (x${r.installed.scale})\n` : `${r.name}: ${r.error}\n`,
+        );
         if (r.ok && opts.int8 && !(await int8AfterInstall(r.name, r.installed.path))) failed++;
       }
       if (failed > 0) process.exitCode = 1;
@@ -116,6 +138,8 @@ export function registerModelsFetch(models: Command): void {
 
 /** Registers `fetch` under the program's `models` command (created if the lead has not yet). */
 export function register(program: Command): void {
-  const models = program.commands.find((c) => c.name() === 'models') ?? program.command('models').description('List, download and import upscaling models');
+  const models =
+    program.commands.find((c) => c.name() === 'models') ??
+    program.command('models').description('List, download and import upscaling models');
   registerModelsFetch(models);
 }

@@ -21,7 +21,10 @@ export function registerModelsImport(models: Command): void {
     .argument('<files...>', 'model files')
     .option('--name <name>', 'name to list the model under (one file only)')
     .option('--dir <dir>', 'models directory (default: your user models directory)')
-    .option('--face', 'import a face restorer (GFPGAN v1.3/v1.4 .pth, or .onnx: 1×3×512×512 RGB in [-1, 1]) for face enhancement')
+    .option(
+      '--face',
+      'import a face restorer (GFPGAN v1.3/v1.4 .pth, or .onnx: 1×3×512×512 RGB in [-1, 1]) for face enhancement',
+    )
     .option('--activation <act>', 'SRVGGNetCompact without PReLU weights: relu or leakyrelu', 'leakyrelu')
     .option('--int8', 'also make the int8 variant for faster CPU upscaling (minutes; see "crisp models quantize")')
     .action(async (files: string[], opts: ImportCommandOptions) => {
@@ -29,7 +32,10 @@ export function registerModelsImport(models: Command): void {
       if (opts.int8 && opts.face) throw new CliError('--int8 applies to upscaling models, not face models');
       const act = opts.activation;
       if (act !== 'relu' && act !== 'leakyrelu') throw new CliError('--activation must be relu or leakyrelu');
-      const [{ userModelsDir }, { importCustomModel }] = await Promise.all([import('../../../engine/models/catalog.js'), import('../../../engine/models/customModels.js')]);
+      const [{ userModelsDir }, { importCustomModel }] = await Promise.all([
+        import('../../../engine/models/catalog.js'),
+        import('../../../engine/models/customModels.js'),
+      ]);
       const modelsDir = opts.dir ?? userModelsDir();
       let failed = 0;
       for (const file of files) {
@@ -41,7 +47,11 @@ export function registerModelsImport(models: Command): void {
             process.stdout.write(`${file}: imported as face model ${f.name} → ${f.path}\n`);
             continue;
           }
-          const m = await importCustomModel(file, { modelsDir, srvggActivation: act, ...(opts.name ? { name: opts.name } : {}) });
+          const m = await importCustomModel(file, {
+            modelsDir,
+            srvggActivation: act,
+            ...(opts.name ? { name: opts.name } : {}),
+          });
           process.stdout.write(`${file}: imported as ${m.name} (x${m.scale}, ${m.description}) → ${m.path}\n`);
           if (opts.int8 && !(await int8AfterInstall(m.name, m.path))) failed++;
         } catch (e) {
@@ -55,6 +65,8 @@ export function registerModelsImport(models: Command): void {
 
 /** Registers `import` under the program's `models` command (created if the lead has not yet). */
 export function register(program: Command): void {
-  const models = program.commands.find((c) => c.name() === 'models') ?? program.command('models').description('List, download and import upscaling models');
+  const models =
+    program.commands.find((c) => c.name() === 'models') ??
+    program.command('models').description('List, download and import upscaling models');
   registerModelsImport(models);
 }

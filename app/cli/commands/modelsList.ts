@@ -34,13 +34,14 @@ function int8Cell(v: ReturnType<typeof int8Summary>): string {
 export function registerModelsList(models: Command): void {
   models
     .command('list')
-    .description('Every contract model with its open model, licence, and whether it is installed; then imported custom models')
+    .description(
+      'Every contract model with its open model, licence, and whether it is installed; then imported custom models',
+    )
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { json?: boolean }) => {
-      const [{ listModels, modelSearchDirs, userModelsDir }, { customModelsDir, listCustomModels }] = await Promise.all([
-        import('../../../engine/models/catalog.js'),
-        import('../../../engine/models/customModels.js'),
-      ]);
+      const [{ listModels, modelSearchDirs, userModelsDir }, { customModelsDir, listCustomModels }] = await Promise.all(
+        [import('../../../engine/models/catalog.js'), import('../../../engine/models/customModels.js')],
+      );
       const dirs = modelSearchDirs();
       const customDir = userModelsDir();
       let custom: ReturnType<typeof customRow>[] = [];
@@ -55,13 +56,26 @@ export function registerModelsList(models: Command): void {
       // Which models have an int8 variant (crisp models quantize), and whether it passed its quality check.
       // Loaded when listing, not at startup: the CLI imports every command module before parsing (see main.ts).
       const { findInt8Variant } = await import('../../../engine/inference/int8Variant.js');
-      const rows = await Promise.all(listed.map(async (m) => ({ ...m, int8: m.path ? int8Summary(await findInt8Variant(m.path).catch(() => undefined)) : null })));
+      const rows = await Promise.all(
+        listed.map(async (m) => ({
+          ...m,
+          int8: m.path ? int8Summary(await findInt8Variant(m.path).catch(() => undefined)) : null,
+        })),
+      );
       if (customError) process.stderr.write(`crisp: warning: ${customError}\n`);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         return;
       }
-      const table = rows.map((m) => [m.name, m.model, m.architecture, m.licence, m.installed ? 'installed' : 'not installed', `x${m.scale}`, int8Cell(m.int8)]);
+      const table = rows.map((m) => [
+        m.name,
+        m.model,
+        m.architecture,
+        m.licence,
+        m.installed ? 'installed' : 'not installed',
+        `x${m.scale}`,
+        int8Cell(m.int8),
+      ]);
       const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE', 'INT8'];
       process.stdout.write(`${formatTable(header, table)}\n`);
       // Face restorers are not upscaling models: their own section, catalog entries then imported ones.
@@ -71,11 +85,17 @@ export function registerModelsList(models: Command): void {
           const have = installedFaces.find((m) => m.name === e.name);
           return [e.name, e.title, e.licence, have ? 'installed' : 'not installed'];
         }),
-        ...installedFaces.filter((m) => m.name.startsWith('custom:')).map((m) => [m.name, m.path, 'custom', 'installed']),
+        ...installedFaces
+          .filter((m) => m.name.startsWith('custom:'))
+          .map((m) => [m.name, m.path, 'custom', 'installed']),
       ];
       const detector = findDetector(dirs);
-      process.stdout.write(`\nFace models (--face):\n${formatTable(['FACE MODEL', 'OPEN MODEL', 'LICENCE', 'STATUS'], faceRows)}\n`);
-      process.stdout.write(`Face detector: ${detector ?? 'not found (yunet_s_dynamic.onnx in a models folder\'s face/ folder)'}\n`);
+      process.stdout.write(
+        `\nFace models (--face):\n${formatTable(['FACE MODEL', 'OPEN MODEL', 'LICENCE', 'STATUS'], faceRows)}\n`,
+      );
+      process.stdout.write(
+        `Face detector: ${detector ?? "not found (yunet_s_dynamic.onnx in a models folder's face/ folder)"}\n`,
+      );
       process.stdout.write(`\nModels are looked up in:\n${dirs.map((d) => `  ${d}`).join('\n')}\n`);
       process.stdout.write(`Custom models ("crisp models import") are in:\n  ${customModelsDir(customDir)}\n`);
     });

@@ -31,7 +31,8 @@ async function modelFile(target: string): Promise<string> {
     import('../../../engine/models/catalog.js'),
     import('../../../engine/models/customModels.js'),
   ]);
-  if ((MODEL_NAMES as readonly string[]).includes(target)) return resolveModel(target as (typeof MODEL_NAMES)[number], modelSearchDirs()).path;
+  if ((MODEL_NAMES as readonly string[]).includes(target))
+    return resolveModel(target as (typeof MODEL_NAMES)[number], modelSearchDirs()).path;
   if (target.startsWith('custom:')) {
     const name = target.slice('custom:'.length);
     const found = (await listCustomModels(userModelsDir())).find((m) => m.name === name);
@@ -39,10 +40,13 @@ async function modelFile(target: string): Promise<string> {
     return found.path;
   }
   if (existsSync(target) && statSync(target).isFile()) {
-    if (!target.toLowerCase().endsWith('.onnx')) throw new CliError(`${target} is not an .onnx file. Import other formats first with "crisp models import".`);
+    if (!target.toLowerCase().endsWith('.onnx'))
+      throw new CliError(`${target} is not an .onnx file. Import other formats first with "crisp models import".`);
     return target;
   }
-  throw new CliError(`'${target}' is neither a model name nor an .onnx file. "crisp models list" shows the model names.`);
+  throw new CliError(
+    `'${target}' is neither a model name nor an .onnx file. "crisp models list" shows the model names.`,
+  );
 }
 
 export function registerModelsQuantize(models: Command): void {
@@ -50,9 +54,15 @@ export function registerModelsQuantize(models: Command): void {
     .command('quantize')
     .description('Make the int8 variant of a model for faster CPU upscaling, and measure its quality')
     .argument('<model>', 'model name (e.g. service-lite-4x, custom:name) or an .onnx file')
-    .option('--calibration <dir>', 'folder of photos like the ones you upscale (default: the 48 bundled crops of openly licensed photos and illustrations)')
+    .option(
+      '--calibration <dir>',
+      'folder of photos like the ones you upscale (default: the 48 bundled crops of openly licensed photos and illustrations)',
+    )
     .option('--crops <n>', 'calibration crops of 64×64 (default: 32 from --calibration, all 48 bundled ones otherwise)')
-    .option('--out <dir>', 'where to write the int8 model (default: the int8 folder of the user models directory, or $CRISP_INT8_DIR)')
+    .option(
+      '--out <dir>',
+      'where to write the int8 model (default: the int8 folder of the user models directory, or $CRISP_INT8_DIR)',
+    )
     .option('--json', 'print the manifest as JSON')
     .action(async (target: string, opts: QuantizeCommandOptions) => {
       const crops = cropCount(opts.crops);

@@ -97,45 +97,161 @@ export function register(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', port, 8787)
     .option('--data <dir>', 'data directory (users, credits, tasks, uploads, outputs)', DEFAULT_DATA_DIR)
-    .option('--db <url>', 'PostgreSQL URL for users and credits, shared by several server processes (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL)
-    .option('--workers <n>', 'with --db: tasks this process claims from the queue and runs at once (0: API only, "crisp worker" processes run them)', nonNegativeInt, 1)
-    .option('--lease <ms>', 'with --db: a task whose worker died is run again by another after this long', positiveInt, DEFAULT_LEASE_MS)
-    .option('--public-url <url>', 'base URL clients reach this server at (used in part URLs and download links)', publicUrl)
+    .option(
+      '--db <url>',
+      'PostgreSQL URL for users and credits, shared by several server processes (default: $CRISP_DB_URL; none: accounts.json under --data)',
+      process.env.CRISP_DB_URL,
+    )
+    .option(
+      '--workers <n>',
+      'with --db: tasks this process claims from the queue and runs at once (0: API only, "crisp worker" processes run them)',
+      nonNegativeInt,
+      1,
+    )
+    .option(
+      '--lease <ms>',
+      'with --db: a task whose worker died is run again by another after this long',
+      positiveInt,
+      DEFAULT_LEASE_MS,
+    )
+    .option(
+      '--public-url <url>',
+      'base URL clients reach this server at (used in part URLs and download links)',
+      publicUrl,
+    )
     .option('--allow-private-urls', 'let start-task urls reach loopback/private addresses (trusted networks only)')
     .option('--max-file-size <bytes>', 'largest input file', positiveInt, DEFAULT_LIMITS.maxFileSize)
     .option('--max-files-per-task <n>', 'most images in one task', positiveInt, DEFAULT_LIMITS.maxFilesPerTask)
     .option('--max-input-pixels <n>', 'largest input image in pixels', positiveInt, DEFAULT_LIMITS.maxInputPixels)
     .option('--max-output-pixels <n>', 'largest output image in pixels', positiveInt, DEFAULT_LIMITS.maxOutputPixels)
-    .option('--stream-above <bytes>', 'outputs whose raster is larger stream their tiles to a temp file on disk', positiveInt, DEFAULT_LIMITS.streamAboveBytes)
-    .option('--disk-reserve <bytes>', 'free disk kept untouched; tasks that would eat into it are refused (400)', positiveInt, DEFAULT_LIMITS.diskReserveBytes)
+    .option(
+      '--stream-above <bytes>',
+      'outputs whose raster is larger stream their tiles to a temp file on disk',
+      positiveInt,
+      DEFAULT_LIMITS.streamAboveBytes,
+    )
+    .option(
+      '--disk-reserve <bytes>',
+      'free disk kept untouched; tasks that would eat into it are refused (400)',
+      positiveInt,
+      DEFAULT_LIMITS.diskReserveBytes,
+    )
     .option('--body-limit <bytes>', 'largest JSON request body', positiveInt, DEFAULT_SERVER_LIMITS.bodyLimit)
-    .option('--rate-limit <n>', 'requests per API key per window (429 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitMax)
-    .option('--rate-window <ms>', 'rate-limit window in milliseconds', positiveInt, DEFAULT_SERVER_LIMITS.rateLimitWindowMs)
+    .option(
+      '--rate-limit <n>',
+      'requests per API key per window (429 beyond)',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.rateLimitMax,
+    )
+    .option(
+      '--rate-window <ms>',
+      'rate-limit window in milliseconds',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.rateLimitWindowMs,
+    )
     // Abuse bounds (docs/deploy.md#resource-limits): time, connections, and what one user may hold.
-    .option('--max-request-bytes <bytes>', 'largest sum of file parts in one start-task', positiveInt, DEFAULT_SERVER_LIMITS.maxRequestBytes)
-    .option('--request-timeout <ms>', 'a whole request must arrive within this (408 beyond)', positiveInt, DEFAULT_SERVER_LIMITS.requestTimeoutMs)
-    .option('--headers-timeout <ms>', 'request headers must arrive within this', positiveInt, DEFAULT_SERVER_LIMITS.headersTimeoutMs)
-    .option('--keep-alive-timeout <ms>', 'idle keep-alive connections close after this', positiveInt, DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)
-    .option('--connection-timeout <ms>', 'sockets with no traffic close after this', positiveInt, DEFAULT_SERVER_LIMITS.connectionTimeoutMs)
+    .option(
+      '--max-request-bytes <bytes>',
+      'largest sum of file parts in one start-task',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.maxRequestBytes,
+    )
+    .option(
+      '--request-timeout <ms>',
+      'a whole request must arrive within this (408 beyond)',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.requestTimeoutMs,
+    )
+    .option(
+      '--headers-timeout <ms>',
+      'request headers must arrive within this',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.headersTimeoutMs,
+    )
+    .option(
+      '--keep-alive-timeout <ms>',
+      'idle keep-alive connections close after this',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs,
+    )
+    .option(
+      '--connection-timeout <ms>',
+      'sockets with no traffic close after this',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.connectionTimeoutMs,
+    )
     .option('--max-connections <n>', 'open connections in all', positiveInt, DEFAULT_SERVER_LIMITS.maxConnections)
-    .option('--max-connections-per-ip <n>', 'open connections from one IP address', positiveInt, DEFAULT_SERVER_LIMITS.maxConnectionsPerIp)
-    .option('--max-tasks-per-user <n>', 'tasks one user may have fetching, waiting or running', positiveInt, SERVER_USER_LIMITS.maxTasksPerUser)
-    .option('--url-fetches-per-user <n>', 'URL inputs of one user fetched at the same time', positiveInt, SERVER_USER_LIMITS.urlFetchesPerUser)
-    .option('--url-fetch-budget <n>', 'URL inputs one user may ask for per hour (failed ones count too)', positiveInt, SERVER_USER_LIMITS.urlFetchBudget)
+    .option(
+      '--max-connections-per-ip <n>',
+      'open connections from one IP address',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.maxConnectionsPerIp,
+    )
+    .option(
+      '--max-tasks-per-user <n>',
+      'tasks one user may have fetching, waiting or running',
+      positiveInt,
+      SERVER_USER_LIMITS.maxTasksPerUser,
+    )
+    .option(
+      '--url-fetches-per-user <n>',
+      'URL inputs of one user fetched at the same time',
+      positiveInt,
+      SERVER_USER_LIMITS.urlFetchesPerUser,
+    )
+    .option(
+      '--url-fetch-budget <n>',
+      'URL inputs one user may ask for per hour (failed ones count too)',
+      positiveInt,
+      SERVER_USER_LIMITS.urlFetchBudget,
+    )
     .option('--url-fetch-timeout <ms>', 'deadline of each URL fetch', positiveInt, DEFAULT_LIMITS.urlFetchTimeoutMs)
-    .option('--max-open-uploads <n>', 'unfinished upload sessions per user', positiveInt, SERVER_USER_LIMITS.maxOpenUploadsPerUser)
-    .option('--max-stored-bytes <bytes>', 'bytes of uploads and outputs one user may hold', positiveInt, SERVER_USER_LIMITS.maxStoredBytesPerUser)
-    .option('--max-outputs <n>', 'output files one user\'s unexpired tasks may hold', positiveInt, SERVER_USER_LIMITS.maxOutputsPerUser)
-    .option('--ledger-retention-days <n>', 'days an ended charge stays in accounts.json before moving to ledger-archive.jsonl', positiveInt, 7)
+    .option(
+      '--max-open-uploads <n>',
+      'unfinished upload sessions per user',
+      positiveInt,
+      SERVER_USER_LIMITS.maxOpenUploadsPerUser,
+    )
+    .option(
+      '--max-stored-bytes <bytes>',
+      'bytes of uploads and outputs one user may hold',
+      positiveInt,
+      SERVER_USER_LIMITS.maxStoredBytesPerUser,
+    )
+    .option(
+      '--max-outputs <n>',
+      "output files one user's unexpired tasks may hold",
+      positiveInt,
+      SERVER_USER_LIMITS.maxOutputsPerUser,
+    )
+    .option(
+      '--ledger-retention-days <n>',
+      'days an ended charge stays in accounts.json before moving to ledger-archive.jsonl',
+      positiveInt,
+      7,
+    )
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
     .addOption(
-      new Option('--log-level <level>', 'info: one line per request, successful status polls at debug only').choices(LOG_LEVELS).default('info'),
+      new Option('--log-level <level>', 'info: one line per request, successful status polls at debug only')
+        .choices(LOG_LEVELS)
+        .default('info'),
     )
-    .addOption(new Option('--log-format <format>', 'json lines, or pretty human-readable lines').choices(LOG_FORMATS).default('json'))
-    .option('--metrics-token <token>', 'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)', process.env.CRISP_METRICS_TOKEN)
-    .option('--face-model <name>', 'enable enhanceFace with this face model (gfpgan-1.4, gfpgan-1.3 or custom:NAME); without it enhanceFace gets 400')
+    .addOption(
+      new Option('--log-format <format>', 'json lines, or pretty human-readable lines')
+        .choices(LOG_FORMATS)
+        .default('json'),
+    )
+    .option(
+      '--metrics-token <token>',
+      'serve GET /metrics (Prometheus) to this Bearer token (default: $CRISP_METRICS_TOKEN; none: no /metrics)',
+      process.env.CRISP_METRICS_TOKEN,
+    )
+    .option(
+      '--face-model <name>',
+      'enable enhanceFace with this face model (gfpgan-1.4, gfpgan-1.3 or custom:NAME); without it enhanceFace gets 400',
+    )
     .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
     .action(async (flags: ServeFlags) => {
       if (!flags.db && (flags.workers !== 1 || flags.lease !== DEFAULT_LEASE_MS)) {
@@ -143,7 +259,8 @@ export function register(program: Command): void {
       }
       const storage = resolveStorage(flags, flags.db);
       const faceStrength = Number(flags.faceStrength ?? '1');
-      if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
+      if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1)
+        throw new CliError('--face-strength must be a number from 0 to 1');
       if (flags.faceModel !== undefined) {
         // Refused before listening: a server that says it enhances faces must be able to.
         const [{ FaceModelMissingError, resolveFaceModel }, { modelSearchDirs }] = await Promise.all([
@@ -151,7 +268,10 @@ export function register(program: Command): void {
           import('../../../engine/models/catalog.js'),
         ]);
         try {
-          resolveFaceModel(flags.faceModel, flags.modelsDir ? flags.modelsDir.map((d) => path.resolve(d)) : modelSearchDirs());
+          resolveFaceModel(
+            flags.faceModel,
+            flags.modelsDir ? flags.modelsDir.map((d) => path.resolve(d)) : modelSearchDirs(),
+          );
         } catch (e) {
           if (e instanceof FaceModelMissingError) throw new CliError(e.message);
           throw e;
@@ -179,7 +299,11 @@ export function register(program: Command): void {
         port: flags.port,
         dataDir: flags.data,
         ...(flags.db ? { db: flags.db, workers: flags.workers, leaseMs: flags.lease } : {}),
-        ...(storage.kind === 'dir' ? { storageDir: storage.dir } : storage.kind === 's3' ? { objects: storage.location } : {}),
+        ...(storage.kind === 'dir'
+          ? { storageDir: storage.dir }
+          : storage.kind === 's3'
+            ? { objects: storage.location }
+            : {}),
         ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
         allowPrivateUrls: flags.allowPrivateUrls ?? false,
         engineLimits,

@@ -37,7 +37,8 @@ export function registerUi(program: Command): void {
         });
       } catch (e) {
         if (e instanceof UiNotBuiltError) throw new CliError(e.message);
-        if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CliError(`port ${flags.port} is already in use: pick another with --port, or 0 for any`);
+        if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
+          throw new CliError(`port ${flags.port} is already in use: pick another with --port, or 0 for any`);
         throw e;
       }
       // Tests and scripts read this line to find the address.

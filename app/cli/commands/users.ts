@@ -47,7 +47,11 @@ async function withStore<T>(where: StoreFlags, fn: (store: AccountStore) => Prom
 function addStoreOptions(command: Command): Command {
   return command
     .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
-    .option('--db <url>', 'PostgreSQL URL holding users and credits (default: $CRISP_DB_URL; none: accounts.json under --data)', process.env.CRISP_DB_URL);
+    .option(
+      '--db <url>',
+      'PostgreSQL URL holding users and credits (default: $CRISP_DB_URL; none: accounts.json under --data)',
+      process.env.CRISP_DB_URL,
+    );
 }
 
 export function register(program: Command): void {
@@ -59,8 +63,12 @@ export function register(program: Command): void {
     .option('--credits <n>', 'initial credits', count, 0)
     .option('--extra-credits <n>', 'initial extra credits (spent after regular credits)', count, 0)
     .action(async (o: StoreFlags & { email: string; credits: number; extraCredits: number }) => {
-      const { account, apiKey } = await withStore(o, (s) => s.addUser({ email: o.email, credits: o.credits, extraCredits: o.extraCredits }));
-      process.stdout.write(`Created user ${account.userId} <${account.email}> with ${account.credits} credits and ${account.extraCredits} extra credits.\n`);
+      const { account, apiKey } = await withStore(o, (s) =>
+        s.addUser({ email: o.email, credits: o.credits, extraCredits: o.extraCredits }),
+      );
+      process.stdout.write(
+        `Created user ${account.userId} <${account.email}> with ${account.credits} credits and ${account.extraCredits} extra credits.\n`,
+      );
       process.stdout.write('API key (store it now; only its hash is kept):\n');
       process.stdout.write(`${apiKey}\n`);
     });
@@ -74,7 +82,13 @@ export function register(program: Command): void {
         process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
         return;
       }
-      const rows = list.map((u) => [u.userId, u.email, String(u.credits), String(u.extraCredits), new Date(u.createdAt).toISOString()]);
+      const rows = list.map((u) => [
+        u.userId,
+        u.email,
+        String(u.credits),
+        String(u.extraCredits),
+        new Date(u.createdAt).toISOString(),
+      ]);
       const header = ['USER ID', 'EMAIL', 'CREDITS', 'EXTRA', 'CREATED'];
       process.stdout.write(`${formatTable(header, rows)}\n`);
     });

@@ -33,24 +33,42 @@ export function register(program: Command): void {
     'what the servers share (their --storage): the directory, or s3://bucket/prefix',
   )
     .option('--db <url>', 'PostgreSQL URL the servers use (default: $CRISP_DB_URL)', process.env.CRISP_DB_URL)
-    .option('--data <dir>', 'with --storage s3://…: local folder for the working copies of running tasks (default: a folder in the temp directory)')
+    .option(
+      '--data <dir>',
+      'with --storage s3://…: local folder for the working copies of running tasks (default: a folder in the temp directory)',
+    )
     .option('--workers <n>', 'tasks this process runs at once (they share its device image by image)', positiveInt, 1)
-    .option('--lease <ms>', 'a task whose worker died is run again by another after this long (the same on every process)', positiveInt, DEFAULT_LEASE_MS)
+    .option(
+      '--lease <ms>',
+      'a task whose worker died is run again by another after this long (the same on every process)',
+      positiveInt,
+      DEFAULT_LEASE_MS,
+    )
     .option('--models-dir <dir...>', 'where the ONNX models are (default: the standard model folders)')
     .addOption(new Option('--execution-provider <ep>', 'inference device').choices(EXECUTION_PROVIDERS).default('auto'))
     .option('--threads <n>', 'CPU threads for inference', positiveInt)
-    .option('--face-model <name>', 'run enhanceFace tasks with this face model (as on crisp serve; without it such tasks fail, uncharged)')
+    .option(
+      '--face-model <name>',
+      'run enhanceFace tasks with this face model (as on crisp serve; without it such tasks fail, uncharged)',
+    )
     .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
     .option('--allow-private-urls', 'let task urls reach loopback/private addresses (trusted networks only)')
     .action(async (flags: WorkerFlags) => {
-      if (!flags.db) throw new CliError('crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
+      if (!flags.db)
+        throw new CliError('crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
       const choice = resolveStorage(flags, flags.db);
-      if (choice.kind === 'default') throw new CliError('crisp worker needs --storage: the directory or s3://bucket/prefix the servers keep tasks in (their --storage)');
-      if (choice.kind === 'dir' && flags.data) throw new CliError('--data is for --storage s3://…; with a shared directory the worker works in it');
+      if (choice.kind === 'default')
+        throw new CliError(
+          'crisp worker needs --storage: the directory or s3://bucket/prefix the servers keep tasks in (their --storage)',
+        );
+      if (choice.kind === 'dir' && flags.data)
+        throw new CliError('--data is for --storage s3://…; with a shared directory the worker works in it');
       // With a bucket the worker keeps only working copies, on its own disk.
-      const storage = choice.kind === 'dir' ? choice.dir : path.resolve(flags.data ?? path.join(os.tmpdir(), 'crisp-worker'));
+      const storage =
+        choice.kind === 'dir' ? choice.dir : path.resolve(flags.data ?? path.join(os.tmpdir(), 'crisp-worker'));
       const faceStrength = Number(flags.faceStrength ?? '1');
-      if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1) throw new CliError('--face-strength must be a number from 0 to 1');
+      if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1)
+        throw new CliError('--face-strength must be a number from 0 to 1');
       const [{ openAccounts }, { createEngine }, { DatabaseError }, { openObjectStore }] = await Promise.all([
         import('../../../engine/accounts/openAccounts.js'),
         import('../../../engine/engine.js'),
@@ -90,7 +108,9 @@ export function register(program: Command): void {
         throw e;
       });
       // A parent process (tests, supervisors) reads this line to know the worker is taking jobs.
-      process.stdout.write(`crisp worker: running ${flags.workers} at once on ${objects ? objects.description : storage}\n`);
+      process.stdout.write(
+        `crisp worker: running ${flags.workers} at once on ${objects ? objects.description : storage}\n`,
+      );
       const stop = () => {
         // Running tasks are handed back to the queue (unlocked), not failed: another worker finishes them.
         void engine

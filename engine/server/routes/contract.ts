@@ -31,21 +31,31 @@ export interface ContractRouteDeps {
 /** The cheapest settings the fields received so far allow: the gate must never over-refuse. */
 function gateSettings(fields: Readonly<Record<string, string>>): { scale: Scale; enhanceFace: boolean } {
   const scale = Number(fields.scale);
-  return { scale: (Number.isInteger(scale) && scale >= 1 && scale <= 8 ? scale : 1) as Scale, enhanceFace: fields.enhanceFace === 'true' };
+  return {
+    scale: (Number.isInteger(scale) && scale >= 1 && scale <= 8 ? scale : 1) as Scale,
+    enhanceFace: fields.enhanceFace === 'true',
+  };
 }
 
 export function registerContractRoutes(app: FastifyInstance, deps: ContractRouteDeps): void {
   const auth = requireApiKey(deps.accounts);
-  const cfg = (endpoint: RouteConfig['endpoint'], response: (typeof RESPONSE_SCHEMAS)[keyof typeof RESPONSE_SCHEMAS]) => ({
+  const cfg = (
+    endpoint: RouteConfig['endpoint'],
+    response: (typeof RESPONSE_SCHEMAS)[keyof typeof RESPONSE_SCHEMAS],
+  ) => ({
     config: { endpoint } satisfies RouteConfig,
     onRequest: auth,
     ...response,
   });
 
-  app.post('/get-upload-url', cfg('get-upload-url', RESPONSE_SCHEMAS.getUploadUrl), async (request) => success(await deps.engine.getUploadUrl(callerOf(request), request.body)));
+  app.post('/get-upload-url', cfg('get-upload-url', RESPONSE_SCHEMAS.getUploadUrl), async (request) =>
+    success(await deps.engine.getUploadUrl(callerOf(request), request.body)),
+  );
 
-  app.post('/complete-multipart-upload', cfg('complete-multipart-upload', RESPONSE_SCHEMAS.completeMultipartUpload), async (request) =>
-    success(await deps.engine.completeMultipartUpload(callerOf(request), request.body)),
+  app.post(
+    '/complete-multipart-upload',
+    cfg('complete-multipart-upload', RESPONSE_SCHEMAS.completeMultipartUpload),
+    async (request) => success(await deps.engine.completeMultipartUpload(callerOf(request), request.body)),
   );
 
   app.post('/start-task', cfg('start-task', RESPONSE_SCHEMAS.startTask), async (request, reply) => {
@@ -55,10 +65,13 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
     try {
       // A body announced larger than the cap is refused before one byte of it is read.
       if (declared > deps.form.maxRequestBytes + deps.form.maxFieldBytes * 2) {
-        throw errors.payloadTooLarge(`the request body is ${declared} bytes; the limit is ${deps.form.maxRequestBytes} bytes of files`);
+        throw errors.payloadTooLarge(
+          `the request body is ${declared} bytes; the limit is ${deps.form.maxRequestBytes} bytes of files`,
+        );
       }
       const gate: FormGate = {
-        beforeFile: (count, fields) => deps.meter.assertCanAfford(caller, deps.meter.quote(gateSettings(fields), count)),
+        beforeFile: (count, fields) =>
+          deps.meter.assertCanAfford(caller, deps.meter.quote(gateSettings(fields), count)),
       };
       const input = await readStartTaskForm(request, deps.form, incoming, gate);
       const result = await deps.engine.startTask(caller, input);
@@ -95,12 +108,19 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
   });
 
   // extension: what this server offers, so a client can grey out what it would refuse (body optional).
-  app.post('/get-capabilities', cfg(undefined, RESPONSE_SCHEMAS.getCapabilities), async () => success({ faceEnhancement: deps.engine.faceEnhancement }));
+  app.post('/get-capabilities', cfg(undefined, RESPONSE_SCHEMAS.getCapabilities), async () =>
+    success({ faceEnhancement: deps.engine.faceEnhancement }),
+  );
 
   // extension: the caller's identity and balances (body optional).
   app.post('/get-account', cfg(undefined, RESPONSE_SCHEMAS.getAccount), async (request) => {
     const caller = callerOf(request);
     const b = await deps.meter.balance(caller);
-    return success({ userId: caller.userId, email: caller.email, currentCredits: b.currentCredits, currentExtraCredits: b.currentExtraCredits });
+    return success({
+      userId: caller.userId,
+      email: caller.email,
+      currentCredits: b.currentCredits,
+      currentExtraCredits: b.currentExtraCredits,
+    });
   });
 }

@@ -12,10 +12,18 @@ import { errors } from '../../contract/index.js';
 import { apiKeyOf } from '../auth.js';
 import type { DownloadLinks } from '../downloadLinks.js';
 
-export function registerDownloadRoutes(app: FastifyInstance, engine: UpscalingEngine, accounts: AccountStore, links: DownloadLinks): void {
+export function registerDownloadRoutes(
+  app: FastifyInstance,
+  engine: UpscalingEngine,
+  accounts: AccountStore,
+  links: DownloadLinks,
+): void {
   app.get('/downloads/:taskId/:fileName', async (request, reply) => {
     const v = links.verify(request.url);
-    if (!v.ok) throw errors.forbidden(v.reason === 'expired' ? 'this download link has expired' : 'the download link signature is invalid');
+    if (!v.ok)
+      throw errors.forbidden(
+        v.reason === 'expired' ? 'this download link has expired' : 'the download link signature is invalid',
+      );
     const { userId, taskId, fileName } = v.target;
     const key = apiKeyOf(request);
     if (key) {

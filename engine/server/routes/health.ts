@@ -59,7 +59,11 @@ export function registerHealthRoutes(app: FastifyInstance, health: ServerHealth)
   app.get('/metrics', NO_LIMIT, async (req, reply) => {
     const auth = req.headers.authorization ?? '';
     const given = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-    if (!sameSecret(given, token)) return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'metrics need the --metrics-token as a Bearer token' });
+    if (!sameSecret(given, token))
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer')
+        .send({ error: 'metrics need the --metrics-token as a Bearer token' });
     return reply.type('text/plain; version=0.0.4').send(renderMetrics(await health.stats()));
   });
 }

@@ -16,7 +16,10 @@ import {
 } from '../../contract/index.js';
 
 function jsonSchema(data: z.ZodType): Record<string, unknown> {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(successBodySchema(data), { target: 'draft-7', io: 'output' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(successBodySchema(data), {
+    target: 'draft-7',
+    io: 'output',
+  }) as Record<string, unknown>;
   return schema;
 }
 

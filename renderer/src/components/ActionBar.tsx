@@ -65,7 +65,13 @@ export function ActionBar() {
             {t('bar.resume', { n: stopped })}
           </button>
         ) : null}
-        <button type="button" className="primary" disabled={!startable} aria-keyshortcuts="Control+Enter" onClick={() => void start()}>
+        <button
+          type="button"
+          className="primary"
+          disabled={!startable}
+          aria-keyshortcuts="Control+Enter"
+          onClick={() => void start()}
+        >
           {t('bar.upscale')}
         </button>
         <button type="button" disabled={!batch.running} aria-keyshortcuts="Escape" onClick={() => void stop()}>

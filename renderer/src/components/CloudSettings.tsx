@@ -36,9 +36,7 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
   return (
     <section aria-labelledby={`${id}-title`} className={onboarding ? 'options connect-card' : 'options'}>
       <h2 id={`${id}-title`}>{title}</h2>
-      {onboarding ? (
-        <p className="hint">{t('cloud.intro')}</p>
-      ) : null}
+      {onboarding ? <p className="hint">{t('cloud.intro')}</p> : null}
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -47,7 +45,14 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
       >
         <div className="field">
           <label htmlFor={`${id}-url`}>{t('cloud.url')}</label>
-          <input id={`${id}-url`} type="url" value={baseUrl} spellCheck={false} placeholder="https://…" onChange={(e) => setBaseUrl(e.target.value)} />
+          <input
+            id={`${id}-url`}
+            type="url"
+            value={baseUrl}
+            spellCheck={false}
+            placeholder="https://…"
+            onChange={(e) => setBaseUrl(e.target.value)}
+          />
         </div>
         <div className="field">
           <label htmlFor={`${id}-key`}>{t('cloud.key')}</label>
@@ -70,7 +75,11 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
           <p className="hint">{t(hasKey ? 'cloud.keyStored' : 'cloud.noKey')}</p>
         </div>
         <div className="input-row">
-          <button type="submit" className={onboarding ? 'primary' : ''} disabled={connection.state === 'testing' || (!baseUrl.trim() && !key.trim())}>
+          <button
+            type="submit"
+            className={onboarding ? 'primary' : ''}
+            disabled={connection.state === 'testing' || (!baseUrl.trim() && !key.trim())}
+          >
             {t(connection.state === 'testing' ? 'cloud.testing' : 'cloud.test')}
           </button>
           {hasKey ? (

@@ -87,7 +87,8 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
     const d = drag.current;
     if (!d) return;
     if (d.kind === 'divider') dividerFromClientX(e.clientX);
-    else setView(bounded({ zoom: d.view.zoom, x: d.view.x + e.clientX - d.startX, y: d.view.y + e.clientY - d.startY }));
+    else
+      setView(bounded({ zoom: d.view.zoom, x: d.view.x + e.clientX - d.startX, y: d.view.y + e.clientY - d.startY }));
   };
   const onWheel = (e: WheelEvent<HTMLDivElement>) => {
     const { left, top } = size();
@@ -96,7 +97,16 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
 
   const onSliderKey = (e: KeyboardEvent<HTMLDivElement>) => {
     const step = e.shiftKey ? 10 : 2;
-    const next: Record<string, number> = { ArrowLeft: pos - step, ArrowDown: pos - step, ArrowRight: pos + step, ArrowUp: pos + step, Home: 0, End: 100, PageDown: pos - 10, PageUp: pos + 10 };
+    const next: Record<string, number> = {
+      ArrowLeft: pos - step,
+      ArrowDown: pos - step,
+      ArrowRight: pos + step,
+      ArrowUp: pos + step,
+      Home: 0,
+      End: 100,
+      PageDown: pos - 10,
+      PageUp: pos + 10,
+    };
     const value = next[e.key];
     if (value === undefined) return;
     e.preventDefault();
@@ -105,7 +115,12 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
   };
   const onViewportKey = (e: KeyboardEvent<HTMLDivElement>) => {
     const d = e.shiftKey ? 100 : 25;
-    const moves: Record<string, [number, number]> = { ArrowLeft: [d, 0], ArrowRight: [-d, 0], ArrowUp: [0, d], ArrowDown: [0, -d] };
+    const moves: Record<string, [number, number]> = {
+      ArrowLeft: [d, 0],
+      ArrowRight: [-d, 0],
+      ArrowUp: [0, d],
+      ArrowDown: [0, -d],
+    };
     const m = moves[e.key];
     if (!m) return;
     e.preventDefault();
@@ -137,7 +152,14 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
   const transform = `translate(${view.x}px, ${view.y}px) scale(${view.zoom})`;
   return (
     <div className="backdrop" onPointerDown={(e) => e.target === e.currentTarget && onClose()}>
-      <div ref={dialog} role="dialog" aria-modal="true" aria-label={t('compare.label', { name: item.inputName })} className="compare" onKeyDown={onDialogKey}>
+      <div
+        ref={dialog}
+        role="dialog"
+        aria-modal="true"
+        aria-label={t('compare.label', { name: item.inputName })}
+        className="compare"
+        onKeyDown={onDialogKey}
+      >
         <div className="compare-head">
           <h2>{item.inputName}</h2>
           <span className="muted small">
@@ -145,13 +167,23 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
           </span>
           <span className="spacer" />
           <ResultActions item={item} />
-          <button type="button" aria-label={t('compare.zoomOut')} onClick={() => zoomAt(0.8)} disabled={view.zoom <= MIN_ZOOM}>
+          <button
+            type="button"
+            aria-label={t('compare.zoomOut')}
+            onClick={() => zoomAt(0.8)}
+            disabled={view.zoom <= MIN_ZOOM}
+          >
             −
           </button>
           <span className="zoom-label" aria-live="polite">
             {percent(view.zoom * 100)}
           </span>
-          <button type="button" aria-label={t('compare.zoomIn')} onClick={() => zoomAt(1.25)} disabled={view.zoom >= MAX_ZOOM}>
+          <button
+            type="button"
+            aria-label={t('compare.zoomIn')}
+            onClick={() => zoomAt(1.25)}
+            disabled={view.zoom >= MAX_ZOOM}
+          >
             +
           </button>
           <button type="button" onClick={() => setView({ zoom: 1, x: 0, y: 0 })}>
@@ -165,7 +197,14 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
           ref={viewport}
           className={view.zoom > 1 ? 'viewport zoomed' : 'viewport'}
           // The box keeps the output's aspect ratio even when the height limit is what binds.
-          style={out ? { aspectRatio: `${out.width} / ${out.height}`, width: `min(100%, calc(75vh * ${out.width} / ${out.height}))` } : undefined}
+          style={
+            out
+              ? {
+                  aspectRatio: `${out.width} / ${out.height}`,
+                  width: `min(100%, calc(75vh * ${out.width} / ${out.height}))`,
+                }
+              : undefined
+          }
           tabIndex={0}
           aria-label={t('compare.viewport')}
           onPointerDown={onPointerDown}
@@ -180,7 +219,14 @@ export function CompareDialog({ item, onClose }: { item: JobItem; onClose: () =>
           </div>
           <div className="layer clip" style={{ clipPath: `inset(0 ${100 - pos}% 0 0)` }}>
             <div className="layer" style={{ transform }}>
-              {before ? <img src={before} alt={t('compare.beforeAlt', { name: item.inputName })} className="pixelated" draggable={false} /> : null}
+              {before ? (
+                <img
+                  src={before}
+                  alt={t('compare.beforeAlt', { name: item.inputName })}
+                  className="pixelated"
+                  draggable={false}
+                />
+              ) : null}
             </div>
           </div>
           <span className="tag left">{t('compare.before')}</span>

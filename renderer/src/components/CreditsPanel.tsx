@@ -23,11 +23,17 @@ export function CreditsPanel() {
         <dt>{t('credits.balance')}</dt>
         <dd data-testid="balance">
           {balance !== null ? credits(balance, tr) : account && !account.available ? t('credits.notReported') : '…'}
-          {account?.currentExtraCredits ? <span className="muted"> {t('credits.extra', { n: account.currentExtraCredits })}</span> : null}
+          {account?.currentExtraCredits ? (
+            <span className="muted"> {t('credits.extra', { n: account.currentExtraCredits })}</span>
+          ) : null}
         </dd>
         <dt>{t('credits.batch')}</dt>
         <dd data-testid="estimate">
-          {estimate ? (estimate.items ? t('credits.forImages', { credits: credits(estimate.credits, tr), n: estimate.items }) : t('credits.nothingWaiting')) : '…'}
+          {estimate
+            ? estimate.items
+              ? t('credits.forImages', { credits: credits(estimate.credits, tr), n: estimate.items })
+              : t('credits.nothingWaiting')
+            : '…'}
           {estimate?.items && face ? <span className="muted small"> {t('credits.inclFaces')}</span> : null}
         </dd>
         <dt>{t('credits.deducted')}</dt>

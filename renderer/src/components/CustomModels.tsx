@@ -41,7 +41,11 @@ export function CustomModels() {
                 {m.title} <span className="muted small">×{m.scale}</span>
                 <span className="hint model-download-desc">{m.description}</span>
               </span>
-              <button type="button" aria-label={t('custom.removeNamed', { name: m.title })} onClick={() => void removeModel(m.name)}>
+              <button
+                type="button"
+                aria-label={t('custom.removeNamed', { name: m.title })}
+                onClick={() => void removeModel(m.name)}
+              >
                 {t('custom.remove')}
               </button>
             </li>

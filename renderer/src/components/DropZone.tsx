@@ -48,7 +48,10 @@ async function filesFromEntries(entries: FileSystemEntry[]): Promise<File[]> {
 }
 
 function isTextTarget(target: EventTarget | null): boolean {
-  return target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
+  return (
+    target instanceof HTMLElement &&
+    (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))
+  );
 }
 
 const hasFiles = (e: DragEvent) => [...(e.dataTransfer?.types ?? [])].includes('Files');
@@ -153,7 +156,13 @@ export function DropZone() {
       if (files.length === 0) return;
       e.preventDefault();
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-      void addFiles(files.map((f, i) => (f.name && f.name !== 'image.png' ? f : new File([f], `pasted-${stamp}${i ? `-${i}` : ''}.png`, { type: f.type }))));
+      void addFiles(
+        files.map((f, i) =>
+          f.name && f.name !== 'image.png'
+            ? f
+            : new File([f], `pasted-${stamp}${i ? `-${i}` : ''}.png`, { type: f.type }),
+        ),
+      );
     };
     window.addEventListener('paste', onPaste);
     return () => window.removeEventListener('paste', onPaste);
@@ -172,12 +181,20 @@ export function DropZone() {
       <p className="dropzone-title">{t('drop.title')}</p>
       <p className="muted">{t('drop.paste')}</p>
       <div className="input-row center">
-        <button type="button" aria-keyshortcuts="Control+O" onClick={() => (desktop ? void desktop.pickImages().then(addPaths) : fileInput.current?.click())}>
+        <button
+          type="button"
+          aria-keyshortcuts="Control+O"
+          onClick={() => (desktop ? void desktop.pickImages().then(addPaths) : fileInput.current?.click())}
+        >
           {t('drop.chooseImages')}
         </button>
         <button
           type="button"
-          onClick={() => (desktop ? void desktop.pickInputFolder().then((f) => (f ? addPaths([f]) : undefined)) : folderInput.current?.click())}
+          onClick={() =>
+            desktop
+              ? void desktop.pickInputFolder().then((f) => (f ? addPaths([f]) : undefined))
+              : folderInput.current?.click()
+          }
         >
           {t('drop.chooseFolder')}
         </button>

@@ -17,7 +17,11 @@ const PROVIDERS: { value: ExecutionProviderSetting; label: string | { key: Messa
   { value: 'webgpu', label: 'WebGPU' },
 ];
 const TILE_SIZES = [128, 192, 256, 384, 512, 768, 1024];
-const PRECISION_LABELS: Record<Settings['precision'], MessageKey> = { auto: 'engine.auto', fp32: 'engine.fp32', int8: 'engine.int8' };
+const PRECISION_LABELS: Record<Settings['precision'], MessageKey> = {
+  auto: 'engine.auto',
+  fp32: 'engine.fp32',
+  int8: 'engine.int8',
+};
 
 export function EngineSettings() {
   const settings = useSettings(selectSettings);
@@ -42,7 +46,11 @@ export function EngineSettings() {
       <summary>{t('engine.summary')}</summary>
       <div className="field">
         <label htmlFor={`${id}-ep`}>{t('engine.provider')}</label>
-        <select id={`${id}-ep`} value={settings.executionProvider} onChange={(e) => void updateSettings({ executionProvider: e.target.value as ExecutionProviderSetting })}>
+        <select
+          id={`${id}-ep`}
+          value={settings.executionProvider}
+          onChange={(e) => void updateSettings({ executionProvider: e.target.value as ExecutionProviderSetting })}
+        >
           {PROVIDERS.map((p) => (
             <option key={p.value} value={p.value}>
               {typeof p.label === 'string' ? p.label : t(p.label.key)}

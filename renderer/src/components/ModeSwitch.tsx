@@ -11,7 +11,13 @@ export function ModeSwitch() {
     <div role="radiogroup" aria-label={t('mode.label')} className="segmented">
       {(['local', 'cloud'] as const).map((m) => (
         <label key={m} className={mode === m ? 'segment selected' : 'segment'}>
-          <input type="radio" name="mode" value={m} checked={mode === m} onChange={() => void updateSettings({ mode: m })} />
+          <input
+            type="radio"
+            name="mode"
+            value={m}
+            checked={mode === m}
+            onChange={() => void updateSettings({ mode: m })}
+          />
           {t(m === 'local' ? 'mode.local' : 'mode.cloud')}
         </label>
       ))}

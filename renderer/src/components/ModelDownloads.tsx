@@ -34,7 +34,12 @@ function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | u
           </span>
         </span>
       ) : (
-        <button type="button" aria-label={t('downloads.buttonLabel', { name: model.title })} disabled={props.disabled} onClick={() => void downloadModel(model.name)}>
+        <button
+          type="button"
+          aria-label={t('downloads.buttonLabel', { name: model.title })}
+          disabled={props.disabled}
+          onClick={() => void downloadModel(model.name)}
+        >
           {t('downloads.button')}
         </button>
       )}

@@ -9,7 +9,13 @@ import type { JobItem } from '../../../app/service/crispService.js';
 import { credits, dimensions, statusLabel } from '../format.js';
 import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useQueue } from '../stores/appContext.js';
-import { selectDoneIds, selectDuration, selectHasFinished, selectItems, selectRetryable } from '../stores/queueStore.js';
+import {
+  selectDoneIds,
+  selectDuration,
+  selectHasFinished,
+  selectItems,
+  selectRetryable,
+} from '../stores/queueStore.js';
 import { countStates, countsText, formatDuration } from '../stores/statusModel.js';
 import { EmptyState } from './EmptyState.js';
 import { dragOutProps, ResultActions } from './ResultActions.js';
@@ -48,14 +54,24 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
           </span>
         </div>
         <div className="item-progress">
-          <progress aria-label={t('queue.progress', { name })} max={100} value={item.status === 'done' ? 100 : Math.round(item.percent)} />
+          <progress
+            aria-label={t('queue.progress', { name })}
+            max={100}
+            value={item.status === 'done' ? 100 : Math.round(item.percent)}
+          />
           <span className="item-status" data-testid="item-status">
-            {item.status === 'done' && duration !== null ? t('status.doneIn', { duration: formatDuration(duration, tr) }) : statusLabel(item, tr)}
+            {item.status === 'done' && duration !== null
+              ? t('status.doneIn', { duration: formatDuration(duration, tr) })
+              : statusLabel(item, tr)}
           </span>
-          {item.creditsDeducted ? <span className="muted small">{t('queue.credits', { credits: credits(item.creditsDeducted, tr) })}</span> : null}
+          {item.creditsDeducted ? (
+            <span className="muted small">{t('queue.credits', { credits: credits(item.creditsDeducted, tr) })}</span>
+          ) : null}
           {item.status === 'done' && item.faces ? (
             <span className="muted small" data-testid="item-faces">
-              {item.faces.found === 0 ? t('queue.noFaces') : t('queue.faces', { n: item.faces.found, enhanced: item.faces.enhanced })}
+              {item.faces.found === 0
+                ? t('queue.noFaces')
+                : t('queue.faces', { n: item.faces.found, enhanced: item.faces.enhanced })}
             </span>
           ) : null}
         </div>
@@ -68,7 +84,11 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
       </div>
       <div className="item-actions">
         {item.status === 'done' ? (
-          <button type="button" aria-label={t('queue.compareNamed', { name })} onClick={() => queue.getState().openCompare(item.id)}>
+          <button
+            type="button"
+            aria-label={t('queue.compareNamed', { name })}
+            onClick={() => queue.getState().openCompare(item.id)}
+          >
             {t('queue.compare')}
           </button>
         ) : null}
@@ -84,7 +104,12 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
           </button>
         ) : null}
         {item.status !== 'running' ? (
-          <button type="button" aria-label={t('queue.removeNamed', { name })} className="quiet" onClick={() => void removeItem(item.id)}>
+          <button
+            type="button"
+            aria-label={t('queue.removeNamed', { name })}
+            className="quiet"
+            onClick={() => void removeItem(item.id)}
+          >
             ✕
           </button>
         ) : null}
@@ -110,7 +135,9 @@ export function QueueView() {
   // With many images, the running one stays in view.
   useEffect(() => {
     if (!runningId) return;
-    list.current?.querySelector<HTMLElement>(`[data-id="${CSS.escape(runningId)}"]`)?.scrollIntoView?.({ block: 'nearest' });
+    list.current
+      ?.querySelector<HTMLElement>(`[data-id="${CSS.escape(runningId)}"]`)
+      ?.scrollIntoView?.({ block: 'nearest' });
   }, [runningId]);
 
   const focusRow = (index: number) => {

@@ -33,7 +33,12 @@ export function ResultActions({ item }: { item: JobItem }) {
       <button type="button" aria-label={t('result.copyNamed', { name })} onClick={() => void copyImage(item.id)}>
         {t('result.copy')}
       </button>
-      <button type="button" aria-label={t('result.againNamed', { name })} title={t('result.againTitle')} onClick={() => void upscaleAgain(item.id)}>
+      <button
+        type="button"
+        aria-label={t('result.againNamed', { name })}
+        title={t('result.againTitle')}
+        onClick={() => void upscaleAgain(item.id)}
+      >
         {t('result.again')}
       </button>
     </>

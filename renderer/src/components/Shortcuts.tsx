@@ -28,7 +28,10 @@ export const SHORTCUTS: [keys: string, what: MessageKey][] = [
 export const ADD_IMAGES_INPUT_ID = 'crisp-add-images';
 
 function isTyping(target: EventTarget | null): boolean {
-  return target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
+  return (
+    target instanceof HTMLElement &&
+    (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))
+  );
 }
 
 export function useGlobalShortcuts(): void {
@@ -99,7 +102,11 @@ export function ShortcutsDialog() {
             {SHORTCUTS.map(([keys, what]) => (
               <tr key={what}>
                 <th scope="row">
-                  <kbd>{keys.replace(/\{(\w+)\}/g, (_, cap: string) => t(cap === 'ctrl' ? 'keys.ctrl' : cap === 'enter' ? 'keys.enter' : 'keys.delete'))}</kbd>
+                  <kbd>
+                    {keys.replace(/\{(\w+)\}/g, (_, cap: string) =>
+                      t(cap === 'ctrl' ? 'keys.ctrl' : cap === 'enter' ? 'keys.enter' : 'keys.delete'),
+                    )}
+                  </kbd>
                 </th>
                 <td>{t(what)}</td>
               </tr>

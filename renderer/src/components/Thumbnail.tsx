@@ -29,5 +29,9 @@ export function Thumbnail(props: { id: string; which: 'input' | 'output'; versio
     };
   }, [visible, images, props.id, props.which, props.version]);
 
-  return <div ref={box} className="thumb">{url ? <img src={url} alt={props.alt} /> : null}</div>;
+  return (
+    <div ref={box} className="thumb">
+      {url ? <img src={url} alt={props.alt} /> : null}
+    </div>
+  );
 }

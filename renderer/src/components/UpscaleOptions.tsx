@@ -48,7 +48,12 @@ export function UpscaleOptions() {
       <legend>{t('options.legend')}</legend>
       <div className="field">
         <label htmlFor={`${id}-model`}>{t('options.model')}</label>
-        <select id={`${id}-model`} value={settings.model} aria-describedby={`${id}-model-desc`} onChange={(e) => void updateSettings({ model: e.target.value })}>
+        <select
+          id={`${id}-model`}
+          value={settings.model}
+          aria-describedby={`${id}-model-desc`}
+          onChange={(e) => void updateSettings({ model: e.target.value })}
+        >
           {/* Local: only what can run here (plus the saved choice); the rest is under "Download models". */}
           {models
             .filter((m) => m.kind !== 'face' && (isCloud || m.installed || m.name === settings.model))
@@ -97,7 +102,11 @@ export function UpscaleOptions() {
       <div className="field-row">
         <div className="field">
           <label htmlFor={`${id}-scale`}>{t('options.scale')}</label>
-          <select id={`${id}-scale`} value={settings.scale} onChange={(e) => void updateSettings({ scale: Number(e.target.value) as Scale })}>
+          <select
+            id={`${id}-scale`}
+            value={settings.scale}
+            onChange={(e) => void updateSettings({ scale: Number(e.target.value) as Scale })}
+          >
             {SCALES.map((s) => (
               <option key={s} value={s}>
                 ×{s}
@@ -107,7 +116,11 @@ export function UpscaleOptions() {
         </div>
         <div className="field">
           <label htmlFor={`${id}-format`}>{t('options.format')}</label>
-          <select id={`${id}-format`} value={settings.format} onChange={(e) => void updateSettings({ format: e.target.value as SaveImageAs })}>
+          <select
+            id={`${id}-format`}
+            value={settings.format}
+            onChange={(e) => void updateSettings({ format: e.target.value as SaveImageAs })}
+          >
             {OUTPUT_FORMATS.map((f) => (
               <option key={f} value={f}>
                 {FORMAT_LABELS[f]}
@@ -130,7 +143,9 @@ export function UpscaleOptions() {
           </select>
           {/* What comes out in all: ×4 → ×16 for two passes. */}
           <output id={`${id}-passes-total`} htmlFor={`${id}-passes ${id}-scale`} data-testid="passes-total">
-            {settings.passes === 2 ? t('options.passesTotal', { scale: settings.scale, total: settings.scale * settings.scale }) : `×${settings.scale}`}
+            {settings.passes === 2
+              ? t('options.passesTotal', { scale: settings.scale, total: settings.scale * settings.scale })
+              : `×${settings.scale}`}
           </output>
         </div>
         {isCloud && settings.passes === 2 ? (
@@ -178,7 +193,11 @@ export function UpscaleOptions() {
         <div className="field-row">
           <div className="field">
             <label htmlFor={`${id}-face-model`}>{t('options.faceModel')}</label>
-            <select id={`${id}-face-model`} value={settings.faceModel ?? ''} onChange={(e) => void updateSettings({ faceModel: e.target.value === '' ? null : e.target.value })}>
+            <select
+              id={`${id}-face-model`}
+              value={settings.faceModel ?? ''}
+              onChange={(e) => void updateSettings({ faceModel: e.target.value === '' ? null : e.target.value })}
+            >
               <option value="">{t('options.faceModelBest')}</option>
               {models
                 .filter((m) => m.kind === 'face' && m.installed)
@@ -203,7 +222,10 @@ export function UpscaleOptions() {
                   const value = Number(e.target.value);
                   setFaceStrength(value);
                   clearTimeout(faceStrengthTimer.current);
-                  faceStrengthTimer.current = setTimeout(() => void updateSettings({ faceStrength: value }), COMMIT_DELAY_MS);
+                  faceStrengthTimer.current = setTimeout(
+                    () => void updateSettings({ faceStrength: value }),
+                    COMMIT_DELAY_MS,
+                  );
                 }}
               />
               <output htmlFor={`${id}-face-strength`}>{faceStrength.toFixed(2)}</output>

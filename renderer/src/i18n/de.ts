@@ -52,8 +52,14 @@ export const de: Catalog = {
   'line.empty': 'Noch nichts zu tun: Fügen Sie Bilder hinzu, um zu beginnen.',
   'line.running': 'Hochskalieren: {counts}',
   'line.ready': 'Bereit: {counts}',
-  'summary.finished': { one: 'Abgeschlossen: {done} von {n} Bild hochskaliert{tail}.', other: 'Abgeschlossen: {done} von {n} Bildern hochskaliert{tail}.' },
-  'summary.stopped': { one: 'Angehalten: {done} von {n} Bild hochskaliert{tail}.', other: 'Angehalten: {done} von {n} Bildern hochskaliert{tail}.' },
+  'summary.finished': {
+    one: 'Abgeschlossen: {done} von {n} Bild hochskaliert{tail}.',
+    other: 'Abgeschlossen: {done} von {n} Bildern hochskaliert{tail}.',
+  },
+  'summary.stopped': {
+    one: 'Angehalten: {done} von {n} Bild hochskaliert{tail}.',
+    other: 'Angehalten: {done} von {n} Bildern hochskaliert{tail}.',
+  },
   'summary.failedTail': ', {n} fehlgeschlagen',
   'summary.stoppedTail': ', {n} angehalten',
   'duration.seconds': '{s} s',
@@ -122,7 +128,8 @@ export const de: Catalog = {
   'engine.precision': 'Genauigkeit (CPU)',
   'engine.fp32': 'Voll (fp32)',
   'engine.int8': 'Schnell (int8)',
-  'engine.precisionHint': 'Automatisch nutzt int8, wo diese CPU int8-Befehle hat und das Modell eine gemessene int8-Variante besitzt (crisp models quantize); GPUs rechnen mit voller Genauigkeit.',
+  'engine.precisionHint':
+    'Automatisch nutzt int8, wo diese CPU int8-Befehle hat und das Modell eine gemessene int8-Variante besitzt (crisp models quantize); GPUs rechnen mit voller Genauigkeit.',
 
   'downloads.licenceUnknown': 'Lizenz nicht angegeben',
   'downloads.size': '{mb} MB · ',
@@ -142,7 +149,10 @@ export const de: Catalog = {
 
   'notice.dismiss': 'Meldung schließen',
   'notice.noImages': 'Keine unterstützten Bilder gefunden (Crisp liest JPG, PNG und WebP).',
-  'notice.notAdded': { one: 'Eine Datei wurde nicht als Bild hinzugefügt:', other: '{n} Dateien wurden nicht als Bilder hinzugefügt:' },
+  'notice.notAdded': {
+    one: 'Eine Datei wurde nicht als Bild hinzugefügt:',
+    other: '{n} Dateien wurden nicht als Bilder hinzugefügt:',
+  },
   'notice.insufficient': 'Nicht genug Credits: Diese Bilder brauchen {needed} Credits, das Konto hat {balance}.',
   'notice.revealDesktopOnly': 'Dateien im Dateimanager anzeigen geht nur in der Desktop-App.',
   'notice.openFailed': 'Das System konnte dieses Bild nicht öffnen: Verwenden Sie stattdessen „Im Ordner zeigen“.',
@@ -222,7 +232,8 @@ export const de: Catalog = {
   'options.model': 'Modell',
   'options.notInstalledSuffix': ' (nicht installiert)',
   'options.chooseModel': 'Wählen Sie ein Modell.',
-  'options.notInstalled': ' Auf diesem Computer nicht installiert: Laden Sie es unter „Modelle herunterladen“ herunter oder wechseln Sie zu Cloud.',
+  'options.notInstalled':
+    ' Auf diesem Computer nicht installiert: Laden Sie es unter „Modelle herunterladen“ herunter oder wechseln Sie zu Cloud.',
   'options.denoise': 'Rauschunterdrückung',
   'options.denoiseHint':
     '1 entfernt das meiste Rauschen; niedrigere Werte erhalten mehr Korn und feine Details (dafür muss außerdem Clear Boost installiert sein).',
@@ -231,22 +242,26 @@ export const de: Catalog = {
   'options.passesOne': 'Einmal',
   'options.passesTwo': 'Zweimal (doppelt hochskalieren)',
   'options.passesTotal': '×{scale} → ×{total}',
-  'options.passesCloud': 'Doppeltes Hochskalieren gibt es nur im lokalen Modus: In der Cloud würde jedes Bild abgelehnt. Wählen Sie „Einmal“ oder verwenden Sie „Nochmals“ bei einem fertigen Bild.',
+  'options.passesCloud':
+    'Doppeltes Hochskalieren gibt es nur im lokalen Modus: In der Cloud würde jedes Bild abgelehnt. Wählen Sie „Einmal“ oder verwenden Sie „Nochmals“ bei einem fertigen Bild.',
   'options.format': 'Format',
   'options.compression': 'Kompression',
   'options.compressionHint': '0 ist die beste Qualität; höhere Werte ergeben kleinere Dateien.',
-  'options.compressionHintPng': '0 ist die beste Qualität; höhere Werte ergeben kleinere Dateien (PNG bleibt verlustfrei).',
+  'options.compressionHintPng':
+    '0 ist die beste Qualität; höhere Werte ergeben kleinere Dateien (PNG bleibt verlustfrei).',
   'options.face': 'Gesichter verbessern',
   'options.faceHint':
     'Kein Gesichtsmodell installiert. Laden Sie eines mit {command} (GFPGAN v1.4), importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
   'options.faceModel': 'Gesichtsmodell',
   'options.faceModelBest': 'Bestes installiertes',
   'options.faceStrength': 'Stärke der Gesichtsverbesserung',
-  'options.faceHintCloud': 'Dieser Dienst bietet keine Gesichtsverbesserung an. Wechseln Sie zu Lokal mit einem installierten Gesichtsmodell.',
+  'options.faceHintCloud':
+    'Dieser Dienst bietet keine Gesichtsverbesserung an. Wechseln Sie zu Lokal mit einem installierten Gesichtsmodell.',
   'options.output': 'Ausgabeordner',
   'options.outputPlaceholder': 'Neben jedem Bild',
   'options.choose': 'Auswählen …',
-  'options.retentionFolder': 'Die Ergebnisse werden in diesem Ordner auf dem Computer gespeichert, auf dem „crisp ui“ läuft; jede Zeile zeigt, wo.',
+  'options.retentionFolder':
+    'Die Ergebnisse werden in diesem Ordner auf dem Computer gespeichert, auf dem „crisp ui“ läuft; jede Zeile zeigt, wo.',
   'options.retentionData':
     'Hochgeladene Bilder und ihre Ergebnisse bleiben im Datenordner von Crisp (jede Zeile zeigt, wo), bis Sie sie entfernen oder „Erledigte entfernen“ drücken: Laden Sie sie vorher herunter oder geben Sie hier einen Ordner an.',
 };

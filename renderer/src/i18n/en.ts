@@ -55,8 +55,14 @@ export const en = {
   'line.empty': 'Nothing to do yet: add images to start.',
   'line.running': 'Upscaling: {counts}',
   'line.ready': 'Ready: {counts}',
-  'summary.finished': { one: 'Finished: {done} of {n} image upscaled{tail}.', other: 'Finished: {done} of {n} images upscaled{tail}.' },
-  'summary.stopped': { one: 'Stopped: {done} of {n} image upscaled{tail}.', other: 'Stopped: {done} of {n} images upscaled{tail}.' },
+  'summary.finished': {
+    one: 'Finished: {done} of {n} image upscaled{tail}.',
+    other: 'Finished: {done} of {n} images upscaled{tail}.',
+  },
+  'summary.stopped': {
+    one: 'Stopped: {done} of {n} image upscaled{tail}.',
+    other: 'Stopped: {done} of {n} images upscaled{tail}.',
+  },
   'summary.failedTail': ', {n} failed',
   'summary.stoppedTail': ', {n} stopped',
   'duration.seconds': '{s} s',
@@ -93,7 +99,8 @@ export const en = {
   'cloud.needKey': 'Enter your API key first.',
 
   'custom.summary': 'Custom models ({n})',
-  'custom.hint': 'Import a Real-ESRGAN-style model file (.pth, .safetensors, .ckpt or .onnx). It is converted and checked on this computer, then offered under Model.',
+  'custom.hint':
+    'Import a Real-ESRGAN-style model file (.pth, .safetensors, .ckpt or .onnx). It is converted and checked on this computer, then offered under Model.',
   'custom.list': 'Imported models',
   'custom.remove': 'Remove',
   'custom.removeNamed': 'Remove {name}',
@@ -124,7 +131,8 @@ export const en = {
   'engine.precision': 'Precision (CPU)',
   'engine.fp32': 'Full (fp32)',
   'engine.int8': 'Fast (int8)',
-  'engine.precisionHint': 'Automatic uses int8 where this CPU has int8 instructions and the model has a measured int8 variant (crisp models quantize); GPUs keep full precision.',
+  'engine.precisionHint':
+    'Automatic uses int8 where this CPU has int8 instructions and the model has a measured int8 variant (crisp models quantize); GPUs keep full precision.',
 
   'downloads.licenceUnknown': 'licence not stated',
   'downloads.size': '{mb} MB · ',
@@ -226,19 +234,22 @@ export const en = {
   'options.chooseModel': 'Choose a model.',
   'options.notInstalled': ' Not installed on this computer: download it under “Download models” or switch to Cloud.',
   'options.denoise': 'Denoise strength',
-  'options.denoiseHint': '1 removes the most noise; lower values keep more grain and fine detail (they also need Clear Boost installed).',
+  'options.denoiseHint':
+    '1 removes the most noise; lower values keep more grain and fine detail (they also need Clear Boost installed).',
   'options.scale': 'Scale',
   'options.passes': 'Passes',
   'options.passesOne': 'Once',
   'options.passesTwo': 'Twice (double upscale)',
   'options.passesTotal': '×{scale} → ×{total}',
-  'options.passesCloud': 'Double upscale runs only in Local mode: in Cloud each image would be refused. Choose Once, or use Again on a finished image.',
+  'options.passesCloud':
+    'Double upscale runs only in Local mode: in Cloud each image would be refused. Choose Once, or use Again on a finished image.',
   'options.format': 'Format',
   'options.compression': 'Compression',
   'options.compressionHint': '0 is best quality; higher values make smaller files.',
   'options.compressionHintPng': '0 is best quality; higher values make smaller files (PNG stays lossless).',
   'options.face': 'Enhance faces',
-  'options.faceHint': 'No face model is installed. Get one with {command} (GFPGAN v1.4), import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
+  'options.faceHint':
+    'No face model is installed. Get one with {command} (GFPGAN v1.4), import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
   'options.faceModel': 'Face model',
   'options.faceModelBest': 'Best installed',
   'options.faceStrength': 'Face strength',
@@ -246,8 +257,8 @@ export const en = {
   'options.output': 'Output folder',
   'options.outputPlaceholder': 'Beside each image',
   'options.choose': 'Choose…',
-  'options.retentionFolder': 'Results are saved in this folder on the computer running “crisp ui”; each row shows where.',
+  'options.retentionFolder':
+    'Results are saved in this folder on the computer running “crisp ui”; each row shows where.',
   'options.retentionData':
     'Uploaded images and their results are kept in Crisp’s data folder (each row shows where) until you remove them or press Clear finished: download them first, or set a folder here.',
-
 } as const;

@@ -56,11 +56,16 @@ export function translator(locale: Locale): Translator {
   const catalog = CATALOGS[locale];
   const numbers = new Intl.NumberFormat(locale);
   const plurals = new Intl.PluralRules(locale);
-  const num = (n: number, options?: Intl.NumberFormatOptions) => (options ? new Intl.NumberFormat(locale, options) : numbers).format(n);
+  const num = (n: number, options?: Intl.NumberFormatOptions) =>
+    (options ? new Intl.NumberFormat(locale, options) : numbers).format(n);
   const t = (key: MessageKey, params: Params = {}): string => {
     const message = catalog[key];
     const n = params.n;
-    const text = isPlural(message) ? (typeof n === 'number' && plurals.select(n) === 'one' ? message.one : message.other) : message;
+    const text = isPlural(message)
+      ? typeof n === 'number' && plurals.select(n) === 'one'
+        ? message.one
+        : message.other
+      : message;
     return text.replace(/\{(\w+)\}/g, (whole, name: string) => {
       const v = params[name];
       if (v === undefined) return whole;
@@ -70,7 +75,10 @@ export function translator(locale: Locale): Translator {
   const two = (n: number) => String(n).padStart(2, '0');
   const duration = (ms: number) => {
     const s = Math.max(0, Math.round(ms / 1000));
-    if (s < 60) return t('duration.seconds', { s: ms < 10_000 ? num(Math.max(0, ms) / 1000, { minimumFractionDigits: 1, maximumFractionDigits: 1 }) : num(s) });
+    if (s < 60)
+      return t('duration.seconds', {
+        s: ms < 10_000 ? num(Math.max(0, ms) / 1000, { minimumFractionDigits: 1, maximumFractionDigits: 1 }) : num(s),
+      });
     const m = Math.floor(s / 60);
     if (m < 60) return t('duration.minutes', { m: num(m), s: two(s % 60) });
     return t('duration.hours', { h: num(Math.floor(m / 60)), m: two(m % 60) });

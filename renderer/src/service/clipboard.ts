@@ -13,7 +13,12 @@ export async function copyImageToClipboard(image: { mime: string; bytes: Uint8Ar
     canvas.width = bitmap.width;
     canvas.height = bitmap.height;
     canvas.getContext('2d')?.drawImage(bitmap, 0, 0);
-    blob = await new Promise<Blob>((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('Could not convert the image for the clipboard.'))), 'image/png'));
+    blob = await new Promise<Blob>((resolve, reject) =>
+      canvas.toBlob(
+        (b) => (b ? resolve(b) : reject(new Error('Could not convert the image for the clipboard.'))),
+        'image/png',
+      ),
+    );
   }
   try {
     await navigator.clipboard.write([new ClipboardItem({ 'image/png': blob })]);

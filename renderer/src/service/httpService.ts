@@ -52,7 +52,10 @@ export function createHttpService(options: HttpServiceOptions): CrispService & B
     return res;
   }
 
-  const jsonInit = (args: unknown[]): RequestInit => ({ headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ args }) });
+  const jsonInit = (args: unknown[]): RequestInit => ({
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ args }),
+  });
 
   /** One method call, shaped by its wire form. */
   async function call(method: ServiceMethod, args: unknown[]): Promise<unknown> {
@@ -60,14 +63,22 @@ export function createHttpService(options: HttpServiceOptions): CrispService & B
     if (wire === 'bytesIn') {
       const [name, bytes] = args as [string, Uint8Array];
       const res = await post(`/api/${method}`, {
-        headers: { ...headers, 'content-type': 'application/octet-stream', [FILE_NAME_HEADER]: encodeURIComponent(name) },
+        headers: {
+          ...headers,
+          'content-type': 'application/octet-stream',
+          [FILE_NAME_HEADER]: encodeURIComponent(name),
+        },
         // Uint8Array is a valid body; the cast only bridges DOM and Node typings of RequestInit.
         body: bytes as unknown as NonNullable<RequestInit['body']>,
       });
       return ((await res.json()) as { result?: unknown }).result;
     }
     const res = await post(`/api/${method}`, jsonInit(args));
-    if (wire === 'bytesOut') return { mime: res.headers.get('content-type') ?? 'application/octet-stream', bytes: new Uint8Array(await res.arrayBuffer()) };
+    if (wire === 'bytesOut')
+      return {
+        mime: res.headers.get('content-type') ?? 'application/octet-stream',
+        bytes: new Uint8Array(await res.arrayBuffer()),
+      };
     return ((await res.json()) as { result?: unknown }).result;
   }
 
@@ -89,7 +100,11 @@ export function createHttpService(options: HttpServiceOptions): CrispService & B
     // EventSource reconnects by itself; events missed while it was away are replaced by a fresh snapshot.
     let opened = false;
     source.onopen = () => {
-      if (opened) void call('getQueue', []).then((queue) => dispatch({ type: 'queue', queue: queue as QueueSnapshot }), () => undefined);
+      if (opened)
+        void call('getQueue', []).then(
+          (queue) => dispatch({ type: 'queue', queue: queue as QueueSnapshot }),
+          () => undefined,
+        );
       opened = true;
     };
   };
@@ -111,7 +126,10 @@ export function createHttpService(options: HttpServiceOptions): CrispService & B
       };
     },
     async downloadLink(ids) {
-      const res = await post('/links/download', { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ ids }) });
+      const res = await post('/links/download', {
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ ids }),
+      });
       return `${base}${((await res.json()) as { url: string }).url}`;
     },
   };

@@ -17,7 +17,9 @@ export function createImageCache(service: Pick<CrispService, 'readImage'>): Imag
       const key = `${id}\u0000${which}\u0000${version}`;
       let pending = urls.get(key);
       if (!pending) {
-        pending = service.readImage(id, which).then(({ mime, bytes }) => URL.createObjectURL(new Blob([bytes as BlobPart], { type: mime })));
+        pending = service
+          .readImage(id, which)
+          .then(({ mime, bytes }) => URL.createObjectURL(new Blob([bytes as BlobPart], { type: mime })));
         // A failed read must be retried next time rather than cached as a failure.
         pending.catch(() => urls.delete(key));
         urls.set(key, pending);
@@ -25,7 +27,11 @@ export function createImageCache(service: Pick<CrispService, 'readImage'>): Imag
       return pending;
     },
     dispose() {
-      for (const p of urls.values()) p.then((u) => URL.revokeObjectURL(u), () => undefined);
+      for (const p of urls.values())
+        p.then(
+          (u) => URL.revokeObjectURL(u),
+          () => undefined,
+        );
       urls.clear();
     },
   };

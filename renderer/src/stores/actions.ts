@@ -79,7 +79,8 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
   const mode = () => stores.settings.getState().settings?.mode ?? 'local';
   // Notices are worded when they are raised, in the language chosen at that moment.
   const tr = () => translator(resolveLocale(stores.settings.getState().settings?.language));
-  const notify = (text: string, kind: Notice['kind'] = 'error', extra: Partial<Notice> = {}) => stores.session.getState().showNotice({ kind, text, mode: mode(), ...extra });
+  const notify = (text: string, kind: Notice['kind'] = 'error', extra: Partial<Notice> = {}) =>
+    stores.session.getState().showNotice({ kind, text, mode: mode(), ...extra });
 
   async function guarded<T>(work: () => Promise<T>): Promise<T | undefined> {
     try {
@@ -226,7 +227,10 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       if (!added) return;
       if (added.length === 0) notify(tr().t('notice.noImages'), 'info');
       const broken = added.filter((i) => i.status === 'failed');
-      if (broken.length) notify(tr().t('notice.notAdded', { n: broken.length }), 'error', { lines: broken.map((i) => i.error ?? i.inputName) });
+      if (broken.length)
+        notify(tr().t('notice.notAdded', { n: broken.length }), 'error', {
+          lines: broken.map((i) => i.error ?? i.inputName),
+        });
     },
     async addFiles(files, rejected = []) {
       // One at a time: each file is read into memory only while it is being handed over. A refused
@@ -248,7 +252,12 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       const session = stores.session.getState();
       if (selectInsufficient(session)) {
         // Refused before anything is sent: no task starts, nothing is charged.
-        notify(tr().t('notice.insufficient', { needed: selectEstimate(session)?.credits ?? 0, balance: selectBalance(session) ?? 0 }));
+        notify(
+          tr().t('notice.insufficient', {
+            needed: selectEstimate(session)?.credits ?? 0,
+            balance: selectBalance(session) ?? 0,
+          }),
+        );
         return;
       }
       if (hosts.browser) askNotificationPermission();
@@ -269,7 +278,8 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       session.setConnection({ state: 'testing' });
       const url = baseUrl.trim();
       try {
-        if (url !== stores.settings.getState().settings?.baseUrl) stores.settings.getState().setSettings(await service.updateSettings({ baseUrl: url }));
+        if (url !== stores.settings.getState().settings?.baseUrl)
+          stores.settings.getState().setSettings(await service.updateSettings({ baseUrl: url }));
         if (key?.trim()) {
           await service.setApiKey(key.trim());
           stores.settings.getState().setHasApiKey(true);
@@ -330,19 +340,25 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       const again = added?.[0];
       if (!again || again.status !== 'queued') return;
       const scale = stores.settings.getState().settings?.scale ?? 1;
-      notify(`${again.inputName} is queued: press Upscale to run the result through the model again (×${scale} on top of its ${item.outputDimensions ? `${item.outputDimensions.width}×${item.outputDimensions.height}` : 'size'}).`, 'info');
+      notify(
+        `${again.inputName} is queued: press Upscale to run the result through the model again (×${scale} on top of its ${item.outputDimensions ? `${item.outputDimensions.width}×${item.outputDimensions.height}` : 'size'}).`,
+        'info',
+      );
     },
     refreshAccount,
     async downloadModel(name) {
       const settings = stores.settings.getState();
       // Shown at once, before the first progress event arrives.
-      if (settings.downloads[name]?.state !== 'downloading') settings.setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'downloading' });
+      if (settings.downloads[name]?.state !== 'downloading')
+        settings.setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'downloading' });
       const installed = await guarded(() => service.downloadModel(name));
       if (installed) {
         notify(`${installed.title} is installed.`, 'info');
       } else if (stores.settings.getState().downloads[name]?.state === 'downloading') {
         // The call failed before any event said so (e.g. refused): clear the bar.
-        stores.settings.getState().setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'failed' });
+        stores.settings
+          .getState()
+          .setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'failed' });
       }
       await refreshModels();
     },

@@ -23,12 +23,28 @@ export interface AppContextValue extends Stores {
 
 const AppContext = createContext<AppContextValue | null>(null);
 
-export function createAppContext(service: CrispService, desktop: DesktopHost | null, browser: BrowserHost | null = null): AppContextValue {
+export function createAppContext(
+  service: CrispService,
+  desktop: DesktopHost | null,
+  browser: BrowserHost | null = null,
+): AppContextValue {
   const stores: Stores = { queue: createQueueStore(), settings: createSettingsStore(), session: createSessionStore() };
-  return { ...stores, service, desktop, browser, actions: createActions(service, stores, { desktop, browser }), images: createImageCache(service) };
+  return {
+    ...stores,
+    service,
+    desktop,
+    browser,
+    actions: createActions(service, stores, { desktop, browser }),
+    images: createImageCache(service),
+  };
 }
 
-export function AppProvider(props: { service: CrispService; desktop?: DesktopHost | null; browser?: BrowserHost | null; children: ReactNode }) {
+export function AppProvider(props: {
+  service: CrispService;
+  desktop?: DesktopHost | null;
+  browser?: BrowserHost | null;
+  children: ReactNode;
+}) {
   const [value] = useState(() => createAppContext(props.service, props.desktop ?? null, props.browser ?? null));
   useEffect(() => {
     const disconnect = value.actions.connect();

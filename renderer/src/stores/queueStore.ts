@@ -47,7 +47,11 @@ export function createQueueStore(initial: QueueSnapshot = EMPTY_QUEUE, now: () =
         // A removed item cannot stay open in the comparison.
         compareId: s.compareId && queue.items.some((i) => i.id === s.compareId) ? s.compareId : null,
         timing: retime(s.timing, queue.items, now()),
-        runStartedAt: queue.running ? (s.queue.running && s.runStartedAt !== null ? s.runStartedAt : now()) : s.runStartedAt,
+        runStartedAt: queue.running
+          ? s.queue.running && s.runStartedAt !== null
+            ? s.runStartedAt
+            : now()
+          : s.runStartedAt,
       })),
     // Item events arrive between snapshots (per-item progress); unknown ids wait for the next snapshot.
     applyItem: (item) =>
@@ -71,14 +75,21 @@ export const selectCompareItem = (s: QueueState) => s.queue.items.find((i) => i.
 export const selectHasWaiting = (s: QueueState) => s.queue.items.some((i) => i.status === 'queued');
 export const selectCanStart = (s: QueueState) => !s.queue.running && selectHasWaiting(s);
 export const selectHasFinished = (s: QueueState) => s.queue.items.some((i) => FINISHED.has(i.status));
-export const selectBatch = (s: QueueState) => ({ finished: s.queue.finished, total: s.queue.total, percent: s.queue.percent, running: s.queue.running });
+export const selectBatch = (s: QueueState) => ({
+  finished: s.queue.finished,
+  total: s.queue.total,
+  percent: s.queue.percent,
+  running: s.queue.running,
+});
 export const selectStopped = (s: QueueState) => s.queue.items.filter((i) => i.status === 'cancelled').length;
-export const selectRetryable = (s: QueueState) => s.queue.items.filter((i) => i.status === 'failed' || i.status === 'cancelled').length;
+export const selectRetryable = (s: QueueState) =>
+  s.queue.items.filter((i) => i.status === 'failed' || i.status === 'cancelled').length;
 export const selectDoneIds = (s: QueueState) => s.queue.items.filter((i) => i.status === 'done').map((i) => i.id);
 /** How long a finished item took, as seen by this page (null when it did not run while the page was open). */
 export const selectDuration = (id: string) => (s: QueueState) => {
   const t = s.timing[id];
   return t?.end !== undefined ? t.end - t.start : null;
 };
-export const selectCreditsDeducted = (s: QueueState) => s.queue.items.reduce((sum, i) => sum + (i.creditsDeducted ?? 0), 0);
+export const selectCreditsDeducted = (s: QueueState) =>
+  s.queue.items.reduce((sum, i) => sum + (i.creditsDeducted ?? 0), 0);
 export const isFinished = (status: ItemStatus) => FINISHED.has(status);

@@ -12,7 +12,8 @@ export interface Notice {
 }
 
 /** The Cloud card's connection check: what the last "Test connection" (or balance read) found. */
-export type ConnectionState = { state: 'idle' } | { state: 'testing' } | { state: 'ok' } | { state: 'failed'; error: string };
+export type ConnectionState =
+  { state: 'idle' } | { state: 'testing' } | { state: 'ok' } | { state: 'failed'; error: string };
 
 export interface BatchSummary {
   done: number;
@@ -57,7 +58,9 @@ export function createSessionStore() {
 
 /** Regular plus extra credits; null when the server does not report a balance. */
 export const selectBalance = (s: SessionState): number | null =>
-  s.account?.available && s.account.currentCredits !== undefined ? s.account.currentCredits + (s.account.currentExtraCredits ?? 0) : null;
+  s.account?.available && s.account.currentCredits !== undefined
+    ? s.account.currentCredits + (s.account.currentExtraCredits ?? 0)
+    : null;
 
 /** True only when both numbers are known and the waiting items need more than the balance. */
 export const selectInsufficient = (s: SessionState): boolean => {

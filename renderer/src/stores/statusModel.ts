@@ -52,10 +52,16 @@ export function statusLine(c: StateCounts, running: boolean, tr: Translator = EN
 }
 
 /** The banner when a run ends; a run ended by Stop says so. */
-export function batchSummary(r: { done: number; failed: number; total: number }, tr: Translator = EN): { kind: 'error' | 'info'; text: string } {
+export function batchSummary(
+  r: { done: number; failed: number; total: number },
+  tr: Translator = EN,
+): { kind: 'error' | 'info'; text: string } {
   const stopped = Math.max(0, r.total - r.done - r.failed);
   const tail = `${r.failed ? tr.t('summary.failedTail', { n: r.failed }) : ''}${stopped ? tr.t('summary.stoppedTail', { n: stopped }) : ''}`;
-  return { kind: r.failed ? 'error' : 'info', text: tr.t(stopped ? 'summary.stopped' : 'summary.finished', { done: r.done, n: r.total, tail }) };
+  return {
+    kind: r.failed ? 'error' : 'info',
+    text: tr.t(stopped ? 'summary.stopped' : 'summary.finished', { done: r.done, n: r.total, tail }),
+  };
 }
 
 /** Remaining time from the elapsed time and the batch percent; null until there is something to go on. */

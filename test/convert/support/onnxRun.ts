@@ -2,8 +2,13 @@
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 
-export async function runOnnx(model: Uint8Array | string, input: Float32Array, dims: number[]): Promise<{ dims: readonly number[]; data: Float32Array }> {
-  const session = typeof model === 'string' ? await ort.InferenceSession.create(model) : await ort.InferenceSession.create(model);
+export async function runOnnx(
+  model: Uint8Array | string,
+  input: Float32Array,
+  dims: number[],
+): Promise<{ dims: readonly number[]; data: Float32Array }> {
+  const session =
+    typeof model === 'string' ? await ort.InferenceSession.create(model) : await ort.InferenceSession.create(model);
   try {
     const out = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', input, dims) });
     const t = out[session.outputNames[0]!]!;
@@ -15,9 +20,14 @@ export async function runOnnx(model: Uint8Array | string, input: Float32Array, d
 
 /** A size×size RGB crop of an image as planar float32 0..1 ([1,3,size,size]). */
 export async function imagePatch(file: string, size: number, left = 0, top = 0): Promise<Float32Array> {
-  const { data, info } = await sharp(file).removeAlpha().extract({ left, top, width: size, height: size }).raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(file)
+    .removeAlpha()
+    .extract({ left, top, width: size, height: size })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const out = new Float32Array(3 * size * size);
-  for (let i = 0; i < size * size; i++) for (let c = 0; c < 3; c++) out[c * size * size + i] = data[i * info.channels + c]! / 255;
+  for (let i = 0; i < size * size; i++)
+    for (let c = 0; c < 3; c++) out[c * size * size + i] = data[i * info.channels + c]! / 255;
   return out;
 }
 

@@ -40,7 +40,10 @@ export function conv2d(x: Image, weight: TestTensor, bias: TestTensor | undefine
 }
 
 export const lrelu = (x: Image, slope = 0.2): Image => ({ ...x, data: x.data.map((v) => (v >= 0 ? v : v * slope)) });
-export const add = (a: Image, b: Image, scaleA = 1): Image => ({ ...a, data: a.data.map((v, i) => v * scaleA + b.data[i]!) });
+export const add = (a: Image, b: Image, scaleA = 1): Image => ({
+  ...a,
+  data: a.data.map((v, i) => v * scaleA + b.data[i]!),
+});
 export const concat = (xs: Image[]): Image => {
   const data = new Float32Array(xs.reduce((n, x) => n + x.data.length, 0));
   let o = 0;
@@ -55,7 +58,9 @@ export function upsampleNearest2(x: Image): Image {
   const h = x.h * 2;
   const w = x.w * 2;
   const data = new Float32Array(x.c * h * w);
-  for (let c = 0; c < x.c; c++) for (let y = 0; y < h; y++) for (let xx = 0; xx < w; xx++) data[(c * h + y) * w + xx] = x.data[(c * x.h + (y >> 1)) * x.w + (xx >> 1)]!;
+  for (let c = 0; c < x.c; c++)
+    for (let y = 0; y < h; y++)
+      for (let xx = 0; xx < w; xx++) data[(c * h + y) * w + xx] = x.data[(c * x.h + (y >> 1)) * x.w + (xx >> 1)]!;
   return { c: x.c, h, w, data };
 }
 
@@ -69,12 +74,17 @@ export function pixelUnshuffle(x: Image, r: number): Image {
     for (let i = 0; i < r; i++)
       for (let j = 0; j < r; j++)
         for (let y = 0; y < h; y++)
-          for (let xx = 0; xx < w; xx++) data[((ch * r * r + i * r + j) * h + y) * w + xx] = x.data[(ch * x.h + y * r + i) * x.w + xx * r + j]!;
+          for (let xx = 0; xx < w; xx++)
+            data[((ch * r * r + i * r + j) * h + y) * w + xx] = x.data[(ch * x.h + y * r + i) * x.w + xx * r + j]!;
   return { c, h, w, data };
 }
 
 /** BasicSR RRDBNet.forward on BasicSR-named weights. */
-export function rrdbForward(d: TestStateDict, x: Image, cfg: { scale: number; numBlocks: number; numUpsample: number; unshuffle: number }): Image {
+export function rrdbForward(
+  d: TestStateDict,
+  x: Image,
+  cfg: { scale: number; numBlocks: number; numUpsample: number; unshuffle: number },
+): Image {
   const g = (k: string): TestTensor => {
     const t = d.get(k);
     if (!t) throw new Error(`missing ${k}`);
@@ -123,12 +133,18 @@ export interface RrdbCase {
  * Random RRDBNet weights (BasicSR's default_init_weights scale 0.1 keeps 23 blocks numerically tame).
  * Returns the dict in the requested layout and the same tensors under BasicSR names for the reference.
  */
-export function randomRrdb(c: RrdbCase, seed = 1): { dict: TestStateDict; basicsr: TestStateDict; unshuffle: number; numUpsample: number } {
+export function randomRrdb(
+  c: RrdbCase,
+  seed = 1,
+): { dict: TestStateDict; basicsr: TestStateDict; unshuffle: number; numUpsample: number } {
   const rand = rng(seed);
   const basicsr: TestStateDict = new Map();
   const convT = (name: string, o: number, i: number): void => {
     const std = 0.1 * Math.sqrt(2 / (i * 9));
-    basicsr.set(`${name}.weight`, { shape: [o, i, 3, 3], data: Float32Array.from({ length: o * i * 9 }, () => (rand() * 2 - 1) * std * 1.7) });
+    basicsr.set(`${name}.weight`, {
+      shape: [o, i, 3, 3],
+      data: Float32Array.from({ length: o * i * 9 }, () => (rand() * 2 - 1) * std * 1.7),
+    });
     basicsr.set(`${name}.bias`, { shape: [o], data: Float32Array.from({ length: o }, () => (rand() * 2 - 1) * 0.05) });
   };
   // The original ESRGAN layout has no pixel-unshuffle: its x2 has one upsampling, x4 two.
@@ -138,7 +154,8 @@ export function randomRrdb(c: RrdbCase, seed = 1): { dict: TestStateDict; basics
   const gc = c.numGrowCh;
   convT('conv_first', nf, 3 * unshuffle * unshuffle);
   for (let b = 0; b < c.numBlocks; b++)
-    for (let r = 1; r <= 3; r++) for (let j = 1; j <= 5; j++) convT(`body.${b}.rdb${r}.conv${j}`, j === 5 ? nf : gc, nf + (j - 1) * gc);
+    for (let r = 1; r <= 3; r++)
+      for (let j = 1; j <= 5; j++) convT(`body.${b}.rdb${r}.conv${j}`, j === 5 ? nf : gc, nf + (j - 1) * gc);
   convT('conv_body', nf, nf);
   for (let u = 1; u <= numUpsample; u++) convT(`conv_up${u}`, nf, nf);
   convT('conv_hr', nf, nf);
@@ -150,7 +167,8 @@ export function randomRrdb(c: RrdbCase, seed = 1): { dict: TestStateDict; basics
   };
   map('conv_first', 'model.0');
   for (let b = 0; b < c.numBlocks; b++)
-    for (let r = 1; r <= 3; r++) for (let j = 1; j <= 5; j++) map(`body.${b}.rdb${r}.conv${j}`, `model.1.sub.${b}.RDB${r}.conv${j}.0`);
+    for (let r = 1; r <= 3; r++)
+      for (let j = 1; j <= 5; j++) map(`body.${b}.rdb${r}.conv${j}`, `model.1.sub.${b}.RDB${r}.conv${j}.0`);
   map('conv_body', `model.1.sub.${c.numBlocks}`);
   for (let u = 1; u <= numUpsample; u++) map(`conv_up${u}`, `model.${3 * u}`);
   map('conv_hr', `model.${3 * numUpsample + 2}`);

@@ -46,7 +46,10 @@ class Bytes {
 }
 
 /** Pickles {wrapper: OrderedDict(...)} with storages as persistent ids; keys are "0", "1", .... */
-export function pickleStateDict(dict: TestStateDict, opts: { wrapper?: string | null; legacyPid?: boolean } = {}): { pickle: Buffer; storages: Array<[string, Float32Array]> } {
+export function pickleStateDict(
+  dict: TestStateDict,
+  opts: { wrapper?: string | null; legacyPid?: boolean } = {},
+): { pickle: Buffer; storages: Array<[string, Float32Array]> } {
   const p = new Bytes().op(0x80).op(2);
   const wrapper = opts.wrapper === undefined ? 'params' : opts.wrapper;
   if (wrapper) p.op(0x7d).str(wrapper);
@@ -65,7 +68,15 @@ export function pickleStateDict(dict: TestStateDict, opts: { wrapper?: string | 
     p.op(0x28).str('storage').global('torch', 'FloatStorage').str(key).str('cpu').int(t.data.length);
     if (opts.legacyPid) p.op(0x4e); // legacy pids carry view metadata (None)
     p.op(0x74).op(0x51); // TUPLE, BINPERSID
-    p.int(0).tuple(t.shape).tuple(stride).op(0x89).global('collections', 'OrderedDict').op(0x29).op(0x52).op(0x74).op(0x52);
+    p.int(0)
+      .tuple(t.shape)
+      .tuple(stride)
+      .op(0x89)
+      .global('collections', 'OrderedDict')
+      .op(0x29)
+      .op(0x52)
+      .op(0x74)
+      .op(0x52);
   }
   p.op(0x75); // SETITEMS
   if (wrapper) p.op(0x73); // SETITEM
@@ -129,12 +140,22 @@ export function writePthZip(dict: TestStateDict, opts: { wrapper?: string | null
 
 /** A zip checkpoint whose data.pkl is the given raw pickle (for malicious-pickle tests). */
 export function writePthZipWithPickle(pickle: Buffer): Buffer {
-  return zipArchive([['archive/data.pkl', pickle], ['archive/version', Buffer.from('3\n')]]);
+  return zipArchive([
+    ['archive/data.pkl', pickle],
+    ['archive/version', Buffer.from('3\n')],
+  ]);
 }
 
 /** torch.save(obj, _use_new_zipfile_serialization=False). */
 export function writePthLegacy(dict: TestStateDict): Buffer {
-  const magic = new Bytes().op(0x80).op(2).op(0x8a).op(10).raw(Buffer.from([0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19])).op(0x2e).finish();
+  const magic = new Bytes()
+    .op(0x80)
+    .op(2)
+    .op(0x8a)
+    .op(10)
+    .raw(Buffer.from([0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19]))
+    .op(0x2e)
+    .finish();
   const proto = new Bytes().op(0x80).op(2).int(1001).op(0x2e).finish();
   const sysInfo = new Bytes().op(0x80).op(2).op(0x7d).op(0x2e).finish();
   const { pickle, storages } = pickleStateDict(dict, { legacyPid: true });
