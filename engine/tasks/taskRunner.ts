@@ -11,6 +11,7 @@
  * output is written; PROCESSING_FAILED on any error, cancel or shutdown. A failed batch keeps no
  * outputs: a task is delivered whole or not at all, and nothing is charged for it.
  */
+import { holdPoint } from '../core/testGate.js';
 import type { FaceStageOptions } from '../faces/faceStage.js';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -286,6 +287,10 @@ export class TaskRunner {
     const { store, limits, now } = this.deps;
     const { task } = job;
     const outDir = path.join(store.taskDir(task.id), 'outputs');
+    const i = job.next;
+    // Test-only (CRISP_TEST_GATE_DIR): lets a test act while this task is mid-run; a no-op in production.
+    // Before the ownership check, so a worker frozen here and thawed later still finds out it lost the lease.
+    await holdPoint([`task-${task.id}-image-${i}`, `image-${i}`], signal);
     await this.deps.confirmOwnership?.(task);
     if (!job.model) {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
@@ -298,7 +303,6 @@ export class TaskRunner {
     }
     const inference = this.deps.getInference();
     const n = task.inputs.length;
-    const i = job.next;
     const input = task.inputs[i]!;
     job.currentName = input.originalFileName;
     if (task.status !== 'ENHANCING') {

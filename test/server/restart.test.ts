@@ -10,24 +10,29 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountsFile } from '../../engine/accounts/accountStore.js';
 import type { AccountsState } from '../../engine/accounts/state.js';
+import { anyImagePoint, createTestGate, type TestGate } from '../helpers/testGate.js';
 import { crispCli, startServe, type ServeProcess } from './serveProcess.js';
 import { BASIC, dataOf, httpGet, pollStatus, postForm, postJson, SET5, taskForm, tempDir } from './helpers.js';
 
 let dataDir: string;
 const servers: ServeProcess[] = [];
 
-async function serve(): Promise<ServeProcess> {
-  const server = await startServe(dataDir, []);
+async function serve(env?: NodeJS.ProcessEnv): Promise<ServeProcess> {
+  const server = await startServe(dataDir, [], env);
   servers.push(server);
   return server;
 }
 
+let gate: TestGate;
+
 beforeAll(async () => {
   dataDir = await tempDir('crisp-restart-');
+  gate = await createTestGate();
 });
 afterAll(async () => {
   for (const server of servers) await server.kill();
   await rm(dataDir, { recursive: true, force: true });
+  await gate?.close();
 });
 
 describe('crisp users + crisp serve across a SIGKILL restart', () => {
@@ -51,17 +56,19 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
     const bad = await crispCli(['users', 'add', '--data', dataDir, '--email', 'rs@example.com']);
     expect(bad.code).not.toBe(0);
 
-    let server = await serve();
+    let server = await serve(gate.env);
     const bird = await readFile(path.join(SET5, 'bird.png'));
     const first = dataOf<{ taskId: string }>(
       await postForm(server.url, key, taskForm(BASIC, [{ name: 'file', fileName: 'bird.png', bytes: bird }])),
     );
     expect(await pollStatus(server.url, key, first.taskId)).toMatchObject({ status: 'PROCESSED', deductedCredits: 1 });
 
-    // A task big enough to still be running when the process is killed (noise 900², ×4 ≈ 13 MP out).
-    const noise = await sharp(randomBytes(900 * 900 * 3), { raw: { width: 900, height: 900, channels: 3 } })
+    // A task held mid-run by the test gate (before its image), then the process is killed: the same state
+    // whatever the machine's speed. The restarted server has no gate.
+    const noise = await sharp(randomBytes(300 * 300 * 3), { raw: { width: 300, height: 300, channels: 3 } })
       .png()
       .toBuffer();
+    await gate.hold(anyImagePoint(0));
     const slow = await postForm(
       server.url,
       key,
@@ -69,6 +76,7 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
     );
     expect(slow.headers['x-task-cost']).toBe('2');
     const slowId = dataOf<{ taskId: string }>(slow).taskId;
+    expect(await gate.reached(anyImagePoint(0))).toBe(server.child.pid);
     const running = dataOf<{ status: string }>(
       await postJson(server.url, '/get-task-status', key, { data: { taskId: slowId } }),
     );
@@ -92,7 +100,7 @@ describe('crisp users + crisp serve across a SIGKILL restart', () => {
     const resumed = await pollStatus(server.url, key, slowId, 240_000);
     expect(resumed).toMatchObject({ status: 'PROCESSED', creditsDeducted: true, deductedCredits: 2 });
     const out = await httpGet(resumed.files[0]!.downloadLink);
-    expect(await sharp(out.bytes).metadata()).toMatchObject({ width: 3600, height: 3600 });
+    expect(await sharp(out.bytes).metadata()).toMatchObject({ width: 1200, height: 1200 });
     expect(await pollStatus(server.url, key, slowId)).toMatchObject({ deductedCredits: 2 });
     const after = JSON.parse(await readFile(accountsFile(dataDir), 'utf8')) as AccountsState;
     expect(after.charges[slowId]).toMatchObject({ state: 'settled', deducted: 2 });

@@ -17,6 +17,7 @@ import { openPostgres, type Pool } from '../../engine/db/postgres.js';
 import { openObjectStore, type ObjectStore } from '../../engine/storage/objectStore.js';
 import { S3UploadStore } from '../../engine/uploads/s3UploadStore.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
+import { anyImagePoint, createTestGate, type TestGate } from '../helpers/testGate.js';
 import { BASIC, dataOf, httpGet, httpPut, pollStatus, postForm, postJson, taskForm, tempDir } from './helpers.js';
 import { crispCli, startServe, startWorker, type ServeProcess, type WorkerProcess } from './serveProcess.js';
 
@@ -39,6 +40,7 @@ let second: WorkerProcess | undefined;
 let apiData: string;
 let workerData: string;
 let png: Buffer;
+let gate: TestGate;
 
 async function user(email: string, credits: number): Promise<{ key: string; userId: string }> {
   const { account, apiKey } = await createPgAccountStore(pool).addUser({ email, credits });
@@ -81,6 +83,7 @@ beforeAll(async () => {
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' });
   objects = await openObjectStore({ bucket: BUCKET, prefix: `${PREFIX}/`, endpoint });
 
+  gate = await createTestGate();
   pgServer = await startTempPostgres();
   dbUrl = await createDatabase(pgServer.url, 'crisp_s3');
   pool = await openPostgres(dbUrl, { max: 4 });
@@ -89,7 +92,7 @@ beforeAll(async () => {
   const storage = ['--storage', `s3://${BUCKET}/${PREFIX}`, '--s3-endpoint', endpoint, '--db', dbUrl];
   [api, worker] = await Promise.all([
     startServe(apiData, [...storage, '--workers', '0', '--lease', '2000']),
-    startWorker([...storage, '--data', workerData, '--lease', '2000', '--threads', '1']),
+    startWorker([...storage, '--data', workerData, '--lease', '2000', '--threads', '1'], gate.env),
   ]);
   const raw = Buffer.alloc(24 * 20 * 3);
   for (let i = 0; i < raw.length; i++) raw[i] = (i * 37 + ((i / 3) | 0) * 11) & 0xff;
@@ -106,6 +109,7 @@ afterAll(async () => {
   await pgServer?.stop();
   if (s3Running) await s3.close();
   if (root) await rm(root, { recursive: true, force: true });
+  await gate?.close();
 });
 
 describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
@@ -264,26 +268,21 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
 
   it('a worker frozen past its lease loses the task to another; thawed, it writes nothing and the task is charged once', async () => {
     const u = await user('s3-lease@example.com', 100);
-    const raw = Buffer.alloc(256 * 256 * 3);
+    const raw = Buffer.alloc(64 * 64 * 3);
     for (let i = 0; i < raw.length; i++) raw[i] = (i * 13 + ((i / 3) | 0) * 5) & 0xff;
-    const big = await sharp(raw, { raw: { width: 256, height: 256, channels: 3 } })
+    const big = await sharp(raw, { raw: { width: 64, height: 64, channels: 3 } })
       .png()
       .toBuffer();
     const files = Array.from({ length: 6 }, (_, i) => ({ name: 'file', fileName: `f${i}.png`, bytes: big }));
+    await gate.hold(anyImagePoint(1));
     const started = await postForm(api.url, u.key, taskForm({ ...BASIC, scale: '2' }, files));
     const { taskId, creditsToDeduct } = dataOf<{ taskId: string; creditsToDeduct: number }>(started);
-    // Freeze the only worker while it is running the task (SIGSTOP: alive, holding the lease, silent).
-    await expect
-      .poll(
-        async () => {
-          const r = await postJson(api.url, '/get-task-status', u.key, { data: { taskId } });
-          const d = dataOf<{ status: string; progress: string }>(r);
-          return d.status === 'ENHANCING' && Number.parseInt(d.progress, 10) > 0;
-        },
-        { timeout: 60_000, interval: 50 },
-      )
-      .toBe(true);
+    // Freeze the only worker while it is running the task (SIGSTOP: alive, holding the lease, silent): the
+    // test gate holds it before the task's second image, so it is surely mid-task whatever the machine's speed.
+    expect(await gate.reached(anyImagePoint(1))).toBe(worker.child.pid);
     worker.child.kill('SIGSTOP');
+    // The second worker must pass the gate; the frozen one, once thawed, goes on to its lease check.
+    await gate.release(anyImagePoint(1));
     const lockedBy = async () =>
       (
         await pool.query<{ locked_by: string | null; attempts: number }>(
@@ -315,7 +314,6 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     expect(outputPuts()).toBe(6);
     // Thaw the first worker: it finds its lease gone and drops the task without touching the result.
     worker.child.kill('SIGCONT');
-    await new Promise((r) => setTimeout(r, 3_000));
     const after = await pollStatus(api.url, u.key, taskId, 10_000);
     expect(after.status).toBe('PROCESSED');
     expect(new Map(after.files.map((f) => [f.fileName, f.fileSize]))).toEqual(outputs);
@@ -326,7 +324,7 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     for (const f of after.files) {
       const got = await httpGet((await httpGet(f.downloadLink)).headers.location as string);
       const meta = await sharp(got.bytes).metadata();
-      expect([got.bytes.length, meta.width, meta.height]).toEqual([f.fileSize, 512, 512]);
+      expect([got.bytes.length, meta.width, meta.height]).toEqual([f.fileSize, 128, 128]);
     }
     // The thawed worker is still a worker: it takes the next task and finishes it.
     await second.kill();

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
 import { openPostgres, type Pool } from '../../engine/db/postgres.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
+import { anyImagePoint, createTestGate, type TestGate } from '../helpers/testGate.js';
 import {
   BASIC,
   httpGet,
@@ -33,6 +34,7 @@ let storage: string;
 const apis: ServeProcess[] = [];
 const workers: WorkerProcess[] = [];
 let small: Buffer;
+let gate: TestGate;
 
 async function image(size: number, seed: number): Promise<Buffer> {
   const raw = Buffer.alloc(size * size * 3);
@@ -43,7 +45,10 @@ async function image(size: number, seed: number): Promise<Buffer> {
 }
 
 async function worker(): Promise<WorkerProcess> {
-  const w = await startWorker(['--db', dbUrl, '--storage', storage, '--lease', String(LEASE_MS), '--threads', '1']);
+  const w = await startWorker(
+    ['--db', dbUrl, '--storage', storage, '--lease', String(LEASE_MS), '--threads', '1'],
+    gate.env,
+  );
   workers.push(w);
   return w;
 }
@@ -114,6 +119,7 @@ beforeAll(async () => {
   root = await tempDir('crisp-team-');
   storage = path.join(root, 'shared');
   small = await image(16, 1);
+  gate = await createTestGate();
   // Four processes starting together also race for the shared signing secret (one must win for all).
   await Promise.all([api('api-a'), api('api-b'), worker(), worker()]);
 }, 120_000);
@@ -123,6 +129,7 @@ afterAll(async () => {
   await pool?.end();
   await pgServer?.stop();
   if (root) await rm(root, { recursive: true, force: true });
+  await gate?.close();
 });
 
 describe('2 API processes + 2 workers on one PostgreSQL and one storage directory', () => {
@@ -226,28 +233,32 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
 
   it('kill -9 of the worker running a task: the other worker finishes it, charged once', async () => {
     const [u] = await users(1, 10, 'k');
-    const big = await image(320, 2);
+    const big = await image(64, 2);
+    // Hold the task before its second image (test gate): the first is done, the task is surely mid-run,
+    // whatever the speed of the machine. The gate is released only after the kill, for the survivor.
+    await gate.hold(anyImagePoint(1));
     const a = await start(apis[0]!.url, u!.key, big, 6);
     expect(a.status).toBe(200);
-    const taskId = (a.json as { data: { taskId: string; creditsToDeduct: number } }).data.taskId;
+    const taskId = (a.json as { data: { taskId: string } }).data.taskId;
     const cost = (a.json as { data: { creditsToDeduct: number } }).data.creditsToDeduct;
     expect(cost).toBe(6);
-    // The worker's progress reaches polls on the other API process (written to the database with the lease);
-    // the kill comes while at most half of the images are done, so the task is surely still running.
-    const holder = await until('progress on the other API process', async () => {
+    const pid = await gate.reached(anyImagePoint(1));
+    // The held worker's progress (written to the database with the lease) reaches polls on the other API process.
+    await until('progress on the other API process', async () => {
       const r = await postJson(apis[1]!.url, '/get-task-status', u!.key, { data: { taskId } });
       const d = (r.json as { data: { status: string; progress: string } }).data;
       const p = Number(/^(\d+)%$/.exec(d.progress)?.[1]);
-      if (d.status !== 'ENHANCING' || !(p > 0 && p < 50)) return undefined;
-      const { rows } = await pool.query<{ locked_by: string | null }>(
-        'SELECT locked_by FROM tasks WHERE task_id = $1',
-        [taskId],
-      );
-      return rows[0]?.locked_by ?? undefined;
+      return d.status === 'ENHANCING' && p > 0 && p < 50 ? true : undefined;
     });
-    const victim = workers.find((w) => holder.split(':')[1] === String(w.child.pid));
+    const { rows: held } = await pool.query<{ locked_by: string | null }>(
+      'SELECT locked_by FROM tasks WHERE task_id = $1',
+      [taskId],
+    );
+    expect(held[0]!.locked_by?.split(':')[1]).toBe(String(pid));
+    const victim = workers.find((w) => w.child.pid === pid);
     expect(victim).toBeDefined();
     await victim!.kill();
+    await gate.release(anyImagePoint(1));
     const d = await pollStatus(apis[1]!.url, u!.key, taskId, 110_000);
     expect(d.status).toBe('PROCESSED');
     expect(d.files).toHaveLength(6);
@@ -265,7 +276,7 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
     for (const f of d.files) {
       const bytes = await readFile(path.join(storage, 'tasks', taskId, 'outputs', f.fileName));
       expect(bytes.length).toBe(f.fileSize);
-      expect((await sharp(bytes).metadata()).width).toBe(640);
+      expect((await sharp(bytes).metadata()).width).toBe(128);
     }
   }, 150_000);
 

@@ -1,0 +1,42 @@
+/**
+ * Test-only hold points, so a test can act while work is mid-run (kill a worker, press Stop, let a lease
+ * pass) without racing the machine's speed. Production never sets `CRISP_TEST_GATE_DIR`; with it unset,
+ * `holdPoint` returns at once and touches nothing.
+ *
+ * Protocol (files, so it crosses process boundaries: `crisp serve`, `crisp worker`, the app's engine process):
+ * the test creates `<dir>/<point>.hold` before the work gets there; on reaching the point the process writes
+ * `<point>.reached` (its pid inside) and waits until the test deletes `<point>.hold`, or until the work is
+ * aborted. A point with no `.hold` file is passed straight through. test/README.md shows the helper.
+ */
+import { access, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export const TEST_GATE_ENV = 'CRISP_TEST_GATE_DIR';
+
+const POLL_MS = 20;
+
+const exists = (file: string): Promise<boolean> =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
+
+/**
+ * Holds here while the test asks for it (see the file comment); a no-op unless CRISP_TEST_GATE_DIR is set.
+ * Several names may be given, most specific first (`task-<id>-image-1`, `image-1`): the first one held wins,
+ * so a test can hold work it cannot name in advance.
+ */
+export async function holdPoint(points: string | readonly string[], signal?: AbortSignal): Promise<void> {
+  const dir = process.env[TEST_GATE_ENV];
+  if (!dir) return;
+  for (const point of typeof points === 'string' ? [points] : points) {
+    const hold = path.join(dir, `${point}.hold`);
+    if (!(await exists(hold))) continue;
+    await writeFile(path.join(dir, `${point}.reached`), String(process.pid));
+    while (await exists(hold)) {
+      signal?.throwIfAborted();
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    return;
+  }
+}

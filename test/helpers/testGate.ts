@@ -1,0 +1,49 @@
+/**
+ * The test side of engine/core/testGate.ts: hold work at a named point, wait until it is there, release it.
+ * Every wait is bounded (a hang fails the test); nothing here depends on how fast the machine is.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { TEST_GATE_ENV } from '../../engine/core/testGate.js';
+
+export interface TestGate {
+  dir: string;
+  /** Environment for a child process (or this one) that should honour the gate. */
+  env: NodeJS.ProcessEnv;
+  /** Asks the work to stop at `point` when it gets there. */
+  hold(point: string): Promise<void>;
+  /** Waits until some process is held at `point`; answers that process's pid. */
+  reached(point: string, timeoutMs?: number): Promise<number>;
+  /** Lets the work at `point` go on (and any later arrival pass straight through). */
+  release(point: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createTestGate(): Promise<TestGate> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'crisp-gate-'));
+  const file = (point: string, kind: 'hold' | 'reached') => path.join(dir, `${point}.${kind}`);
+  return {
+    dir,
+    env: { ...process.env, [TEST_GATE_ENV]: dir },
+    hold: (point) => writeFile(file(point, 'hold'), ''),
+    async reached(point, timeoutMs = 90_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const pid = await readFile(file(point, 'reached'), 'utf8').catch(() => '');
+        if (pid) return Number(pid);
+        if (Date.now() > end) throw new Error(`the work never reached the test gate "${point}"`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    release: (point) => rm(file(point, 'hold'), { force: true }),
+    close: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * The points the task runner holds at before image `index` (0-based): of one task, or of any task (for work
+ * the test cannot name before it starts).
+ */
+export const imagePoint = (taskId: string, index: number): string => `task-${taskId}-image-${index}`;
+export const anyImagePoint = (index: number): string => `image-${index}`;
