@@ -5,21 +5,18 @@
  *
  * Protocol (files, so it crosses process boundaries: `crisp serve`, `crisp worker`, the app's engine process):
  * the test creates `<dir>/<point>.hold` before the work gets there; on reaching the point the process writes
- * `<point>.reached` (its pid inside) and waits until the test deletes `<point>.hold`, or until the work is
- * aborted. A point with no `.hold` file is passed straight through. test/README.md shows the helper.
+ * `<point>.reached` (its pid inside) and waits until the test deletes `<point>.hold` (or replaces it: each
+ * hold carries a token), or until the work is aborted. A point with no `.hold` file is passed straight through. test/README.md shows the helper.
  */
-import { access, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export const TEST_GATE_ENV = 'CRISP_TEST_GATE_DIR';
 
 const POLL_MS = 20;
 
-const exists = (file: string): Promise<boolean> =>
-  access(file).then(
-    () => true,
-    () => false,
-  );
+/** The hold file's token, or undefined once the test has deleted it. */
+const tokenOf = (file: string): Promise<string | undefined> => readFile(file, 'utf8').catch(() => undefined);
 
 /**
  * Holds here while the test asks for it (see the file comment); a no-op unless CRISP_TEST_GATE_DIR is set.
@@ -31,9 +28,11 @@ export async function holdPoint(points: string | readonly string[], signal?: Abo
   if (!dir) return;
   for (const point of typeof points === 'string' ? [points] : points) {
     const hold = path.join(dir, `${point}.hold`);
-    if (!(await exists(hold))) continue;
+    const token = await tokenOf(hold);
+    if (token === undefined) continue;
     await writeFile(path.join(dir, `${point}.reached`), String(process.pid));
-    while (await exists(hold)) {
+    // Until the test deletes this hold; a new hold set at once after (another token) is for the next arrival.
+    while ((await tokenOf(hold)) === token) {
       signal?.throwIfAborted();
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }

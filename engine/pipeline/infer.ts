@@ -9,6 +9,7 @@
  * reaches past the tile's edge, and that lies in the overlap that is cropped off (16 input px = 16·n native px
  * of overlap, against a Lanczos-3 reach of 3·max(1, n/s) native px).
  */
+import { holdPoint } from '../core/testGate.js';
 import type { ModelSession, TensorResult } from '../inference/index.js';
 import type { OutputRaster } from './diskRaster.js';
 import type { InputBand, InputRaster } from './inputRaster.js';
@@ -87,7 +88,10 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
   const native = o.session.scale;
   const { target, scale } = o;
   let band: { y: number; rows: number; data: InputBand } | undefined;
-  for (const tile of o.plan.tiles) {
+  for (const [index, tile] of o.plan.tiles.entries()) {
+    // Test-only (CRISP_TEST_GATE_DIR; a no-op in production). No signal: a test that cancels here checks that
+    // runTile's own check, not the gate, stops the work between tiles.
+    await holdPoint(`tile-${index}`);
     if (!band || band.y !== tile.py || band.rows !== tile.ph)
       band = { y: tile.py, rows: tile.ph, data: o.input.band(tile.py, tile.ph) };
     const { rgb, alpha } = band.data;

@@ -290,7 +290,14 @@ export class TaskRunner {
     const i = job.next;
     // Test-only (CRISP_TEST_GATE_DIR): lets a test act while this task is mid-run; a no-op in production.
     // Before the ownership check, so a worker frozen here and thawed later still finds out it lost the lease.
-    await holdPoint([`task-${task.id}-image-${i}`, `image-${i}`], signal);
+    await holdPoint(
+      [
+        `task-${task.id}-image-${i}`,
+        `image-${i}`,
+        `input-${task.inputs[i]!.originalFileName.replace(/[^\w.-]/g, '_')}`,
+      ],
+      signal,
+    );
     await this.deps.confirmOwnership?.(task);
     if (!job.model) {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
@@ -453,6 +460,8 @@ async function upscaleTwice(
       },
       inference,
     );
+    // Test-only (CRISP_TEST_GATE_DIR; a no-op in production), without the signal: the check below must stop it.
+    await holdPoint('pass-2');
     job.signal?.throwIfAborted();
     return await upscaleImage(
       { ...job, input: { path: mid }, onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta) },

@@ -7,6 +7,7 @@ import { createRemoteBackend } from '../../app/remote/remoteBackend.js';
 import type { QueueSnapshot, ServiceEvent } from '../../app/service/crispService.js';
 import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
 import { ONNX_DIR } from '../helpers/paths.js';
+import { anyImagePoint, createTestGate, inputPoint, type TestGate } from '../helpers/testGate.js';
 import type { TestServer } from '../server/helpers.js';
 import { addUser, FAST_POLL, makeBatch, startServer } from './appHelpers.js';
 
@@ -14,8 +15,11 @@ describe('a batch of 20 images', () => {
   let dir: string;
   let local: LocalBackend;
   let inputs: string;
+  let gate: TestGate;
   beforeAll(async () => {
     dir = await tempDir('crisp-app-batch-');
+    // Test-only gate for this process and the engine processes it starts (they inherit the environment).
+    gate = await createTestGate({ inProcess: true });
     inputs = path.join(dir, 'in');
     await mkdir(inputs);
     await makeBatch(inputs, 20);
@@ -30,6 +34,7 @@ describe('a batch of 20 images', () => {
   afterAll(async () => {
     await local.close();
     await removeDir(dir);
+    await gate.close();
   });
 
   const settings = (out: string): JobSettings => ({
@@ -83,35 +88,39 @@ describe('a batch of 20 images', () => {
 
   it('cancel all stops within one tile and leaves no partial output', async () => {
     const out = path.join(dir, 'out2');
-    let cancelAt = 0;
-    let queue: JobQueue | undefined;
-    const cancelled = new Promise<void>((resolve) => {
-      void JobQueue.open({
-        backend: () => local,
-        settings: () => settings(out),
-        onEvent: (e) => {
-          // Cancel while the 4th image is part-way through inference.
-          if (
-            !cancelAt &&
-            e.type === 'item' &&
-            e.item.status === 'running' &&
-            e.item.percent >= 10 &&
-            queue!.snapshot().finished === 3
-          ) {
-            cancelAt = Date.now();
-            void queue!.cancel().then(resolve);
-          }
-        },
-      }).then(async (q) => {
-        queue = q;
-        await q.addPaths([inputs]);
-        await q.start();
-      });
+    const events: ServiceEvent[] = [];
+    const queue = await JobQueue.open({
+      backend: () => local,
+      settings: () => settings(out),
+      onEvent: (e) => events.push(e),
     });
-    await cancelled;
-    await queue!.idle();
-    const stoppedAfter = Date.now() - cancelAt;
-    expect(stoppedAfter).toBeLessThan(1500);
+    await queue.addPaths([inputs]);
+    // Hold the 4th image (test gate) before it starts, then again before its second tile: the cancel comes
+    // while that tile is about to run, whatever the machine's speed.
+    const fourth = queue.snapshot().items[3]!;
+    const imagePoint = inputPoint(path.basename(fourth.inputPath));
+    await gate.hold(imagePoint);
+    await queue.start();
+    await gate.reached(imagePoint);
+    await gate.hold('tile-1');
+    await gate.release(imagePoint);
+    await gate.reached('tile-1');
+    expect(queue.snapshot().finished).toBe(3);
+    const seen = events.length;
+    const cancelling = queue.cancel();
+    // The gate does not watch the cancel: the pipeline's own check between tiles must stop the work.
+    await gate.release('tile-1');
+    await cancelling;
+    await queue.idle();
+    const percents = (from: number) =>
+      events
+        .slice(from)
+        .flatMap((e) =>
+          e.type === 'item' && e.item.id === fourth.id && e.item.status === 'running' ? [e.item.percent] : [],
+        );
+    const before = Math.max(0, ...percents(0).slice(0, seen));
+    // No tile ran after the cancel: the item's progress never moved again.
+    expect(Math.max(0, ...percents(seen))).toBeLessThanOrEqual(before);
     const snap = queue!.snapshot();
     expect(snap.items.map((i) => i.status)).toEqual([...Array(3).fill('done'), ...Array(17).fill('cancelled')]);
     expect(snap.running).toBe(false);
@@ -136,30 +145,23 @@ describe('a batch of 20 images', () => {
     });
     afterAll(async () => server.stop());
 
-    it('cancel stops within one poll interval', async () => {
+    it('cancel stops polling at once, without waiting for the task', async () => {
       const key = await addUser(server, 'cancel@example.com', 100);
       const poll = { ...FAST_POLL, initialMs: 100, maxMs: 100 };
       const remote = createRemoteBackend({ baseUrl: server.url, apiKey: key, poll });
       const out = path.join(dir, 'out3');
-      let cancelAt = 0;
-      let queue: JobQueue | undefined;
-      queue = await JobQueue.open({
-        backend: () => remote,
-        settings: () => ({ ...settings(out), scale: 4 }),
-        onEvent: (e) => {
-          // percent > 10: start-task answered and the task is being polled
-          if (!cancelAt && e.type === 'item' && e.item.status === 'running' && e.item.percent > 10) {
-            cancelAt = Date.now();
-            void queue!.cancel(e.item.id);
-          }
-        },
-      });
+      const queue = await JobQueue.open({ backend: () => remote, settings: () => ({ ...settings(out), scale: 4 }) });
       await queue.addPaths([path.join(inputs, 'img01_baby_LRBI_x4.png')]);
+      // The service holds the task (test gate; the server runs in this process) until after the cancel: the
+      // queue settles while the task is still running there, so the client did not wait for it.
+      await gate.hold(anyImagePoint(0));
       await queue.start();
+      await gate.reached(anyImagePoint(0));
+      await queue.cancel(queue.snapshot().items[0]!.id);
       await queue.idle();
-      expect(Date.now() - cancelAt).toBeLessThan(100 + 250);
       expect(queue.snapshot().items[0]!.status).toBe('cancelled');
       expect(await listFiles(out)).toEqual([]);
+      await gate.release(anyImagePoint(0));
     });
   });
 });

@@ -11,6 +11,7 @@ import { LOCAL_CALLER } from '../../engine/api.js';
 import type { Engine } from '../../engine/engine.js';
 import { contractRefusal, FAST_MODEL, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
+import { createTestGate } from '../helpers/testGate.js';
 
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png');
 const BIRD_HR = path.join(IMAGES_DIR, 'set5-x4/hr/bird_HR_x4.png');
@@ -153,38 +154,42 @@ describe('double upscale (two passes)', () => {
   });
 
   it.each([
-    ['the first pass', 1],
-    ['the second pass', 30],
-  ])('a cancel in %s leaves no output and no intermediate', async (_label, atPercent) => {
+    ['the first pass', ['tile-0']],
+    ['the second pass', ['pass-2', 'tile-1']],
+  ])('a cancel in %s leaves no output and no intermediate', async (label, points) => {
     const dir = await tempDir();
     dirs.push(dir);
     const target = path.join(dir, 'lenna-x4.png');
-    // lenna is 512×512: the second pass upscales 1024×1024, long enough to be cancelled in.
-    const { taskId } = await engine.startTask(LOCAL_CALLER, {
-      fields,
-      file: file(LENNA),
-      outputPath: target,
-      passes: 2,
-    });
-    let asked = false;
-    let seen = 0;
-    const s = await waitForTask(
-      engine,
-      taskId,
-      LOCAL_CALLER,
-      (x) => {
-        seen = Number.parseInt(x.progress, 10);
-        if (!asked && seen >= atPercent) {
-          asked = true;
-          void engine.cancelTask(LOCAL_CALLER, taskId);
+    // The test gate holds the work at a tile of the pass named (the points in order: the second pass's
+    // tile 1 is held only once the second pass has begun), whatever the machine's speed.
+    const gate = await createTestGate({ inProcess: true });
+    try {
+      await gate.hold(points[0]!);
+      const { taskId } = await engine.startTask(LOCAL_CALLER, {
+        fields,
+        file: file(LENNA),
+        outputPath: target,
+        passes: 2,
+      });
+      for (let k = 0; k < points.length; k++) {
+        await gate.reached(points[k]!);
+        if (k + 1 < points.length) {
+          await gate.hold(points[k + 1]!);
+          await gate.release(points[k]!);
         }
-      },
-      300_000,
-    );
-    expect(s.status).toBe('PROCESSING_FAILED');
-    // The weight of the first pass is 1/(1+2²) = 20 %: the cancel landed in the pass named.
-    if (atPercent > 20) expect(seen).toBeGreaterThan(20);
-    else expect(seen).toBeLessThan(20);
+      }
+      const at = Number.parseInt((await engine.getTaskStatus(LOCAL_CALLER, { data: { taskId } })).progress, 10);
+      const cancelled = engine.cancelTask(LOCAL_CALLER, taskId);
+      await gate.release(points.at(-1)!);
+      await cancelled;
+      const s = await waitForTask(engine, taskId, LOCAL_CALLER);
+      expect(s.status).toBe('PROCESSING_FAILED');
+      // The weight of the first pass is 1/(1+2²) = 20 %: the cancel landed in the pass named.
+      if (label === 'the second pass') expect(at).toBeGreaterThanOrEqual(20);
+      else expect(at).toBeLessThan(20);
+    } finally {
+      await gate.close();
+    }
     expect(await readdir(dir)).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@
  * The test side of engine/core/testGate.ts: hold work at a named point, wait until it is there, release it.
  * Every wait is bounded (a hang fails the test); nothing here depends on how fast the machine is.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,18 +16,23 @@ export interface TestGate {
   hold(point: string): Promise<void>;
   /** Waits until some process is held at `point`; answers that process's pid. */
   reached(point: string, timeoutMs?: number): Promise<number>;
-  /** Lets the work at `point` go on (and any later arrival pass straight through). */
+  /** Lets the work at `point` go on (a later arrival passes straight through unless held again). */
   release(point: string): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function createTestGate(): Promise<TestGate> {
+/**
+ * `inProcess`: this process honours the gate too (an in-process engine or server, and the engine processes it
+ * starts, which inherit the environment) until close().
+ */
+export async function createTestGate(opts: { inProcess?: boolean } = {}): Promise<TestGate> {
   const dir = await mkdtemp(path.join(tmpdir(), 'crisp-gate-'));
+  if (opts.inProcess) process.env[TEST_GATE_ENV] = dir;
   const file = (point: string, kind: 'hold' | 'reached') => path.join(dir, `${point}.${kind}`);
   return {
     dir,
     env: { ...process.env, [TEST_GATE_ENV]: dir },
-    hold: (point) => writeFile(file(point, 'hold'), ''),
+    hold: (point) => writeFile(file(point, 'hold'), randomUUID()),
     async reached(point, timeoutMs = 90_000) {
       const end = Date.now() + timeoutMs;
       for (;;) {
@@ -36,8 +42,15 @@ export async function createTestGate(): Promise<TestGate> {
         await new Promise((r) => setTimeout(r, 20));
       }
     },
-    release: (point) => rm(file(point, 'hold'), { force: true }),
-    close: () => rm(dir, { recursive: true, force: true }),
+    async release(point) {
+      // `reached` first: a later `reached(point)` then waits for the next arrival, not this one.
+      await rm(file(point, 'reached'), { force: true });
+      await rm(file(point, 'hold'), { force: true });
+    },
+    async close() {
+      if (process.env[TEST_GATE_ENV] === dir) delete process.env[TEST_GATE_ENV];
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -47,3 +60,5 @@ export async function createTestGate(): Promise<TestGate> {
  */
 export const imagePoint = (taskId: string, index: number): string => `task-${taskId}-image-${index}`;
 export const anyImagePoint = (index: number): string => `image-${index}`;
+/** The point the task runner holds at before an input with this file name (any task). */
+export const inputPoint = (fileName: string): string => `input-${fileName.replace(/[^\w.-]/g, '_')}`;

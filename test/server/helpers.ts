@@ -139,6 +139,7 @@ export interface StatusData {
     dimensions: { width: number; height: number };
     fileSize: number;
     fileType: string;
+    createdAt: number;
   }[];
   deductedCredits: number;
   creditsDeducted: boolean;
