@@ -8,18 +8,23 @@ import type { ServiceEvent } from '../../app/service/crispService.js';
 import { FAST_MODEL, removeDir, tempDir } from '../helpers/engineHarness.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import type { TestServer } from '../server/helpers.js';
+import { createTestGate, inputPoint, type TestGate } from '../helpers/testGate.js';
 import { addUser, FAST_POLL, makeBatch, startServer } from './appHelpers.js';
 
 describe('createService (cloud mode against a real crisp serve)', () => {
   let server: TestServer;
   let dir: string;
+  let gate: TestGate;
   beforeAll(async () => {
+    // The server runs in this process: the test gate holds its tasks.
+    gate = await createTestGate({ inProcess: true });
     server = await startServer();
     dir = await tempDir('crisp-app-svc-');
   });
   afterAll(async () => {
     await server.stop();
     await removeDir(dir);
+    await gate.close();
   });
 
   const open = (dataDir: string): Promise<ServiceHandle> =>
@@ -67,23 +72,15 @@ describe('createService (cloud mode against a real crisp serve)', () => {
     expect(added).toHaveLength(4);
     expect(await svc.estimate()).toEqual({ mode: 'cloud', credits: 4, items: 4 });
 
-    // First run: stop the app while the third item runs.
+    // First run: stop the app while the third item runs (held on the service by the test gate).
     const events: ServiceEvent[] = [];
-    const stopped = new Promise<void>((resolve) => {
-      svc.subscribe((e) => {
-        events.push(e);
-        if (
-          e.type === 'item' &&
-          e.item.status === 'running' &&
-          e.item.inputName.startsWith('img03') &&
-          e.item.percent > 10
-        )
-          resolve();
-      });
-    });
+    svc.subscribe((e) => events.push(e));
+    const third = inputPoint('img03_butterfly_LRBI_x4.png');
+    await gate.hold(third);
     await svc.start();
-    await stopped;
+    await gate.reached(third);
     await svc.close();
+    await gate.release(third);
     const doneBefore = (
       await Promise.all(
         added.slice(0, 2).map((i) => stat(path.join(out, `${path.parse(i.inputName).name}_${FAST_MODEL}_x2.png`))),

@@ -5,13 +5,17 @@ import { createLocalBackend, type LocalBackend } from '../../app/backends/local/
 import { JobQueue } from '../../app/jobs/jobQueue.js';
 import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
 import { ONNX_DIR } from '../helpers/paths.js';
+import { createTestGate, inputPoint, type TestGate } from '../helpers/testGate.js';
 import { makeBatch } from './appHelpers.js';
 
 describe('the local engine worker killed mid-item', () => {
   let dir: string;
   let local: LocalBackend;
+  let gate: TestGate;
   beforeAll(async () => {
     dir = await tempDir('crisp-app-crash-');
+    // The engine processes inherit the test gate from this process.
+    gate = await createTestGate({ inProcess: true });
     local = createLocalBackend({
       dataDir: path.join(dir, 'engine'),
       modelDirs: [ONNX_DIR],
@@ -22,6 +26,7 @@ describe('the local engine worker killed mid-item', () => {
   afterAll(async () => {
     await local.close();
     await removeDir(dir);
+    await gate.close();
   });
 
   it('fails that item with a clear message; the next item runs on a fresh worker', async () => {
@@ -30,7 +35,6 @@ describe('the local engine worker killed mid-item', () => {
     await mkdir(inputs);
     await makeBatch(inputs, 3);
     const pids: (number | undefined)[] = [];
-    let killed = false;
     const queue = await JobQueue.open({
       backend: () => local,
       settings: () => ({
@@ -44,17 +48,19 @@ describe('the local engine worker killed mid-item', () => {
         overwrite: 'replace',
       }),
       onEvent: (e) => {
-        if (e.type !== 'item' || e.item.status !== 'running' || e.item.percent === 0) return;
-        pids.push(local.workerPid());
-        if (!killed && e.item.inputName.startsWith('img02')) {
-          killed = true;
-          process.kill(local.workerPid()!, 'SIGKILL'); // what an OOM kill or a native crash looks like from outside
-        }
+        if (e.type === 'item' && e.item.status === 'running') pids.push(local.workerPid());
       },
     });
     await queue.addPaths([inputs]);
+    // The second image is held in the engine process (test gate) and killed there: mid-item, whatever the speed.
+    const second = inputPoint('img02_bird_LRBI_x4.png');
+    await gate.hold(second);
     await queue.start();
+    const pid = await gate.reached(second);
+    expect(pid).toBe(local.workerPid());
+    process.kill(pid, 'SIGKILL'); // what an OOM kill or a native crash looks like from outside
     await queue.idle();
+    await gate.release(second);
 
     const items = queue.snapshot().items;
     expect(items.map((i) => i.status)).toEqual(['done', 'failed', 'done']);

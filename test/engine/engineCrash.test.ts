@@ -8,14 +8,21 @@ import { MAX_RESUMES } from '../../engine/engine.js';
 import type { StoredTask } from '../../engine/tasks/taskTypes.js';
 import { FAST_MODEL, listFiles, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, REPO_ROOT } from '../helpers/paths.js';
+import { createTestGate } from '../helpers/testGate.js';
 
-/** Starts a task in a child engine process and SIGKILLs it while the task runs; returns the task id. */
+/**
+ * Starts a task in a child engine process and SIGKILLs it while the task runs (held by the test gate before
+ * its second tile, whatever the machine's speed); returns the task id.
+ */
 async function killMidTask(dataDir: string, scratch: string): Promise<string> {
+  const gate = await createTestGate();
+  await gate.hold('tile-1');
   const image = path.join(scratch, 'big.png');
   await sharp(path.join(IMAGES_DIR, 'set5/baby.png')).toFile(image);
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/engineHost.ts', dataDir, image], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: gate.env,
   });
   const taskId = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -26,8 +33,10 @@ async function killMidTask(dataDir: string, scratch: string): Promise<string> {
     });
     child.on('exit', (code) => reject(new Error(`engine host exited early (${code})`)));
   });
+  expect(await gate.reached('tile-1')).toBe(child.pid);
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
+  await gate.close();
   return taskId;
 }
 
