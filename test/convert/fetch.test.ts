@@ -189,7 +189,8 @@ describe('no network', () => {
     ];
     const started = Date.now();
     const results = await fetchModels(targets, { modelsDir: dir, connectTimeoutMs: 1500 });
-    expect(Date.now() - started).toBeLessThan(6000);
+    // A bound on a hang (the OS's own connect timeout is minutes), not a speed test.
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(results.map((r) => r.name)).toEqual(['service-lite-4x', 'clear-boost-4x', 'digital-art-4x']);
     for (const r of results) {
       expect(r.ok).toBe(false);

@@ -9,6 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JobItem, ServiceEvent } from '../../app/service/crispService.js';
+import { createTestGate } from '../helpers/testGate.js';
 import { launchChromium } from './browser.js';
 import { FAST_MODEL, LR, SET14, listDir, openUi, screenshot, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
 
@@ -140,14 +141,23 @@ describe('crisp ui, local mode (real engine)', () => {
       page,
       names.map((n) => path.join(SET14, n)),
     );
-    await page.getByRole('button', { name: 'Upscale' }).click();
-    // Stop while an item is part-way through: its output would be partial if anything were written early.
-    await page
-      .getByText(/^Upscaling… [1-9]\d?%$/)
-      .first()
-      .waitFor({ timeout: 60_000 });
-    await screenshot(page, 'running');
-    await page.getByRole('button', { name: 'Stop' }).click();
+    // Stop while an item is part-way through (held by the test gate in the engine process before its second
+    // tile, whatever the machine's speed): its output would be partial if anything were written early.
+    const gate = await createTestGate({ inProcess: true });
+    try {
+      await gate.hold('tile-1');
+      await page.getByRole('button', { name: 'Upscale' }).click();
+      await gate.reached('tile-1');
+      await page
+        .getByText(/^Upscaling… [1-9]\d?%$/)
+        .first()
+        .waitFor({ timeout: 60_000 });
+      await screenshot(page, 'running');
+      await page.getByRole('button', { name: 'Stop' }).click();
+    } finally {
+      await gate.release('tile-1');
+      await gate.close();
+    }
     await expect.poll(async () => (await current!.ui.service.getQueue()).running, { timeout: 30_000 }).toBe(false);
 
     const items: JobItem[] = (await current.ui.service.getQueue()).items;

@@ -89,7 +89,8 @@ describe('bad input', () => {
       /"huge.png" is too large: 100000×100000 pixels/,
     );
     await expectRefused({ path: file }, 'huge.png', /too large.*Reduce the image size/);
-    expect(performance.now() - t0).toBeLessThan(2000);
+    // Only a bound on a hang (decoding 10 gigapixels); the header check is what the messages above show.
+    expect(performance.now() - t0).toBeLessThan(30_000);
     // The same header at a size within limits is accepted by the probe.
     expect((await probeImage({ data: hugePng(300, 200) }, 'ok.png')).width).toBe(300);
   });

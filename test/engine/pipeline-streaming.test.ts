@@ -7,6 +7,7 @@
  * pixel and that pixel's neighbours), so tiling and overlap matter as with a real network while each run
  * costs microseconds; one case runs the real digital-art-4x to show nothing depends on the fake.
  */
+import { readdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -236,10 +237,10 @@ describe('temporary files', () => {
   it('are gone after success; only the output remains', async () => {
     const dir = await mkdtemp(path.join(tmp, 'ok-'));
     const seen: string[][] = [];
-    await streamed(dir, fakeSession(), { onProgress: () => void readdir(dir).then((f) => seen.push(f)) });
+    // A synchronous listing: what was there at that moment of the run, not whenever a thread got to it.
+    await streamed(dir, fakeSession(), { onProgress: () => void seen.push(readdirSync(dir)) });
     expect(await readdir(dir)).toEqual(['out.png']);
     // While it ran, the decoded input (.v) and the output raster (.tif) were there, beside the output.
-    await new Promise((r) => setTimeout(r, 20));
     expect(seen.flat().some((f) => /^\.crisp-raster-\d+-[0-9a-f]+\.tif$/.test(f))).toBe(true);
   });
 
