@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzipEntries } from '../helpers/unzip.js';
 import { REPO_ROOT } from '../helpers/paths.js';
+import { createTestGate, inputPoint } from '../helpers/testGate.js';
 import { axeViolations } from './axe.js';
 import { launchChromium } from './browser.js';
 import { chooseFiles, FAST_MODEL, LR, openUi, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
@@ -96,12 +97,27 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     await page.keyboard.press('ArrowUp');
     await expect.poll(async () => (await ui.ui.service.getSettings()).scale).toBe(2);
 
-    // Start, then cancel the last image while it waits.
-    await page.keyboard.press('Control+Enter');
-    await bar.getByText(/^Upscaling: /).waitFor();
-    await audit(page, 'running');
-    await tabTo(page, 'Cancel butterfly_LRBI_x4.png');
-    await page.keyboard.press('Enter');
+    // Start, then cancel the last image while it waits (the first is held by the test gate in the engine
+    // process meanwhile, so the last one is surely still waiting, whatever the machine's speed).
+    const gate = await createTestGate({ inProcess: true });
+    const first = inputPoint('bird_LRBI_x4.png');
+    try {
+      await gate.hold(first);
+      await page.keyboard.press('Control+Enter');
+      await gate.reached(first);
+      await bar.getByText(/^Upscaling: /).waitFor();
+      await audit(page, 'running');
+      await tabTo(page, 'Cancel butterfly_LRBI_x4.png');
+      await page.keyboard.press('Enter');
+      await expect
+        .poll(
+          async () => (await ui.ui.service.getQueue()).items.find((i) => i.inputName.startsWith('butterfly'))?.status,
+        )
+        .toBe('cancelled');
+    } finally {
+      await gate.release(first);
+      await gate.close();
+    }
     await bar.getByText('2 done · 1 stopped', { exact: true }).waitFor({ timeout: 90_000 });
     await page.getByRole('button', { name: 'Resume (1)' }).waitFor();
     await audit(page, 'done');

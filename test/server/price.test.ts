@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
+import { anyImagePoint, createTestGate, type TestGate } from '../helpers/testGate.js';
 import { addUser, BASIC, dataOf, pollStatus, postForm, startTestServer, taskForm, type TestServer } from './helpers.js';
 
 const p = (scale: 1 | 2 | 4 | 8, sizes: { width: number; height: number }[] | number, enhanceFace = false) =>
@@ -35,8 +36,11 @@ describe('start-task prices by the output size', () => {
   let images: Server;
   let imagesBase: string;
   let large: Buffer;
+  let gate: TestGate;
 
   beforeAll(async () => {
+    // The server runs in this process; the test gate holds its tasks before their image where a test asks.
+    gate = await createTestGate({ inProcess: true });
     // 2100² at ×2 is a 17.6 MP output: one row above the base price.
     large = await sharp({ create: { width: 2100, height: 2100, channels: 3, background: { r: 90, g: 120, b: 200 } } })
       .png()
@@ -49,29 +53,36 @@ describe('start-task prices by the output size', () => {
   afterAll(async () => {
     await s?.stop();
     images?.close();
+    await gate?.close();
   });
 
   it('quotes a large file part with its size surcharge', async () => {
     const u = await addUser(s, 'large@example.com', 10);
+    // Held before its image (test gate), so the reservation is looked at before the task can settle.
+    await gate.hold(anyImagePoint(0));
     const r = await postForm(s.url, u.key, taskForm(BASIC, [{ name: 'file', fileName: 'large.png', bytes: large }]));
     expect(r.status, r.text).toBe(200);
     expect(r.headers['x-task-cost']).toBe('3');
+    await gate.reached(anyImagePoint(0));
     expect(await s.ledger.reservedFor(u.userId)).toBe(3);
     await s.engine.cancelTask({ userId: u.userId, email: 'large@example.com' }, dataOf<{ taskId: string }>(r).taskId);
+    await gate.release(anyImagePoint(0));
   });
 
   it('raises a URL task reservation once the image size is known', async () => {
     const u = await addUser(s, 'url@example.com', 10);
+    // Held before its image (test gate): the fetch, and so the new quote, come before it.
+    await gate.hold(anyImagePoint(0));
     const r = await postForm(s.url, u.key, taskForm({ ...BASIC, urls: JSON.stringify([`${imagesBase}/large.png`]) }));
     expect(r.status, r.text).toBe(200);
     expect(r.headers['x-task-cost']).toBe('1');
     const caller = { userId: u.userId, email: 'url@example.com' };
     const taskId = dataOf<{ taskId: string }>(r).taskId;
-    for (let i = 0; i < 200 && (await s.ledger.reservedFor(u.userId)) !== 3; i++)
-      await new Promise((res) => setTimeout(res, 50));
+    await gate.reached(anyImagePoint(0));
     expect(await s.ledger.reservedFor(u.userId)).toBe(3);
     expect((await s.engine.getTaskRecord(caller, taskId)).creditsToDeduct).toBe(3);
     await s.engine.cancelTask(caller, taskId);
+    await gate.release(anyImagePoint(0));
   });
 
   it('fails a URL task whose image costs more than the user can pay, charging nothing', async () => {
