@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JobItem, ServiceEvent } from '../../app/service/crispService.js';
-import { createTestGate } from '../helpers/testGate.js';
+import { createTestGate, inputPoint } from '../helpers/testGate.js';
 import { launchChromium } from './browser.js';
 import { FAST_MODEL, LR, SET14, listDir, openUi, screenshot, startUiUnderTest, type UiUnderTest } from './uiHarness.js';
 
@@ -71,8 +71,17 @@ describe('crisp ui, local mode (real engine)', () => {
     );
     await expect.poll(async () => (await current!.ui.service.getSettings()).scale).toBe(2);
 
-    await page.getByRole('button', { name: 'Upscale' }).click();
-    await page.getByText(/^Upscaling: /).waitFor();
+    // The running state is shown while the first image is held (test gate), whatever the machine's speed.
+    const gate = await createTestGate({ inProcess: true });
+    try {
+      await gate.hold(inputPoint(names[0]!));
+      await page.getByRole('button', { name: 'Upscale' }).click();
+      await gate.reached(inputPoint(names[0]!));
+      await page.getByText(/^Upscaling: /).waitFor();
+    } finally {
+      await gate.release(inputPoint(names[0]!));
+      await gate.close();
+    }
 
     await page.getByTestId('batch-status').getByText('3 done', { exact: true }).waitFor({ timeout: 90_000 });
     const queue = queueRegion(page);
