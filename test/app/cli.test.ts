@@ -101,8 +101,10 @@ describe('crisp batch / crisp upscale --remote', () => {
   it('upscale --remote writes the output and reports credits; a missing key is a one-line error', async () => {
     const out = path.join(dir, 'out-one');
     await mkdir(out);
+    // A user of its own: the batch test's balance does not depend on whether this one ran first.
+    const own = await addUser(server, 'cli-one@example.com', 20);
     const r = await crisp(['upscale', BIRD, '--remote', server.url, '-m', FAST_MODEL, '-s', '3', '-o', out], {
-      CRISP_API_KEY: key,
+      CRISP_API_KEY: own,
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/→ .*bird_LRBI_x4_digital-art-4x_x3\.png \(216×216, .* 2 credits\)/);
