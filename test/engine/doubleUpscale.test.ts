@@ -52,6 +52,9 @@ describe('double upscale (two passes)', () => {
   });
 
   it('×2 twice is ×4: the right size, close to the ground truth, the same pixels in memory and streamed, progress monotonic', async () => {
+    // A folder of its own: the folder is listed at the end, whichever tests ran before.
+    const out = await tempDir();
+    dirs.push(out);
     const target = path.join(out, 'memory.png');
     const { taskId } = await engine.startTask(LOCAL_CALLER, {
       fields,
