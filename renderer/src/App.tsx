@@ -7,6 +7,7 @@ import { EngineSettings } from './components/EngineSettings.js';
 import { ModeSwitch } from './components/ModeSwitch.js';
 import { NoticeBar } from './components/NoticeBar.js';
 import { QueueView } from './components/QueueView.js';
+import { ResultPane } from './components/ResultPane.js';
 import { ShortcutsDialog, useGlobalShortcuts } from './components/Shortcuts.js';
 import { SoundToggle } from './components/SoundToggle.js';
 import { LanguageSelect } from './components/LanguageSelect.js';
@@ -58,6 +59,7 @@ export function App() {
         <main className="content">
           <NoticeBar />
           {onboarding ? <CloudSettings onboarding /> : null}
+          <ResultPane />
           <DropZone />
           <QueueView />
         </main>

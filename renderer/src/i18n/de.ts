@@ -184,6 +184,12 @@ export const de: Catalog = {
   'compare.after': 'Nachher',
   'compare.slider': 'Vergleichen',
   'compare.sliderValue': '{percent} vorher',
+  'compare.oneToOne': '1:1',
+  'compare.oneToOneLabel': 'Originalpixel 1:1',
+  'result.paneLabel': 'Ergebnis: {name}',
+  'result.fullWindow': 'Ganzes Fenster',
+  'result.fullWindowNamed': '{name} im ganzen Fenster zeigen',
+  'queue.viewNamed': '{name} ansehen',
 
   'drop.notAnImage': '{name} ist kein JPG-, PNG- oder WebP-Bild.',
   'drop.theItem': 'Das abgelegte Element',

@@ -184,6 +184,12 @@ export const en = {
   'compare.after': 'After',
   'compare.slider': 'Compare',
   'compare.sliderValue': '{percent} before',
+  'compare.oneToOne': '1:1',
+  'compare.oneToOneLabel': 'Actual pixels 1:1',
+  'result.paneLabel': 'Result: {name}',
+  'result.fullWindow': 'Full window',
+  'result.fullWindowNamed': 'Enlarge {name} to the full window',
+  'queue.viewNamed': 'View {name}',
 
   'drop.notAnImage': '{name} is not a JPG, PNG or WebP image.',
   'drop.theItem': 'The dropped item',
