@@ -7,6 +7,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { JobItem } from '../../../app/service/crispService.js';
 import { credits, dimensions, statusLabel } from '../format.js';
+import { itemErrorText } from '../i18n/errorText.js';
 import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useQueue } from '../stores/appContext.js';
 import {
@@ -101,7 +102,7 @@ function QueueRow({
             </span>
           ) : null}
         </div>
-        {item.error ? <p className="item-error">{item.error}</p> : null}
+        {item.error ? <p className="item-error">{itemErrorText(item, tr)}</p> : null}
         {item.status === 'done' && item.outputPath ? (
           <p className="muted small item-output" title={item.outputPath}>
             {t('queue.savedIn', { folder: folderOf(item.outputPath) })}

@@ -10,10 +10,18 @@ import type { BrowserHost } from '../service/httpService.js';
 import { chime, soundEnabled } from '../service/chime.js';
 import { copyImageToClipboard } from '../service/clipboard.js';
 import type { QueueStore } from './queueStore.js';
-import { selectBalance, selectEstimate, selectInsufficient, type Notice, type SessionStore } from './sessionStore.js';
+import {
+  selectBalance,
+  selectEstimate,
+  selectInsufficient,
+  type ConnectionState,
+  type Notice,
+  type SessionStore,
+} from './sessionStore.js';
 import type { SettingsStore } from './settingsStore.js';
 import { batchSummary } from './statusModel.js';
 import { resolveLocale, translator } from '../i18n/index.js';
+import { codeOf, errorText, itemErrorText } from '../i18n/errorText.js';
 
 export interface Stores {
   queue: QueueStore;
@@ -79,6 +87,12 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
   const mode = () => stores.settings.getState().settings?.mode ?? 'local';
   // Notices are worded when they are raised, in the language chosen at that moment.
   const tr = () => translator(resolveLocale(stores.settings.getState().settings?.language));
+  // A failure in the chosen language: known codes from the catalog, anything else as the app worded it.
+  const sentence = (e: unknown) => errorText(codeOf(e), messageOf(e), tr());
+  const failed = (e: unknown): ConnectionState => {
+    const code = codeOf(e);
+    return { state: 'failed', error: sentence(e), ...(code ? { code } : {}) };
+  };
   const notify = (text: string, kind: Notice['kind'] = 'error', extra: Partial<Notice> = {}) =>
     stores.session.getState().showNotice({ kind, text, mode: mode(), ...extra });
 
@@ -86,7 +100,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     try {
       return await work();
     } catch (e) {
-      notify(messageOf(e));
+      notify(sentence(e));
       return undefined;
     }
   }
@@ -116,7 +130,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       stores.session.getState().setConnection({ state: 'ok' });
     } catch (e) {
       session.setAccount(null);
-      stores.session.getState().setConnection({ state: 'failed', error: messageOf(e) });
+      stores.session.getState().setConnection(failed(e));
     }
   };
 
@@ -229,7 +243,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       const broken = added.filter((i) => i.status === 'failed');
       if (broken.length)
         notify(tr().t('notice.notAdded', { n: broken.length }), 'error', {
-          lines: broken.map((i) => i.error ?? i.inputName),
+          lines: broken.map((i) => (i.error ? itemErrorText(i, tr()) : i.inputName)),
         });
     },
     async addFiles(files, rejected = []) {
@@ -239,9 +253,10 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       for (const file of files) {
         try {
           const item = await service.addFile(file.name || 'pasted-image.png', new Uint8Array(await file.arrayBuffer()));
-          if (item.status === 'failed') problems.push(item.error ?? `${item.inputName} could not be read.`);
+          if (item.status === 'failed')
+            problems.push(item.error ? itemErrorText(item, tr()) : `${item.inputName} could not be read.`);
         } catch (e) {
-          problems.push(messageOf(e));
+          problems.push(sentence(e));
         }
       }
       if (problems.length === 1) notify(problems[0] ?? '');
@@ -285,7 +300,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
           stores.settings.getState().setHasApiKey(true);
         }
       } catch (e) {
-        session.setConnection({ state: 'failed', error: messageOf(e) });
+        session.setConnection(failed(e));
         return false;
       }
       if (!url) {
@@ -303,7 +318,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         return true;
       } catch (e) {
         stores.session.getState().setAccount(null);
-        stores.session.getState().setConnection({ state: 'failed', error: messageOf(e) });
+        stores.session.getState().setConnection(failed(e));
         return false;
       }
     },
