@@ -209,6 +209,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     if (!ok) return;
     stores.settings.getState().setHasApiKey(await service.hasApiKey());
     await refreshAccount();
+    await refreshModels();
     scheduleEstimate();
   };
 
@@ -315,6 +316,8 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         stores.session.getState().setAccount(await service.getAccount());
         stores.session.getState().setConnection({ state: 'ok' });
         scheduleEstimate();
+        // Connected: the picker can now offer exactly the service's models (get-capabilities).
+        await refreshModels();
         return true;
       } catch (e) {
         stores.session.getState().setAccount(null);
