@@ -187,8 +187,8 @@ export const de: Catalog = {
   'compare.oneToOne': '1:1',
   'compare.oneToOneLabel': 'Originalpixel 1:1',
   'result.paneLabel': 'Ergebnis: {name}',
-  'result.fullWindow': 'Ganzes Fenster',
-  'result.fullWindowNamed': '{name} im ganzen Fenster zeigen',
+  'result.fullWindow': 'Vollbild',
+  'result.fullWindowNamed': '{name} als Vollbild zeigen',
   'queue.viewNamed': '{name} ansehen',
 
   'error.unauthorized':
