@@ -168,7 +168,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           // Only what the service runs, in its order; "installed" means "offered by the service". The saved
           // choice stays listed (not installed) when the service lacks it, so the picker can say so.
           const offered = (await deps.cloudModels?.()) ?? null;
-          const names: string[] = offered ?? [...MODEL_NAMES];
+          const names: string[] = [...(offered ?? MODEL_NAMES)];
           if (!names.includes(current.model)) names.push(current.model);
           const models: ModelInfo[] = names.map((name) => {
             const m = isModelName(name) ? local.get(name) : undefined;

@@ -133,4 +133,37 @@ describe('crisp ui, cloud mode against crisp serve', () => {
       .waitFor();
     expect(problems.filter((p) => !/status of 4\d\d/.test(p))).toEqual([]);
   });
+
+  it('a saved model the service does not run stays visible as such, and nothing starts until one of its models is chosen', async () => {
+    await ui.ui.service.updateSettings({ mode: 'cloud', baseUrl: server.url, model: 'natural-max-4x' });
+    await ui.ui.service.setApiKey(apiKey);
+    await ui.ui.service.addPaths([path.join(LR, 'bird_LRBI_x4.png')]);
+    const { page, problems } = await openUi(browser, ui.ui.server.url);
+    const picker = page.getByRole('combobox', { name: 'Model' });
+    const options = () =>
+      picker.locator('option').evaluateAll((all) =>
+        all.map((o) => {
+          const e = o as unknown as { value: string; textContent: string; disabled: boolean };
+          return [e.value, e.textContent, e.disabled];
+        }),
+      );
+    await expect.poll(options).toEqual([
+      ['service-lite-4x', 'Service Lite', false],
+      ['clear-boost-4x', 'Clear Boost', false],
+      ['crystal-plus-4x', 'Crystal Plus', false],
+      ['digital-art-4x', 'Digital Art', false],
+      ['natural-max-4x', 'Natural Max (not on this service)', true],
+    ]);
+    await page.getByText('This service does not run this model').waitFor();
+    const upscale = page.getByRole('button', { name: 'Upscale', exact: true });
+    expect(await upscale.isDisabled()).toBe(true);
+    await picker.selectOption('digital-art-4x');
+    await expect.poll(() => upscale.isDisabled()).toBe(false);
+    // The unavailable choice is gone once another is made: the list is exactly the service's again.
+    await expect
+      .poll(async () => (await options()).map((o) => o[0]))
+      .toEqual(['service-lite-4x', 'clear-boost-4x', 'crystal-plus-4x', 'digital-art-4x']);
+    expect(await axeViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+  });
 });
