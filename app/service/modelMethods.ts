@@ -166,10 +166,11 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
         if (current.mode === 'cloud') {
           const local = new Map(listCatalogModels(modelDirs).map((m) => [m.name, m]));
           // Only what the service runs, in its order; "installed" means "offered by the service". The saved
-          // choice stays listed (not installed) when the service lacks it, so the picker can say so.
+          // choice stays listed (not installed) when the service's list lacks it, so the picker can say so.
           const offered = (await deps.cloudModels?.()) ?? null;
           const names: string[] = [...(offered ?? MODEL_NAMES)];
-          if (!names.includes(current.model)) names.push(current.model);
+          // Only against a known list: a service that does not say may well run the saved choice.
+          if (offered && !names.includes(current.model)) names.push(current.model);
           const models: ModelInfo[] = names.map((name) => {
             const m = isModelName(name) ? local.get(name) : undefined;
             return {
