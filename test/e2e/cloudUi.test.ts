@@ -135,8 +135,9 @@ describe('crisp ui, cloud mode against crisp serve', () => {
   });
 
   it('a saved model the service does not run stays visible as such, and nothing starts until one of its models is chosen', async () => {
+    const second = await server.accounts.addUser({ email: 'more@example.test', credits: 50, extraCredits: 0 });
     await ui.ui.service.updateSettings({ mode: 'cloud', baseUrl: server.url, model: 'natural-max-4x' });
-    await ui.ui.service.setApiKey(apiKey);
+    await ui.ui.service.setApiKey(second.apiKey);
     await ui.ui.service.addPaths([path.join(LR, 'bird_LRBI_x4.png')]);
     const { page, problems } = await openUi(browser, ui.ui.server.url);
     const picker = page.getByRole('combobox', { name: 'Model' });
@@ -157,6 +158,21 @@ describe('crisp ui, cloud mode against crisp serve', () => {
     await page.getByText('This service does not run this model').waitFor();
     const upscale = page.getByRole('button', { name: 'Upscale', exact: true });
     expect(await upscale.isDisabled()).toBe(true);
+
+    // Started anyway (a script, through the service): the service's 400 names its models folder and a
+    // server command; the row says what happened in a sentence, without either.
+    await ui.ui.service.start();
+    const row = page.getByRole('region', { name: 'Queue' }).getByRole('listitem', { name: 'bird_LRBI_x4.png' });
+    await row.getByText('Failed', { exact: true }).waitFor({ timeout: 30_000 });
+    const raw = (await ui.ui.service.getQueue()).items.find((i) => i.inputName === 'bird_LRBI_x4.png')!;
+    expect(raw.errorCode).toBe('bad-request');
+    expect(raw.error).toMatch(/^Bad Request: /);
+    expect(await row.locator('.item-error').textContent()).toBe(
+      'The service refused bird_LRBI_x4.png with these settings. Choose another model, scale or format (or switch off Enhance faces), or use Local mode.',
+    );
+    expect(await page.locator('body').textContent()).not.toMatch(/crisp models|\.onnx|\/tmp\/|\/work\//);
+    // With a waiting image and one of the service's models, Upscale is on again.
+    await ui.ui.service.addPaths([path.join(LR, 'head_LRBI_x4.png')]);
     await picker.selectOption('digital-art-4x');
     await expect.poll(() => upscale.isDisabled()).toBe(false);
     // The unavailable choice is gone once another is made: the list is exactly the service's again.

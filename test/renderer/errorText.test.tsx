@@ -24,6 +24,13 @@ describe('error sentences by code', () => {
         expect(text).toMatch(/\.$/);
       }
     }
+    // The example: a model missing on the service, answered with the server's path and a CLI command.
+    expect(errorText('bad-request', raw, EN, 'bird.png')).toBe(
+      'The service refused bird.png with these settings. Choose another model, scale or format (or switch off Enhance faces), or use Local mode.',
+    );
+    expect(errorText('bad-request', raw, DE, 'bird.png')).toMatch(
+      /^Der Dienst hat bird\.png mit diesen Einstellungen abgelehnt/,
+    );
     expect(errorText('processing-failed', raw, DE, 'bird.png')).toBe(
       'Der Dienst konnte bird.png nicht hochskalieren. Versuchen Sie es erneut, mit einem anderen Modell oder im lokalen Modus.',
     );

@@ -204,6 +204,8 @@ export const de: Catalog = {
   'error.tooLarge':
     'Der Dienst nimmt so große Bilder nicht an. Wählen Sie ein kleineres Bild oder einen kleineren Faktor, oder den lokalen Modus.',
   'error.invalidOutput': 'Der Dienst hat ein Ergebnis geschickt, das kein gültiges Bild ist. Versuchen Sie es erneut.',
+  'error.badRequest':
+    'Der Dienst hat {name} mit diesen Einstellungen abgelehnt. Wählen Sie ein anderes Modell, einen anderen Faktor oder ein anderes Format (oder schalten Sie „Gesichter verbessern“ aus), oder verwenden Sie den lokalen Modus.',
   'error.processingFailed':
     'Der Dienst konnte {name} nicht hochskalieren. Versuchen Sie es erneut, mit einem anderen Modell oder im lokalen Modus.',
   'error.connectionRefused':

@@ -202,6 +202,8 @@ export const en = {
     'The service does not take images this large. Choose a smaller image or a smaller scale, or use Local mode.',
   'error.invalidOutput': 'The service sent back a result that is not a valid image. Retry.',
   'error.processingFailed': 'The service could not upscale {name}. Retry, or try another model or Local mode.',
+  'error.badRequest':
+    'The service refused {name} with these settings. Choose another model, scale or format (or switch off Enhance faces), or use Local mode.',
   'error.connectionRefused':
     'Cannot reach the service: the connection was refused. Check the URL and that the service is running.',
   'error.connectionReset': 'The connection to the service was cut. Check your network, then retry.',

@@ -4,7 +4,8 @@
  * `code` of a rejected call, an item's `errorCode`). Service-side failures are always worded from the
  * catalog: a service's own text can carry its paths, commands or jargon ("Unauthorized"). File failures
  * keep the app's English sentence in English (it names the user's path) and use the catalog otherwise.
- * Anything unclassified, and refusals the app itself wrote (bad-request, usage), keep their message.
+ * Anything unclassified, and refusals the app itself wrote (bad-request, usage), keep their message; a
+ * service's own bad-request (the contract's "Bad Request: …") is worded from the catalog too.
  */
 import type { JobItem } from '../../../app/service/crispService.js';
 import type { MessageKey } from './catalog.js';
@@ -41,6 +42,9 @@ const FILE: Readonly<Record<string, MessageKey>> = {
   'unknown-model': 'error.unknownModel',
 };
 
+/** The contract's form of every 400 a service answers ("Bad Request: Missing User", …). */
+const SERVICE_REFUSAL = /^Bad Request\b/;
+
 /** The code a rejected service call carried (see renderer/src/service/httpService.ts and the preload). */
 export function codeOf(e: unknown): string | undefined {
   const code = e && typeof e === 'object' ? (e as { code?: unknown }).code : undefined;
@@ -52,6 +56,9 @@ export function errorText(code: string | undefined, message: string, tr: Transla
   if (!code) return message;
   const service = SERVICE[code];
   if (service) return tr.t(service, { name });
+  // A service's 400 comes in the contract's "Bad Request: …" form (its detail may name server paths or
+  // commands); the app's own refusals with this code are sentences written for the person and stay.
+  if (code === 'bad-request' && SERVICE_REFUSAL.test(message)) return tr.t('error.badRequest', { name });
   const file = FILE[code];
   if (file && name && tr.locale !== 'en') return tr.t(file, { name });
   return message;
