@@ -157,6 +157,16 @@ export const de: Catalog = {
   'notice.revealDesktopOnly': 'Dateien im Dateimanager anzeigen geht nur in der Desktop-App.',
   'notice.openFailed': 'Das System konnte dieses Bild nicht öffnen: Verwenden Sie stattdessen „Im Ordner zeigen“.',
   'notice.copied': 'Das Bild wurde in die Zwischenablage kopiert.',
+  'notice.unreadable': '{name} konnte nicht gelesen werden.',
+  'notice.filesNotAdded': {
+    one: 'Eine Datei wurde nicht hinzugefügt:',
+    other: '{n} Dateien wurden nicht hinzugefügt:',
+  },
+  'notice.againQueued':
+    '{name} ist eingereiht: Drücken Sie „Hochskalieren“, um das Ergebnis noch einmal durch das Modell zu schicken (×{scale} auf seine {size}).',
+  'notice.againSizeUnknown': 'Größe',
+  'notice.modelInstalled': '{title} ist installiert.',
+  'notice.modelImported': '{title} ist importiert: Wählen Sie „{title}“ unter „Modell“.',
   'notice.folderDesktopOnly': 'Ordner öffnen geht nur in der Desktop-App.',
 
   'result.open': 'Öffnen',

@@ -157,6 +157,13 @@ export const en = {
   'notice.revealDesktopOnly': 'Showing files in the file manager only works in the desktop app.',
   'notice.openFailed': 'The system could not open this image: use Show in folder instead.',
   'notice.copied': 'Copied the image to the clipboard.',
+  'notice.unreadable': '{name} could not be read.',
+  'notice.filesNotAdded': { one: 'One file was not added:', other: '{n} files were not added:' },
+  'notice.againQueued':
+    '{name} is queued: press Upscale to run the result through the model again (×{scale} on top of its {size}).',
+  'notice.againSizeUnknown': 'size',
+  'notice.modelInstalled': '{title} is installed.',
+  'notice.modelImported': '{title} is imported: choose “{title}” under Model.',
   'notice.folderDesktopOnly': 'Opening folders only works in the desktop app.',
 
   'result.open': 'Open',

@@ -255,13 +255,16 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         try {
           const item = await service.addFile(file.name || 'pasted-image.png', new Uint8Array(await file.arrayBuffer()));
           if (item.status === 'failed')
-            problems.push(item.error ? itemErrorText(item, tr()) : `${item.inputName} could not be read.`);
+            problems.push(
+              item.error ? itemErrorText(item, tr()) : tr().t('notice.unreadable', { name: item.inputName }),
+            );
         } catch (e) {
           problems.push(sentence(e));
         }
       }
       if (problems.length === 1) notify(problems[0] ?? '');
-      else if (problems.length > 1) notify(`${problems.length} files were not added:`, 'error', { lines: problems });
+      else if (problems.length > 1)
+        notify(tr().t('notice.filesNotAdded', { n: problems.length }), 'error', { lines: problems });
     },
     async start() {
       stores.session.getState().showNotice(null);
@@ -358,10 +361,10 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       const again = added?.[0];
       if (!again || again.status !== 'queued') return;
       const scale = stores.settings.getState().settings?.scale ?? 1;
-      notify(
-        `${again.inputName} is queued: press Upscale to run the result through the model again (×${scale} on top of its ${item.outputDimensions ? `${item.outputDimensions.width}×${item.outputDimensions.height}` : 'size'}).`,
-        'info',
-      );
+      const size = item.outputDimensions
+        ? `${item.outputDimensions.width}×${item.outputDimensions.height}`
+        : tr().t('notice.againSizeUnknown');
+      notify(tr().t('notice.againQueued', { name: again.inputName, scale, size }), 'info');
     },
     refreshAccount,
     async downloadModel(name) {
@@ -371,7 +374,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         settings.setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'downloading' });
       const installed = await guarded(() => service.downloadModel(name));
       if (installed) {
-        notify(`${installed.title} is installed.`, 'info');
+        notify(tr().t('notice.modelInstalled', { title: installed.title }), 'info');
       } else if (stores.settings.getState().downloads[name]?.state === 'downloading') {
         // The call failed before any event said so (e.g. refused): clear the bar.
         stores.settings
@@ -383,7 +386,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     async importModel(file) {
       const info = await guarded(async () => service.importModel(file.name, new Uint8Array(await file.arrayBuffer())));
       if (!info) return false;
-      notify(`${info.title} is imported: choose “${info.title}” under Model.`, 'info');
+      notify(tr().t('notice.modelImported', { title: info.title }), 'info');
       await refreshModels();
       return true;
     },
