@@ -70,5 +70,7 @@ export interface UpscalingEngine {
   idle(): Promise<void>;
   /** extension: whether enhanceFace can be honoured (a face model was configured and found). */
   readonly faceEnhancement: boolean;
+  /** extension: the model names start-task accepts now (installed catalog models, then imported `custom:` ones). */
+  installedModels(): Promise<string[]>;
   close(): Promise<void>;
 }

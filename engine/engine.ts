@@ -31,7 +31,7 @@ import {
   type PrecisionRequest,
 } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
-import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
+import { listModels as listCatalogModels, modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
 import { resolveTaskModelField } from './models/modelNames.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
@@ -497,6 +497,13 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     sweep,
     stats: async () => (pgStore ? pgStore.stats() : taskStats(store.all())),
     faceEnhancement: faces !== undefined,
+    // Read per call, like startTask: a model fetched or imported while the server runs is listed at once.
+    installedModels: async () => [
+      ...listCatalogModels(modelDirs)
+        .filter((m) => m.installed)
+        .map((m) => m.name),
+      ...(await customModelNames(modelSources.customModelsDir)),
+    ],
     close: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
       if (worker) await worker.close();

@@ -76,5 +76,10 @@ export interface UpscaleBackend {
    * service does not say (a third-party service, or none reachable): it then decides per request.
    */
   faceEnhancement?(): Promise<boolean | null>;
+  /**
+   * Services only: the model names the service runs, from the get-capabilities extension; null when it does
+   * not say (an older or third-party service, or none reachable): every contract model is then offered.
+   */
+  offeredModels?(): Promise<string[] | null>;
   close(): Promise<void>;
 }

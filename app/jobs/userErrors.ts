@@ -192,6 +192,15 @@ export function toUserError(e: unknown, ctx: ErrorContext = {}): UserError {
   );
 }
 
+/**
+ * The stable code of an error, for a transport to send beside the message (the UI words well-known codes in
+ * the person's language, app/ui/bridgeServer.ts and electron/main/serviceIpc.ts); undefined when unclassified.
+ */
+export function errorCodeOf(e: unknown): ErrorCode | undefined {
+  const code = toUserError(e).code;
+  return code === 'internal' ? undefined : code;
+}
+
 function firstLine(s: string): string {
   return (s.split('\n')[0] ?? '').trim();
 }

@@ -254,6 +254,15 @@ export function createRemoteBackend(
       }
     },
 
+    async offeredModels(): Promise<string[] | null> {
+      try {
+        return (await client.getCapabilities()).models ?? null;
+      } catch {
+        // As faceEnhancement: a missing extension or an unreachable service is not this question's error.
+        return null;
+      }
+    },
+
     async close(): Promise<void> {},
   };
 }

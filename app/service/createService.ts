@@ -107,6 +107,14 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
             return null;
           }
         },
+        async cloudModels() {
+          try {
+            return (await (await backends.backendFor(await settings.get())).offeredModels?.()) ?? null;
+          } catch {
+            // No service URL or key yet: every contract model is listed, as before a connection.
+            return null;
+          }
+        },
         async renderPreview(model, input, output) {
           // Always the local engine (a preview shows what this computer's copy of the model does).
           const backend = await backends.backendFor({ ...(await settings.get()), mode: 'local' });

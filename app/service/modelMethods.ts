@@ -59,6 +59,8 @@ export interface ModelMethodsDeps {
   previewsDir: string;
   /** Cloud mode: whether the service enhances faces (null: it does not say). */
   cloudFaceEnhancement?: () => Promise<boolean | null>;
+  /** Cloud mode: the model names the service runs (null: it does not say, so every contract model is offered). */
+  cloudModels?: () => Promise<string[] | null>;
 }
 
 /** The preview's input: a small crop shipped beside the model catalog, the same for every model. */
@@ -160,17 +162,24 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
   return {
     methods: {
       async listModels() {
-        if ((await deps.settings.get()).mode === 'cloud') {
+        const current = await deps.settings.get();
+        if (current.mode === 'cloud') {
           const local = new Map(listCatalogModels(modelDirs).map((m) => [m.name, m]));
-          const models: ModelInfo[] = MODEL_NAMES.map((name) => {
-            const m = local.get(name);
+          // Only what the service runs, in its order; "installed" means "offered by the service". The saved
+          // choice stays listed (not installed) when the service's list lacks it, so the picker can say so.
+          const offered = (await deps.cloudModels?.()) ?? null;
+          const names: string[] = [...(offered ?? MODEL_NAMES)];
+          // Only against a known list: a service that does not say may well run the saved choice.
+          if (offered && !names.includes(current.model)) names.push(current.model);
+          const models: ModelInfo[] = names.map((name) => {
+            const m = isModelName(name) ? local.get(name) : undefined;
             return {
               name,
-              title: m?.title ?? name,
+              title: m?.title ?? name.replace(/^custom:/, ''),
               description: m?.description ?? '',
-              kind: m?.kind ?? 'photo',
+              kind: m?.kind ?? (name.startsWith('custom:') ? 'custom' : 'photo'),
               scale: m?.scale ?? 4,
-              installed: true,
+              installed: offered === null || offered.includes(name),
               licence: m?.licence ?? '',
             };
           });

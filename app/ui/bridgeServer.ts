@@ -1,7 +1,8 @@
 /**
  * `crisp ui`'s HTTP bridge: the built renderer plus CrispService over HTTP, for a browser on this machine.
  *
- *   POST /api/<method>   body {"args":[...]} → {"result":...}; errors → {"error":"plain words"}
+ *   POST /api/<method>   body {"args":[...]} → {"result":...}; errors → {"error":"plain words","code":"unauthorized"}
+ *                        (code: app/jobs/userErrors.ts ErrorCode, absent when unclassified)
  *                        (400: refused by the bridge's checks; 422: refused by the service itself)
  *   POST /api/addFile    (wire "bytesIn" in the method table) raw bytes; the name travels in
  *                        X-Crisp-File-Name (URL-encoded)
@@ -28,6 +29,7 @@ import { contentDisposition, createDownloadSigner, DOWNLOAD_PATH } from './downl
 import { uniqueNames, zipArchive } from './zipArchive.js';
 import { MAX_ADD_FILE_BYTES, ServiceCallError, callServiceMethod, isServiceMethod } from './serviceArgs.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
+import { errorCodeOf } from '../jobs/userErrors.js';
 import { serveStatic } from './staticFiles.js';
 
 export const TOKEN_HEADER = 'x-crisp-token';
@@ -60,6 +62,8 @@ class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** app/jobs/userErrors.ts ErrorCode of a service method's failure. */
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -160,8 +164,9 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
       result = await callServiceMethod(service, method, args);
     } catch (e) {
       if (e instanceof ServiceCallError) throw new HttpError(400, e.message);
-      // The app layer's errors are written for the user (a refusal, not a crash): pass the message, never a stack.
-      throw new HttpError(422, e instanceof Error ? e.message : String(e));
+      // The app layer's errors are written for the user (a refusal, not a crash): pass the message, never a stack,
+      // and the stable code, so the page can word known failures in its own language.
+      throw new HttpError(422, e instanceof Error ? e.message : String(e), errorCodeOf(e));
     }
     if (wire === 'bytesOut') {
       const image = result as { mime: string; bytes: Uint8Array };
@@ -319,7 +324,9 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
         }
         const status = e instanceof HttpError ? e.status : 500;
         const message = e instanceof Error ? e.message : String(e);
-        if (req.url?.startsWith('/api/') || req.url?.startsWith('/links/')) sendJson(res, status, { error: message });
+        const code = e instanceof HttpError ? e.code : undefined;
+        if (req.url?.startsWith('/api/') || req.url?.startsWith('/links/'))
+          sendJson(res, status, code ? { error: message, code } : { error: message });
         else sendText(res, status, message);
       }
     })();

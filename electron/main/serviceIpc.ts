@@ -5,6 +5,7 @@
  * subscribed.
  */
 import type { CrispService, ServiceEvent } from '../../app/service/crispService.js';
+import { errorCodeOf } from '../../app/jobs/userErrors.js';
 import { callServiceMethod } from '../../app/ui/serviceArgs.js';
 import { DESKTOP_METHODS, type DesktopMethod } from '../preload/desktopApi.js';
 import { IPC, type CallResult } from '../shared/ipcChannels.js';
@@ -39,7 +40,8 @@ async function settle(work: () => Promise<unknown>): Promise<CallResult> {
   try {
     return { ok: true, value: await work() };
   } catch (e) {
-    return { ok: false, message: e instanceof Error ? e.message : String(e) };
+    const code = errorCodeOf(e);
+    return { ok: false, message: e instanceof Error ? e.message : String(e), ...(code ? { code } : {}) };
   }
 }
 

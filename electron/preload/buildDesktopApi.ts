@@ -17,7 +17,8 @@ export interface PreloadTransport {
 
 function unwrap(result: CallResult): unknown {
   if (result.ok) return result.value;
-  throw new Error(result.message);
+  // The code travels with the message, as over crisp ui's bridge (renderer/src/i18n/errorText.ts reads it).
+  throw Object.assign(new Error(result.message), result.code ? { code: result.code } : {});
 }
 
 export function buildDesktopApi(transport: PreloadTransport): CrispDesktopApi {

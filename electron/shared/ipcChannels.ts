@@ -17,4 +17,5 @@ export const IPC = {
  * Errors cross IPC as values: Electron would otherwise wrap a thrown error's message in
  * "Error invoking remote method …", which is not words for a user.
  */
-export type CallResult = { ok: true; value: unknown } | { ok: false; message: string };
+/** `code`: app/jobs/userErrors.ts ErrorCode of the failure (absent when unclassified), worded by the renderer. */
+export type CallResult = { ok: true; value: unknown } | { ok: false; message: string; code?: string };

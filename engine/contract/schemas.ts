@@ -125,6 +125,11 @@ export const accountDataSchema = z.object({
 export const capabilitiesSchema = z.object({
   /** Whether start-task accepts enhanceFace: true (a server without a face model answers 400 to it). */
   faceEnhancement: z.boolean(),
+  /**
+   * The model names start-task accepts on this service now (installed catalog models, then imported `custom:`
+   * ones). Optional: an older server leaves it out, and a client then offers every contract model.
+   */
+  models: z.array(z.string()).optional(),
 });
 
 /** The spec's success envelope around any answer. */

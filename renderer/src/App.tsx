@@ -7,6 +7,7 @@ import { EngineSettings } from './components/EngineSettings.js';
 import { ModeSwitch } from './components/ModeSwitch.js';
 import { NoticeBar } from './components/NoticeBar.js';
 import { QueueView } from './components/QueueView.js';
+import { ResultPane } from './components/ResultPane.js';
 import { ShortcutsDialog, useGlobalShortcuts } from './components/Shortcuts.js';
 import { SoundToggle } from './components/SoundToggle.js';
 import { LanguageSelect } from './components/LanguageSelect.js';
@@ -14,7 +15,7 @@ import { ThemeSelect } from './components/ThemeSelect.js';
 import { useT } from './i18n/useT.js';
 import { UpscaleOptions } from './components/UpscaleOptions.js';
 import { ActionBar } from './components/ActionBar.js';
-import { useApp, useQueue, useSettings } from './stores/appContext.js';
+import { useApp, useQueue, useSession, useSettings } from './stores/appContext.js';
 import { isCloudConfigured } from './stores/actions.js';
 import { selectCompareItem } from './stores/queueStore.js';
 import { selectIsCloud } from './stores/settingsStore.js';
@@ -26,8 +27,10 @@ export function App() {
   const { queue, session } = useApp();
   useGlobalShortcuts();
   const { t } = useT();
-  // Cloud with nothing set up: the connect card takes the stage instead of an error.
-  const onboarding = isCloud && !configured;
+  const connectionFailed = useSession((s) => s.connection.state === 'failed');
+  // Cloud with nothing set up, or a connection test that failed (a wrong key): the connect card takes the
+  // stage, with the error beside its field, instead of vanishing into the sidebar.
+  const onboarding = isCloud && (!configured || connectionFailed);
   return (
     <div className="app">
       <header className="topbar">
@@ -51,13 +54,14 @@ export function App() {
           {isCloud && configured ? <CreditsPanel /> : null}
           <UpscaleOptions />
           <CustomModels />
-          {isCloud ? configured ? <CloudSettings /> : null : <EngineSettings />}
+          {isCloud ? onboarding ? null : <CloudSettings /> : <EngineSettings />}
           {isCloud ? null : <p className="hint free">{t('app.localFree')}</p>}
           <SoundToggle />
         </aside>
         <main className="content">
           <NoticeBar />
           {onboarding ? <CloudSettings onboarding /> : null}
+          <ResultPane />
           <DropZone />
           <QueueView />
         </main>

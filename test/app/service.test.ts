@@ -65,6 +65,13 @@ describe('createService (cloud mode against a real crisp serve)', () => {
     expect(await svc.getAccount()).toMatchObject({ available: true, currentCredits: 30 });
     const listed = await svc.listModels();
     expect(listed.filter((m) => m.kind !== 'face').every((m) => m.installed)).toBe(true);
+    // Exactly the service's models (its get-capabilities list), not every contract model.
+    expect(listed.filter((m) => m.kind !== 'face').map((m) => m.name)).toEqual([
+      'service-lite-4x',
+      'clear-boost-4x',
+      'crystal-plus-4x',
+      'digital-art-4x',
+    ]);
     // This crisp serve runs without --face-model: its get-capabilities answer turns the Cloud face entry off.
     expect(listed.filter((m) => m.kind === 'face')).toMatchObject([{ name: 'service:faces', installed: false }]);
 

@@ -128,8 +128,13 @@ describe('crisp ui, local mode (real engine)', () => {
     await slider.press('End');
     await page.keyboard.press('ArrowLeft');
     await page.keyboard.press('Shift+ArrowLeft');
+    // The label shows the real scale (100% = 1:1), so Zoom in multiplies whatever Fit showed by 1.25.
+    const zoomLabel = dialog.getByTestId('zoom-label');
+    const fitPercent = Number((await zoomLabel.textContent())!.replace(/\D/g, ''));
     await dialog.getByRole('button', { name: 'Zoom in' }).click();
-    await dialog.getByText('125%').waitFor();
+    await expect
+      .poll(async () => Number((await zoomLabel.textContent())!.replace(/\D/g, '')) / fitPercent)
+      .toBeCloseTo(1.25, 1);
     await slider.press('Home');
     for (let i = 0; i < 25; i++) await slider.press('ArrowRight');
     await screenshot(page, 'comparison');

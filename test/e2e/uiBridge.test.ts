@@ -95,7 +95,8 @@ describe('crisp ui bridge', () => {
     await fake.updateSettings({ mode: 'cloud' });
     const res = await api('getAccount', { body: '{"args":[]}' });
     expect(res.status).toBe(422);
-    expect(((await res.json()) as { error: string }).error).toBe(NO_API_KEY);
+    // The words, and the stable code the page words in its own language (renderer/src/i18n/errorText.ts).
+    expect(await res.json()).toEqual({ error: NO_API_KEY, code: 'unauthorized' });
     await fake.updateSettings({ mode: 'local' });
   });
 

@@ -66,6 +66,8 @@ async function tabTo(page: Page, name: string | RegExp, max = 80): Promise<void>
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
+  // The keyboard flow scrolled the panes to the focused control; a screenshot shows each from its top.
+  await page.evaluate(`document.querySelectorAll('.content, .panel').forEach((e) => { e.scrollTop = 0; })`);
   for (const theme of ['light', 'dark'] as const) {
     await page.evaluate(`document.documentElement.dataset.theme = ${JSON.stringify(theme)}`);
     await page.screenshot({ path: path.join(DOCS_SCREENSHOTS, `${name}-${theme}.png`) });

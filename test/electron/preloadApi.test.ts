@@ -35,7 +35,9 @@ describe('preload API', () => {
 
   it('forwards calls with their arguments and turns error results into Errors', async () => {
     const t = transport((m, a) =>
-      m === 'start' ? { ok: false, message: 'Insufficient credits' } : { ok: true, value: { m, a } },
+      m === 'start'
+        ? { ok: false, message: 'Insufficient credits', code: 'insufficient-credits' }
+        : { ok: true, value: { m, a } },
     );
     const api = buildDesktopApi(t);
     expect(await api.addPaths(['/a.png'], { recursive: true })).toEqual({
@@ -43,6 +45,8 @@ describe('preload API', () => {
       a: [['/a.png'], { recursive: true }],
     });
     await expect(api.start()).rejects.toThrow(/^Insufficient credits$/);
+    // The code rides on the Error, as over crisp ui's bridge.
+    await expect(api.start()).rejects.toMatchObject({ code: 'insufficient-credits' });
     expect(await api.desktop.pickImages()).toEqual({ m: 'pickImages', a: [] });
     expect(api.desktop.pathForFile({} as File)).toBe('/p/x.png');
   });

@@ -103,7 +103,8 @@ describe('service IPC', () => {
 
   it('returns the service’s errors as values with their own words', async () => {
     await fake.updateSettings({ mode: 'cloud' });
-    expect(await call(fromApp(), 'getAccount', [])).toEqual({ ok: false, message: NO_API_KEY });
+    // With the stable code beside the words, so the window can say it in its own language.
+    expect(await call(fromApp(), 'getAccount', [])).toEqual({ ok: false, message: NO_API_KEY, code: 'unauthorized' });
   });
 
   it('forwards events to a subscribed window until it unsubscribes or is destroyed', async () => {

@@ -50,7 +50,13 @@ describe('crisp serve without --face-model', () => {
     const { key } = await addUser(server, 'caps@example.com', 5);
     const r = await postJson(server.url, '/get-capabilities', key, {});
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ status: 'success', data: { faceEnhancement: false } });
+    expect(r.json).toEqual({
+      status: 'success',
+      data: {
+        faceEnhancement: false,
+        models: ['service-lite-4x', 'clear-boost-4x', 'crystal-plus-4x', 'digital-art-4x'],
+      },
+    });
   });
 });
 
@@ -92,7 +98,7 @@ describe('crisp serve --face-model', () => {
   it('offers faces in get-capabilities, and the app’s remote backend reads it and reports faces per image', async () => {
     const { key } = await addUser(server, 'caps2@example.com', 50);
     const r = await postJson(server.url, '/get-capabilities', key, {});
-    expect(r.json).toEqual({ status: 'success', data: { faceEnhancement: true } });
+    expect(r.json).toMatchObject({ status: 'success', data: { faceEnhancement: true } });
     const backend = createRemoteBackend({ baseUrl: server.url, apiKey: key });
     expect(await backend.faceEnhancement?.()).toBe(true);
     const outDir = await tempDir('crisp-face-remote-');

@@ -84,6 +84,13 @@ describe('renderer', () => {
     expect(screen.getByRole('progressbar', { name: 'Batch progress' }).getAttribute('value')).toBe('100');
     expect(await screen.findByText('Finished: 3 of 3 images upscaled.')).toBeTruthy();
     expect(screen.getByTestId('batch-status').textContent).toBe('3 done');
+    // The picture first: the latest result is in the main pane with its comparison, no click and no dialog.
+    const pane = screen.getByRole('region', { name: 'Result: c.png' });
+    expect(within(pane).getByRole('slider', { name: 'Compare' })).toBeTruthy();
+    expect(screen.queryByRole('dialog')).toBeNull();
+    // Its thumbnail chooses another result for the pane.
+    await user.click(within(queue).getByRole('button', { name: 'View a.png' }));
+    expect(screen.getByRole('region', { name: 'Result: a.png' })).toBeTruthy();
 
     await user.click(screen.getByRole('button', { name: 'Compare b.png' }));
     const dialog = await screen.findByRole('dialog', { name: 'Compare b.png' });

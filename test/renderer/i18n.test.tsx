@@ -46,6 +46,7 @@ describe('catalogs', () => {
     expect(same.sort()).toEqual(
       [
         'app.title',
+        'compare.oneToOne',
         'counts.separator',
         'credits.title',
         'downloads.progress',

@@ -9,6 +9,7 @@ import {
   selectCanStart,
   selectCompareItem,
   selectCreditsDeducted,
+  selectShownResult,
 } from '../../renderer/src/stores/queueStore.js';
 import { createSessionStore, selectBalance, selectInsufficient } from '../../renderer/src/stores/sessionStore.js';
 import { createSettingsStore, selectCurrentModel, selectMode } from '../../renderer/src/stores/settingsStore.js';
@@ -42,6 +43,40 @@ describe('queue store', () => {
     expect(store.getState().compareId).toBeNull();
     expect(selectCanStart(store.getState())).toBe(false);
     expect(selectBatch(store.getState())).toEqual({ finished: 0, total: 1, percent: 0, running: true });
+  });
+});
+
+describe('the result in the main pane', () => {
+  it('follows the latest finished result until one is chosen, and falls back when the chosen one goes', () => {
+    let clock = 1000;
+    const store = createQueueStore(undefined, () => clock);
+    const snap = (items: JobItem[]) =>
+      store.getState().applySnapshot({ items, finished: 0, total: items.length, percent: 0, running: true });
+    const done = (id: string) => item(id, { status: 'done', percent: 100, outputPath: `/out/${id}.png` });
+    expect(selectShownResult(store.getState())).toBeNull();
+    // Finished before this page opened: the last in queue order.
+    snap([done('a'), done('b'), item('c'), item('d')]);
+    expect(selectShownResult(store.getState())?.id).toBe('b');
+    // d runs and finishes before c: the latest to finish is shown, whatever its place in the queue.
+    store.getState().applyItem(item('d', { status: 'running' }));
+    clock = 2000;
+    store.getState().applyItem(done('d'));
+    expect(selectShownResult(store.getState())?.id).toBe('d');
+    store.getState().applyItem(item('c', { status: 'running' }));
+    clock = 3000;
+    store.getState().applyItem(item('c', { status: 'failed', error: 'x' }));
+    expect(selectShownResult(store.getState())?.id).toBe('d');
+    // Chosen: stays, even when another finishes later.
+    store.getState().select('a');
+    expect(selectShownResult(store.getState())?.id).toBe('a');
+    store.getState().applyItem(item('c', { status: 'running' }));
+    clock = 4000;
+    store.getState().applyItem(done('c'));
+    expect(selectShownResult(store.getState())?.id).toBe('a');
+    // The chosen one removed: back to the latest.
+    snap([done('b'), done('c'), done('d')]);
+    expect(store.getState().selectedId).toBeNull();
+    expect(selectShownResult(store.getState())?.id).toBe('c');
   });
 });
 

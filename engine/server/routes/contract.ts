@@ -108,8 +108,9 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
   });
 
   // extension: what this server offers, so a client can grey out what it would refuse (body optional).
+  // The model list lets a client offer only what this server can run, instead of a 400 after upload.
   app.post('/get-capabilities', cfg(undefined, RESPONSE_SCHEMAS.getCapabilities), async () =>
-    success({ faceEnhancement: deps.engine.faceEnhancement }),
+    success({ faceEnhancement: deps.engine.faceEnhancement, models: await deps.engine.installedModels() }),
   );
 
   // extension: the caller's identity and balances (body optional).

@@ -2,14 +2,15 @@
  * The bottom bar: one sentence with every state's count (from the same status model as the queue and
  * the banner), elapsed time and ETA while running, and Upscale / Resume / Stop.
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { useT } from '../i18n/useT.js';
 import { useActions, useQueue, useSettings } from '../stores/appContext.js';
 import { selectBatch, selectCanStart, selectItems, selectStopped } from '../stores/queueStore.js';
 import { isCloudConfigured } from '../stores/actions.js';
 import { selectCurrentModel, selectIsCloud } from '../stores/settingsStore.js';
-import { countStates, etaMs, formatDuration, statusLine } from '../stores/statusModel.js';
+import { createEtaEstimator, type EtaEstimator } from '../stores/etaEstimator.js';
+import { countStates, formatDuration, statusLine } from '../stores/statusModel.js';
 
 /** Re-renders every second while `on`, for the clock. */
 function useTicker(on: boolean): number {
@@ -28,7 +29,8 @@ export function useStartable(): boolean {
   const isCloud = useSettings(selectIsCloud);
   // Cloud without a URL and key cannot run anything: the connect card says what to do instead.
   const cloudReady = useSettings((s) => isCloudConfigured(s.settings, s.hasApiKey));
-  return canStart && (isCloud ? cloudReady : !(!!model && !model.installed));
+  // A model that cannot run (not installed here, or not offered by the service) starts nothing.
+  return canStart && (!isCloud || cloudReady) && !(!!model && !model.installed);
 }
 
 export function ActionBar() {
@@ -43,7 +45,11 @@ export function ActionBar() {
   const counts = countStates(items);
   const now = useTicker(batch.running);
   const elapsed = batch.running && runStartedAt !== null ? now - runStartedAt : null;
-  const eta = elapsed !== null ? etaMs(elapsed, batch.percent) : null;
+  // One estimator per run; it is fed on every render (the ticker renders once a second while running).
+  const estimator = useRef<{ run: number; eta: EtaEstimator } | null>(null);
+  if (runStartedAt !== null && estimator.current?.run !== runStartedAt)
+    estimator.current = { run: runStartedAt, eta: createEtaEstimator(runStartedAt) };
+  const eta = elapsed !== null && estimator.current ? estimator.current.eta.sample(now, batch.percent) : null;
 
   return (
     <footer className="actionbar">

@@ -7,6 +7,7 @@
  */
 import { useEffect, useId, useState } from 'react';
 import { credits } from '../format.js';
+import { connectionField } from '../i18n/errorText.js';
 import { useT } from '../i18n/useT.js';
 import { useActions, useSession, useSettings } from '../stores/appContext.js';
 import { selectBalance } from '../stores/sessionStore.js';
@@ -32,6 +33,18 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
     if (await testConnection(baseUrl, key)) setKey('');
   };
   const title = t(onboarding ? 'cloud.connectTitle' : 'cloud.title');
+  // A failed test is shown beside the field it is about (a refused key under the key), else under the form.
+  const failure = connection.state === 'failed' ? connection : null;
+  const field = failure ? connectionField(failure.code) : null;
+  const errorId = `${id}-error`;
+  const fieldError = (which: 'url' | 'key') =>
+    failure && field === which ? (
+      <p id={errorId} className="warning field-error" role="alert" data-testid="connection">
+        {failure.error}
+      </p>
+    ) : null;
+  const invalid = (which: 'url' | 'key') =>
+    field === which ? { 'aria-invalid': true, 'aria-describedby': errorId } : {};
 
   return (
     <section aria-labelledby={`${id}-title`} className={onboarding ? 'options connect-card' : 'options'}>
@@ -52,7 +65,9 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
             spellCheck={false}
             placeholder="https://…"
             onChange={(e) => setBaseUrl(e.target.value)}
+            {...invalid('url')}
           />
+          {fieldError('url')}
         </div>
         <div className="field">
           <label htmlFor={`${id}-key`}>{t('cloud.key')}</label>
@@ -67,11 +82,13 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
               spellCheck={false}
               placeholder={t(hasKey ? 'cloud.keyStoredPlaceholder' : 'cloud.keyPlaceholder')}
               onChange={(e) => setKey(e.target.value)}
+              {...invalid('key')}
             />
             <button type="button" aria-pressed={showKey} onClick={() => setShowKey((v) => !v)}>
               {t(showKey ? 'cloud.hide' : 'cloud.show')}
             </button>
           </div>
+          {fieldError('key')}
           <p className="hint">{t(hasKey ? 'cloud.keyStored' : 'cloud.noKey')}</p>
         </div>
         <div className="input-row">
@@ -96,9 +113,9 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
             balance: balance !== null ? t('cloud.available', { credits: credits(balance, tr) }) : t('cloud.noBalance'),
           })}
         </p>
-      ) : connection.state === 'failed' ? (
+      ) : failure && field === null ? (
         <p className="warning" role="alert" data-testid="connection">
-          {connection.error}
+          {failure.error}
         </p>
       ) : null}
     </section>

@@ -1,5 +1,6 @@
 /** Local mode: the models that are not installed yet, with size, licence and description before the download, a Download button and its progress. */
 import type { ModelDownloadEvent, ModelInfo } from '../../../app/service/crispService.js';
+import { modelDescription } from '../i18n/modelText.js';
 import { useT } from '../i18n/useT.js';
 import { useActions, useSettings } from '../stores/appContext.js';
 import { selectDownloads, selectIsCloud, selectModels } from '../stores/settingsStore.js';
@@ -7,7 +8,7 @@ import { selectDownloads, selectIsCloud, selectModels } from '../stores/settings
 function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | undefined; disabled: boolean }) {
   const { model, download } = props;
   const { downloadModel } = useActions();
-  const { t, num } = useT();
+  const { t, num, locale } = useT();
   const mb = (bytes: number) => num(bytes / 1048576, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   const busy = download?.state === 'downloading';
   return (
@@ -18,7 +19,7 @@ function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | u
           ({model.downloadSize ? t('downloads.size', { mb: mb(model.downloadSize) }) : ''}
           {model.licence || t('downloads.licenceUnknown')})
         </span>
-        <span className="hint model-download-desc">{model.description}</span>
+        <span className="hint model-download-desc">{modelDescription(model, locale)}</span>
       </span>
       {busy ? (
         <span className="model-download-progress">

@@ -7,6 +7,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { JobItem } from '../../../app/service/crispService.js';
 import { credits, dimensions, statusLabel } from '../format.js';
+import { itemErrorText } from '../i18n/errorText.js';
 import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useQueue } from '../stores/appContext.js';
 import {
@@ -15,6 +16,7 @@ import {
   selectHasFinished,
   selectItems,
   selectRetryable,
+  selectShownResult,
 } from '../stores/queueStore.js';
 import { countStates, countsText, formatDuration } from '../stores/statusModel.js';
 import { EmptyState } from './EmptyState.js';
@@ -26,7 +28,18 @@ function folderOf(p: string): string {
   return i > 0 ? p.slice(0, i) : p;
 }
 
-function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean; onFocus: () => void }) {
+function QueueRow({
+  item,
+  focused,
+  shown,
+  onFocus,
+}: {
+  item: JobItem;
+  focused: boolean;
+  /** This row's result is the one in the main pane. */
+  shown: boolean;
+  onFocus: () => void;
+}) {
   const { retry, cancelItem, removeItem } = useActions();
   const { queue, desktop } = useApp();
   const duration = useQueue(selectDuration(item.id));
@@ -35,14 +48,28 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
   const { t } = tr;
   return (
     <li
-      className={`item status-${item.status}`}
+      className={`item status-${item.status}${shown ? ' shown' : ''}`}
+      aria-current={shown ? 'true' : undefined}
       aria-label={name}
       data-id={item.id}
       tabIndex={focused ? 0 : -1}
       onFocus={(e) => e.target === e.currentTarget && onFocus()}
       {...dragOutProps(item, desktop?.startDrag)}
     >
-      <Thumbnail id={item.id} which="input" alt="" />
+      {/* Once done, the thumbnail is the result, and a button that shows it in the main pane. */}
+      {item.status === 'done' && item.outputPath ? (
+        <button
+          type="button"
+          className="thumb-button"
+          aria-label={t('queue.viewNamed', { name })}
+          aria-pressed={shown}
+          onClick={() => queue.getState().select(item.id)}
+        >
+          <Thumbnail id={item.id} which="output" version={item.outputPath} alt="" />
+        </button>
+      ) : (
+        <Thumbnail id={item.id} which="input" alt="" />
+      )}
       <div className="item-body">
         <div className="item-title">
           <span className="item-name" title={item.inputPath}>
@@ -75,7 +102,7 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
             </span>
           ) : null}
         </div>
-        {item.error ? <p className="item-error">{item.error}</p> : null}
+        {item.error ? <p className="item-error">{itemErrorText(item, tr)}</p> : null}
         {item.status === 'done' && item.outputPath ? (
           <p className="muted small item-output" title={item.outputPath}>
             {t('queue.savedIn', { folder: folderOf(item.outputPath) })}
@@ -123,6 +150,7 @@ export function QueueView() {
   const hasFinished = useQueue(selectHasFinished);
   const retryable = useQueue(selectRetryable);
   const doneIds = useQueue(useShallow(selectDoneIds));
+  const shownId = useQueue((s) => selectShownResult(s)?.id ?? null);
   const { browser } = useApp();
   const { clearFinished, retry, removeItem, download } = useActions();
   const list = useRef<HTMLUListElement>(null);
@@ -189,7 +217,13 @@ export function QueueView() {
       ) : (
         <ul className="items" ref={list} onKeyDown={onListKey} aria-label={t('queue.images')}>
           {items.map((item) => (
-            <QueueRow key={item.id} item={item} focused={item.id === activeId} onFocus={() => setFocusedId(item.id)} />
+            <QueueRow
+              key={item.id}
+              item={item}
+              focused={item.id === activeId}
+              shown={item.id === shownId}
+              onFocus={() => setFocusedId(item.id)}
+            />
           ))}
         </ul>
       )}

@@ -2,6 +2,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { COMPRESSION_RANGE, DENOISE_RANGE, FACE_STRENGTH_RANGE } from '../optionRanges.js';
 import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
+import { modelDescription } from '../i18n/modelText.js';
 import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
 import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from '../stores/settingsStore.js';
@@ -22,7 +23,7 @@ export function UpscaleOptions() {
   const { updateSettings } = useActions();
   const { desktop } = useApp();
   const id = useId();
-  const { t } = useT();
+  const { t, locale } = useT();
 
   // Range inputs fire on every step; the stored value follows once the user pauses.
   const [compression, setCompression] = useState(settings?.compression ?? 0);
@@ -54,20 +55,21 @@ export function UpscaleOptions() {
           aria-describedby={`${id}-model-desc`}
           onChange={(e) => void updateSettings({ model: e.target.value })}
         >
-          {/* Local: only what can run here (plus the saved choice); the rest is under "Download models". */}
+          {/* Only what can run (plus the saved choice): locally what is installed (the rest is under "Download
+              models"), in Cloud mode what the service says it runs (get-capabilities). */}
           {models
-            .filter((m) => m.kind !== 'face' && (isCloud || m.installed || m.name === settings.model))
+            .filter((m) => m.kind !== 'face' && (m.installed || m.name === settings.model))
             .map((m) => (
-              <option key={m.name} value={m.name} disabled={!m.installed && !isCloud}>
+              <option key={m.name} value={m.name} disabled={!m.installed}>
                 {m.title}
-                {m.installed ? '' : t('options.notInstalledSuffix')}
+                {m.installed ? '' : t(isCloud ? 'options.notOnServiceSuffix' : 'options.notInstalledSuffix')}
               </option>
             ))}
         </select>
         <p id={`${id}-model-desc`} className="hint">
-          {current ? current.description : t('options.chooseModel')}
-          {current && !current.installed && !isCloud ? (
-            <strong className="warning">{t('options.notInstalled')}</strong>
+          {current ? modelDescription(current, locale) : t('options.chooseModel')}
+          {current && !current.installed ? (
+            <strong className="warning">{t(isCloud ? 'options.notOnService' : 'options.notInstalled')}</strong>
           ) : null}
         </p>
         <ModelPreview />

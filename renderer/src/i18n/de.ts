@@ -157,6 +157,16 @@ export const de: Catalog = {
   'notice.revealDesktopOnly': 'Dateien im Dateimanager anzeigen geht nur in der Desktop-App.',
   'notice.openFailed': 'Das System konnte dieses Bild nicht öffnen: Verwenden Sie stattdessen „Im Ordner zeigen“.',
   'notice.copied': 'Das Bild wurde in die Zwischenablage kopiert.',
+  'notice.unreadable': '{name} konnte nicht gelesen werden.',
+  'notice.filesNotAdded': {
+    one: 'Eine Datei wurde nicht hinzugefügt:',
+    other: '{n} Dateien wurden nicht hinzugefügt:',
+  },
+  'notice.againQueued':
+    '{name} ist eingereiht: Drücken Sie „Hochskalieren“, um das Ergebnis noch einmal durch das Modell zu schicken (×{scale} auf seine {size}).',
+  'notice.againSizeUnknown': 'Größe',
+  'notice.modelInstalled': '{title} ist installiert.',
+  'notice.modelImported': '{title} ist importiert: Wählen Sie „{title}“ unter „Modell“.',
   'notice.folderDesktopOnly': 'Ordner öffnen geht nur in der Desktop-App.',
 
   'result.open': 'Öffnen',
@@ -184,6 +194,55 @@ export const de: Catalog = {
   'compare.after': 'Nachher',
   'compare.slider': 'Vergleichen',
   'compare.sliderValue': '{percent} vorher',
+  'compare.oneToOne': '1:1',
+  'compare.oneToOneLabel': 'Originalpixel 1:1',
+  'result.paneLabel': 'Ergebnis: {name}',
+  'result.fullWindow': 'Vollbild',
+  'result.fullWindowNamed': '{name} als Vollbild zeigen',
+  'queue.viewNamed': '{name} ansehen',
+
+  'error.unauthorized':
+    'Der Dienst hat den API-Schlüssel nicht angenommen (oder es ist keiner gesetzt). Prüfen Sie den Schlüssel – kopieren Sie ihn erneut aus Ihrem Konto – und testen Sie die Verbindung.',
+  'error.forbidden':
+    'Dieser API-Schlüssel darf das beim Dienst nicht. Prüfen Sie Ihr Konto oder verwenden Sie einen anderen Schlüssel.',
+  'error.insufficientCredits':
+    'Nicht genug Credits beim Dienst für dieses Bild. Laden Sie Ihr Konto auf oder verwenden Sie den lokalen Modus.',
+  'error.rateLimited':
+    'Der Dienst erhält gerade zu viele Anfragen. Warten Sie eine Minute und versuchen Sie es dann erneut.',
+  'error.serverError':
+    'Beim Dienst ist ein interner Fehler aufgetreten. Versuchen Sie es später erneut; bleibt er bestehen, wenden Sie sich an den Dienst.',
+  'error.tooLarge':
+    'Der Dienst nimmt so große Bilder nicht an. Wählen Sie ein kleineres Bild oder einen kleineren Faktor, oder den lokalen Modus.',
+  'error.invalidOutput': 'Der Dienst hat ein Ergebnis geschickt, das kein gültiges Bild ist. Versuchen Sie es erneut.',
+  'error.badRequest':
+    'Der Dienst hat {name} mit diesen Einstellungen abgelehnt. Wählen Sie ein anderes Modell, einen anderen Faktor oder ein anderes Format (oder schalten Sie „Gesichter verbessern“ aus), oder verwenden Sie den lokalen Modus.',
+  'error.processingFailed':
+    'Der Dienst konnte {name} nicht hochskalieren. Versuchen Sie es erneut, mit einem anderen Modell oder im lokalen Modus.',
+  'error.connectionRefused':
+    'Der Dienst ist nicht erreichbar: Die Verbindung wurde abgelehnt. Prüfen Sie die URL und ob der Dienst läuft.',
+  'error.connectionReset':
+    'Die Verbindung zum Dienst wurde unterbrochen. Prüfen Sie Ihr Netzwerk und versuchen Sie es erneut.',
+  'error.hostNotFound':
+    'Der Dienst wurde nicht gefunden: Der Hostname lässt sich nicht auflösen. Prüfen Sie die URL und Ihr Netzwerk.',
+  'error.timedOut':
+    'Der Dienst hat nicht rechtzeitig geantwortet. Prüfen Sie Ihr Netzwerk und versuchen Sie es erneut.',
+  'error.network': 'Der Dienst ist nicht erreichbar. Prüfen Sie die URL und Ihre Netzwerkverbindung.',
+  'error.engineCrashed':
+    'Die Hochskalierung wurde unerwartet beendet (oft: zu wenig Arbeitsspeicher). Versuchen Sie es erneut oder wählen Sie einen kleineren Faktor.',
+  'error.notFound': '{name}: Die Datei oder der Ordner existiert nicht (mehr). Prüfen Sie den Pfad.',
+  'error.permissionDenied': '{name}: Zugriff verweigert. Wählen Sie einen Ort, an dem Sie lesen und schreiben dürfen.',
+  'error.isAFolder': '{name} ist ein Ordner, keine Datei.',
+  'error.notAFolder': 'Ein Teil des Pfads von {name} ist eine Datei, kein Ordner. Wählen Sie einen anderen Ort.',
+  'error.readOnly':
+    '{name}: Das Laufwerk ist schreibgeschützt. Wählen Sie einen Ordner auf einem beschreibbaren Laufwerk.',
+  'error.diskFull':
+    'Das Laufwerk ist voll (oder Ihr Kontingent ist aufgebraucht). Schaffen Sie Platz oder wählen Sie ein anderes Laufwerk.',
+  'error.tooManyOpenFiles':
+    'Es sind zu viele Dateien geöffnet. Schließen Sie andere Programme und versuchen Sie es erneut.',
+  'error.nameTooLong': '{name}: Der Pfad ist zu lang. Verwenden Sie einen kürzeren Ordner- oder Dateinamen.',
+  'error.busy': '{name} wird von einem anderen Programm verwendet. Schließen Sie es und versuchen Sie es erneut.',
+  'error.notAnImage': '{name} ist beschädigt oder kein JPG-, PNG- oder WEBP-Bild.',
+  'error.unknownModel': 'Dieses Modell ist nicht verfügbar. Wählen Sie unter „Modell“ ein anderes.',
 
   'drop.notAnImage': '{name} ist kein JPG-, PNG- oder WebP-Bild.',
   'drop.theItem': 'Das abgelegte Element',
@@ -231,6 +290,8 @@ export const de: Catalog = {
   'options.legend': 'Hochskalieren',
   'options.model': 'Modell',
   'options.notInstalledSuffix': ' (nicht installiert)',
+  'options.notOnServiceSuffix': ' (nicht bei diesem Dienst)',
+  'options.notOnService': ' Dieser Dienst führt dieses Modell nicht aus: Wählen Sie oben eines seiner Modelle.',
   'options.chooseModel': 'Wählen Sie ein Modell.',
   'options.notInstalled':
     ' Auf diesem Computer nicht installiert: Laden Sie es unter „Modelle herunterladen“ herunter oder wechseln Sie zu Cloud.',

@@ -157,6 +157,13 @@ export const en = {
   'notice.revealDesktopOnly': 'Showing files in the file manager only works in the desktop app.',
   'notice.openFailed': 'The system could not open this image: use Show in folder instead.',
   'notice.copied': 'Copied the image to the clipboard.',
+  'notice.unreadable': '{name} could not be read.',
+  'notice.filesNotAdded': { one: 'One file was not added:', other: '{n} files were not added:' },
+  'notice.againQueued':
+    '{name} is queued: press Upscale to run the result through the model again (×{scale} on top of its {size}).',
+  'notice.againSizeUnknown': 'size',
+  'notice.modelInstalled': '{title} is installed.',
+  'notice.modelImported': '{title} is imported: choose “{title}” under Model.',
   'notice.folderDesktopOnly': 'Opening folders only works in the desktop app.',
 
   'result.open': 'Open',
@@ -184,6 +191,45 @@ export const en = {
   'compare.after': 'After',
   'compare.slider': 'Compare',
   'compare.sliderValue': '{percent} before',
+  'compare.oneToOne': '1:1',
+  'compare.oneToOneLabel': 'Actual pixels 1:1',
+  'result.paneLabel': 'Result: {name}',
+  'result.fullWindow': 'Full window',
+  'result.fullWindowNamed': 'Enlarge {name} to the full window',
+  'queue.viewNamed': 'View {name}',
+
+  'error.unauthorized':
+    'The service did not accept the API key (or none is set). Check the key — copy it again from your account — and test the connection.',
+  'error.forbidden': 'This API key may not do that on the service. Check your account, or use another key.',
+  'error.insufficientCredits':
+    'Not enough credits on the service for this image. Top up your account, or use Local mode.',
+  'error.rateLimited': 'The service is busy with too many requests. Wait a minute, then retry.',
+  'error.serverError': 'The service had an internal problem. Retry later; if it persists, contact the service.',
+  'error.tooLarge':
+    'The service does not take images this large. Choose a smaller image or a smaller scale, or use Local mode.',
+  'error.invalidOutput': 'The service sent back a result that is not a valid image. Retry.',
+  'error.processingFailed': 'The service could not upscale {name}. Retry, or try another model or Local mode.',
+  'error.badRequest':
+    'The service refused {name} with these settings. Choose another model, scale or format (or switch off Enhance faces), or use Local mode.',
+  'error.connectionRefused':
+    'Cannot reach the service: the connection was refused. Check the URL and that the service is running.',
+  'error.connectionReset': 'The connection to the service was cut. Check your network, then retry.',
+  'error.hostNotFound': 'Cannot find the service: the host name does not resolve. Check the URL and your network.',
+  'error.timedOut': 'The service did not answer in time. Check your network, then retry.',
+  'error.network': 'Cannot reach the service. Check the URL and your network connection.',
+  'error.engineCrashed':
+    'The upscaling engine stopped unexpectedly (often: not enough memory). Retry, or choose a smaller scale.',
+  'error.notFound': '{name}: the file or folder does not exist (any more). Check the path.',
+  'error.permissionDenied': '{name}: permission denied. Choose a location you can read and write.',
+  'error.isAFolder': '{name} is a folder, not a file.',
+  'error.notAFolder': 'A part of the path of {name} is a file, not a folder. Choose another location.',
+  'error.readOnly': '{name}: the disk is read-only. Choose a folder on a writable disk.',
+  'error.diskFull': 'The disk is full (or your quota is used up). Free some space or choose another disk.',
+  'error.tooManyOpenFiles': 'Too many files are open. Close other programs, then retry.',
+  'error.nameTooLong': '{name}: the path is too long. Use a shorter folder or file name.',
+  'error.busy': '{name} is in use by another program. Close it, then retry.',
+  'error.notAnImage': '{name} is damaged or not a JPG, PNG or WEBP image.',
+  'error.unknownModel': 'This model is not available. Choose another one under Model.',
 
   'drop.notAnImage': '{name} is not a JPG, PNG or WebP image.',
   'drop.theItem': 'The dropped item',
@@ -231,6 +277,8 @@ export const en = {
   'options.legend': 'Upscaling',
   'options.model': 'Model',
   'options.notInstalledSuffix': ' (not installed)',
+  'options.notOnServiceSuffix': ' (not on this service)',
+  'options.notOnService': ' This service does not run this model: choose one of its models above.',
   'options.chooseModel': 'Choose a model.',
   'options.notInstalled': ' Not installed on this computer: download it under “Download models” or switch to Cloud.',
   'options.denoise': 'Denoise strength',

@@ -28,8 +28,10 @@ const OFFLINE = 'Lost the connection to "crisp ui". Is it still running?';
 
 async function errorFrom(res: Response): Promise<Error> {
   try {
-    const body = (await res.json()) as { error?: unknown };
-    if (typeof body.error === 'string') return new Error(body.error);
+    const body = (await res.json()) as { error?: unknown; code?: unknown };
+    // The code (app/jobs/userErrors.ts) lets the page word known failures in its language (i18n/errorText.ts).
+    if (typeof body.error === 'string')
+      return Object.assign(new Error(body.error), typeof body.code === 'string' ? { code: body.code } : {});
   } catch {
     // Not JSON: fall through to the status line.
   }

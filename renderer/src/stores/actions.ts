@@ -10,10 +10,18 @@ import type { BrowserHost } from '../service/httpService.js';
 import { chime, soundEnabled } from '../service/chime.js';
 import { copyImageToClipboard } from '../service/clipboard.js';
 import type { QueueStore } from './queueStore.js';
-import { selectBalance, selectEstimate, selectInsufficient, type Notice, type SessionStore } from './sessionStore.js';
+import {
+  selectBalance,
+  selectEstimate,
+  selectInsufficient,
+  type ConnectionState,
+  type Notice,
+  type SessionStore,
+} from './sessionStore.js';
 import type { SettingsStore } from './settingsStore.js';
 import { batchSummary } from './statusModel.js';
 import { resolveLocale, translator } from '../i18n/index.js';
+import { codeOf, errorText, itemErrorText } from '../i18n/errorText.js';
 
 export interface Stores {
   queue: QueueStore;
@@ -79,6 +87,12 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
   const mode = () => stores.settings.getState().settings?.mode ?? 'local';
   // Notices are worded when they are raised, in the language chosen at that moment.
   const tr = () => translator(resolveLocale(stores.settings.getState().settings?.language));
+  // A failure in the chosen language: known codes from the catalog, anything else as the app worded it.
+  const sentence = (e: unknown) => errorText(codeOf(e), messageOf(e), tr());
+  const failed = (e: unknown): ConnectionState => {
+    const code = codeOf(e);
+    return { state: 'failed', error: sentence(e), ...(code ? { code } : {}) };
+  };
   const notify = (text: string, kind: Notice['kind'] = 'error', extra: Partial<Notice> = {}) =>
     stores.session.getState().showNotice({ kind, text, mode: mode(), ...extra });
 
@@ -86,7 +100,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     try {
       return await work();
     } catch (e) {
-      notify(messageOf(e));
+      notify(sentence(e));
       return undefined;
     }
   }
@@ -116,7 +130,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       stores.session.getState().setConnection({ state: 'ok' });
     } catch (e) {
       session.setAccount(null);
-      stores.session.getState().setConnection({ state: 'failed', error: messageOf(e) });
+      stores.session.getState().setConnection(failed(e));
     }
   };
 
@@ -195,6 +209,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     if (!ok) return;
     stores.settings.getState().setHasApiKey(await service.hasApiKey());
     await refreshAccount();
+    await refreshModels();
     scheduleEstimate();
   };
 
@@ -229,7 +244,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       const broken = added.filter((i) => i.status === 'failed');
       if (broken.length)
         notify(tr().t('notice.notAdded', { n: broken.length }), 'error', {
-          lines: broken.map((i) => i.error ?? i.inputName),
+          lines: broken.map((i) => (i.error ? itemErrorText(i, tr()) : i.inputName)),
         });
     },
     async addFiles(files, rejected = []) {
@@ -239,13 +254,17 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       for (const file of files) {
         try {
           const item = await service.addFile(file.name || 'pasted-image.png', new Uint8Array(await file.arrayBuffer()));
-          if (item.status === 'failed') problems.push(item.error ?? `${item.inputName} could not be read.`);
+          if (item.status === 'failed')
+            problems.push(
+              item.error ? itemErrorText(item, tr()) : tr().t('notice.unreadable', { name: item.inputName }),
+            );
         } catch (e) {
-          problems.push(messageOf(e));
+          problems.push(sentence(e));
         }
       }
       if (problems.length === 1) notify(problems[0] ?? '');
-      else if (problems.length > 1) notify(`${problems.length} files were not added:`, 'error', { lines: problems });
+      else if (problems.length > 1)
+        notify(tr().t('notice.filesNotAdded', { n: problems.length }), 'error', { lines: problems });
     },
     async start() {
       stores.session.getState().showNotice(null);
@@ -285,7 +304,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
           stores.settings.getState().setHasApiKey(true);
         }
       } catch (e) {
-        session.setConnection({ state: 'failed', error: messageOf(e) });
+        session.setConnection(failed(e));
         return false;
       }
       if (!url) {
@@ -300,10 +319,12 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         stores.session.getState().setAccount(await service.getAccount());
         stores.session.getState().setConnection({ state: 'ok' });
         scheduleEstimate();
+        // Connected: the picker can now offer exactly the service's models (get-capabilities).
+        await refreshModels();
         return true;
       } catch (e) {
         stores.session.getState().setAccount(null);
-        stores.session.getState().setConnection({ state: 'failed', error: messageOf(e) });
+        stores.session.getState().setConnection(failed(e));
         return false;
       }
     },
@@ -340,10 +361,10 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       const again = added?.[0];
       if (!again || again.status !== 'queued') return;
       const scale = stores.settings.getState().settings?.scale ?? 1;
-      notify(
-        `${again.inputName} is queued: press Upscale to run the result through the model again (×${scale} on top of its ${item.outputDimensions ? `${item.outputDimensions.width}×${item.outputDimensions.height}` : 'size'}).`,
-        'info',
-      );
+      const size = item.outputDimensions
+        ? `${item.outputDimensions.width}×${item.outputDimensions.height}`
+        : tr().t('notice.againSizeUnknown');
+      notify(tr().t('notice.againQueued', { name: again.inputName, scale, size }), 'info');
     },
     refreshAccount,
     async downloadModel(name) {
@@ -353,7 +374,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         settings.setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'downloading' });
       const installed = await guarded(() => service.downloadModel(name));
       if (installed) {
-        notify(`${installed.title} is installed.`, 'info');
+        notify(tr().t('notice.modelInstalled', { title: installed.title }), 'info');
       } else if (stores.settings.getState().downloads[name]?.state === 'downloading') {
         // The call failed before any event said so (e.g. refused): clear the bar.
         stores.settings
@@ -365,7 +386,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     async importModel(file) {
       const info = await guarded(async () => service.importModel(file.name, new Uint8Array(await file.arrayBuffer())));
       if (!info) return false;
-      notify(`${info.title} is imported: choose “${info.title}” under Model.`, 'info');
+      notify(tr().t('notice.modelImported', { title: info.title }), 'info');
       await refreshModels();
       return true;
     },

@@ -6,6 +6,8 @@ export interface QueueState {
   queue: QueueSnapshot;
   /** Item open in the before/after comparison. */
   compareId: string | null;
+  /** Item chosen for the main pane; null follows the latest finished result (selectShownResult). */
+  selectedId: string | null;
   /** When this page saw each item start and finish (ms since epoch): per-item durations, elapsed and ETA. */
   timing: Record<string, { start: number; end?: number }>;
   /** When the current (or last) run started, as seen by this page; null before any run. */
@@ -14,6 +16,8 @@ export interface QueueState {
   applyItem(item: JobItem): void;
   openCompare(id: string): void;
   closeCompare(): void;
+  /** Shows this finished item in the main pane (null: back to following the latest). */
+  select(id: string | null): void;
 }
 
 export const EMPTY_QUEUE: QueueSnapshot = { items: [], finished: 0, total: 0, percent: 0, running: false };
@@ -39,6 +43,7 @@ export function createQueueStore(initial: QueueSnapshot = EMPTY_QUEUE, now: () =
   return createStore<QueueState>()((set) => ({
     queue: initial,
     compareId: null,
+    selectedId: null,
     timing: {},
     runStartedAt: null,
     applySnapshot: (queue) =>
@@ -46,6 +51,7 @@ export function createQueueStore(initial: QueueSnapshot = EMPTY_QUEUE, now: () =
         queue,
         // A removed item cannot stay open in the comparison.
         compareId: s.compareId && queue.items.some((i) => i.id === s.compareId) ? s.compareId : null,
+        selectedId: s.selectedId && queue.items.some((i) => i.id === s.selectedId) ? s.selectedId : null,
         timing: retime(s.timing, queue.items, now()),
         runStartedAt: queue.running
           ? s.queue.running && s.runStartedAt !== null
@@ -64,6 +70,7 @@ export function createQueueStore(initial: QueueSnapshot = EMPTY_QUEUE, now: () =
       }),
     openCompare: (id) => set({ compareId: id }),
     closeCompare: () => set({ compareId: null }),
+    select: (id) => set({ selectedId: id }),
   }));
 }
 
@@ -72,6 +79,26 @@ const FINISHED: ReadonlySet<ItemStatus> = new Set(['done', 'failed', 'cancelled'
 export const selectItems = (s: QueueState) => s.queue.items;
 export const selectRunning = (s: QueueState) => s.queue.running;
 export const selectCompareItem = (s: QueueState) => s.queue.items.find((i) => i.id === s.compareId) ?? null;
+/**
+ * The finished result the main pane shows: the one the person chose while it is still done, else the
+ * latest to finish (by the end time this page saw; results finished before the page opened count in
+ * queue order, before any seen finishing).
+ */
+export const selectShownResult = (s: QueueState): JobItem | null => {
+  const done = s.queue.items.filter((i) => i.status === 'done' && i.outputPath);
+  const chosen = s.selectedId ? done.find((i) => i.id === s.selectedId) : undefined;
+  if (chosen) return chosen;
+  let latest: JobItem | null = null;
+  let latestEnd = -Infinity;
+  for (const i of done) {
+    const end = s.timing[i.id]?.end ?? -Infinity;
+    if (latest === null || end >= latestEnd) {
+      latest = i;
+      latestEnd = end;
+    }
+  }
+  return latest;
+};
 export const selectHasWaiting = (s: QueueState) => s.queue.items.some((i) => i.status === 'queued');
 export const selectCanStart = (s: QueueState) => !s.queue.running && selectHasWaiting(s);
 export const selectHasFinished = (s: QueueState) => s.queue.items.some((i) => FINISHED.has(i.status));

@@ -13,7 +13,11 @@ export interface Notice {
 
 /** The Cloud card's connection check: what the last "Test connection" (or balance read) found. */
 export type ConnectionState =
-  { state: 'idle' } | { state: 'testing' } | { state: 'ok' } | { state: 'failed'; error: string };
+  | { state: 'idle' }
+  | { state: 'testing' }
+  | { state: 'ok' }
+  /** `code`: the failure's ErrorCode, which says which field the error belongs beside. */
+  | { state: 'failed'; error: string; code?: string };
 
 export interface BatchSummary {
   done: number;

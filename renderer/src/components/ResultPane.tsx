@@ -1,0 +1,36 @@
+/**
+ * The picture first: the main pane shows a finished result as soon as there is one, with the before/after
+ * comparison docked (no click needed). It follows the latest result until the person picks another row
+ * ("Show" on its thumbnail); "Full window" opens the same view as a modal dialog.
+ */
+import { useId } from 'react';
+import { useT } from '../i18n/useT.js';
+import { useApp, useQueue } from '../stores/appContext.js';
+import { selectShownResult } from '../stores/queueStore.js';
+import { CompareView } from './CompareView.js';
+
+export function ResultPane() {
+  const item = useQueue(selectShownResult);
+  const { queue } = useApp();
+  const { t } = useT();
+  const titleId = useId();
+  if (!item) return null;
+  return (
+    <section className="result-pane" aria-label={t('result.paneLabel', { name: item.inputName })}>
+      <CompareView
+        item={item}
+        docked
+        titleId={titleId}
+        extra={
+          <button
+            type="button"
+            aria-label={t('result.fullWindowNamed', { name: item.inputName })}
+            onClick={() => queue.getState().openCompare(item.id)}
+          >
+            {t('result.fullWindow')}
+          </button>
+        }
+      />
+    </section>
+  );
+}

@@ -1,0 +1,84 @@
+/**
+ * Failures in the person's language. The app layer classifies every failure with a stable code
+ * (app/jobs/userErrors.ts ErrorCode), sent beside the English message over both transports (the
+ * `code` of a rejected call, an item's `errorCode`). Service-side failures are always worded from the
+ * catalog: a service's own text can carry its paths, commands or jargon ("Unauthorized"). File failures
+ * keep the app's English sentence in English (it names the user's path) and use the catalog otherwise.
+ * Anything unclassified, and refusals the app itself wrote (bad-request, usage), keep their message; a
+ * service's own bad-request (the contract's "Bad Request: …") is worded from the catalog too.
+ */
+import type { JobItem } from '../../../app/service/crispService.js';
+import type { MessageKey } from './catalog.js';
+import type { Translator } from './index.js';
+
+const SERVICE: Readonly<Record<string, MessageKey>> = {
+  unauthorized: 'error.unauthorized',
+  forbidden: 'error.forbidden',
+  'insufficient-credits': 'error.insufficientCredits',
+  'rate-limited': 'error.rateLimited',
+  'server-error': 'error.serverError',
+  'too-large': 'error.tooLarge',
+  'invalid-output': 'error.invalidOutput',
+  'processing-failed': 'error.processingFailed',
+  'connection-refused': 'error.connectionRefused',
+  'connection-reset': 'error.connectionReset',
+  'host-not-found': 'error.hostNotFound',
+  'timed-out': 'error.timedOut',
+  network: 'error.network',
+  'engine-crashed': 'error.engineCrashed',
+};
+
+const FILE: Readonly<Record<string, MessageKey>> = {
+  'not-found': 'error.notFound',
+  'permission-denied': 'error.permissionDenied',
+  'is-a-folder': 'error.isAFolder',
+  'not-a-folder': 'error.notAFolder',
+  'read-only': 'error.readOnly',
+  'disk-full': 'error.diskFull',
+  'too-many-open-files': 'error.tooManyOpenFiles',
+  'name-too-long': 'error.nameTooLong',
+  busy: 'error.busy',
+  'not-an-image': 'error.notAnImage',
+  'unknown-model': 'error.unknownModel',
+};
+
+/** The contract's form of every 400 a service answers ("Bad Request: Missing User", …). */
+const SERVICE_REFUSAL = /^Bad Request\b/;
+
+/** The code a rejected service call carried (see renderer/src/service/httpService.ts and the preload). */
+export function codeOf(e: unknown): string | undefined {
+  const code = e && typeof e === 'object' ? (e as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The sentence for a failure with this code; `message` when the code has none in this language. */
+export function errorText(code: string | undefined, message: string, tr: Translator, name = ''): string {
+  if (!code) return message;
+  const service = SERVICE[code];
+  if (service) return tr.t(service, { name });
+  // A service's 400 comes in the contract's "Bad Request: …" form (its detail may name server paths or
+  // commands); the app's own refusals with this code are sentences written for the person and stay.
+  if (code === 'bad-request' && SERVICE_REFUSAL.test(message)) return tr.t('error.badRequest', { name });
+  const file = FILE[code];
+  if (file && name && tr.locale !== 'en') return tr.t(file, { name });
+  return message;
+}
+
+export function itemErrorText(item: Pick<JobItem, 'error' | 'errorCode' | 'inputName'>, tr: Translator): string {
+  return errorText(item.errorCode, item.error ?? '', tr, item.inputName);
+}
+
+/** Which field of the Cloud card a failed connection test is about (its message is shown beside it). */
+export function connectionField(code: string | undefined): 'url' | 'key' | null {
+  if (code === 'unauthorized' || code === 'forbidden') return 'key';
+  if (
+    code === 'connection-refused' ||
+    code === 'connection-reset' ||
+    code === 'host-not-found' ||
+    code === 'timed-out' ||
+    code === 'network' ||
+    code === 'not-found'
+  )
+    return 'url';
+  return null;
+}
