@@ -12,6 +12,9 @@ import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
 import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
 import { readSafetensors } from './safetensors.js';
+import { buildOmniSrOnnx } from './omnisr.js';
+import { buildRealPlksrOnnx } from './realplksr.js';
+import { buildSpanOnnx } from './span.js';
 import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
 import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
@@ -42,12 +45,22 @@ export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetens
 
 export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
   const spec = detectArchitecture(dict, opts);
-  if (spec.kind === 'srvgg') {
-    const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
-    return { onnx: buildSrvggOnnx(s, weights), spec: s };
+  switch (spec.kind) {
+    case 'srvgg': {
+      const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
+      return { onnx: buildSrvggOnnx(s, weights), spec: s };
+    }
+    case 'rrdb': {
+      const { spec: r, weights } = detectRrdb(dict);
+      return { onnx: buildRrdbOnnx(r, weights), spec: r };
+    }
+    case 'span':
+      return { onnx: buildSpanOnnx(spec, dict), spec };
+    case 'realplksr':
+      return { onnx: buildRealPlksrOnnx(spec, dict), spec };
+    case 'omnisr':
+      return { onnx: buildOmniSrOnnx(spec, dict), spec };
   }
-  const { spec: r, weights } = detectRrdb(dict);
-  return { onnx: buildRrdbOnnx(r, weights), spec: r };
 }
 
 export function formatOf(file: string): SourceFormat {
