@@ -188,3 +188,54 @@ export function scaleAndChannels(outputs: number, inChannels: number): { scale: 
 }
 
 export { attr, GraphBuilder };
+
+/** BT.601 luma weights: how an RGB pixel becomes the grey a 1-channel model was trained on. */
+const LUMA = [0.299, 0.587, 0.114];
+
+/**
+ * The graph's image ports. Crisp's pipeline runs every upscaler on RGB tiles ([n,3,h,w] → [n,3,H,W]; a
+ * picture's alpha goes through as its own grey pass), so with `rgb` a model of another channel count is
+ * wrapped: a grey model gets the tile's luma (exactly the grey value on grey pictures and on the alpha pass)
+ * and its output is repeated into R, G and B; an RGBA model gets the tile with an opaque alpha and its RGB
+ * output is kept. Without `rgb` the ports are the model's own channels (what the PyTorch comparison runs).
+ */
+export function imagePorts(
+  g: GraphBuilder,
+  channels: { inChannels: number; outChannels: number },
+  rgb: boolean,
+): { input: string; finish: (x: string) => void; inChannels: number; outChannels: number } {
+  if (!rgb || (channels.inChannels === 3 && channels.outChannels === 3)) {
+    return {
+      input: 'input',
+      finish: (x) => void g.node('Identity', [x], {}, 'output'),
+      inChannels: channels.inChannels,
+      outChannels: channels.outChannels,
+    };
+  }
+  let input = 'input';
+  if (channels.inChannels === 1) {
+    input = g.conv('input', g.weight('rgb_to_luma', [1, 3, 1, 1], Float32Array.from(LUMA)), null, [1, 1], [0, 0, 0, 0]);
+  } else if (channels.inChannels === 4) {
+    const first = g.node('Slice', ['input', int64Const(g, [0]), int64Const(g, [1]), int64Const(g, [1])]);
+    const opaque = g.node('Add', [g.node('Mul', [first, constant(g, 0)]), constant(g, 1)]);
+    input = g.node('Concat', ['input', opaque], { axis: attr.int(1) });
+  } else if (channels.inChannels !== 3) {
+    throw new UnsupportedArchitectureError(`a model with ${channels.inChannels} input channels cannot run on images`);
+  }
+  const finish = (x: string): void => {
+    if (channels.outChannels === 1) g.node('Concat', [x, x, x], { axis: attr.int(1) }, 'output');
+    else if (channels.outChannels === 4)
+      g.node('Slice', [x, int64Const(g, [0]), int64Const(g, [3]), int64Const(g, [1])], {}, 'output');
+    else if (channels.outChannels === 3) g.node('Identity', [x], {}, 'output');
+    else
+      throw new UnsupportedArchitectureError(
+        `a model with ${channels.outChannels} output channels cannot run on images`,
+      );
+  };
+  return { input, finish, inChannels: 3, outChannels: 3 };
+}
+
+export interface BuildOptions {
+  /** Wrap 1- and 4-channel models for Crisp's RGB pipeline (see imagePorts). */
+  rgbPorts?: boolean;
+}

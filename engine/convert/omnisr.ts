@@ -12,6 +12,7 @@
 import { UnsupportedArchitectureError, type OmniSrSpec } from './architecture.js';
 import {
   attr,
+  type BuildOptions,
   channelLayerNorm,
   constant,
   convFrom,
@@ -19,6 +20,7 @@ import {
   dims,
   gelu,
   GraphBuilder,
+  imagePorts,
   int64Const,
   padToMultiple,
   pixelShuffle,
@@ -98,7 +100,7 @@ function relativeBias(table: Tensor, ws: number): { dims: number[]; data: Float3
   return { dims: [heads, n, n], data };
 }
 
-export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict): Uint8Array {
+export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict, opts: BuildOptions = {}): Uint8Array {
   const w = new Weights(dict, 'OmniSR');
   const g = new GraphBuilder('OmniSR');
   const C = spec.numFeat;
@@ -106,7 +108,8 @@ export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict): Uint8Array {
   const heads = C / Math.floor(C / 4);
   const dh = C / heads;
 
-  const x0 = padToMultiple(g, 'input', ws);
+  const ports = imagePorts(g, spec, opts.rgbPorts ?? false);
+  const x0 = padToMultiple(g, ports.input, ws);
   // Window counts of the padded input, for the window reshapes.
   const hw = dims(g, x0, 2, 4);
   const nhw = g.node('Div', [hw, int64Const(g, [ws])]);
@@ -290,10 +293,10 @@ export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict): Uint8Array {
   }
   const out = g.node('Add', [convFrom(g, w, x, 'output'), residual]);
   const up = pixelShuffle(g, convFrom(g, w, out, 'up.0'), spec.scale);
-  cropToScaled(g, up, 'input', spec.scale, 'output');
+  ports.finish(cropToScaled(g, up, ports.input, spec.scale));
   return g.toBytes({
-    inChannels: spec.inChannels,
-    outChannels: spec.outChannels,
+    inChannels: ports.inChannels,
+    outChannels: ports.outChannels,
     producer: 'crisp-convert',
     doc: JSON.stringify(spec),
   });

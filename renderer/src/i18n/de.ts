@@ -105,6 +105,8 @@ export const de: Catalog = {
   'custom.import': 'Modelldatei importieren …',
   'custom.importLabel': 'Modelldatei importieren',
   'custom.openFolder': 'Modellordner öffnen',
+  'custom.licence': 'Lizenz: {licence}',
+  'custom.nonCommercial': 'nur nicht-kommerzielle Nutzung',
 
   'empty.title': 'Hochskalieren in drei Schritten',
   'empty.step1': 'Bilder hinzufügen',

@@ -108,6 +108,8 @@ export const en = {
   'custom.import': 'Import a model file…',
   'custom.importLabel': 'Import a model file',
   'custom.openFolder': 'Open the models folder',
+  'custom.licence': 'licence: {licence}',
+  'custom.nonCommercial': 'non-commercial use only',
 
   'empty.title': 'Upscale in three steps',
   'empty.step1': 'Add images',
