@@ -144,3 +144,18 @@ export function describeSpec(spec: ArchSpec): string {
       return `OmniSR x${spec.scale} (${spec.numFeat} feat, ${spec.resNum} groups × ${spec.blockNum} blocks, window ${spec.windowSize}${spec.pe ? '' : ', no position bias'}${ch})`;
   }
 }
+
+/**
+ * The tiling needs of a converted model, from the spec Crisp writes into its ONNX doc string (null for models
+ * converted elsewhere: they get the CNN defaults).
+ */
+export function tilingFromDoc(doc: string | undefined): ArchTiling | null {
+  if (!doc?.startsWith('{')) return null;
+  try {
+    const spec = JSON.parse(doc) as Partial<ArchSpec>;
+    if (typeof spec.kind !== 'string' || !(spec.kind in ARCH_NAMES)) return null;
+    return tilingOf(spec as ArchSpec);
+  } catch {
+    return null;
+  }
+}

@@ -2,7 +2,11 @@
  * OmniSR checkpoints → ONNX, against PyTorch (support/sr_reference.py, random weights, released key layout) on
  * real photo patches, including sizes that are not a multiple of the window (padded in the graph, cropped back).
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tilingFromDoc } from '../../engine/convert/architecture.js';
+import { convertBytes } from '../../engine/convert/convert.js';
+import { readOnnx } from '../../engine/convert/onnxReader.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import {
   expectMatchesReference,
@@ -73,4 +77,11 @@ describe.skipIf(!hasTorch)('OmniSR conversion against PyTorch', () => {
     },
     60_000,
   );
+});
+
+describe.skipIf(!hasTorch)('OmniSR tiling', () => {
+  it('the converted graph tells the tile planner its window', async () => {
+    const converted = await convertBytes(readFileSync(refs.get('x3-rgba-window4')!.safetensors), 'safetensors');
+    expect(tilingFromDoc(readOnnx(converted.onnx).doc)).toEqual({ window: 4, minSide: 16, relativeCost: 8 });
+  });
 });
