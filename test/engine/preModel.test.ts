@@ -10,33 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER } from '../../engine/api.js';
 import type { Engine } from '../../engine/engine.js';
 import { importCustomModel } from '../../engine/models/customModels.js';
-import { rng } from '../convert/support/reference.js';
-import { writeSafetensors, type TestStateDict } from '../convert/support/torchWriters.js';
+import { nearIdentity } from '../convert/support/reference.js';
+import { writeSafetensors } from '../convert/support/torchWriters.js';
 import { contractRefusal, FAST_MODEL, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png');
 const file = (p: string) => [{ originalFileName: path.basename(p), data: { path: p } }];
-
-/** A 1× SRVGGNetCompact close to the identity (output = input + a small learned residual), as a restorer is. */
-function nearIdentity(): TestStateDict {
-  const rand = rng(5);
-  const conv = (o: number, i: number) => ({
-    shape: [o, i, 3, 3],
-    data: Float32Array.from({ length: o * i * 9 }, () => (rand() - 0.5) * 0.2),
-  });
-  const vec = (n: number, v: number) => ({ shape: [n], data: new Float32Array(n).fill(v) });
-  return new Map([
-    ['body.0.weight', conv(8, 3)],
-    ['body.0.bias', vec(8, 0.01)],
-    ['body.1.weight', vec(8, 0.25)],
-    ['body.2.weight', conv(8, 8)],
-    ['body.2.bias', vec(8, 0)],
-    ['body.3.weight', vec(8, 0.25)],
-    ['body.4.weight', conv(3, 8)],
-    ['body.4.bias', vec(3, -0.02)],
-  ]);
-}
 
 async function pixels(p: string) {
   const { data, info } = await sharp(p).raw().toBuffer({ resolveWithObject: true });

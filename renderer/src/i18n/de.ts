@@ -255,6 +255,8 @@ export const de: Catalog = {
   'options.faceHint':
     'Kein Gesichtsmodell installiert. Laden Sie eines mit {command} (GFPGAN v1.4), importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
   'options.faceModel': 'Gesichtsmodell',
+  'options.preModel': 'Vorher restaurieren mit',
+  'options.preModelNone': 'Nichts (nur vergrößern)',
   'options.faceModelBest': 'Bestes installiertes',
   'options.faceStrength': 'Stärke der Gesichtsverbesserung',
   'options.faceHintCloud':

@@ -253,6 +253,8 @@ export const en = {
   'options.faceHint':
     'No face model is installed. Get one with {command} (GFPGAN v1.4), import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
   'options.faceModel': 'Face model',
+  'options.preModel': 'Restore first with',
+  'options.preModelNone': 'Nothing (upscale only)',
   'options.faceModelBest': 'Best installed',
   'options.faceStrength': 'Face strength',
   'options.faceHintCloud': 'This service does not offer face enhancement. Switch to Local with a face model installed.',
