@@ -138,7 +138,7 @@ export async function archBench(): Promise<void> {
     console.log('architecture                 configuration                              ms/tile    MP/s   × SRVGG');
     for (const [name, config, ms] of rows) {
       console.log(
-        `${name.padEnd(28)} ${config.padEnd(42)} ${ms.toFixed(0).padStart(7)} ${(mp / (ms / 1000)).toFixed(3).padStart(7)} ${(ms / times[0]!).toFixed(1).padStart(9)}`,
+        `${name.padEnd(28)} ${config.padEnd(42)} ${ms.toFixed(0).padStart(7)} ${(mp / (ms / 1000)).toPrecision(2).padStart(7)} ${(ms / times[0]!).toFixed(1).padStart(9)}`,
       );
     }
     for (const s of sessions) await s.release();
