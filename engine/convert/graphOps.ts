@@ -157,13 +157,17 @@ export function dims(g: GraphBuilder, x: string, start: number, end: number): st
 
 /**
  * Zero-pads an NCHW tensor at the bottom and right to the next multiple of `multiple` (torch
- * F.pad(x, (0, pw, 0, ph)) as in the architectures' check_image_size). Returns the padded tensor.
+ * F.pad(x, (0, pw, 0, ph)) as in the architectures' check_image_size), and to at least `minSide` first when
+ * the network cannot run on less (the reference would fail there; Crisp pads instead). Returns the padded tensor.
  */
-export function padToMultiple(g: GraphBuilder, x: string, multiple: number): string {
-  if (multiple <= 1) return x;
+export function padToMultiple(g: GraphBuilder, x: string, multiple: number, minSide = 1): string {
+  if (multiple <= 1 && minSide <= 1) return x;
   const hw = dims(g, x, 2, 4);
-  const m = int64Const(g, [multiple]);
-  const extra = g.node('Mod', [g.node('Sub', [m, g.node('Mod', [hw, m])]), m]);
+  const m = int64Const(g, [Math.max(1, multiple)]);
+  const side = minSide > 1 ? g.node('Max', [hw, int64Const(g, [minSide, minSide])]) : hw;
+  // ceil(side / m) · m − hw
+  const target = g.node('Mul', [g.node('Div', [g.node('Add', [side, g.node('Sub', [m, int64Const(g, [1])])]), m]), m]);
+  const extra = g.node('Sub', [target, hw]);
   const pads = g.node('Concat', [int64Const(g, [0, 0, 0, 0, 0, 0]), extra], { axis: attr.int(0) });
   return g.node('Pad', [x, pads], { mode: attr.string('constant') });
 }

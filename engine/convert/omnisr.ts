@@ -37,6 +37,8 @@ const LN_EPS = 1e-5;
 const LN2D_EPS = 1e-6;
 
 const BLOCK = 'residual_layer.0.residual_layer.0.layer';
+/** ESA's stride-2 3×3 conv then 7×7 max pool need 16 pixels; smaller inputs are padded up to it. */
+export const OMNISR_MIN_SIDE = 16;
 
 export function looksLikeOmniSr(dict: StateDict): boolean {
   return dict.has(`${BLOCK}.0.fn.0.weight`) && dict.has('input.weight') && dict.has('up.0.weight');
@@ -109,7 +111,7 @@ export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict, opts: BuildOp
   const dh = C / heads;
 
   const ports = imagePorts(g, spec, opts.rgbPorts ?? false);
-  const x0 = padToMultiple(g, ports.input, ws);
+  const x0 = padToMultiple(g, ports.input, ws, OMNISR_MIN_SIDE);
   // Window counts of the padded input, for the window reshapes.
   const hw = dims(g, x0, 2, 4);
   const nhw = g.node('Div', [hw, int64Const(g, [ws])]);
