@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ConvertOptions, SourceFormat } from '../convert/convert.js';
-import { ARCH_NAMES } from '../convert/architecture.js';
+import { ARCH_NAMES, tilingOf } from '../convert/architecture.js';
 import type { SmokeRunner } from './install.js';
 import { licenceFromFile } from './licence.js';
 
@@ -33,6 +33,7 @@ const customModelSchema = z.object({
   parameters: z.number().int().nonnegative().optional(),
   bytes: z.number().int().nonnegative().optional(),
   licence: z.string().max(100).optional(),
+  window: z.number().int().min(1).max(256).optional(),
 });
 
 export type CustomModel = z.infer<typeof customModelSchema> & { format: SourceFormat };
@@ -130,6 +131,7 @@ export async function importCustomModel(file: string, opts: ImportOptions): Prom
     architecture: converted.spec ? ARCH_NAMES[converted.spec.kind] : converted.format === 'ncnn' ? 'ncnn' : 'ONNX',
     ...(converted.parameters !== null ? { parameters: converted.parameters } : {}),
     bytes: converted.onnx.length,
+    ...(converted.spec && tilingOf(converted.spec).window > 1 ? { window: tilingOf(converted.spec).window } : {}),
     ...(licence ? { licence: licence.slice(0, 100) } : {}),
   };
   const models = (await readRegistry(opts.modelsDir)).filter((m) => m.name !== name);

@@ -3,12 +3,17 @@
  * real photo patches, including sizes that are not a multiple of the window (padded in the graph, cropped back).
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tilingFromDoc } from '../../engine/convert/architecture.js';
 import { convertBytes } from '../../engine/convert/convert.js';
 import { readOnnx } from '../../engine/convert/onnxReader.js';
 import { runOnnx } from './support/onnxRun.js';
-import { removeDir, tempDir } from '../helpers/engineHarness.js';
+import { LOCAL_CALLER } from '../../engine/api.js';
+import { importCustomModel } from '../../engine/models/customModels.js';
+import { makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
+import { IMAGES_DIR } from '../helpers/paths.js';
 import {
   expectMatchesReference,
   hasTorch,
@@ -92,6 +97,32 @@ describe.skipIf(!hasTorch)('OmniSR on small inputs', () => {
 });
 
 describe.skipIf(!hasTorch)('OmniSR tiling', () => {
+  it('an imported OmniSR records its window, and the engine upscales with tiles grown to it', async () => {
+    const models = path.join(root, 'models');
+    const m = await importCustomModel(refs.get('x4-window8')!.pth, { modelsDir: models, name: 'omni' });
+    expect(m).toMatchObject({ architecture: 'OmniSR', scale: 4, window: 8 });
+    const photo = path.join(root, 'crop.png');
+    await sharp(path.join(IMAGES_DIR, 'set14/lenna.png'))
+      .extract({ left: 200, top: 200, width: 70, height: 53 })
+      .toFile(photo);
+    // 20-pixel tiles: every padded tile is grown from 20 + overlap to a multiple of 8 inside the image.
+    const engine = await makeEngine({ customModelsDir: models, tileSize: 20 });
+    try {
+      const out = path.join(root, 'omni-out.png');
+      const { taskId } = await engine.startTask(LOCAL_CALLER, {
+        fields: { model: 'custom:omni', scale: 4, saveImageAs: 'png', enhanceFace: false },
+        file: [{ originalFileName: 'crop.png', data: { path: photo } }],
+        outputPath: out,
+      });
+      const s = await waitForTask(engine, taskId, LOCAL_CALLER, undefined, 120_000);
+      expect(s.status, s.error).toBe('PROCESSED');
+      const meta = await sharp(out).metadata();
+      expect([meta.width, meta.height]).toEqual([280, 212]);
+    } finally {
+      await engine.close();
+    }
+  }, 180_000);
+
   it('the converted graph tells the tile planner its window', async () => {
     const converted = await convertBytes(readFileSync(refs.get('x3-rgba-window4')!.safetensors), 'safetensors');
     expect(tilingFromDoc(readOnnx(converted.onnx).doc)).toEqual({ window: 4, minSide: 16, relativeCost: 2.3 });
