@@ -39,6 +39,8 @@ const LN2D_EPS = 1e-6;
 const BLOCK = 'residual_layer.0.residual_layer.0.layer';
 /** ESA's stride-2 3×3 conv then 7×7 max pool need 16 pixels; smaller inputs are padded up to it. */
 export const OMNISR_MIN_SIDE = 16;
+/** Released OmniSR models use 8; 64 bounds the bias the converter expands. */
+const MAX_WINDOW = 64;
 
 export function looksLikeOmniSr(dict: StateDict): boolean {
   return dict.has(`${BLOCK}.0.fn.0.weight`) && dict.has('input.weight') && dict.has('up.0.weight');
@@ -61,6 +63,10 @@ export function detectOmniSr(dict: StateDict): OmniSrSpec {
     windowSize = Math.round((Math.sqrt(rel.shape[0]!) + 1) / 2);
     if ((2 * windowSize - 1) ** 2 !== rel.shape[0]) {
       throw new UnsupportedArchitectureError(`OmniSR position bias table of ${rel.shape[0]} rows fits no window size`);
+    }
+    // The gathered bias is heads × ws⁴ floats: a hostile table must not make the converter allocate gigabytes.
+    if (windowSize > MAX_WINDOW) {
+      throw new UnsupportedArchitectureError(`OmniSR window ${windowSize} is larger than ${MAX_WINDOW}`);
     }
   }
   if (numFeat % 4 !== 0)

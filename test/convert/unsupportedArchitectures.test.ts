@@ -100,3 +100,19 @@ describe('model licences', () => {
     expect(licenceLabel(undefined)).toBe('unknown');
   });
 });
+
+describe('hostile shapes', () => {
+  it('an OmniSR position-bias table implying a huge window is refused, not expanded', async () => {
+    const ws = 101;
+    const dict: TestStateDict = new Map([
+      ['input.weight', t([8, 3, 3, 3])],
+      ['up.0.weight', t([48, 8, 3, 3])],
+      ['residual_layer.0.residual_layer.0.layer.0.fn.0.weight', t([8, 8, 1, 1])],
+      ['residual_layer.0.residual_layer.0.layer.2.fn.rel_pos_bias.weight', t([(2 * ws - 1) ** 2, 1])],
+      ['residual_layer.0.residual_layer.1.weight', t([8, 8, 1, 1])],
+    ]);
+    await expect(convertBytes(writeSafetensors(dict), 'safetensors')).rejects.toThrow(
+      'OmniSR window 101 is larger than 64',
+    );
+  });
+});
