@@ -11,7 +11,10 @@ import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js'
 import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
 import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
-import { readSafetensors } from './safetensors.js';
+import { readSafetensors, readSafetensorsMetadata } from './safetensors.js';
+import { buildOmniSrOnnx } from './omnisr.js';
+import { buildRealPlksrOnnx } from './realplksr.js';
+import { buildSpanOnnx } from './span.js';
 import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
 import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
@@ -24,9 +27,16 @@ export interface ConvertedModel {
   /** The detected architecture; null for ncnn and ONNX inputs (translated / passed through as graphs). */
   spec: ArchSpec | null;
   description: string;
+  /** Weights in the checkpoint (null for ncnn and ONNX inputs). */
+  parameters: number | null;
+  /** A .safetensors file's __metadata__ strings ({} otherwise). */
+  metadata: Record<string, string>;
 }
 
-export type ConvertOptions = DetectOptions;
+export interface ConvertOptions extends DetectOptions {
+  /** Wrap 1- and 4-channel models so they run on the pipeline's RGB tiles (imports do; comparisons don't). */
+  rgbPorts?: boolean;
+}
 
 export class ConvertError extends Error {
   override readonly name = 'ConvertError';
@@ -42,12 +52,22 @@ export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetens
 
 export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
   const spec = detectArchitecture(dict, opts);
-  if (spec.kind === 'srvgg') {
-    const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
-    return { onnx: buildSrvggOnnx(s, weights), spec: s };
+  switch (spec.kind) {
+    case 'srvgg': {
+      const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
+      return { onnx: buildSrvggOnnx(s, weights), spec: s };
+    }
+    case 'rrdb': {
+      const { spec: r, weights } = detectRrdb(dict);
+      return { onnx: buildRrdbOnnx(r, weights), spec: r };
+    }
+    case 'span':
+      return { onnx: buildSpanOnnx(spec, dict, opts), spec };
+    case 'realplksr':
+      return { onnx: buildRealPlksrOnnx(spec, dict, opts), spec };
+    case 'omnisr':
+      return { onnx: buildOmniSrOnnx(spec, dict, opts), spec };
   }
-  const { spec: r, weights } = detectRrdb(dict);
-  return { onnx: buildRrdbOnnx(r, weights), spec: r };
 }
 
 export function formatOf(file: string): SourceFormat {
@@ -113,10 +133,21 @@ export async function convertBytes(
         `ONNX model must have one input and one output (has ${info.inputs.length} and ${info.outputs.length})`,
       );
     }
-    return { onnx: bytes, format, spec: null, description: `ONNX (${info.nodes.length} nodes, opset ${info.opset})` };
+    return {
+      onnx: bytes,
+      format,
+      spec: null,
+      description: `ONNX (${info.nodes.length} nodes, opset ${info.opset})`,
+      parameters: null,
+      metadata: {},
+    };
   }
-  const { onnx, spec } = convertStateDict(await readStateDict(bytes, format), opts);
-  return { onnx, format, spec, description: describeSpec(spec) };
+  const dict = await readStateDict(bytes, format);
+  const { onnx, spec } = convertStateDict(dict, opts);
+  let parameters = 0;
+  for (const t of dict.values()) parameters += t.data.length;
+  const metadata = format === 'safetensors' ? readSafetensorsMetadata(bytes) : {};
+  return { onnx, format, spec, description: describeSpec(spec), parameters, metadata };
 }
 
 /**
@@ -143,7 +174,14 @@ export async function convertModelFile(file: string, opts: ConvertOptions = {}):
     await assertSize(`${base}.bin`, MAX_MODEL_FILE_BYTES);
     const [param, bin] = await Promise.all([readFile(`${base}.param`, 'utf8'), readFile(`${base}.bin`)]);
     const { onnx, layerTypes } = convertNcnn(param, bin);
-    return { onnx, format, spec: null, description: `ncnn model (${layerTypes.join(', ')})` };
+    return {
+      onnx,
+      format,
+      spec: null,
+      description: `ncnn model (${layerTypes.join(', ')})`,
+      parameters: null,
+      metadata: {},
+    };
   }
   await assertSize(file, MAX_MODEL_FILE_BYTES);
   return convertBytes(await readFile(file), format, opts);

@@ -55,6 +55,8 @@ export interface CustomModelEntry {
   /** Native scale measured when it was imported: 1, 2, 4 or 8 (the pipeline resizes from it). */
   scale: number;
   kind: 'custom';
+  /** The side tiles are best a multiple of (window-attention models; tilingOf), absent = 1. */
+  window?: number;
 }
 
 export interface ResolvedModel<E extends CatalogEntry | CustomModelEntry = CatalogEntry | CustomModelEntry> {

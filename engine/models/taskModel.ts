@@ -41,6 +41,7 @@ export function customModelEntry(m: CustomModelListing): ResolvedModel<CustomMod
       architecture: architectureOf(m.description),
       scale: m.scale,
       kind: 'custom',
+      ...(m.window !== undefined && m.window > 1 ? { window: m.window } : {}),
     },
     path: m.path,
   };

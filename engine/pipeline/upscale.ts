@@ -25,7 +25,7 @@ import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type Ima
 import { JobProgress, type ProgressListener } from './progress.js';
 import { allocRaster } from './raster.js';
 import { removeTemp, sweepStaleTemps, tempRasterPath } from './tempFiles.js';
-import { chooseTileSize, planTiles } from './tiles.js';
+import { chooseTileSize, DEFAULT_OVERLAP, planTiles } from './tiles.js';
 
 export interface UpscaleJob {
   input: ImageSource;
@@ -150,7 +150,9 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     job.signal?.throwIfAborted();
     const { width, height } = input;
     const channels = input.hasAlpha ? 4 : 3;
-    const plan = planTiles(width, height, tileSize);
+    // Window-attention models (imported OmniSR, SwinIR…) get tiles grown to their window multiple.
+    const window = job.model.entry.kind === 'custom' ? (job.model.entry.window ?? 1) : 1;
+    const plan = planTiles(width, height, tileSize, DEFAULT_OVERLAP, window);
     const runs = input.hasAlpha ? 2 : 1;
     const units = plan.tiles.reduce((a, t) => a + t.pw * t.ph, 0) * runs;
     const progress = new JobProgress(job.onProgress, units, out.width * out.height, job.format);
