@@ -24,12 +24,8 @@ import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
 import { FetchBudget } from './quotas/fetchBudget.js';
 import { assertTaskQuota, assertUploadQuota, taskUsageIn, type QuotaContext } from './quotas/userQuota.js';
-import {
-  createInference,
-  type ExecutionProviderChoice,
-  type Inference,
-  type PrecisionRequest,
-} from './inference/index.js';
+import { createCore, type Core } from './core/index.js';
+import type { ExecutionProviderChoice, PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
 import { resolveTaskModelField } from './models/modelNames.js';
@@ -77,8 +73,8 @@ export interface EngineOptions {
   /** How often expired uploads and outputs are swept (0 disables the timer). */
   sweepIntervalMs?: number;
   now?: () => number;
-  /** Injected inference (tests, or a shared one). */
-  inference?: Inference;
+  /** Injected upscaling core (a shared one); default: one made from executionProvider, threads and precision. */
+  core?: Core;
   /**
    * Face enhancement for tasks with enhanceFace: the face model (catalog name or custom:N, resolved in
    * modelDirs; `null` = the best installed one) and the blend strength. Absent: enhanceFace is refused
@@ -163,13 +159,17 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const store: TaskStore = pgStore ?? new TaskStore(dataDir);
   let worker: QueueWorker | undefined;
   const settleLock = new KeyedMutex();
-  let inference: Inference | undefined = opts.inference;
-  const getInference = () =>
-    (inference ??= createInference({
+  // The heavy work of every task runs in core's worker threads, so this process's event loop (the API,
+  // the lease heartbeat) stays free; its threads start with the first image.
+  const ownsCore = opts.core === undefined;
+  const core: Core =
+    opts.core ??
+    createCore({
       executionProvider: opts.executionProvider ?? 'auto',
-      threads: opts.threads,
+      ...(opts.threads ? { threads: opts.threads } : {}),
       ...(opts.precision ? { precision: opts.precision } : {}),
-    }));
+      models: modelSources,
+    });
 
   // Anything unfinished at start-up was running (or waiting) when the process died: it is resumed from
   // its stored inputs (server) or fails (app), and never hangs. Either way the killed run may have left a
@@ -197,22 +197,19 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const faceModel = opts.faces ? resolveFaceModel(opts.faces.model ?? undefined, modelDirs) : undefined;
   const faces = faceModel
     ? {
-        detectorPath: faceModel.detectorPath,
-        restorerPath: faceModel.restorerPath,
-        restorerName: faceModel.name,
+        model: faceModel.name,
         strength: opts.faces?.strength ?? 1,
         ...(opts.faces?.detector ? { detect: opts.faces.detector } : {}),
       }
     : undefined;
 
   const runner = new TaskRunner({
-    ...(faces ? { faces } : {}),
+    ...(faces ? { face: faces } : {}),
     store,
     limits,
     now,
-    getInference,
+    core,
     tileSize: opts.tileSize,
-    models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
     ...(opts.queue
@@ -279,6 +276,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     );
 
   // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
+  // A process that runs tasks starts core's threads now rather than on its first image; an API-only one never does.
+  if (!opts.queue || opts.queue.workers > 0) core.warm();
   for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
   worker?.start();
 
@@ -501,7 +500,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       if (sweepTimer) clearInterval(sweepTimer);
       if (worker) await worker.close();
       else await runner.close();
-      await inference?.release();
+      if (ownsCore) await core.close();
     },
   };
 }

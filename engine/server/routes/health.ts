@@ -6,6 +6,7 @@
  * token as a Bearer credential; without the flag it does not exist.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import type { TaskStats } from '../../tasks/taskStats.js';
 
@@ -25,7 +26,37 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-export function renderMetrics(s: TaskStats): string {
+/** Event-loop delay since the previous scrape, in seconds (what a request waited for the loop at worst). */
+export interface LoopDelay {
+  maxSeconds: number;
+  p99Seconds: number;
+  meanSeconds: number;
+}
+
+/**
+ * Samples this process's event-loop delay (perf_hooks) and answers the figures since the previous read, then
+ * starts over, as Prometheus clients do: each scrape shows its own interval's worst case, which is what an
+ * operator (and the test that no image stalls the API) needs.
+ */
+export function loopDelayMonitor(): { read(): LoopDelay; stop(): void } {
+  const h: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  return {
+    read() {
+      const n = h.count > 0;
+      const r = {
+        maxSeconds: n ? h.max / 1e9 : 0,
+        p99Seconds: n ? h.percentile(99) / 1e9 : 0,
+        meanSeconds: n ? h.mean / 1e9 : 0,
+      };
+      h.reset();
+      return r;
+    },
+    stop: () => h.disable(),
+  };
+}
+
+export function renderMetrics(s: TaskStats, loop?: LoopDelay): string {
   const lines = [
     '# HELP crisp_tasks Tasks known to this server (with --db: to every process on the database), by status.',
     '# TYPE crisp_tasks gauge',
@@ -40,6 +71,15 @@ export function renderMetrics(s: TaskStats): string {
     '# HELP crisp_credits_charged_total Credits deducted for delivered tasks.',
     '# TYPE crisp_credits_charged_total counter',
     `crisp_credits_charged_total ${s.creditsCharged}`,
+    ...(loop
+      ? [
+          '# HELP crisp_event_loop_delay_seconds Event-loop delay of this process since the previous scrape (images run off the loop, in engine/core).',
+          '# TYPE crisp_event_loop_delay_seconds summary',
+          `crisp_event_loop_delay_seconds{quantile="0.99"} ${loop.p99Seconds.toFixed(6)}`,
+          `crisp_event_loop_delay_seconds_max ${loop.maxSeconds.toFixed(6)}`,
+          `crisp_event_loop_delay_seconds_mean ${loop.meanSeconds.toFixed(6)}`,
+        ]
+      : []),
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -56,6 +96,8 @@ export function registerHealthRoutes(app: FastifyInstance, health: ServerHealth)
 
   const token = health.metricsToken;
   if (!token) return;
+  const loop = loopDelayMonitor();
+  app.addHook('onClose', async () => loop.stop());
   app.get('/metrics', NO_LIMIT, async (req, reply) => {
     const auth = req.headers.authorization ?? '';
     const given = auth.startsWith('Bearer ') ? auth.slice(7) : '';
@@ -64,6 +106,6 @@ export function registerHealthRoutes(app: FastifyInstance, health: ServerHealth)
         .code(401)
         .header('www-authenticate', 'Bearer')
         .send({ error: 'metrics need the --metrics-token as a Bearer token' });
-    return reply.type('text/plain; version=0.0.4').send(renderMetrics(await health.stats()));
+    return reply.type('text/plain; version=0.0.4').send(renderMetrics(await health.stats(), loop.read()));
   });
 }
