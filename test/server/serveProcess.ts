@@ -32,7 +32,11 @@ export async function addCliUser(dataDir: string, email: string, credits: number
   return r.stdout.trim().split('\n').pop()!;
 }
 
-export async function startServe(dataDir: string, flags: string[]): Promise<ServeProcess> {
+export async function startServe(
+  dataDir: string,
+  flags: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ServeProcess> {
   const child = spawn(
     process.execPath,
     [
@@ -50,7 +54,7 @@ export async function startServe(dataDir: string, flags: string[]): Promise<Serv
       'warn',
       ...flags,
     ],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env },
   );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
