@@ -3,6 +3,8 @@
  * onnxruntime sessions (cached here, one Inference per precision), and reports progress, results and
  * failures by message. Cancels arrive as messages too and abort the running job within a tile.
  */
+import { readlinkSync } from 'node:fs';
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createInference, type Inference, type PrecisionRequest } from '../inference/index.js';
 import { toWire } from './errorWire.js';
@@ -14,6 +16,23 @@ const port = parentPort;
 if (!port) throw new Error('coreWorker.ts runs only as a worker thread of the core pool');
 const setup = workerData as CoreWorkerSetup;
 const send = (m: FromCoreWorker) => port.postMessage(m);
+
+/**
+ * On Linux this thread (and the onnxruntime threads it creates, which inherit it) runs at a lower priority
+ * than the caller's: on a busy machine the API's event loop and a worker's lease heartbeat are scheduled
+ * first, and the image takes what is left. Only this thread's nice value changes (by its thread id), never
+ * the process's; elsewhere thread priorities are not settable from Node, and nothing changes.
+ */
+function yieldToCaller(): void {
+  if (process.platform !== 'linux' || !setup.niceness) return;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) os.setPriority(tid, Math.min(19, os.getPriority(tid) + setup.niceness));
+  } catch {
+    // Not permitted or not available: the work runs at the caller's priority, as before.
+  }
+}
+yieldToCaller();
 
 const inferences = new Map<PrecisionRequest, Inference>();
 function inferenceFor(precision: PrecisionRequest): Inference {

@@ -23,6 +23,11 @@ export interface CoreOptions {
   workers?: number;
   /** Default precision of jobs that do not say (default auto). */
   precision?: PrecisionRequest;
+  /**
+   * How much lower the pool's threads are scheduled than the caller's (Linux nice steps, default 10), so a
+   * busy machine serves the caller's event loop first; 0 keeps them equal.
+   */
+  niceness?: number;
   /** Catalog dirs, the custom registry and the denoise cache jobs' models are resolved from. */
   models?: Partial<TaskModelSources>;
 }
@@ -49,6 +54,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     executionProvider: opts.executionProvider ?? 'auto',
     precision: opts.precision ?? 'auto',
     models,
+    niceness: Math.max(0, Math.min(19, Math.floor(opts.niceness ?? 10))),
     ...(threads ? { threads } : {}),
   });
   return {

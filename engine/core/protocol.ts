@@ -11,6 +11,8 @@ export interface CoreWorkerSetup {
   threads?: number;
   precision: PrecisionRequest;
   models: TaskModelSources;
+  /** How much lower than the caller's the worker thread's priority is (Linux; 0: the same). */
+  niceness: number;
 }
 
 export type ToCoreWorker =
