@@ -75,7 +75,7 @@ afterAll(async () => {
 });
 
 describe('embedded crisp serve: a 16 MP task runs off the event loop', () => {
-  it('keeps the loop'"'"'s max delay, less waits for a CPU other processes held, under 100 ms; every other status poll answers', async () => {
+  it('keeps the max loop delay, less waits for a CPU other processes held, under 100 ms; every other status poll answers', async () => {
     const dataDir = path.join(root, 'serve');
     const hold = path.join(root, 'hold-serve');
     await mkdir(hold, { recursive: true });
