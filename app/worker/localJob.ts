@@ -4,6 +4,7 @@
  * a double upscale's size), so a local refusal reads the same as before and as a server's 400; but nothing
  * of the service runs: no task record, no meter, no queue, no status polling.
  */
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
   errors,
@@ -72,6 +73,8 @@ export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise
   } catch (e) {
     badRequest(e);
   }
+  // The output's folder is where its temp raster goes too: the disk check measures it, so it must exist.
+  await mkdir(path.dirname(msg.outputPath), { recursive: true });
   const input = await checkedInput(msg.inputPath, inputName, settings, limits, path.dirname(msg.outputPath));
   const passes = msg.fields.passes === 2 ? 2 : 1;
   if (passes === 2 && input.dimensions) {
