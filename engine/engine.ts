@@ -1,7 +1,8 @@
 /**
  * createEngine: the upscaling contract run in-process. It owns the task queue (one inference job at a
  * time per device), persistence under a data directory, multipart uploads, and credit metering through
- * the CreditMeter interface. The CLI, the desktop app and `crisp serve` all drive this one object.
+ * the CreditMeter interface; each image runs in engine/core's worker threads. `crisp serve`, `crisp worker`
+ * and the CLI's server commands drive this object; the desktop's local upscales call core directly.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';

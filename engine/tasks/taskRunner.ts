@@ -6,6 +6,8 @@
  * - URL inputs are fetched before a task joins its user's queue, outside the inference loop: fetches
  *   run concurrently, at most `urlFetchesPerUser` at once per user, each with its own deadline, so a
  *   slow or failing host holds only its own task, never the device.
+ * - Each image runs in engine/core's worker threads (`core.upscaleFile`): this class only schedules, keeps
+ *   records and reports progress, so the process's event loop (the API, the lease heartbeat) stays free.
  *
  * Status: PROCESSING while fetching or queued; ENHANCING once its first image runs; PROCESSED when every
  * output is written; PROCESSING_FAILED on any error, cancel or shutdown. A failed batch keeps no
