@@ -51,7 +51,9 @@ async function settingsOf(fields: LocalUpscale['fields'], customModelsDir: strin
 
 /** The face part of a job: per-job model and strength when the request names them, else the worker's. */
 function faceOf(fields: LocalUpscale['fields'], options: WorkerEngineOptions, modelDirs: string[]): FaceJob {
-  const model = typeof fields.faceModel === 'string' ? fields.faceModel : options.faces?.model;
+  // An empty name means "the best installed one", as in the settings.
+  const named = typeof fields.faceModel === 'string' && fields.faceModel !== '' ? fields.faceModel : undefined;
+  const model = named ?? options.faces?.model;
   if (model === undefined) throw errors.faceNotAvailable();
   const strength = typeof fields.faceStrength === 'number' ? fields.faceStrength : (options.faces?.strength ?? 1);
   // Checked here so a missing face model is a refusal before any work, as start-task refused it.
