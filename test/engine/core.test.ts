@@ -102,19 +102,21 @@ describe('core.upscaleFile', () => {
     const outDir = path.join(tmp, 'cancel-out');
     await mkdir(hold);
     await mkdir(outDir);
-    // The gate is read by the worker thread, whose environment is copied when it starts: a core of its own.
+    // The gate is read by the worker thread, whose environment is copied when it starts: a core of its own,
+    // its thread started (warm) while the variable is set.
     process.env[TEST_HOLD_ENV] = hold;
     const held = createCore({
       executionProvider: 'cpu',
       models: { modelDirs: [ONNX_DIR], denoiseCacheDir: path.join(tmp, 'cache') },
     });
+    held.warm();
     delete process.env[TEST_HOLD_ENV];
     try {
       const abort = new AbortController();
       const reason = new Error('stop, please');
       const outputPath = path.join(outDir, 'never.png');
       const running = held.upscaleFile(job({ outputPath }), { signal: abort.signal }).catch((e: unknown) => e);
-      for (let i = 0; i < 2400 && !existsSync(path.join(hold, 'held')); i++)
+      for (let i = 0; i < 1800 && !existsSync(path.join(hold, 'held')); i++)
         await new Promise((r) => setTimeout(r, 50));
       expect(existsSync(path.join(hold, 'held'))).toBe(true); // after its first tile, and no further
       abort.abort(reason);
