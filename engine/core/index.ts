@@ -4,6 +4,7 @@
  * a pool of worker threads (workerPool.ts); the caller's event loop only passes messages. It knows nothing
  * of users, credits, tasks or HTTP: the service (engine.ts, tasks/) and the app call it.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { modelSearchDirs } from '../models/catalog.js';
 import type { TaskModelSources } from '../models/taskModel.js';
@@ -49,7 +50,8 @@ export function createCore(opts: CoreOptions = {}): Core {
   const models: TaskModelSources = {
     modelDirs,
     ...(opts.models?.customModelsDir !== undefined ? { customModelsDir: opts.models.customModelsDir } : {}),
-    denoiseCacheDir: opts.models?.denoiseCacheDir ?? path.join(modelDirs[0] ?? '.', 'models-cache'),
+    // Callers with a data folder pass theirs; never a models folder, which may be read-only or shared.
+    denoiseCacheDir: opts.models?.denoiseCacheDir ?? path.join(os.tmpdir(), 'crisp-denoise-cache'),
   };
   const threads = opts.threads ? Math.max(1, Math.floor(opts.threads / workers)) : undefined;
   const pool = new WorkerPool(workers, {
