@@ -29,6 +29,7 @@ export async function buildElectron(): Promise<void> {
         input: {
           main: path.join(root, 'electron/main/main.ts'),
           engineWorker: path.join(root, 'app/worker/engineWorker.ts'),
+          coreWorker: path.join(root, 'engine/core/coreWorker.ts'),
         },
         external: ['electron', ...nodeBuiltins],
         output: { format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js' },

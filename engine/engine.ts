@@ -1,7 +1,8 @@
 /**
  * createEngine: the upscaling contract run in-process. It owns the task queue (one inference job at a
  * time per device), persistence under a data directory, multipart uploads, and credit metering through
- * the CreditMeter interface. The CLI, the desktop app and `crisp serve` all drive this one object.
+ * the CreditMeter interface; each image runs in engine/core's worker threads. `crisp serve`, `crisp worker`
+ * and the CLI's server commands drive this object; the desktop's local upscales call core directly.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
@@ -19,22 +20,17 @@ import {
   type TaskStatusData,
   type UploadSession,
   type CompleteMultipartUploadResult,
-  CUSTOM_MODEL_PREFIX,
-  type TaskModelName,
 } from './contract/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
 import { FetchBudget } from './quotas/fetchBudget.js';
 import { assertTaskQuota, assertUploadQuota, taskUsageIn, type QuotaContext } from './quotas/userQuota.js';
-import {
-  createInference,
-  type ExecutionProviderChoice,
-  type Inference,
-  type PrecisionRequest,
-} from './inference/index.js';
+import { createCore, type Core } from './core/index.js';
+import type { ExecutionProviderChoice, PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { listModels as listCatalogModels, modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
-import { resolveModelName, resolveTaskModelField } from './models/modelNames.js';
+import { resolveTaskModelField } from './models/modelNames.js';
+import { checkPreModel } from './models/preModel.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
@@ -79,8 +75,8 @@ export interface EngineOptions {
   /** How often expired uploads and outputs are swept (0 disables the timer). */
   sweepIntervalMs?: number;
   now?: () => number;
-  /** Injected inference (tests, or a shared one). */
-  inference?: Inference;
+  /** Injected upscaling core (a shared one); default: one made from executionProvider, threads and precision. */
+  core?: Core;
   /**
    * Face enhancement for tasks with enhanceFace: the face model (catalog name or custom:N, resolved in
    * modelDirs; `null` = the best installed one) and the blend strength. Absent: enhanceFace is refused
@@ -165,13 +161,17 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const store: TaskStore = pgStore ?? new TaskStore(dataDir);
   let worker: QueueWorker | undefined;
   const settleLock = new KeyedMutex();
-  let inference: Inference | undefined = opts.inference;
-  const getInference = () =>
-    (inference ??= createInference({
+  // The heavy work of every task runs in core's worker threads, so this process's event loop (the API,
+  // the lease heartbeat) stays free; its threads start with the first image.
+  const ownsCore = opts.core === undefined;
+  const core: Core =
+    opts.core ??
+    createCore({
       executionProvider: opts.executionProvider ?? 'auto',
-      threads: opts.threads,
+      ...(opts.threads ? { threads: opts.threads } : {}),
       ...(opts.precision ? { precision: opts.precision } : {}),
-    }));
+      models: modelSources,
+    });
 
   // Anything unfinished at start-up was running (or waiting) when the process died: it is resumed from
   // its stored inputs (server) or fails (app), and never hangs. Either way the killed run may have left a
@@ -199,22 +199,19 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
   const faceModel = opts.faces ? resolveFaceModel(opts.faces.model ?? undefined, modelDirs) : undefined;
   const faces = faceModel
     ? {
-        detectorPath: faceModel.detectorPath,
-        restorerPath: faceModel.restorerPath,
-        restorerName: faceModel.name,
+        model: faceModel.name,
         strength: opts.faces?.strength ?? 1,
         ...(opts.faces?.detector ? { detect: opts.faces.detector } : {}),
       }
     : undefined;
 
   const runner = new TaskRunner({
-    ...(faces ? { faces } : {}),
+    ...(faces ? { face: faces } : {}),
     store,
     limits,
     now,
-    getInference,
+    core,
     tileSize: opts.tileSize,
-    models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
     ...(opts.queue
@@ -281,6 +278,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     );
 
   // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
+  // A process that runs tasks starts core's threads now rather than on its first image; an API-only one never does.
+  if (!opts.queue || opts.queue.workers > 0) core.warm();
   for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
   worker?.start();
 
@@ -290,26 +289,6 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     return task;
   };
 
-  /** The chain's first model: known, installed, and 1× (a restoration model; it must not change the size). */
-  async function checkPreModel(name: string, custom: ReadonlySet<string> | undefined): Promise<TaskModelName> {
-    const r = resolveModelName(name, {
-      customNames: [...(custom ?? [])].map((n) => n.slice(CUSTOM_MODEL_PREFIX.length)),
-    });
-    if (!r.ok) throw errors.badRequest(`preModel: ${r.message}`);
-    let model;
-    try {
-      model = await resolveTaskModel({ model: r.name }, modelSources, { build: false });
-    } catch (e) {
-      if (e instanceof ModelNotInstalledError) throw errors.badRequest(`preModel: ${e.message}`);
-      throw e;
-    }
-    if (model.entry.scale !== 1) {
-      throw errors.badRequest(
-        `preModel: ${r.name} upscales ×${model.entry.scale}; the model run before the upscaler must be a 1× restoration model`,
-      );
-    }
-    return r.name;
-  }
 
   async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
     // Read the registry per task so a model imported while the engine runs is usable at once.
@@ -337,7 +316,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       if (e instanceof ModelNotInstalledError) throw errors.badRequest(e.message);
       throw e;
     }
-    const preModel = input.preModel === undefined ? undefined : await checkPreModel(input.preModel, custom);
+    const preModel = input.preModel === undefined ? undefined : await checkPreModel(input.preModel, custom, modelSources);
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
     await assertTaskQuota(quotas, caller, count);
     // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
@@ -533,7 +512,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       if (sweepTimer) clearInterval(sweepTimer);
       if (worker) await worker.close();
       else await runner.close();
-      await inference?.release();
+      if (ownsCore) await core.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 /** Messages between the app and the engine worker process (structured-clone / JSON safe). */
-import type { FileData } from '../../engine/contract/index.js';
+import type { UpscaleFileResult } from '../../engine/core/index.js';
 
 export interface WorkerEngineOptions {
   dataDir: string;
@@ -9,21 +9,25 @@ export interface WorkerEngineOptions {
   executionProvider?: string;
   threads?: number;
   tileSize?: number;
-  /** Face enhancement for enhanceFace tasks: face model name (null = best installed) and strength. */
+  /** Face enhancement for enhanceFace jobs that name no face model: face model name (null = best installed) and strength. */
   faces?: { model: string | null; strength?: number };
   precision?: 'auto' | 'fp32' | 'int8';
 }
 
+/** One local upscale: the UpscaleSettings fields (named after start-task's) plus the local extensions. */
+export interface LocalUpscale {
+  type: 'upscale';
+  jobId: string;
+  inputPath: string;
+  inputName: string;
+  fields: Record<string, string | number | boolean>;
+  /** Written there directly (temp + rename). */
+  outputPath: string;
+}
+
 export type ToWorker =
   | { type: 'init'; options: WorkerEngineOptions }
-  | {
-      type: 'upscale';
-      jobId: string;
-      inputPath: string;
-      inputName: string;
-      fields: Record<string, string | number | boolean>;
-      /** Written there directly (temp + rename). */ outputPath: string;
-    }
+  | LocalUpscale
   | { type: 'cancel'; jobId: string }
   | { type: 'shutdown' };
 
@@ -31,5 +35,5 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'initFailed'; message: string }
   | { type: 'progress'; jobId: string; percent: number; etaSeconds?: number }
-  | { type: 'done'; jobId: string; outputPath: string; file: FileData; warnings: string[] }
+  | { type: 'done'; jobId: string; outputPath: string; result: UpscaleFileResult }
   | { type: 'failed'; jobId: string; message: string; status?: number; cancelled?: boolean };

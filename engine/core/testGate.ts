@@ -8,6 +8,7 @@
  * `<point>.reached` (its pid inside) and waits until the test deletes `<point>.hold` (or replaces it: each
  * hold carries a token), or until the work is aborted. A point with no `.hold` file is passed straight through. test/README.md shows the helper.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -38,4 +39,27 @@ export async function holdPoint(points: string | readonly string[], signal?: Abo
     }
     return;
   }
+}
+
+/**
+ * The same hold, blocking the thread instead of awaiting: it stands for CPU-bound pixel work, which must never
+ * stall the caller's event loop (core's worker threads call it after a job's first tile, point
+ * `core-first-tile`). A no-op unless CRISP_TEST_GATE_DIR is set.
+ */
+export function blockAtPoint(point: string): void {
+  const dir = process.env[TEST_GATE_ENV];
+  if (!dir) return;
+  const hold = path.join(dir, `${point}.hold`);
+  const tokenNow = (): string | undefined => {
+    try {
+      return readFileSync(hold, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  const token = tokenNow();
+  if (token === undefined) return;
+  writeFileSync(path.join(dir, `${point}.reached`), String(process.pid));
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  while (tokenNow() === token) Atomics.wait(nap, 0, 0, POLL_MS);
 }

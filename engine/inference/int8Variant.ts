@@ -10,7 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { userModelsDir } from '../models/catalog.js';
-import { readJson, writeFileAtomic, writeJsonAtomic } from '../storage/atomicFile.js';
+import { readJson, writeFileAtomic, writeJsonAtomic } from '../core/atomicFile.js';
 
 /** int8-vs-fp32 PSNR-Y (dB) a variant must reach for `--precision auto` to pick it. */
 export const INT8_QUALITY_BAR_DB = 40;

@@ -13,7 +13,7 @@ import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import sharp, { type Sharp } from 'sharp';
 import type { SaveImageAs } from '../contract/index.js';
-import { tempPathFor } from '../storage/atomicFile.js';
+import { tempPathFor } from '../core/atomicFile.js';
 import type { DiskRaster } from './diskRaster.js';
 import { injectExif, tagPngSrgb } from './metadata.js';
 import { allocRaster, rawInput, type BitDepth, type Raster } from './raster.js';

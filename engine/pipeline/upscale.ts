@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { SaveImageAs, Scale } from '../contract/index.js';
 import type { ExecutionProvider, Inference } from '../inference/index.js';
 import type { ResolvedModel } from '../models/catalog.js';
-import { writeFileAtomic } from '../storage/atomicFile.js';
+import { writeFileAtomic } from '../core/atomicFile.js';
 import { enhanceFaces, type FaceReport, type FaceStageOptions, type OutputRegions } from '../faces/faceStage.js';
 import { checkDiskBudget, estimateJob, type FreeDiskReader, type JobBudget, type OutputMode } from './budget.js';
 import { decodeImage } from './decode.js';

@@ -6,25 +6,22 @@
  * - URL inputs are fetched before a task joins its user's queue, outside the inference loop: fetches
  *   run concurrently, at most `urlFetchesPerUser` at once per user, each with its own deadline, so a
  *   slow or failing host holds only its own task, never the device.
+ * - Each image runs in engine/core's worker threads (`core.upscaleFile`): this class only schedules, keeps
+ *   records and reports progress, so the process's event loop (the API, the lease heartbeat) stays free.
  *
  * Status: PROCESSING while fetching or queued; ENHANCING once its first image runs; PROCESSED when every
  * output is written; PROCESSING_FAILED on any error, cancel or shutdown. A failed batch keeps no
  * outputs: a task is delivered whole or not at all, and nothing is charged for it.
  */
-import { holdPoint } from '../core/testGate.js';
-import type { FaceStageOptions } from '../faces/faceStage.js';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { OUTPUT_MIME_TYPES, type FileData, type TaskModelName } from '../contract/index.js';
+import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
+import type { Core, FaceJob, UpscaleFileJob } from '../core/index.js';
+import { holdPoint } from '../core/testGate.js';
 import { fetchImage } from '../inputs/fetchImage.js';
-import type { Inference } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
-import { resolveTaskModel, type TaskModelSources } from '../models/taskModel.js';
-import { upscaleImage, type UpscaleJob, type UpscaleResult } from '../pipeline/index.js';
-import { removeTemp, tempRasterPath } from '../pipeline/tempFiles.js';
 import { checkedInput } from './taskInputs.js';
 import { outputFileName } from './outputNames.js';
-import { withPreModel, type PassRunner } from './preModel.js';
 import type { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
 import { userMessage } from './userMessage.js';
@@ -33,12 +30,11 @@ export interface TaskRunnerDeps {
   store: TaskStore;
   limits: EngineLimits;
   now: () => number;
-  getInference: () => Inference;
-  /** Face stage for tasks with enhanceFace (the engine refuses those tasks when this is absent). */
-  faces?: Omit<FaceStageOptions, 'signal'>;
+  /** Runs each image off this event loop (engine/core); the runner only schedules and keeps records. */
+  core: Core;
+  /** Face model and strength for tasks with enhanceFace (the engine refuses those tasks when this is absent). */
+  face?: FaceJob;
   tileSize: number | undefined;
-  /** Catalog dirs, the custom registry and the denoise cache the task's model is resolved from. */
-  models: TaskModelSources;
   allowPrivateUrls: boolean;
   onFailed: (task: StoredTask) => Promise<void>;
   /** After a task's URL inputs are fetched and measured (re-price it); a throw fails the task. */
@@ -65,16 +61,14 @@ class Cancelled extends Error {
   }
 }
 
-type ResolvedTaskModel = Awaited<ReturnType<typeof resolveTaskModel>>;
-
 /** A task the runner holds, from enqueue until it ends. */
 interface Job {
   task: StoredTask;
   abort: AbortController;
   /** Index of the next image to upscale. */
   next: number;
-  model?: ResolvedTaskModel;
-  preModel?: ResolvedTaskModel;
+  /** Set once its inputs are staged and its outputs folder exists (before its first image). */
+  prepared?: boolean;
   taken: Set<string>;
   currentName?: string;
   /** Set while one of its images runs (cancel waits for it). */
@@ -301,18 +295,15 @@ export class TaskRunner {
       signal,
     );
     await this.deps.confirmOwnership?.(task);
-    if (!job.model) {
+    if (!job.prepared) {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
       // than deliver it without the face enhancement it was priced for.
-      if (task.settings.enhanceFace && !this.deps.faces)
+      if (task.settings.enhanceFace && !this.deps.face)
         throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
       await this.deps.stageInputs?.(task);
-      job.model = await resolveTaskModel(task.settings, this.deps.models);
-      if (task.preModel)
-        job.preModel = await resolveTaskModel({ model: task.preModel as TaskModelName }, this.deps.models);
       await mkdir(outDir, { recursive: true });
+      job.prepared = true;
     }
-    const inference = this.deps.getInference();
     const n = task.inputs.length;
     const input = task.inputs[i]!;
     job.currentName = input.originalFileName;
@@ -326,17 +317,19 @@ export class TaskRunner {
       : outputFileName(input.originalFileName, { ...task.settings, passes: task.passes ?? 1 }, job.taken);
     job.taken.add(fileName);
     const outputPath = task.destination ?? path.join(outDir, fileName);
-    const job1 = {
-      input: { path: input.path as string },
+    const coreJob: UpscaleFileJob = {
+      inputPath: input.path as string,
       inputName: input.originalFileName,
-      model: job.model,
+      outputPath,
+      model: task.settings.model,
+      ...(task.settings.denoise !== undefined ? { denoise: task.settings.denoise } : {}),
       scale: task.settings.scale,
       format: task.settings.saveImageAs,
       compression: task.settings.compression,
-      outputPath,
-      tileSize: this.deps.tileSize,
-      ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
-      signal,
+      ...(task.passes === 2 ? { passes: 2 as const } : {}),
+      ...(task.preModel ? { preModel: task.preModel } : {}),
+      ...(task.settings.enhanceFace && this.deps.face ? { face: this.deps.face } : {}),
+      ...(this.deps.tileSize !== undefined ? { tileSize: this.deps.tileSize } : {}),
       limits: {
         maxInputPixels: limits.maxInputPixels,
         maxOutputPixels: limits.maxOutputPixels,
@@ -345,14 +338,12 @@ export class TaskRunner {
       },
     };
     const clamp = (f: number) => Math.min(1, Math.max(0, f));
-    const upscale: PassRunner = (j, onProgress) =>
-      task.passes === 2 ? upscaleTwice(j, inference, onProgress) : upscaleImage({ ...j, onProgress }, inference);
-    const report = (f: number, eta?: number) => this.setProgress(task, (i + clamp(f)) / n, eta);
-    const result = job.preModel
-      ? await withPreModel(job1, job.preModel, inference, report, upscale)
-      : await upscale(job1, report);
+    const result = await this.deps.core.upscaleFile(coreJob, {
+      signal,
+      onProgress: (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta),
+    });
     task.provider = result.provider;
-    for (const w of result.warnings ?? []) if (!task.warnings.includes(w)) task.warnings.push(w);
+    for (const w of result.warnings) if (!task.warnings.includes(w)) task.warnings.push(w);
     const createdAt = now();
     const size = (await stat(outputPath)).size;
     const file: FileData = {
@@ -422,55 +413,5 @@ export class TaskRunner {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();
-  }
-}
-
-/**
- * Double upscale: the image goes through the model, then its result goes through again (×4 twice is ×16).
- * Each pass is an ordinary upscaleImage, so each follows the huge-image rules on its own: the second pass's
- * input is the first's output, and when its output raster is large it streams to disk (budget.ts). The
- * intermediate is a lossless PNG beside the output under a temp name (swept like the temp rasters) and is
- * removed however the job ends; the output is written atomically by the second pass only, so a cancel in
- * either pass leaves nothing under the output's name. Faces are enhanced on the final pass only (on the
- * first they would be enlarged again and lose what the face model restored). Progress is weighted by each
- * pass's output pixels: the second does scale² times the work of the first.
- */
-async function upscaleTwice(
-  job: UpscaleJob,
-  inference: Inference,
-  onProgress: (fraction: number, etaSeconds?: number) => void,
-): Promise<UpscaleResult> {
-  const dir = path.dirname(job.outputPath);
-  const mid = tempRasterPath(dir, '.png');
-  const w1 = 1 / (1 + job.scale * job.scale);
-  try {
-    const { faces: _faces, ...firstPass } = job;
-    await upscaleImage(
-      {
-        ...firstPass,
-        outputPath: mid,
-        format: 'png',
-        // PNG is lossless at any level; 0 is its fastest.
-        compression: 0,
-        onProgress: (f, eta) => {
-          // Until the second pass is measured, it is assumed to take scale² times the first (its share of the pixels).
-          const total1 = eta !== undefined && f < 0.98 ? eta / (1 - f) : undefined;
-          onProgress(
-            w1 * f,
-            eta !== undefined && total1 !== undefined ? Math.round(eta + (total1 * (1 - w1)) / w1) : undefined,
-          );
-        },
-      },
-      inference,
-    );
-    // Test-only (CRISP_TEST_GATE_DIR; a no-op in production), without the signal: the check below must stop it.
-    await holdPoint('pass-2');
-    job.signal?.throwIfAborted();
-    return await upscaleImage(
-      { ...job, input: { path: mid }, onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta) },
-      inference,
-    );
-  } finally {
-    await removeTemp(mid);
   }
 }

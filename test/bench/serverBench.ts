@@ -10,6 +10,9 @@
  *   log volume        bytes crisp writes to stdout per 1000 status polls at the default log level
  *   server CPU        user+sys CPU of each server process per request (status) or per GiB (upload), read
  *                     from /proc: the figure least disturbed by other load on a shared machine
+ *   status under load one other client's status polls (one connection, every 50 ms): p99 and max while a
+ *                     16.7 MP task (1024² ×4) runs in the same crisp serve, against the same server idle
+ *                     just before (crisp column: during the task; bare column: idle; issue 25)
  * Client and servers share this machine's cores (and, on a shared machine, other people's load), so
  * read the ratios (crisp ÷ bare, same run), not the absolute figures. Each figure is the best of
  * ROUNDS alternating rounds, which filters out bursts of outside load.
@@ -23,6 +26,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
 import { Agent, FormData } from 'undici';
 import { IMAGES_DIR, ONNX_DIR, REPO_ROOT } from '../helpers/paths.js';
 
@@ -43,6 +47,7 @@ const ROUNDS = QUICK ? 1 : 2;
 const UPLOAD_BYTES = 64 * 1024 * 1024;
 const PART_SIZE = 5 * 1024 * 1024;
 const CRISP = path.join(REPO_ROOT, 'bin', 'crisp.js');
+const LOADED_POLL_MS = 50;
 
 interface Spawned {
   child: ChildProcess;
@@ -166,6 +171,29 @@ async function upload(
     cpuSPerGiB: ((cpuSeconds(pid) - cpu0) * 1073741824) / file.length,
   };
 }
+
+/** One client polling back-to-back with a pause, until `stop()` is true; answers sorted latencies (ms). */
+async function lightPolls(
+  agent: Agent,
+  origin: string,
+  headers: Record<string, string>,
+  body: string,
+  stop: () => boolean,
+): Promise<number[]> {
+  const latencies: number[] = [];
+  while (!stop()) {
+    const s = performance.now();
+    const r = await agent.request({ origin, path: '/get-task-status', method: 'POST', headers, body });
+    await r.body.dump();
+    if (r.statusCode !== 200) throw new Error(`status poll answered ${r.statusCode}`);
+    latencies.push(performance.now() - s);
+    await new Promise((res) => setTimeout(res, LOADED_POLL_MS));
+  }
+  return latencies.sort((a, b) => a - b);
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
 
 export async function runServerBench(): Promise<ServerBenchRow[]> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-bench-server-'));
@@ -331,6 +359,51 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
       await mkdir(bareDir);
     }
     const ratio = (x: number, y: number) => `${(x / y).toFixed(2)}×`;
+
+    // Another client's polls with the server idle, then while a 16.7 MP task runs in it (same process, same run).
+    const idleEnd = performance.now() + (QUICK ? 3000 : 8000);
+    const idle = await lightPolls(agent, crispOrigin, headers, statusBody, () => performance.now() > idleEnd);
+    const big = await sharp(path.join(IMAGES_DIR, 'set14', 'baboon.png'))
+      .resize(1024, 1024)
+      .jpeg()
+      .toBuffer();
+    const heavyForm = new FormData();
+    for (const [k, v] of Object.entries({
+      model: 'digital-art-4x',
+      scale: '4',
+      saveImageAs: 'jpg',
+      enhanceFace: 'false',
+    }))
+      heavyForm.append(k, v);
+    heavyForm.append('file', new Blob([big]), 'big.jpg');
+    const t16 = performance.now();
+    const heavy = await agent.request({
+      origin: crispOrigin,
+      path: '/start-task',
+      method: 'POST',
+      headers: { 'x-api-key': apiKey },
+      body: heavyForm,
+    });
+    const heavyText = await heavy.body.text();
+    if (heavy.statusCode !== 200) throw new Error(`start-task (16 MP): ${heavy.statusCode} ${heavyText}`);
+    const heavyId = (JSON.parse(heavyText) as { data: { taskId: string } }).data.taskId;
+    let heavyDone = false;
+    const watcher = (async () => {
+      try {
+        while (!heavyDone) {
+          await new Promise((r) => setTimeout(r, 500));
+          const status = (await post('/get-task-status', { data: { taskId: heavyId } })).json.data.status;
+          if (status === 'PROCESSING_FAILED') throw new Error('the 16 MP bench task failed');
+          heavyDone = status === 'PROCESSED';
+        }
+      } finally {
+        heavyDone = true; // a failure ends the polls too; it is rethrown below
+      }
+    })();
+    const loaded = await lightPolls(agent, crispOrigin, headers, statusBody, () => heavyDone);
+    await watcher;
+    const taskSeconds = (performance.now() - t16) / 1000;
+
     c ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0, cpuUs: 0 };
     b ??= { reqPerS: 0, p50: 0, p99: 0, requests: 0, cpuUs: 0 };
     return [
@@ -381,6 +454,22 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
         unit: 's/GiB',
         ratio: ratio(cUp.cpuSPerGiB, bUp.cpuSPerGiB),
         note: 'user+sys of the server process; lower is better',
+      },
+      {
+        name: 'status p99, 16 MP task running',
+        crisp: Number(quantile(loaded, 0.99).toFixed(1)),
+        bare: Number(quantile(idle, 0.99).toFixed(1)),
+        unit: 'ms',
+        ratio: ratio(quantile(loaded, 0.99), quantile(idle, 0.99)),
+        note: `bare column: the same crisp serve idle; 1 client every ${LOADED_POLL_MS} ms, ${loaded.length} polls during the task`,
+      },
+      {
+        name: 'status max, 16 MP task running',
+        crisp: Number((loaded.at(-1) ?? 0).toFixed(1)),
+        bare: Number((idle.at(-1) ?? 0).toFixed(1)),
+        unit: 'ms',
+        ratio: ratio(loaded.at(-1) ?? 0, idle.at(-1) ?? 0),
+        note: `bare column: idle; the task (1024² ×4 digital-art-4x, jpg) took ${taskSeconds.toFixed(1)} s start to PROCESSED`,
       },
       {
         name: 'log bytes / 1000 polls',

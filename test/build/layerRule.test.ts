@@ -58,4 +58,41 @@ describe('layer rule', () => {
     ].join('\n');
     expect(await problems('renderer/src/probe.ts', `${allowed}\n`)).toEqual([]);
   });
+
+  it('inside engine/: contract ← core ← service ← server, never the wrong way', async () => {
+    const wrongWay = expect.stringContaining('imports only the groups below it');
+    // core (pipeline, inference, faces, convert, models, core) never reaches the service or the server.
+    expect(await problems('engine/core/probe.ts', "import '../tasks/taskStore.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/pipeline/probe.ts', "import { createEngine } from '../engine.js';\n")).toEqual([
+      wrongWay,
+    ]);
+    expect(await problems('engine/faces/probe.ts', "import '../storage/mutex.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/models/probe.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
+    // contract is the floor: it imports none of the others.
+    expect(await problems('engine/contract/probe.ts', "import '../pipeline/index.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/contract/probe.ts', "import type { Core } from '../core/index.js';\n")).toEqual([
+      wrongWay,
+    ]);
+    expect(await problems('engine/contract/probe.ts', "import '../limits.js';\n")).toEqual([wrongWay]);
+    // service never reaches the server.
+    expect(await problems('engine/tasks/probe.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/engine.ts', "import './server/app.js';\n")).toEqual([wrongWay]);
+    // The right way is allowed, and the engine-wide rule still holds inside a group.
+    const down = [
+      "import '../contract/index.js';",
+      "import '../core/index.js';",
+      "import '../pipeline/index.js';",
+      "import '../storage/mutex.js';",
+    ].join('\n');
+    expect(await problems('engine/tasks/probe.ts', `${down}\n`)).toEqual([]);
+    expect(
+      await problems('engine/server/probe.ts', "import '../tasks/taskStore.js';\nimport '../engine.js';\n"),
+    ).toEqual([]);
+    expect(
+      await problems('engine/core/probe.ts', "import '../contract/index.js';\nimport '../inference/index.js';\n"),
+    ).toEqual([]);
+    expect(await problems('engine/core/probe.ts', "import '../../app/cli/table.js';\n")).toEqual([
+      expect.stringContaining('engine/ is pure Node'),
+    ]);
+  });
 });

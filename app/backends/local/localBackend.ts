@@ -1,5 +1,5 @@
 /**
- * The local backend: the engine runs in a separate worker process, so a native crash, GPU fault or OOM
+ * The local backend: the upscaling core runs in a separate worker process, so a native crash, GPU fault or OOM
  * kill fails the current item with a clear message and never takes the app down; the next item starts a
  * fresh worker. Items run one at a time (the engine runs one inference at a time anyway).
  */
@@ -149,11 +149,13 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     req.onProgress?.(100);
     return {
       outputPath: req.outputPath,
-      dimensions: result.file.dimensions,
-      fileSize: result.file.fileSize,
+      dimensions: { width: result.result.width, height: result.result.height },
+      fileSize: result.result.bytes,
       creditsDeducted: 0,
-      warnings: result.warnings,
-      ...(result.file.faces ? { faces: { found: result.file.faces.found, enhanced: result.file.faces.enhanced } } : {}),
+      warnings: result.result.warnings,
+      ...(result.result.faces
+        ? { faces: { found: result.result.faces.found, enhanced: result.result.faces.enhanced } }
+        : {}),
     };
   }
 

@@ -1,0 +1,123 @@
+/**
+ * The engine worker's logic, apart from its process entry (engineWorker.ts) so tests can drive it over any
+ * channel. Each upscale is checked (localJob.ts) and handed to core directly: no task record, no meter, no
+ * status polling; core's own progress events are forwarded as they come.
+ */
+import path from 'node:path';
+import { isContractError } from '../../engine/contract/index.js';
+import { createCore, type Core } from '../../engine/core/index.js';
+import { resolveFaceModel } from '../../engine/faces/faceModels.js';
+import type { ExecutionProviderChoice } from '../../engine/inference/index.js';
+import { resolveLimits, type EngineLimits } from '../../engine/limits.js';
+import { modelSearchDirs } from '../../engine/models/catalog.js';
+import type { TaskModelSources } from '../../engine/models/taskModel.js';
+import { userMessage } from '../../engine/tasks/userMessage.js';
+import { localJob } from './localJob.js';
+import type { ParentChannel } from './parentChannel.js';
+import type { LocalUpscale, ToWorker, WorkerEngineOptions } from './protocol.js';
+
+export interface WorkerMain {
+  handle(msg: ToWorker): void;
+  /** Settles once every job in flight has answered (tests). */
+  idle(): Promise<void>;
+}
+
+export function startWorkerMain(
+  channel: ParentChannel,
+  exit: (code: number) => void = (c) => process.exit(c),
+): WorkerMain {
+  let ctx: { options: WorkerEngineOptions; sources: TaskModelSources; limits: EngineLimits; core: Core } | undefined;
+  const jobs = new Map<string, AbortController>();
+  const inFlight = new Set<Promise<void>>();
+
+  function init(options: WorkerEngineOptions): void {
+    try {
+      const modelDirs = options.modelDirs ?? modelSearchDirs();
+      // A face model named at start that is missing stops the worker now, with the reason (as before).
+      if (options.faces) resolveFaceModel(options.faces.model ?? undefined, modelDirs);
+      const sources: TaskModelSources = {
+        modelDirs,
+        ...(options.customModelsDir !== undefined ? { customModelsDir: path.resolve(options.customModelsDir) } : {}),
+        denoiseCacheDir: path.join(path.resolve(options.dataDir), 'models-cache'),
+      };
+      const core = createCore({
+        executionProvider: (options.executionProvider ?? 'auto') as ExecutionProviderChoice,
+        ...(options.threads ? { threads: options.threads } : {}),
+        ...(options.precision ? { precision: options.precision } : {}),
+        models: sources,
+      });
+      core.warm();
+      ctx = { options, sources, limits: resolveLimits(), core };
+      channel.send({ type: 'ready' });
+    } catch (e) {
+      channel.send({ type: 'initFailed', message: e instanceof Error ? e.message : String(e) });
+    }
+  }
+
+  async function upscale(msg: LocalUpscale): Promise<void> {
+    const { jobId } = msg;
+    const abort = new AbortController();
+    jobs.set(jobId, abort);
+    try {
+      if (!ctx) throw new Error('the engine is not ready');
+      const job = await localJob(msg, ctx);
+      abort.signal.throwIfAborted();
+      let last = -1;
+      let lastEta: number | undefined;
+      const result = await ctx.core.upscaleFile(job, {
+        signal: abort.signal,
+        onProgress: (fraction, etaSeconds) => {
+          // Whole percents below 100 (100 is the result itself), sent only when something changed.
+          const percent = Math.min(99, Math.floor(fraction * 100));
+          if (percent <= last && etaSeconds === lastEta) return;
+          last = Math.max(last, percent);
+          lastEta = etaSeconds;
+          channel.send({ type: 'progress', jobId, percent: last, ...(etaSeconds !== undefined ? { etaSeconds } : {}) });
+        },
+      });
+      channel.send({ type: 'done', jobId, outputPath: job.outputPath, result });
+    } catch (e) {
+      // Typed by what happened (this job was asked to stop), never by the wording of the error.
+      if (abort.signal.aborted) channel.send({ type: 'failed', jobId, message: 'Cancelled', cancelled: true });
+      else
+        channel.send({
+          type: 'failed',
+          jobId,
+          message: isContractError(e) ? e.message : userMessage(e, msg.inputName),
+          ...(isContractError(e) ? { status: e.status } : {}),
+        });
+    } finally {
+      jobs.delete(jobId);
+    }
+  }
+
+  return {
+    handle(msg) {
+      switch (msg.type) {
+        case 'init':
+          init(msg.options);
+          break;
+        case 'upscale': {
+          const p = upscale(msg);
+          inFlight.add(p);
+          void p.finally(() => inFlight.delete(p));
+          break;
+        }
+        case 'cancel':
+          jobs.get(msg.jobId)?.abort(new Error('Cancelled'));
+          break;
+        case 'shutdown':
+          void (async () => {
+            for (const a of jobs.values()) a.abort(new Error('Cancelled'));
+            await Promise.allSettled(inFlight);
+            await ctx?.core.close().catch(() => undefined);
+            exit(0);
+          })();
+          break;
+      }
+    },
+    idle: async () => {
+      await Promise.allSettled(inFlight);
+    },
+  };
+}

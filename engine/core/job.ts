@@ -1,0 +1,72 @@
+/**
+ * The typed job core runs, and what it answers. Plain data only: a job crosses to a worker thread by
+ * structured clone, so it holds no functions, signals or class instances.
+ */
+import type { SaveImageAs, Scale, TaskSettings } from '../contract/index.js';
+import type { DetectOptions } from '../faces/detect.js';
+import type { FaceReport } from '../faces/faceStage.js';
+import type { ExecutionProvider, PrecisionRequest } from '../inference/index.js';
+import type { ImageLimits } from '../pipeline/probe.js';
+
+/**
+ * Face enhancement of one job: the one face vocabulary, from the contract's `enhanceFace` to the face stage.
+ * Model and strength travel with the job, so changing the strength never restarts anything.
+ */
+export interface FaceJob {
+  /** Catalog face model name or `custom:<name>`; null: the best installed one. */
+  model: string | null;
+  /** 0..1: share of the restored face in the blend (default 1). */
+  strength?: number;
+  /** Detector thresholds (tests, benchmarks); defaults otherwise. */
+  detect?: DetectOptions;
+}
+
+export interface UpscaleFileJob {
+  /** The image to read. */
+  inputPath: string;
+  /** The user's name for it, used in messages. */
+  inputName: string;
+  /** Where the result is written atomically (temp + rename); on failure or cancel nothing exists there. */
+  outputPath: string;
+  /** A contract model name or `custom:<name>` (resolved in the core's model sources). */
+  model: TaskSettings['model'];
+  /** service-lite-4x only: 0–1 blend with its weak-denoise twin; absent or 1: the plain model. */
+  denoise?: number;
+  scale: Scale;
+  format: SaveImageAs;
+  /** 0–100, 0 = best quality. */
+  compression: number;
+  /** 2: the result goes through the model again (×4 twice is ×16). Default 1. */
+  passes?: 1 | 2;
+  /** A 1× restoration model run over the whole image before the upscaler (checked by models/preModel.ts). */
+  preModel?: string;
+  face?: FaceJob;
+  /** Tile side in input pixels; default chosen from the image and the provider. */
+  tileSize?: number;
+  /** fp32, int8 or auto; default: the core's precision. */
+  precision?: PrecisionRequest;
+  /** Image limits (pixels, streaming threshold, disk reserve); defaults: the pipeline's. */
+  limits?: Partial<ImageLimits>;
+}
+
+export interface UpscaleFileResult {
+  width: number;
+  height: number;
+  /** Bytes of the written file. */
+  bytes: number;
+  provider: ExecutionProvider;
+  /** Whether the output streamed through a disk raster (huge images). */
+  streamed: boolean;
+  warnings: string[];
+  /** With a face job: faces found and enhanced. */
+  faces?: FaceReport;
+}
+
+/** Progress of one job: a fraction 0..1 that never goes backwards (1 once the file is in place), and an ETA. */
+export type CoreProgress = (fraction: number, etaSeconds?: number) => void;
+
+export interface UpscaleFileOptions {
+  /** Aborting stops the job within a tile; the promise then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  onProgress?: CoreProgress;
+}

@@ -1,0 +1,25 @@
+/** Messages between the pool (workerPool.ts) and a core worker thread (coreWorker.ts); structured-clone safe. */
+import type { TaskModelSources } from '../models/taskModel.js';
+import type { ExecutionProviderRequest, PrecisionRequest } from '../inference/index.js';
+import type { WireError } from './errorWire.js';
+import type { UpscaleFileJob, UpscaleFileResult } from './job.js';
+
+/** What every worker of a pool is started with (workerData). */
+export interface CoreWorkerSetup {
+  executionProvider: ExecutionProviderRequest;
+  /** onnxruntime intra-op threads of this worker's sessions; absent: onnxruntime's choice. */
+  threads?: number;
+  precision: PrecisionRequest;
+  models: TaskModelSources;
+  /** How much lower than the caller's the worker thread's priority is (Linux; 0: the same). */
+  niceness: number;
+}
+
+export type ToCoreWorker =
+  { type: 'run'; id: number; job: UpscaleFileJob } | { type: 'cancel'; id: number } | { type: 'release' };
+
+export type FromCoreWorker =
+  | { type: 'progress'; id: number; fraction: number; etaSeconds?: number }
+  | { type: 'done'; id: number; result: UpscaleFileResult }
+  | { type: 'failed'; id: number; error: WireError }
+  | { type: 'released' };

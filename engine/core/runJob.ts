@@ -1,0 +1,116 @@
+/**
+ * One job, inside a core worker thread: resolve the model (building a denoise blend when asked), resolve
+ * the face model, then one or two passes of the pipeline. Everything here is CPU-heavy or calls what is
+ * (decode, tiles, stitching, faces, encode), which is why it only ever runs in the pool (workerPool.ts).
+ */
+import path from 'node:path';
+import { resolveFaceModel } from '../faces/faceModels.js';
+import type { FaceStageOptions } from '../faces/faceStage.js';
+import type { Inference } from '../inference/index.js';
+import { resolveTaskModel, type TaskModelSources } from '../models/taskModel.js';
+import { upscaleImage, type UpscaleJob, type UpscaleResult } from '../pipeline/index.js';
+import { removeTemp, tempRasterPath } from '../pipeline/tempFiles.js';
+import type { TaskModelName } from '../contract/index.js';
+import type { CoreProgress, FaceJob, UpscaleFileJob, UpscaleFileResult } from './job.js';
+import { withPreModel, type PassRunner } from './preModel.js';
+import { holdPoint } from './testGate.js';
+
+function faceStage(face: FaceJob, modelDirs: readonly string[]): Omit<FaceStageOptions, 'signal'> {
+  const resolved = resolveFaceModel(face.model ?? undefined, modelDirs);
+  return {
+    detectorPath: resolved.detectorPath,
+    restorerPath: resolved.restorerPath,
+    restorerName: resolved.name,
+    strength: face.strength ?? 1,
+    ...(face.detect ? { detect: face.detect } : {}),
+  };
+}
+
+export async function runJob(
+  job: UpscaleFileJob,
+  inference: Inference,
+  sources: TaskModelSources,
+  signal: AbortSignal,
+  onProgress: CoreProgress,
+): Promise<UpscaleFileResult> {
+  signal.throwIfAborted();
+  const model = await resolveTaskModel(
+    { model: job.model, ...(job.denoise !== undefined ? { denoise: job.denoise } : {}) },
+    sources,
+  );
+  const base: UpscaleJob = {
+    input: { path: job.inputPath },
+    inputName: job.inputName,
+    model,
+    scale: job.scale,
+    format: job.format,
+    compression: job.compression,
+    outputPath: job.outputPath,
+    signal,
+    ...(job.tileSize !== undefined ? { tileSize: job.tileSize } : {}),
+    ...(job.limits ? { limits: job.limits } : {}),
+    ...(job.face ? { faces: faceStage(job.face, sources.modelDirs) } : {}),
+  };
+  const upscale: PassRunner = (j, report) =>
+    job.passes === 2 ? upscaleTwice(j, inference, report) : upscaleImage({ ...j, onProgress: report }, inference);
+  const preModel =
+    job.preModel === undefined ? undefined : await resolveTaskModel({ model: job.preModel as TaskModelName }, sources);
+  const r = preModel
+    ? await withPreModel(base, preModel, inference, onProgress, upscale)
+    : await upscale(base, onProgress);
+  return {
+    width: r.width,
+    height: r.height,
+    bytes: r.bytes,
+    provider: r.provider,
+    streamed: r.budget.streamed,
+    warnings: r.warnings ?? [],
+    ...(r.faces ? { faces: r.faces } : {}),
+  };
+}
+
+/**
+ * Double upscale: the image goes through the model, then its result goes through again (×4 twice is ×16).
+ * Each pass is an ordinary upscaleImage, so each follows the huge-image rules on its own: the second pass's
+ * input is the first's output, and when its output raster is large it streams to disk (budget.ts). The
+ * intermediate is a lossless PNG beside the output under a temp name (swept like the temp rasters) and is
+ * removed however the job ends; the output is written atomically by the second pass only, so a cancel in
+ * either pass leaves nothing under the output's name. Faces are enhanced on the final pass only (on the
+ * first they would be enlarged again and lose what the face model restored). Progress is weighted by each
+ * pass's output pixels: the second does scale² times the work of the first.
+ */
+async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: CoreProgress): Promise<UpscaleResult> {
+  const dir = path.dirname(job.outputPath);
+  const mid = tempRasterPath(dir, '.png');
+  const w1 = 1 / (1 + job.scale * job.scale);
+  try {
+    const { faces: _faces, ...firstPass } = job;
+    await upscaleImage(
+      {
+        ...firstPass,
+        outputPath: mid,
+        format: 'png',
+        // PNG is lossless at any level; 0 is its fastest.
+        compression: 0,
+        onProgress: (f, eta) => {
+          // Until the second pass is measured, it is assumed to take scale² times the first (its share of the pixels).
+          const total1 = eta !== undefined && f < 0.98 ? eta / (1 - f) : undefined;
+          onProgress(
+            w1 * f,
+            eta !== undefined && total1 !== undefined ? Math.round(eta + (total1 * (1 - w1)) / w1) : undefined,
+          );
+        },
+      },
+      inference,
+    );
+    // Test-only (CRISP_TEST_GATE_DIR; a no-op in production), without the signal: the check below must stop it.
+    await holdPoint('pass-2');
+    job.signal?.throwIfAborted();
+    return await upscaleImage(
+      { ...job, input: { path: mid }, onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta) },
+      inference,
+    );
+  } finally {
+    await removeTemp(mid);
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The core's pool of worker threads. Every job runs whole in one worker thread — model resolution,
+ * decode, tile pre/post-processing, inference, stitching, faces, encode — so the caller's event loop only
+ * passes messages: a server keeps answering and a lease keeps beating however heavy the image.
+ *
+ * - Size: `workers` threads (default 1: one device, one image at a time, as the task runner schedules);
+ *   the thread setting is the CPU budget of the whole pool, split evenly between its workers' onnxruntime
+ *   sessions (docs/architecture.md).
+ * - Workers start on warm() or the first job (an API-only process starts none), keep their sessions for
+ *   later jobs, and do not keep the process alive while idle.
+ * - Progress and cancellation cross by message; a cancelled job's promise settles only once its worker has
+ *   stopped and removed its temp files, so nothing half-written is left when it rejects.
+ * - A worker that dies (out of memory, an uncaught native error) fails its job with a clear message and
+ *   is replaced on the next job.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { fromWire } from './errorWire.js';
+import type { CoreProgress, UpscaleFileJob, UpscaleFileOptions, UpscaleFileResult } from './job.js';
+import type { CoreWorkerSetup, FromCoreWorker, ToCoreWorker } from './protocol.js';
+
+interface Pending {
+  id: number;
+  job: UpscaleFileJob;
+  signal: AbortSignal | undefined;
+  onProgress: CoreProgress | undefined;
+  resolve: (r: UpscaleFileResult) => void;
+  reject: (e: unknown) => void;
+  onAbort?: () => void;
+}
+
+interface Slot {
+  worker: Worker;
+  job: Pending | undefined;
+  dead: boolean;
+}
+
+/** The compiled worker beside this module (built CLI: out/cli; desktop build: its chunks' parent), else the sources. */
+export function defaultWorkerEntry(): { file: string; tsEntry?: string } {
+  if (import.meta.url.endsWith('.ts')) {
+    return {
+      file: fileURLToPath(new URL('./tsWorker.mjs', import.meta.url)),
+      tsEntry: new URL('./coreWorker.ts', import.meta.url).href,
+    };
+  }
+  for (const rel of ['./coreWorker.js', '../coreWorker.js']) {
+    const file = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(file)) return { file };
+  }
+  throw new Error('The core worker (coreWorker.js) is missing from this build.');
+}
+
+export class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly waiting: Pending[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(
+    private readonly size: number,
+    private readonly setup: CoreWorkerSetup,
+    private readonly entry: () => { file: string; tsEntry?: string } = defaultWorkerEntry,
+  ) {}
+
+  run(job: UpscaleFileJob, opts: UpscaleFileOptions = {}): Promise<UpscaleFileResult> {
+    if (this.closed) return Promise.reject(new Error('the upscaling core is closed'));
+    if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
+    return new Promise<UpscaleFileResult>((resolve, reject) => {
+      const p: Pending = {
+        id: this.nextId++,
+        job,
+        signal: opts.signal,
+        onProgress: opts.onProgress,
+        resolve,
+        reject,
+      };
+      p.onAbort = () => {
+        const i = this.waiting.indexOf(p);
+        if (i >= 0) {
+          // Not started: nothing to clean up.
+          this.waiting.splice(i, 1);
+          this.settle(p);
+          reject(opts.signal?.reason);
+          return;
+        }
+        const slot = this.slots.find((s) => s.job === p);
+        if (slot) this.post(slot, { type: 'cancel', id: p.id });
+      };
+      opts.signal?.addEventListener('abort', p.onAbort, { once: true });
+      this.waiting.push(p);
+      this.dispatch();
+    });
+  }
+
+  /** Starts the pool's threads now (idle, not keeping the process alive), so the first job does not wait for them. */
+  warm(): void {
+    while (!this.closed && this.slots.filter((s) => !s.dead).length < this.size) this.spawn();
+  }
+
+  /** Stops every worker (their sessions go with them); running jobs fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const p of this.waiting.splice(0)) {
+      this.settle(p);
+      p.reject(new Error('the upscaling core was closed before this image ran'));
+    }
+    await Promise.all(this.slots.map((s) => s.worker.terminate().catch(() => undefined)));
+    this.slots.length = 0;
+  }
+
+  private settle(p: Pending): void {
+    if (p.onAbort) p.signal?.removeEventListener('abort', p.onAbort);
+  }
+
+  private post(slot: Slot, msg: ToCoreWorker): void {
+    if (!slot.dead) slot.worker.postMessage(msg);
+  }
+
+  private dispatch(): void {
+    while (this.waiting.length > 0) {
+      let slot = this.slots.find((s) => !s.dead && s.job === undefined);
+      if (!slot && this.slots.filter((s) => !s.dead).length < this.size) slot = this.spawn();
+      if (!slot) return;
+      const p = this.waiting.shift() as Pending;
+      slot.job = p;
+      slot.worker.ref();
+      this.post(slot, { type: 'run', id: p.id, job: p.job });
+    }
+  }
+
+  private spawn(): Slot {
+    const entry = this.entry();
+    const worker = new Worker(entry.file, {
+      // One environment with this thread: a setting changed after the pool started (the test gate) is seen.
+      env: SHARE_ENV,
+      workerData: { ...this.setup, ...(entry.tsEntry ? { tsEntry: entry.tsEntry } : {}) },
+    });
+    const slot: Slot = { worker, job: undefined, dead: false };
+    this.slots.push(slot);
+    worker.on('message', (msg: FromCoreWorker) => this.onMessage(slot, msg));
+    const died = (why: string) => {
+      if (slot.dead) return;
+      slot.dead = true;
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots.splice(i, 1);
+      const p = slot.job;
+      slot.job = undefined;
+      if (p) {
+        this.settle(p);
+        p.reject(
+          p.signal?.aborted
+            ? p.signal.reason
+            : new Error(`The upscaling worker stopped while upscaling ${p.job.inputName} (${why}).`),
+        );
+      }
+      if (!this.closed) this.dispatch();
+    };
+    worker.on('error', (e) => died(e.message.split('\n')[0] ?? 'error'));
+    worker.on('exit', (code) => died(`exit code ${code}`));
+    worker.unref();
+    return slot;
+  }
+
+  private onMessage(slot: Slot, msg: FromCoreWorker): void {
+    if (msg.type === 'released') return;
+    const p = slot.job;
+    if (!p || p.id !== msg.id) return;
+    if (msg.type === 'progress') {
+      p.onProgress?.(msg.fraction, msg.etaSeconds);
+      return;
+    }
+    slot.job = undefined;
+    slot.worker.unref();
+    this.settle(p);
+    if (msg.type === 'done') p.resolve(msg.result);
+    // A cancelled job rejects with the caller's own reason (what it aborted with), not the worker's wording.
+    else p.reject(p.signal?.aborted ? p.signal.reason : fromWire(msg.error));
+    this.dispatch();
+  }
+}
