@@ -39,6 +39,7 @@ import { KeyedMutex } from './storage/mutex.js';
 import { checkPassesFit, ImageInputError } from './pipeline/index.js';
 import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
+import { crashPoint } from './tasks/crashPoint.js';
 import { taskStats, type TaskStats } from './tasks/taskStats.js';
 import { TaskStore } from './tasks/taskStore.js';
 import { PgTaskStore } from './tasks/pgTaskStore.js';
@@ -191,6 +192,13 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     task.error = opts.resumeInterrupted === true && task.resumes > MAX_RESUMES ? GAVE_UP : INTERRUPTED;
     await store.save(task);
     await meter.release(task.id);
+  }
+
+  // The embedded store cannot write a charge and a task in one step: a kill between start-task's
+  // reservation and its task record leaves a charge without a task (and a folder without a record, which
+  // store.load() removed). Every such charge is released here, before anything new is reserved.
+  if (!pgStore && meter.reservedTaskIds) {
+    for (const id of await meter.reservedTaskIds()) if (!store.get(id)) await meter.release(id);
   }
 
   // Resolved once at start so a missing model stops `crisp serve --face-model` before it listens.
@@ -346,11 +354,10 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         }
       }
       cost = priceTask(req, inputs);
-      await meter.reserve(caller, id, cost);
-      reserved = true;
+      // Taken before the task exists: a refusal here (429) must not leave a saved task behind.
+      if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       // Whichever worker claims the task reads its inputs from the bucket.
       if (objects) await publishInputs(objects, id, inputs);
-      if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       const t = now();
       const task: StoredTask = {
         id,
@@ -380,7 +387,20 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
           : {}),
         ...(input.passes === 2 ? { passes: 2 as const } : {}),
       };
-      await store.save(task);
+      if (pgStore && meter.reserveWith) {
+        // One transaction: the charge and the task row exist together or not at all.
+        await meter.reserveWith(caller, id, cost, async (db) => {
+          crashPoint('start-task:reserved');
+          await pgStore.insertNew(db, task);
+        });
+        reserved = true;
+      } else {
+        await meter.reserve(caller, id, cost);
+        reserved = true;
+        // A kill here leaves a charge without a task record: the next start-up releases it (above).
+        crashPoint('start-task:reserved');
+        await store.save(task);
+      }
       if (objects) await rm(taskDir, { recursive: true, force: true });
       // Queued: a worker (this process's or another's) claims the row; otherwise it runs here.
       if (pgStore) worker?.poke();
@@ -441,7 +461,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     return { path: abs, file: decorate(task, file) };
   }
 
+  /**
+   * A removed task's charge is never left reserved. Rule (docs/api.md#credits): a charge is settled by the
+   * first status poll that sees PROCESSED; a task removed before any such poll (never polled until its
+   * files expired) releases its reservation, since the user never received its result. Settled and
+   * released charges are left as they are (release is idempotent).
+   */
   async function removeTask(id: string): Promise<void> {
+    await meter.release(id);
     // Objects first: a row without objects is swept again next time; objects without a row would leak.
     await objects?.removePrefix(taskPrefix(id));
     await store.remove(id);

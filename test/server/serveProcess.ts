@@ -12,6 +12,8 @@ export interface ServeProcess {
   output: () => string;
   /** Peak resident memory of the server so far (VmHWM), in bytes. */
   peakRss(): Promise<number>;
+  /** Resolves when the process has ended (by itself, e.g. at a test-only crash point, or killed). */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(): Promise<void>;
 }
 
@@ -32,7 +34,11 @@ export async function addCliUser(dataDir: string, email: string, credits: number
   return r.stdout.trim().split('\n').pop()!;
 }
 
-export async function startServe(dataDir: string, flags: string[]): Promise<ServeProcess> {
+export async function startServe(
+  dataDir: string,
+  flags: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ServeProcess> {
   const child = spawn(
     process.execPath,
     [
@@ -50,7 +56,10 @@ export async function startServe(dataDir: string, flags: string[]): Promise<Serv
       'warn',
       ...flags,
     ],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env },
+  );
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -71,6 +80,7 @@ export async function startServe(dataDir: string, flags: string[]): Promise<Serv
     child,
     url,
     output: () => out,
+    exited: () => ended,
     async peakRss() {
       const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
       const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
