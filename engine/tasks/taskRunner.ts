@@ -12,7 +12,7 @@
  * outputs: a task is delivered whole or not at all, and nothing is charged for it.
  */
 import type { FaceStageOptions } from '../faces/faceStage.js';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
 import { fetchImage } from '../inputs/fetchImage.js';
@@ -243,15 +243,14 @@ export class TaskRunner {
     const { limits, store } = this.deps;
     const input = job.task.inputs[i]!;
     const url = input.url as string;
-    const fetched = await fetchImage(url, {
+    const file = path.join(store.taskDir(job.task.id), 'inputs', String(i));
+    const fetched = await fetchImage(url, file, {
       maxBytes: limits.maxFileSize,
       timeoutMs: limits.urlFetchTimeoutMs,
       maxRedirects: limits.urlMaxRedirects,
       allowPrivate: this.deps.allowPrivateUrls,
       signal,
     });
-    const file = path.join(store.taskDir(job.task.id), 'inputs', String(i));
-    await writeFile(file, fetched.data);
     Object.assign(input, await checkedInput(file, fetched.originalFileName, job.task.settings, limits));
     delete input.url;
   }
