@@ -243,7 +243,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     onInputsFetched: async (task) => {
       // URL images are quoted at the base size when the task starts; now that their size is known,
       // raise the reservation if they are larger (or fail the task, charging nothing).
-      const cost = priceTask(task.settings, task.inputs);
+      const model = await resolveTaskModel(task.settings, modelSources, { build: false });
+      const cost = priceTask(task.settings, task.inputs, {
+        nativeScale: model.entry.scale,
+        ...(task.passes ? { passes: task.passes } : {}),
+      });
       if (cost <= task.creditsToDeduct) return;
       try {
         await meter.adjust({ userId: task.userId, email: task.email }, task.id, cost);
@@ -277,13 +281,15 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     taskUsageOf: (userId) => (pgStore ? pgStore.usageOf(userId, now()) : taskUsageIn(store.all(), userId, now())),
     now,
   };
+  // Priced by output size and by the pixels the model produces (docs/api.md#prices).
   const priceTask = (
     settings: StoredTask['settings'],
     inputs: readonly { dimensions?: { width: number; height: number } }[],
+    work: { nativeScale: number; passes?: number },
   ) =>
     meter.quote(
       settings,
-      inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale) : undefined)),
+      inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale, work) : undefined)),
     );
 
   // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
@@ -316,8 +322,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         : e;
     }
     if (req.enhanceFace && !faces) throw errors.faceNotAvailable();
+    let nativeScale: number;
     try {
-      await resolveTaskModel(req, modelSources, { build: false });
+      nativeScale = (await resolveTaskModel(req, modelSources, { build: false })).entry.scale;
     } catch (e) {
       if (e instanceof ModelNotInstalledError) throw errors.badRequest(e.message);
       throw e;
@@ -353,7 +360,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
           }
         }
       }
-      cost = priceTask(req, inputs);
+      cost = priceTask(req, inputs, { nativeScale, ...(input.passes === 2 ? { passes: 2 } : {}) });
       // Taken before the task exists: a refusal here (429) must not leave a saved task behind.
       if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       // Whichever worker claims the task reads its inputs from the bucket.
