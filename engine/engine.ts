@@ -39,6 +39,7 @@ import { KeyedMutex } from './storage/mutex.js';
 import { checkPassesFit, ImageInputError } from './pipeline/index.js';
 import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
+import { publicMessage } from './tasks/userMessage.js';
 import { crashPoint } from './tasks/crashPoint.js';
 import { taskStats, type TaskStats } from './tasks/taskStats.js';
 import { TaskStore } from './tasks/taskStore.js';
@@ -102,6 +103,12 @@ export interface EngineOptions {
    * holds this process's working copies. Needs `queue`: the bucket is for several processes.
    */
   objects?: ObjectStore;
+  /**
+   * Set by a server (`crisp serve`, `crisp worker`): answers and task errors go to API users, so they carry
+   * no file-system path and no server command; the full detail goes to this log (the operator's). Absent
+   * (the desktop app, the CLI): the user is the operator and gets the full message.
+   */
+  operatorLog?: (detail: string) => void;
 }
 
 export interface Engine extends UpscalingEngine {
@@ -223,6 +230,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     models: modelSources,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
+    ...(opts.operatorLog ? { explain: (e: unknown, name?: string) => publicMessage(e, name, opts.operatorLog!) } : {}),
     ...(opts.queue
       ? {
           owns: (task: StoredTask) => worker?.owns(task) ?? false,
@@ -326,7 +334,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     try {
       nativeScale = (await resolveTaskModel(req, modelSources, { build: false })).entry.scale;
     } catch (e) {
-      if (e instanceof ModelNotInstalledError) throw errors.badRequest(e.message);
+      if (e instanceof ModelNotInstalledError)
+        throw errors.badRequest(opts.operatorLog ? publicMessage(e, undefined, opts.operatorLog) : e.message);
       throw e;
     }
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;

@@ -55,6 +55,8 @@ export interface TaskRunnerDeps {
   stageInputs?: (task: StoredTask) => Promise<void>;
   /** Object storage: puts the outputs where every process can serve them, before the task becomes PROCESSED. */
   publishOutputs?: (task: StoredTask) => Promise<void>;
+  /** The task's error sentence for a failure (default userMessage; a server hides its paths: publicMessage). */
+  explain?: (e: unknown, fileName: string | undefined) => string;
 }
 
 class Cancelled extends Error {
@@ -210,7 +212,10 @@ export class TaskRunner {
       if (job.next >= job.task.inputs.length) await this.complete(job, signal);
     } catch (e) {
       if (this.deps.owns?.(job.task) === false) return this.release(job);
-      const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, job.currentName);
+      const reason =
+        signal.reason instanceof Cancelled
+          ? signal.reason.reason
+          : (this.deps.explain ?? userMessage)(e, job.currentName);
       await this.removeOutputs(job.task);
       await this.finish(job, reason);
     }
@@ -234,7 +239,10 @@ export class TaskRunner {
       // One failed input fails the task: stop its other fetches too.
       if (!signal.aborted) job.abort.abort(e);
       if (this.deps.owns?.(job.task) === false) return this.release(job);
-      const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, job.currentName);
+      const reason =
+        signal.reason instanceof Cancelled
+          ? signal.reason.reason
+          : (this.deps.explain ?? userMessage)(e, job.currentName);
       await this.finish(job, reason);
     }
   }
@@ -290,7 +298,7 @@ export class TaskRunner {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
       // than deliver it without the face enhancement it was priced for.
       if (task.settings.enhanceFace && !this.deps.faces)
-        throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
+        throw new Error('face enhancement is not set up on the worker that took this task');
       await this.deps.stageInputs?.(task);
       job.model = await resolveTaskModel(task.settings, this.deps.models);
       await mkdir(outDir, { recursive: true });

@@ -17,3 +17,23 @@ export function userMessage(e: unknown, fileName?: string): string {
   const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]?.trim() ?? 'unknown error';
   return `Something went wrong${where}: ${first.slice(0, 300)}`;
 }
+
+/** Absolute file-system paths (two or more segments) that are not part of a URL. */
+const ABSOLUTE_PATH = /(?<![\w:/.])(?:[A-Za-z]:)?[\\/](?:[^\s'"`\\/]+[\\/])+[^\s'"`,;)]*/g;
+
+/**
+ * userMessage for the API users of a server: the same sentence without what only the operator should
+ * see — no file-system path and no server command. A model missing on the server is named as such; the
+ * full message (install command, models folder) goes to `operatorLog`.
+ */
+export function publicMessage(e: unknown, fileName: string | undefined, operatorLog: (detail: string) => void): string {
+  if (e instanceof Error && e.name === 'ModelNotInstalledError') {
+    operatorLog(e.message);
+    const model = (e as Error & { model?: string }).model;
+    return `model '${model ?? 'unknown'}' is not installed on this server`;
+  }
+  const message = userMessage(e, fileName);
+  const cleaned = message.replace(ABSOLUTE_PATH, '(a server path)');
+  if (cleaned !== message) operatorLog(message);
+  return cleaned;
+}
