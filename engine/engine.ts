@@ -39,7 +39,7 @@ import { KeyedMutex } from './storage/mutex.js';
 import { checkPassesFit, ImageInputError } from './pipeline/index.js';
 import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
-import { publicMessage } from './tasks/userMessage.js';
+import { publicError, publicMessage } from './tasks/userMessage.js';
 import { crashPoint } from './tasks/crashPoint.js';
 import { taskStats, type TaskStats } from './tasks/taskStats.js';
 import { TaskStore } from './tasks/taskStore.js';
@@ -425,7 +425,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       if (reserved) await meter.release(id);
       await rm(taskDir, { recursive: true, force: true });
       await objects?.removePrefix(taskPrefix(id)).catch(() => undefined);
-      if (isContractError(e)) throw e;
+      // e.g. the disk check names the folder it measured: the operator's detail, not the user's.
+      if (isContractError(e)) throw opts.operatorLog ? publicError(e, opts.operatorLog) : e;
       throw errors.serverFailure('start-task');
     }
     return { message: 'Task started', taskId: id, creditsToDeduct: cost };

@@ -3,7 +3,7 @@
  * message; anything else (a native crash message, an I/O error) is reduced to its first line and named
  * after the file it happened to — never a stack trace.
  */
-import { isContractError } from '../contract/index.js';
+import { ContractError, isContractError } from '../contract/index.js';
 
 const KNOWN_USER_ERRORS = new Set(['ImageInputError', 'ModelNotInstalledError', 'ContractError', 'FetchImageError']);
 
@@ -36,4 +36,12 @@ export function publicMessage(e: unknown, fileName: string | undefined, operator
   const cleaned = message.replace(ABSOLUTE_PATH, '(a server path)');
   if (cleaned !== message) operatorLog(message);
   return cleaned;
+}
+
+/** A refusal for an API user: the same error without absolute paths (the full message goes to `operatorLog`). */
+export function publicError(e: ContractError, operatorLog: (detail: string) => void): ContractError {
+  const cleaned = e.message.replace(ABSOLUTE_PATH, '(a server path)');
+  if (cleaned === e.message) return e;
+  operatorLog(e.message);
+  return new ContractError(e.code, e.status, cleaned);
 }

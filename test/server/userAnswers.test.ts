@@ -115,4 +115,21 @@ describe('no server path or command in an answer', () => {
     const fetchError = Object.assign(new Error(url), { name: 'FetchImageError' });
     expect(publicMessage(fetchError, undefined, log)).toBe(url);
   });
+
+  it('a refusal that names a server folder (the disk check) loses it', async () => {
+    // A 40 MP input needs far more disk for its raster than the reserve leaves: refused from the header.
+    const tight = await startTestServer({ engineLimits: { diskReserveBytes: Number.MAX_SAFE_INTEGER } });
+    try {
+      const u = await addUser(tight, 'disk@example.com', 20);
+      const r = await start(tight, u.key, BASIC);
+      expect(r.status).toBe(400);
+      expect(r.json).toMatch(
+        /^Bad Request: Not enough free disk space to upscale "bird\.png": .* in \(a server path\)/,
+      );
+      expect(r.text).not.toContain(tight.dataDir);
+      expect(tight.logs()).toContain(tight.dataDir);
+    } finally {
+      await tight.stop();
+    }
+  });
 });
