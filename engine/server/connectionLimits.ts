@@ -133,33 +133,50 @@ function slowBodyAnswer(b: Bounds): string {
   return `HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
+/** How often a body's rate is checked; a check this much later than planned means the event loop was busy. */
+const RATE_CHECK_MS = 1_000;
+const LATE_MS = 250;
+
 /**
  * Cuts a request whose body falls behind the minimum rate: received bytes must stay above
  * `bodyMinRate × (elapsed − bodyTimeoutMs)`. Counted on the socket (bytesRead), so watching never
- * touches the body stream the routes read. Ends when the body is complete or the answer is sent.
+ * touches the body stream the routes read. Only the client's time counts: a stretch in which the server
+ * itself was not reading — its event loop busy (the check ran late) or the route not consuming what already
+ * arrived (bytes buffered in the request) — is credited to the client, so a busy server never blames it.
+ * Ends when the body is complete or the answer is sent.
  */
 function watchBodyRate(req: http.IncomingMessage, res: http.ServerResponse, b: Bounds): void {
   const length = Number(req.headers['content-length'] ?? 0);
   if (!(length > 0) && req.headers['transfer-encoding'] === undefined) return;
   const socket = req.socket;
-  const start = Date.now();
   const base = socket.bytesRead;
+  let deadlineBase = Date.now() + b.bodyTimeoutMs;
+  let last = Date.now();
   let timer: NodeJS.Timeout | undefined;
-  const check = () => {
-    if (req.complete || res.writableEnded || socket.destroyed) return;
-    const received = socket.bytesRead - base;
-    const deadline = start + b.bodyTimeoutMs + (received / b.bodyMinRate) * 1000;
-    const wait = deadline - Date.now();
-    if (wait > 0) {
-      timer = setTimeout(check, Math.max(wait, 250));
-      timer.unref();
-      return;
-    }
+  const over = () => Date.now() > deadlineBase + ((socket.bytesRead - base) / b.bodyMinRate) * 1000;
+  const ended = () => req.complete || res.writableEnded || socket.destroyed;
+  const cut = () => {
     if (res.headersSent) socket.destroy();
     else socket.write(slowBodyAnswer(b), () => socket.destroy());
   };
-  timer = setTimeout(check, b.bodyTimeoutMs);
-  timer.unref();
+  const check = () => {
+    if (ended()) return;
+    const now = Date.now();
+    if (now - last > RATE_CHECK_MS + LATE_MS || req.readableLength > 0) deadlineBase += now - last;
+    last = now;
+    if (!over()) return schedule();
+    // Let the poll phase read what may have arrived while this timer waited, then decide.
+    setImmediate(() => {
+      if (ended()) return;
+      if (over()) cut();
+      else schedule();
+    });
+  };
+  const schedule = () => {
+    timer = setTimeout(check, RATE_CHECK_MS);
+    timer.unref();
+  };
+  schedule();
   const stop = () => clearTimeout(timer);
   req.once('end', stop);
   res.once('close', stop);
