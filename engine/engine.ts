@@ -37,6 +37,8 @@ import { KeyedMutex } from './storage/mutex.js';
 import { checkPassesFit, ImageInputError } from './pipeline/index.js';
 import { materializeInputs } from './tasks/taskInputs.js';
 import { TaskRunner } from './tasks/taskRunner.js';
+import { publicError, publicMessage } from './tasks/userMessage.js';
+import { crashPoint } from './tasks/crashPoint.js';
 import { taskStats, type TaskStats } from './tasks/taskStats.js';
 import { TaskStore } from './tasks/taskStore.js';
 import { PgTaskStore } from './tasks/pgTaskStore.js';
@@ -99,6 +101,12 @@ export interface EngineOptions {
    * holds this process's working copies. Needs `queue`: the bucket is for several processes.
    */
   objects?: ObjectStore;
+  /**
+   * Set by a server (`crisp serve`, `crisp worker`): answers and task errors go to API users, so they carry
+   * no file-system path and no server command; the full detail goes to this log (the operator's). Absent
+   * (the desktop app, the CLI): the user is the operator and gets the full message.
+   */
+  operatorLog?: (detail: string) => void;
 }
 
 export interface Engine extends UpscalingEngine {
@@ -195,6 +203,13 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     await meter.release(task.id);
   }
 
+  // The embedded store cannot write a charge and a task in one step: a kill between start-task's
+  // reservation and its task record leaves a charge without a task (and a folder without a record, which
+  // store.load() removed). Every such charge is released here, before anything new is reserved.
+  if (!pgStore && meter.reservedTaskIds) {
+    for (const id of await meter.reservedTaskIds()) if (!store.get(id)) await meter.release(id);
+  }
+
   // Resolved once at start so a missing model stops `crisp serve --face-model` before it listens.
   const faceModel = opts.faces ? resolveFaceModel(opts.faces.model ?? undefined, modelDirs) : undefined;
   const faces = faceModel
@@ -214,6 +229,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     tileSize: opts.tileSize,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
+    ...(opts.operatorLog ? { explain: (e: unknown, name?: string) => publicMessage(e, name, opts.operatorLog!) } : {}),
     ...(opts.queue
       ? {
           owns: (task: StoredTask) => worker?.owns(task) ?? false,
@@ -234,7 +250,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     onInputsFetched: async (task) => {
       // URL images are quoted at the base size when the task starts; now that their size is known,
       // raise the reservation if they are larger (or fail the task, charging nothing).
-      const cost = priceTask(task.settings, task.inputs);
+      const model = await resolveTaskModel(task.settings, modelSources, { build: false });
+      const cost = priceTask(task.settings, task.inputs, {
+        nativeScale: model.entry.scale,
+        ...(task.passes ? { passes: task.passes } : {}),
+      });
       if (cost <= task.creditsToDeduct) return;
       try {
         await meter.adjust({ userId: task.userId, email: task.email }, task.id, cost);
@@ -268,13 +288,15 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     taskUsageOf: (userId) => (pgStore ? pgStore.usageOf(userId, now()) : taskUsageIn(store.all(), userId, now())),
     now,
   };
+  // Priced by output size and by the pixels the model produces (docs/api.md#prices).
   const priceTask = (
     settings: StoredTask['settings'],
     inputs: readonly { dimensions?: { width: number; height: number } }[],
+    work: { nativeScale: number; passes?: number },
   ) =>
     meter.quote(
       settings,
-      inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale) : undefined)),
+      inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale, work) : undefined)),
     );
 
   // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
@@ -310,10 +332,12 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         : e;
     }
     if (req.enhanceFace && !faces) throw errors.faceNotAvailable();
+    let nativeScale: number;
     try {
-      await resolveTaskModel(req, modelSources, { build: false });
+      nativeScale = (await resolveTaskModel(req, modelSources, { build: false })).entry.scale;
     } catch (e) {
-      if (e instanceof ModelNotInstalledError) throw errors.badRequest(e.message);
+      if (e instanceof ModelNotInstalledError)
+        throw errors.badRequest(opts.operatorLog ? publicMessage(e, undefined, opts.operatorLog) : e.message);
       throw e;
     }
     const preModel = input.preModel === undefined ? undefined : await checkPreModel(input.preModel, custom, modelSources);
@@ -348,12 +372,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
           }
         }
       }
-      cost = priceTask(req, inputs);
-      await meter.reserve(caller, id, cost);
-      reserved = true;
+      cost = priceTask(req, inputs, { nativeScale, ...(input.passes === 2 ? { passes: 2 } : {}) });
+      // Taken before the task exists: a refusal here (429) must not leave a saved task behind.
+      if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       // Whichever worker claims the task reads its inputs from the bucket.
       if (objects) await publishInputs(objects, id, inputs);
-      if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       const t = now();
       const task: StoredTask = {
         id,
@@ -384,7 +407,20 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         ...(input.passes === 2 ? { passes: 2 as const } : {}),
         ...(preModel ? { preModel } : {}),
       };
-      await store.save(task);
+      if (pgStore && meter.reserveWith) {
+        // One transaction: the charge and the task row exist together or not at all.
+        await meter.reserveWith(caller, id, cost, async (db) => {
+          crashPoint('start-task:reserved');
+          await pgStore.insertNew(db, task);
+        });
+        reserved = true;
+      } else {
+        await meter.reserve(caller, id, cost);
+        reserved = true;
+        // A kill here leaves a charge without a task record: the next start-up releases it (above).
+        crashPoint('start-task:reserved');
+        await store.save(task);
+      }
       if (objects) await rm(taskDir, { recursive: true, force: true });
       // Queued: a worker (this process's or another's) claims the row; otherwise it runs here.
       if (pgStore) worker?.poke();
@@ -393,7 +429,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       if (reserved) await meter.release(id);
       await rm(taskDir, { recursive: true, force: true });
       await objects?.removePrefix(taskPrefix(id)).catch(() => undefined);
-      if (isContractError(e)) throw e;
+      // e.g. the disk check names the folder it measured: the operator's detail, not the user's.
+      if (isContractError(e)) throw opts.operatorLog ? publicError(e, opts.operatorLog) : e;
       throw errors.serverFailure('start-task');
     }
     return { message: 'Task started', taskId: id, creditsToDeduct: cost };
@@ -445,7 +482,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     return { path: abs, file: decorate(task, file) };
   }
 
+  /**
+   * A removed task's charge is never left reserved. Rule (docs/api.md#credits): a charge is settled by the
+   * first status poll that sees PROCESSED; a task removed before any such poll (never polled until its
+   * files expired) releases its reservation, since the user never received its result. Settled and
+   * released charges are left as they are (release is idempotent).
+   */
   async function removeTask(id: string): Promise<void> {
+    await meter.release(id);
     // Objects first: a row without objects is swept again next time; objects without a row would leak.
     await objects?.removePrefix(taskPrefix(id));
     await store.remove(id);

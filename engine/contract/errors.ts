@@ -18,6 +18,9 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'FORBIDDEN'
   | 'PAYLOAD_TOO_LARGE'
+  | 'URI_TOO_LONG'
+  | 'HEADERS_TOO_LARGE'
+  | 'REQUEST_TIMEOUT'
   | 'RATE_LIMITED'
   | 'INTERNAL'
   | 'UPLOAD_FAILED'
@@ -96,6 +99,13 @@ export const errors = {
   forbidden: (detail: string) => new ContractError('FORBIDDEN', 403, `Forbidden: ${detail}`),
   /** extension: request body or file above the configured limit. */
   payloadTooLarge: (detail: string) => new ContractError('PAYLOAD_TOO_LARGE', 413, `Payload Too Large: ${detail}`),
+  /** extension: a path segment longer than the router takes. */
+  uriTooLong: (detail: string) => new ContractError('URI_TOO_LONG', 414, `URI Too Long: ${detail}`),
+  /** extension: request headers larger than the HTTP parser takes. */
+  headersTooLarge: () =>
+    new ContractError('HEADERS_TOO_LARGE', 431, 'Request Header Fields Too Large: send smaller headers'),
+  /** extension: a request (headers or body) that did not arrive in time; the connection is closed. */
+  requestTimeout: (detail: string) => new ContractError('REQUEST_TIMEOUT', 408, `Request Timeout: ${detail}`),
   /** extension: per-key rate limit (the server adds Retry-After). */
   rateLimited: () => new ContractError('RATE_LIMITED', 429, 'Too Many Requests'),
   /** extension: enhanceFace on a server started without --face-model (nothing is charged). */

@@ -52,7 +52,9 @@ function describe(values: readonly (string | number)[]): string {
 }
 
 function showValue(v: unknown): string {
-  const s = typeof v === 'string' ? `'${v}'` : JSON.stringify(v);
+  // eslint-disable-next-line no-control-regex
+  const quoted = (t: string) => (/[\u0000-\u001f]/.test(t) ? JSON.stringify(t) : `'${t}'`);
+  const s = typeof v === 'string' ? quoted(v) : JSON.stringify(v);
   return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 
@@ -80,12 +82,26 @@ export function parseModel(value: unknown, options: TaskSettingsOptions = {}): T
   throw fail(`model ${showValue(value)} is not one of ${describe(MODEL_NAMES)}${custom}`);
 }
 
+/** Exactly one digit 1–8 as a form string (no spaces, signs or leading zeros), or the number in-process. */
+const scaleLike = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^[1-8]$/)
+    .transform(Number),
+]);
+
 export function parseScale(value: unknown): TaskSettings['scale'] {
   if (value === undefined || value === '') throw fail('scale is required (an integer from 1 to 8)');
-  const r = intLike.safeParse(value);
+  const r = scaleLike.safeParse(value);
   const s = r.success ? SCALES.find((n) => n === r.data) : undefined;
-  if (s === undefined) throw fail(`scale ${showValue(value)} is not an integer from 1 to 8`);
-  return s;
+  if (s !== undefined) return s;
+  // Name the real reason: " 4", "4\n" and "04" are not refused for their number.
+  if (typeof value === 'string' && /^\s*[1-8]\s*$|^0+[1-8]$|^\+[1-8]$/.test(value))
+    throw fail(
+      `scale ${showValue(value)} must be written as one digit from 1 to 8, with no spaces, sign or leading zeros`,
+    );
+  throw fail(`scale ${showValue(value)} is not an integer from 1 to 8`);
 }
 
 export function parseFormat(value: unknown): TaskSettings['saveImageAs'] {
@@ -263,12 +279,15 @@ export function parseGetUploadUrl(body: unknown, limits: UploadLimits): GetUploa
   if (!data) throw fail('the body must be {"data": {"fileSize", "fileType", "originalFileName"}}');
   // Field by field with the schema's own parts, so each failure names its field in the contract's words.
   const field = getUploadUrlRequestSchema.shape;
+  if (data.fileSize === undefined || data.fileSize === null)
+    throw fail('fileSize is required (the size of the file in bytes)');
+  // Too large is the reason for any whole number over the limit, even one past 2^53 (e.g. 1e18).
+  if (typeof data.fileSize === 'number' && Number.isInteger(data.fileSize) && data.fileSize > limits.maxFileSize) {
+    throw errors.payloadTooLarge(`fileSize ${data.fileSize} exceeds the limit of ${limits.maxFileSize} bytes`);
+  }
   const size = field.fileSize.safeParse(data.fileSize);
   if (!size.success || !Number.isSafeInteger(size.data))
     throw fail(`fileSize ${showValue(data.fileSize)} is not a positive integer`);
-  if (size.data > limits.maxFileSize) {
-    throw errors.payloadTooLarge(`fileSize ${size.data} exceeds the limit of ${limits.maxFileSize} bytes`);
-  }
   const type = field.fileType.safeParse(data.fileType);
   if (!type.success) throw fail(`fileType ${showValue(data.fileType)} is not one of ${describe(INPUT_MIME_TYPES)}`);
   const name = field.originalFileName.safeParse(data.originalFileName);

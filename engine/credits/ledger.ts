@@ -105,6 +105,13 @@ export function createLedger(state: StateFile<AccountsState>, table: PriceTable 
       return { currentCredits: u?.credits ?? 0, currentExtraCredits: u?.extraCredits ?? 0 };
     },
 
+    async reservedTaskIds() {
+      await state.refresh();
+      return Object.entries(state.current().charges)
+        .filter(([, c]) => c.state === 'reserved')
+        .map(([id]) => id);
+    },
+
     async reservedFor(userId) {
       let n = 0;
       for (const c of Object.values(state.current().charges))

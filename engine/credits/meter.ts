@@ -4,6 +4,7 @@
  */
 import type { Caller } from '../api.js';
 import type { TaskSettings } from '../contract/index.js';
+import type { PoolClient } from '../db/postgres.js';
 import type { OutputSize } from './priceTable.js';
 
 export interface Balance {
@@ -28,6 +29,19 @@ export interface CreditMeter {
   assertCanAfford(caller: Caller, cost: number): Promise<void>;
   /** start-task: atomically checks available credit ≥ cost and reserves it, or throws insufficientCredits. */
   reserve(caller: Caller, taskId: string, cost: number): Promise<void>;
+  /**
+   * Meters on PostgreSQL: reserve like `reserve` and run `alsoWrite` (the task row's insert) in the same
+   * transaction, so a charge never exists without its task nor a task without its charge, even across a
+   * kill -9. Absent (the JSON ledger): the engine reserves, saves, and reconciles at start-up instead.
+   */
+  reserveWith?(
+    caller: Caller,
+    taskId: string,
+    cost: number,
+    alsoWrite: (db: PoolClient) => Promise<void>,
+  ): Promise<void>;
+  /** Ids of the tasks whose charge is still reserved (start-up reconciliation of the embedded store). */
+  reservedTaskIds?(): Promise<string[]>;
   /**
    * Raises (or lowers) a reserved task's charge to `cost`, e.g. once a URL input's size is known; throws
    * insufficientCredits (and leaves the reservation as it was) when the difference is not available.

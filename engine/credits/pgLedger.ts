@@ -7,10 +7,11 @@
  *   transaction: concurrent first polls on any process deduct once;
  * - release is one conditional UPDATE (reserved → released), idempotent.
  * Lock order is always charge row, then user row (reserve touches no existing charge row), so no cycle.
+ * `reserveWith` inserts the task row in the reservation's own transaction (engine.ts: one fact, not two).
  */
 import type { Caller } from '../api.js';
 import { errors } from '../contract/index.js';
-import { inTransaction, type Pool } from '../db/postgres.js';
+import { inTransaction, type Pool, type PoolClient } from '../db/postgres.js';
 import type { Ledger } from './ledger.js';
 import type { Settlement } from './meter.js';
 import { DEFAULT_PRICE_TABLE, priceOf, type PriceTable } from './priceTable.js';
@@ -29,6 +30,27 @@ function settlementOf(c: ChargeRow | undefined, caller: Caller): Settlement | un
   if (c.state === 'settled') return { creditsDeducted: true, deductedCredits: c.deducted };
   if (c.state === 'released') return NOT_DEDUCTED;
   return undefined; // still reserved: the caller must settle it
+}
+
+/** The reservation inside a caller's transaction: user row locked, open reservations summed, charge inserted. */
+async function reserveIn(db: PoolClient, caller: Caller, taskId: string, cost: number): Promise<void> {
+  if (!Number.isSafeInteger(cost) || cost < 0) throw new Error(`invalid cost ${cost}`);
+  const user = await db.query<{ balance: number }>(
+    'SELECT credits + extra_credits AS balance FROM users WHERE user_id = $1 FOR UPDATE',
+    [caller.userId],
+  );
+  const balance = user.rows[0]?.balance;
+  if (balance === undefined) throw errors.insufficientCredits();
+  const open = await db.query<{ reserved: number }>(
+    `SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`,
+    [caller.userId],
+  );
+  if (Number(balance) - Number(open.rows[0]?.reserved ?? 0) < cost) throw errors.insufficientCredits();
+  const inserted = await db.query(
+    `INSERT INTO charges (task_id, user_id, cost, state, deducted, created_at) VALUES ($1, $2, $3, 'reserved', 0, $4) ON CONFLICT (task_id) DO NOTHING`,
+    [taskId, caller.userId, cost, Date.now()],
+  );
+  if (inserted.rowCount !== 1) throw new Error(`task ${taskId} already has a charge`);
 }
 
 export function createPgLedger(pool: Pool, table: PriceTable = DEFAULT_PRICE_TABLE): Ledger {
@@ -86,24 +108,13 @@ export function createPgLedger(pool: Pool, table: PriceTable = DEFAULT_PRICE_TAB
     },
 
     async reserve(caller, taskId, cost) {
-      if (!Number.isSafeInteger(cost) || cost < 0) throw new Error(`invalid cost ${cost}`);
+      await inTransaction(pool, (db) => reserveIn(db, caller, taskId, cost));
+    },
+
+    async reserveWith(caller, taskId, cost, alsoWrite) {
       await inTransaction(pool, async (db) => {
-        const user = await db.query<{ balance: number }>(
-          'SELECT credits + extra_credits AS balance FROM users WHERE user_id = $1 FOR UPDATE',
-          [caller.userId],
-        );
-        const balance = user.rows[0]?.balance;
-        if (balance === undefined) throw errors.insufficientCredits();
-        const open = await db.query<{ reserved: number }>(
-          `SELECT COALESCE(SUM(cost), 0) AS reserved FROM charges WHERE user_id = $1 AND state = 'reserved'`,
-          [caller.userId],
-        );
-        if (Number(balance) - Number(open.rows[0]?.reserved ?? 0) < cost) throw errors.insufficientCredits();
-        const inserted = await db.query(
-          `INSERT INTO charges (task_id, user_id, cost, state, deducted, created_at) VALUES ($1, $2, $3, 'reserved', 0, $4) ON CONFLICT (task_id) DO NOTHING`,
-          [taskId, caller.userId, cost, Date.now()],
-        );
-        if (inserted.rowCount !== 1) throw new Error(`task ${taskId} already has a charge`);
+        await reserveIn(db, caller, taskId, cost);
+        await alsoWrite(db);
       });
     },
 

@@ -1,8 +1,9 @@
 /**
  * The server's price table (documented in docs/api.md#prices): credits per output image by scale band,
  * a surcharge per image when face enhancement is on, and a surcharge by the output's size in
- * megapixels. Larger scales and larger outputs cost more because inference time grows with the output's
- * pixel count; the first size row adds nothing, so images up to its size keep the scale-band price.
+ * megapixels — or by the pixels the model produces, whichever row is higher. Larger scales and larger
+ * outputs cost more because inference time grows with the pixel count; the first rows add nothing, so
+ * images up to their size keep the scale-band price.
  */
 import type { Scale, TaskSettings } from '../contract/index.js';
 
@@ -23,12 +24,20 @@ export interface PriceTable {
   faceEnhancementPerImage: number;
   /** Ordered by size; the first row whose limit the output fits in applies. */
   outputSizeRows: readonly OutputSizeRow[];
+  /**
+   * The same rows over the pixels the model produces (input MP × the model's native scale² × passes),
+   * which is what inference time follows: a ×4 model asked for ×1 still makes 16 pixels per input pixel
+   * and is only resized afterwards. An image's surcharge is the larger of the two rows' surcharges.
+   */
+  modelPixelRows: readonly OutputSizeRow[];
 }
 
 /** An output image's size; `undefined` when it is not known yet (a URL input before it is fetched). */
 export interface OutputSize {
   width: number;
   height: number;
+  /** Pixels the model produces for it (modelPixelsOf); absent: only the output size is priced. */
+  modelPixels?: number;
 }
 
 export const DEFAULT_PRICE_TABLE: PriceTable = {
@@ -46,13 +55,28 @@ export const DEFAULT_PRICE_TABLE: PriceTable = {
     { upToMegapixels: 144, extraCreditsPerImage: 6 },
     { upToMegapixels: null, extraCreditsPerImage: 12 },
   ],
+  // Four times the output rows: the ×1–2 band already covers a ×4 model's work at ×2 (4 model pixels per
+  // output pixel), so the price of ×2 and above is unchanged for every image, and only work beyond that —
+  // ×1 of a large image, double upscales — costs more (e.g. ×1 of 16 MP: 256 model MP, like ×2 of it).
+  modelPixelRows: [
+    { upToMegapixels: 64, extraCreditsPerImage: 0 },
+    { upToMegapixels: 256, extraCreditsPerImage: 2 },
+    { upToMegapixels: 576, extraCreditsPerImage: 6 },
+    { upToMegapixels: null, extraCreditsPerImage: 12 },
+  ],
 };
+
+function rowSurcharge(rows: readonly OutputSizeRow[], pixels: number): number {
+  const mp = pixels / 1_000_000;
+  const row = rows.find((r) => r.upToMegapixels === null || mp <= r.upToMegapixels);
+  return row?.extraCreditsPerImage ?? rows.at(-1)?.extraCreditsPerImage ?? 0;
+}
 
 export function sizeSurcharge(table: PriceTable, output: OutputSize | undefined): number {
   if (!output) return 0;
-  const mp = (output.width * output.height) / 1_000_000;
-  const row = table.outputSizeRows.find((r) => r.upToMegapixels === null || mp <= r.upToMegapixels);
-  return row?.extraCreditsPerImage ?? table.outputSizeRows.at(-1)?.extraCreditsPerImage ?? 0;
+  const bySize = rowSurcharge(table.outputSizeRows, output.width * output.height);
+  const byWork = output.modelPixels === undefined ? 0 : rowSurcharge(table.modelPixelRows, output.modelPixels);
+  return Math.max(bySize, byWork);
 }
 
 /**
@@ -71,7 +95,19 @@ export function priceOf(
   return images.reduce<number>((sum, out) => sum + perImage + sizeSurcharge(table, out), 0);
 }
 
-/** The output size of an input of `width`×`height` at `scale`. */
-export function outputSizeOf(dimensions: { width: number; height: number }, scale: number): OutputSize {
-  return { width: dimensions.width * scale, height: dimensions.height * scale };
+/**
+ * What an input of `width`×`height` costs in pixels: its output at `scale`, and the pixels the model makes
+ * (input × native scale² × passes; without a native scale, only the output is priced).
+ */
+export function outputSizeOf(
+  dimensions: { width: number; height: number },
+  scale: number,
+  work?: { nativeScale: number; passes?: number },
+): OutputSize {
+  const passes = work?.passes ?? 1;
+  return {
+    width: dimensions.width * scale ** passes,
+    height: dimensions.height * scale ** passes,
+    ...(work ? { modelPixels: dimensions.width * dimensions.height * work.nativeScale ** 2 * passes } : {}),
+  };
 }

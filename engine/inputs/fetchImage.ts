@@ -4,16 +4,18 @@
  * - the host's addresses are checked inside the socket's own DNS lookup and the socket connects to
  *   exactly the checked address, so a name that re-resolves to 127.0.0.1 later (DNS rebinding) gains
  *   nothing; IP-literal hosts, which skip DNS, are checked up front;
- * - a deadline for the whole fetch, a byte cap enforced while streaming (Content-Length is not
- *   trusted), and the body must start with JPG/PNG/WEBP magic bytes.
+ * - a deadline for the whole fetch, a byte cap enforced while streaming to the target file (Content-Length
+ *   is not trusted; the body is never held in memory), and the body must start with JPG/PNG/WEBP magic bytes.
  * Refusals are ContractError 400s whose message names the URL (without its query, which may hold the
  * client's own credentials) and the reason.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { rm } from 'node:fs/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import { errors, sanitizeFileName, type ContractError } from '../contract/index.js';
 import type { FetchedImage, FetchImageOptions } from './fetchImage.types.js';
+import { writeStreamAtomic } from '../storage/atomicFile.js';
 import { sniffImageType } from '../storage/imageSniff.js';
 import { isPrivateAddress } from './ipPolicy.js';
 
@@ -21,6 +23,8 @@ export type { FetchedImage, FetchImageOptions } from './fetchImage.types.js';
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const PRIVATE_CODE = 'ERR_CRISP_PRIVATE_ADDRESS';
+/** Enough bytes to tell JPG, PNG and WEBP apart (WEBP needs 12). */
+const SNIFF_BYTES = 12;
 
 function shown(u: URL): string {
   return `${u.protocol}//${u.host}${u.pathname}`;
@@ -74,7 +78,8 @@ function fileNameFrom(u: URL): string {
   return sanitizeFileName(decoded, 'image');
 }
 
-export async function fetchImage(url: string, opts: FetchImageOptions): Promise<FetchedImage> {
+/** Fetches `url` into the file `target` (written whole or not at all). */
+export async function fetchImage(url: string, target: string, opts: FetchImageOptions): Promise<FetchedImage> {
   let current: URL;
   try {
     current = new URL(url);
@@ -95,7 +100,7 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
         throw refuse(current, 'only http and https URLs are fetched');
       const host = current.hostname.replace(/^\[|\]$/g, '');
       if (isIP(host) && !opts.allowPrivate && isPrivateAddress(host)) {
-        throw refuse(current, 'private, loopback and reserved addresses are refused (see --allow-private-urls)');
+        throw refuse(current, 'private, loopback and reserved addresses are refused');
       }
       let res: Awaited<ReturnType<typeof request>>;
       try {
@@ -108,10 +113,7 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
       } catch (e) {
         const codes = causeCodes(e);
         if (codes.includes(PRIVATE_CODE))
-          throw refuse(
-            current,
-            'the host resolves to a private, loopback or reserved address (see --allow-private-urls)',
-          );
+          throw refuse(current, 'the host resolves to a private, loopback or reserved address');
         if (deadline.aborted) throw refuse(current, `no answer within ${opts.timeoutMs} ms`);
         if (opts.signal?.aborted) throw refuse(current, 'cancelled');
         if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN'))
@@ -140,27 +142,35 @@ export async function fetchImage(url: string, opts: FetchImageOptions): Promise<
         await res.body.dump().catch(() => {});
         throw refuse(current, `the image is larger than the limit of ${opts.maxBytes} bytes`);
       }
-      const chunks: Buffer[] = [];
+      // Streamed to disk (temp file, renamed when whole and checked), never held in memory: memory per
+      // fetch is a few stream buffers whatever the image's size.
       let total = 0;
+      let head = Buffer.alloc(0);
+      let type: string | undefined;
+      const notImage = () => refuse(current, 'the content is not a JPG, PNG or WEBP image');
       try {
-        for await (const chunk of res.body) {
-          const buf = chunk as Buffer;
-          total += buf.length;
-          if (total > opts.maxBytes) {
-            res.body.destroy();
+        await writeStreamAtomic(target, res.body, (chunk) => {
+          total += chunk.length;
+          if (total > opts.maxBytes)
             throw refuse(current, `the image is larger than the limit of ${opts.maxBytes} bytes`);
+          if (type === undefined && head.length < SNIFF_BYTES) {
+            head = Buffer.concat([head, chunk]);
+            if (head.length >= SNIFF_BYTES) type = sniffImageType(head) ?? undefined;
+            if (head.length >= SNIFF_BYTES && !type) throw notImage();
           }
-          chunks.push(buf);
-        }
+        });
       } catch (e) {
+        res.body.destroy();
         if ((e as { name?: string }).name === 'ContractError') throw e;
         if (deadline.aborted) throw refuse(current, `no complete answer within ${opts.timeoutMs} ms`);
         throw refuse(current, 'the download was interrupted');
       }
-      const data = new Uint8Array(Buffer.concat(chunks, total));
-      const type = sniffImageType(data);
-      if (!type) throw refuse(current, 'the content is not a JPG, PNG or WEBP image');
-      return { data, originalFileName: fileNameFrom(current), contentType: type };
+      type ??= sniffImageType(head) ?? undefined;
+      if (!type) {
+        await rm(target, { force: true });
+        throw notImage();
+      }
+      return { originalFileName: fileNameFrom(current), contentType: type, size: total };
     }
   } finally {
     await agent.close().catch(() => {});

@@ -9,7 +9,8 @@ export interface FetchImageOptions {
 }
 
 export interface FetchedImage {
-  data: Uint8Array;
+  /** Bytes written to the target file. */
+  size: number;
   /** A safe file name derived from the URL's last path segment. */
   originalFileName: string;
   contentType: string;

@@ -13,7 +13,8 @@ import type { EngineLimits } from '../limits.js';
 import { keyDigestOf } from './auth.js';
 import { createBoundedServer } from './connectionLimits.js';
 import type { DownloadLinks } from './downloadLinks.js';
-import { installErrorMapping } from './errorMapping.js';
+import { clientErrorHandler, frameworkErrorsHandler, installErrorMapping, MAX_PARAM_LENGTH } from './errorMapping.js';
+import { installJsonBodyParsers } from './jsonBody.js';
 import { installRequestLog, loggerOptions, requestLogOptions, type LogFormat } from './logging.js';
 import type { ServerLimits } from './options.js';
 import { registerContractRoutes } from './routes/contract.js';
@@ -47,11 +48,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: sl.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Every signed download link routes: output names are bounded to fit (tasks/outputNames.ts).
+    maxParamLength: MAX_PARAM_LENGTH,
+    frameworkErrors: frameworkErrorsHandler,
+    clientErrorHandler,
     serverFactory: (handler) => createBoundedServer(handler, sl),
   });
   app.decorateRequest('caller', null);
   app.decorateRequest('keyDigest', null);
   installErrorMapping(app, sl.bodyLimit);
+  installJsonBodyParsers(app, sl.bodyLimit);
   installRequestLog(app);
 
   await app.register(fastifyRateLimit, {

@@ -1,9 +1,18 @@
 /**
  * The HTTP server under the Fastify app, created with every time and connection bound explicit (Node's
- * defaults let a body trickle forever: requestTimeout 0 in Fastify, no maxConnections), plus a per-IP
- * connection cap so one client cannot take every connection slot.
+ * defaults let a body trickle forever: requestTimeout 0 in Fastify, no maxConnections), plus:
+ * - a per-IP connection cap, so one client cannot take every connection slot;
+ * - idle connections give way: when every slot is taken, a new connection closes the connection that has
+ *   been idle longest (no request in flight, no byte received since its last answer) instead of being
+ *   refused, and past `PRESSURE_SHARE` of the slots idle keep-alive connections are kept only
+ *   `pressureKeepAliveMs`. So sockets that sent one request and then idle can never starve a new client;
+ *   only connections that are really sending or being answered hold slots;
+ * - a minimum body data rate (Apache mod_reqtimeout's model): a request body must start within
+ *   `bodyTimeoutMs`, and the deadline then moves one second later for every `bodyMinRate` bytes received,
+ *   so a body trickled at 1 byte/s is cut after about `bodyTimeoutMs`, whatever its Content-Length.
  */
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { ServerLimits } from './options.js';
 
 type Bounds = Pick<
@@ -11,10 +20,16 @@ type Bounds = Pick<
   | 'requestTimeoutMs'
   | 'headersTimeoutMs'
   | 'keepAliveTimeoutMs'
+  | 'pressureKeepAliveMs'
   | 'connectionTimeoutMs'
   | 'maxConnections'
   | 'maxConnectionsPerIp'
+  | 'bodyTimeoutMs'
+  | 'bodyMinRate'
 >;
+
+/** Share of maxConnections above which idle keep-alive connections get the short keep-alive. */
+export const PRESSURE_SHARE = 0.75;
 
 export function createBoundedServer(handler: http.RequestListener, b: Bounds): http.Server {
   const requestTimeout = b.requestTimeoutMs;
@@ -35,22 +50,134 @@ export function createBoundedServer(handler: http.RequestListener, b: Bounds): h
     handler,
   );
   server.setTimeout(b.connectionTimeoutMs);
-  server.maxConnections = b.maxConnections;
+  // The total is enforced below rather than by Node's server.maxConnections, which refuses the new
+  // connection even when an idle one could make room.
+  const slots = new ConnectionSlots(b);
+  server.on('connection', (socket: Socket) => slots.admit(socket));
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    slots.busy(req.socket);
+    res.once('close', () => {
+      slots.idle(req.socket);
+      server.keepAliveTimeout = slots.keepAliveMs();
+    });
+    watchBodyRate(req, res, b);
+  });
+  return server;
+}
 
-  const perIp = new Map<string, number>();
-  server.on('connection', (socket) => {
+/** Open connections, per IP and in all, with the idle ones in the order they became idle. */
+class ConnectionSlots {
+  private readonly perIp = new Map<string, number>();
+  private readonly open = new Set<Socket>();
+  /** Idle sockets, oldest first (Map keeps insertion order) → their bytesRead when they became idle. */
+  private readonly idleSince = new Map<Socket, number>();
+
+  constructor(private readonly b: Bounds) {}
+
+  admit(socket: Socket): void {
     const ip = socket.remoteAddress ?? '';
-    const n = (perIp.get(ip) ?? 0) + 1;
-    if (n > b.maxConnectionsPerIp) {
+    const n = (this.perIp.get(ip) ?? 0) + 1;
+    if (n > this.b.maxConnectionsPerIp || (this.open.size >= this.b.maxConnections && !this.evictIdle())) {
       socket.destroy();
       return;
     }
-    perIp.set(ip, n);
+    this.perIp.set(ip, n);
+    this.open.add(socket);
+    // A fresh connection holds its slot like an idle one until its first request's bytes arrive.
+    this.idleSince.set(socket, socket.bytesRead);
     socket.once('close', () => {
-      const left = (perIp.get(ip) ?? 1) - 1;
-      if (left > 0) perIp.set(ip, left);
-      else perIp.delete(ip);
+      this.open.delete(socket);
+      this.idleSince.delete(socket);
+      const left = (this.perIp.get(ip) ?? 1) - 1;
+      if (left > 0) this.perIp.set(ip, left);
+      else this.perIp.delete(ip);
     });
-  });
-  return server;
+  }
+
+  busy(socket: Socket): void {
+    this.idleSince.delete(socket);
+  }
+
+  idle(socket: Socket): void {
+    if (socket.destroyed || !this.open.has(socket)) return;
+    this.idleSince.delete(socket);
+    this.idleSince.set(socket, socket.bytesRead);
+  }
+
+  /** The keep-alive for connections that become idle now: short while slots are scarce. */
+  keepAliveMs(): number {
+    return this.open.size >= this.b.maxConnections * PRESSURE_SHARE
+      ? Math.min(this.b.pressureKeepAliveMs, this.b.keepAliveTimeoutMs)
+      : this.b.keepAliveTimeoutMs;
+  }
+
+  /** Closes the connection idle longest; false when every connection is busy. */
+  private evictIdle(): boolean {
+    for (const [socket, bytes] of this.idleSince) {
+      this.idleSince.delete(socket);
+      // Bytes arrived since it became idle: a request is on its way (its headers are being read).
+      if (socket.bytesRead > bytes || socket.destroyed) continue;
+      this.open.delete(socket);
+      socket.destroy();
+      return true;
+    }
+    return false;
+  }
+}
+
+/** The answer to a body that arrives too slowly: the contract's error shape, then the connection closes. */
+function slowBodyAnswer(b: Bounds): string {
+  const body = JSON.stringify(
+    `Request Timeout: the request body arrived slower than ${b.bodyMinRate} bytes/s (after the first ${Math.round(b.bodyTimeoutMs / 1000)} s)`,
+  );
+  return `HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/** How often a body's rate is checked; a check this much later than planned means the event loop was busy. */
+const RATE_CHECK_MS = 1_000;
+const LATE_MS = 250;
+
+/**
+ * Cuts a request whose body falls behind the minimum rate: received bytes must stay above
+ * `bodyMinRate × (elapsed − bodyTimeoutMs)`. Counted on the socket (bytesRead), so watching never
+ * touches the body stream the routes read. Only the client's time counts: a stretch in which the server
+ * itself was not reading — its event loop busy (the check ran late) or the route not consuming what already
+ * arrived (bytes buffered in the request) — is credited to the client, so a busy server never blames it.
+ * Ends when the body is complete or the answer is sent.
+ */
+function watchBodyRate(req: http.IncomingMessage, res: http.ServerResponse, b: Bounds): void {
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (!(length > 0) && req.headers['transfer-encoding'] === undefined) return;
+  const socket = req.socket;
+  const base = socket.bytesRead;
+  let deadlineBase = Date.now() + b.bodyTimeoutMs;
+  let last = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const over = () => Date.now() > deadlineBase + ((socket.bytesRead - base) / b.bodyMinRate) * 1000;
+  const ended = () => req.complete || res.writableEnded || socket.destroyed;
+  const cut = () => {
+    if (res.headersSent) socket.destroy();
+    else socket.write(slowBodyAnswer(b), () => socket.destroy());
+  };
+  const check = () => {
+    if (ended()) return;
+    const now = Date.now();
+    if (now - last > RATE_CHECK_MS + LATE_MS || req.readableLength > 0) deadlineBase += now - last;
+    last = now;
+    if (!over()) return schedule();
+    // Let the poll phase read what may have arrived while this timer waited, then decide.
+    setImmediate(() => {
+      if (ended()) return;
+      if (over()) cut();
+      else schedule();
+    });
+  };
+  const schedule = () => {
+    timer = setTimeout(check, RATE_CHECK_MS);
+    timer.unref();
+  };
+  schedule();
+  const stop = () => clearTimeout(timer);
+  req.once('end', stop);
+  res.once('close', stop);
 }

@@ -1,11 +1,21 @@
 /**
  * Turns anything thrown while handling a request into the contract's error shape: a JSON string body
  * with the spec's status. ContractErrors pass through unchanged; framework errors (bad JSON, body too
- * large, multipart limits) become specific 4xx messages; everything else is logged with its stack and
+ * large, multipart limits, router and HTTP parser errors) become specific 4xx messages; everything else is logged with its stack and
  * answered with the endpoint's spec 500 message, so no stack or internal detail reaches a client.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { ContractError, errors, isContractError, type Endpoint } from '../contract/index.js';
+import { MAX_OUTPUT_NAME_BYTES } from '../tasks/outputNames.js';
+import { START_TASK_TYPES } from './startTaskForm.js';
+
+/**
+ * The router's limit on one path segment (Fastify's maxParamLength, 100 by default): the longest output
+ * name, percent-encoded (up to 3 characters a byte), plus room for a numbered duplicate's suffix.
+ */
+export const MAX_PARAM_LENGTH = 3 * (MAX_OUTPUT_NAME_BYTES + 16);
 
 export interface RouteConfig {
   /** The spec endpoint a route implements; picks its 400/500 wording. */
@@ -27,7 +37,7 @@ function endpointOf(request: FastifyRequest): Endpoint | undefined {
 }
 
 /** Maps framework and plugin errors by their code; undefined means "unexpected". */
-function frameworkError(e: FastifyError, bodyLimit: number): ContractError | undefined {
+function frameworkError(e: FastifyError, bodyLimit: number, endpoint: Endpoint | undefined): ContractError | undefined {
   switch (e.code) {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.badRequest('the body is empty; send a JSON object {"data": {…}}');
@@ -36,10 +46,17 @@ function frameworkError(e: FastifyError, bodyLimit: number): ContractError | und
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.payloadTooLarge(`the request body exceeds the limit of ${bodyLimit} bytes`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return errors.badRequest(
+        endpoint === 'start-task' ? START_TASK_TYPES : 'unsupported Content-Type: send application/json',
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return errors.badRequest('unsupported Content-Type: send application/json (start-task: multipart/form-data)');
+      return errors.badRequest('the body is not as long as its Content-Length says');
+    case 'FST_ERR_BAD_URL':
+      return errors.badRequest('the URL is malformed (a bad percent-encoding)');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return errors.uriTooLong(`a segment of the URL is longer than ${MAX_PARAM_LENGTH} characters`);
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return errors.badRequest('start-task takes multipart/form-data');
+      return errors.badRequest(START_TASK_TYPES);
     case 'FST_REQ_FILE_TOO_LARGE':
       return errors.payloadTooLarge('a file part exceeds the file size limit');
     case 'FST_FILES_LIMIT':
@@ -56,13 +73,44 @@ function frameworkError(e: FastifyError, bodyLimit: number): ContractError | und
   return undefined;
 }
 
+/**
+ * Router errors that happen before a route is found (Fastify's `frameworkErrors` option): a malformed
+ * percent-encoding or an over-long path segment, answered in the contract's shape like every other error.
+ */
+export function frameworkErrorsHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const mapped = frameworkError(error, 0, undefined) ?? errors.badRequest('the request cannot be routed');
+  request.refusal = { status: mapped.status, code: mapped.code, message: mapped.message };
+  void sendError(reply, mapped);
+}
+
+/**
+ * Errors of the HTTP parser itself (Fastify's `clientErrorHandler`), before any request exists: malformed
+ * HTTP, headers too large, a request timeout. Answered in the contract's shape, then the socket closes.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const mapped =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? errors.requestTimeout('the request did not arrive in time')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? errors.headersTooLarge()
+        : errors.badRequest('the request is not valid HTTP/1.1');
+  if (socket.writable) {
+    const body = JSON.stringify(mapped.message);
+    socket.write(
+      `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 export function installErrorMapping(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: unknown, request, reply) => {
     const endpoint = endpointOf(request);
     let mapped: ContractError | undefined = isContractError(error) ? error : undefined;
     if (!mapped && error && typeof error === 'object') {
       const fe = error as FastifyError;
-      mapped = frameworkError(fe, bodyLimit);
+      mapped = frameworkError(fe, bodyLimit, endpoint);
       if (!mapped && fe.statusCode === 429) mapped = errors.rateLimited();
     }
     if (mapped) {

@@ -20,9 +20,15 @@ export interface ServerLimits {
   headersTimeoutMs: number;
   /** An idle keep-alive connection is closed after this. */
   keepAliveTimeoutMs: number;
+  /** The keep-alive while more than 3/4 of maxConnections are open (connectionLimits.ts). */
+  pressureKeepAliveMs: number;
+  /** A request body's first bytes must arrive within this (then see bodyMinRate). */
+  bodyTimeoutMs: number;
+  /** After bodyTimeoutMs a body must keep arriving at this many bytes per second on average, or it gets 408. */
+  bodyMinRate: number;
   /** A socket with no traffic at all is closed after this. */
   connectionTimeoutMs: number;
-  /** Open connections in all; further ones are closed at once. */
+  /** Open connections in all; a further one closes the connection idle longest, or is closed at once if none is idle. */
   maxConnections: number;
   /** Open connections from one IP address; further ones are closed at once. */
   maxConnectionsPerIp: number;
@@ -41,6 +47,13 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   // the side that closes a connection a client is about to reuse (that race shows as ECONNRESET); idle
   // connections are bounded by the connection caps instead.
   keepAliveTimeoutMs: 72_000,
+  // Idle connections also give way to new ones when every slot is taken; past 3/4 of the slots they
+  // are not kept long either.
+  pressureKeepAliveMs: 5_000,
+  // mod_reqtimeout's defaults (body=20,MinRate=500): a 1 byte/s body is cut after about 20 s, while a
+  // client on a 4 kbit/s link still gets its body through.
+  bodyTimeoutMs: 20_000,
+  bodyMinRate: 500,
   // Above the keep-alive timeout, which governs idle keep-alive sockets; this cuts stalls mid-request.
   connectionTimeoutMs: 120_000,
   maxConnections: 1024,

@@ -82,7 +82,10 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     const secret =
       objects && stores.pool ? await loadOrCreateSharedSecret(stores.pool) : await loadOrCreateSecret(storageDir);
     const links = createDownloadLinks(createUrlSigner(secret), publicUrl, serverLimits.downloadLinkTtlMs);
+    // Filled in once the app (and its logger) exists; until then details go to stderr.
+    let operatorLog = (detail: string) => console.warn(detail);
     const created = await createEngine({
+      operatorLog: (detail) => operatorLog(detail),
       // With a bucket, the data directory only holds this process's working copies.
       dataDir: objects ? dataDir : storageDir,
       ...(objects ? { objects } : {}),
@@ -129,6 +132,7 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
       ...(config.logFormat ? { logFormat: config.logFormat } : {}),
       ...(config.logStream ? { logStream: config.logStream } : {}),
     });
+    operatorLog = (detail) => app.log.warn({ detail }, 'detail withheld from an API user');
     await app.listen({ host: config.host, port });
     return running(app, created, stores, publicUrl, stopCompaction, objects);
   } catch (e) {

@@ -103,13 +103,38 @@ function asFormError(e: unknown): unknown {
   );
 }
 
+/** What start-task accepts, named in the refusal of anything else. */
+export const START_TASK_TYPES =
+  'start-task takes multipart/form-data (or application/x-www-form-urlencoded when it sends no file)';
+
+export const URL_ENCODED = 'application/x-www-form-urlencoded';
+
+/**
+ * extension (docs/api.md#start-task): the url-encoded form a client sends for a task without files, e.g.
+ * Python's `requests.post(url, data={..., "urls": json.dumps([...])})`. Read like the multipart form's text
+ * fields: each field once, at most MAX_FIELDS of them (the body is already bounded by the parser's limit).
+ */
+export function parseUrlEncodedForm(body: string): Record<string, string> {
+  const entries = new Map<string, string>();
+  for (const [k, v] of new URLSearchParams(body)) {
+    if (entries.has(k)) throw errors.badRequest(`field '${k.slice(0, 40)}' is sent twice`);
+    if (entries.size >= MAX_FIELDS) throw errors.badRequest('too many form fields');
+    entries.set(k, v);
+  }
+  // fromEntries defines own properties, so a `__proto__` field is a field like any other.
+  return Object.fromEntries(entries);
+}
+
 export async function readStartTaskForm(
   request: FastifyRequest,
   limits: FormLimits,
   incomingDir: string,
   gate: FormGate,
 ): Promise<StartTaskInput> {
-  if (!request.isMultipart()) throw errors.badRequest('start-task takes multipart/form-data');
+  if (request.headers['content-type']?.toLowerCase().startsWith(URL_ENCODED)) {
+    return { fields: request.body as Record<string, string> };
+  }
+  if (!request.isMultipart()) throw errors.badRequest(START_TASK_TYPES);
   const fields: Record<string, string> = {};
   const files: { order: number; file: SourceFile }[] = [];
   const budget = { left: limits.maxRequestBytes, max: limits.maxRequestBytes };

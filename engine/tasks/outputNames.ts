@@ -8,6 +8,12 @@
 import type { SaveImageAs, Scale } from '../contract/enums.js';
 
 export const DEFAULT_TEMPLATE = '{name}_{model}_x{scale}.{ext}';
+/**
+ * Longest output name in UTF-8 bytes. File systems stop at 255 bytes, and the name travels percent-encoded
+ * in download links (up to 3 characters a byte: the server's router limit follows from this). Longer names
+ * keep their extension and settings suffix; the input's stem is shortened.
+ */
+export const MAX_OUTPUT_NAME_BYTES = 200;
 export const TEMPLATE_TOKENS = ['name', 'model', 'scale', 'ext', 'format'] as const;
 
 /** Characters Windows, macOS or Linux refuse in a file name, plus control characters. */
@@ -73,9 +79,33 @@ export function templateProblem(template: string): string | undefined {
   return undefined;
 }
 
+const utf8 = new TextEncoder();
+const byteLength = (s: string) => utf8.encode(s).length;
+
+/** The longest prefix of `s` (whole code points) that fits `maxBytes` of UTF-8. */
+function truncateUtf8(s: string, maxBytes: number): string {
+  let out = '';
+  let used = 0;
+  for (const ch of s) {
+    used += byteLength(ch);
+    if (used > maxBytes) break;
+    out += ch;
+  }
+  return out;
+}
+
 export function renderOutputName(template: string, parts: NameParts): string {
+  const full = renderWith(template, parts, outputBaseName(parts.originalFileName));
+  const excess = byteLength(full) - MAX_OUTPUT_NAME_BYTES;
+  if (excess <= 0) return full;
+  const stem = outputBaseName(parts.originalFileName);
+  const kept = truncateUtf8(stem, Math.max(1, byteLength(stem) - excess)).trim();
+  return renderWith(template, parts, kept === '' ? 'image' : kept);
+}
+
+function renderWith(template: string, parts: NameParts, stem: string): string {
   const values: Record<string, string> = {
-    name: outputBaseName(parts.originalFileName),
+    name: stem,
     model: outputModelLabel(parts),
     scale: String(parts.scale ** (parts.passes ?? 1)),
     ext: parts.format,

@@ -8,7 +8,7 @@
  * other saves (the API's insert at start-task, the settle after PROCESSED) only touch unlocked rows.
  */
 import { rm } from 'node:fs/promises';
-import type { Pool } from '../db/postgres.js';
+import type { Pool, PoolClient } from '../db/postgres.js';
 import { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
 import type { TaskStats } from './taskStats.js';
@@ -95,6 +95,15 @@ export class PgTaskStore extends TaskStore {
        WHERE tasks.locked_by IS NULL`,
       [task.id, task.userId, task.status, JSON.stringify(task), task.createdAt, task.updatedAt],
     );
+  }
+
+  /** start-task's insert of a new task inside the transaction that reserves its credits (engine.ts). */
+  async insertNew(db: PoolClient, task: StoredTask): Promise<void> {
+    await db.query(
+      `INSERT INTO tasks (task_id, user_id, status, record, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [task.id, task.userId, task.status, JSON.stringify(task), task.createdAt, task.updatedAt],
+    );
+    this.tasks.set(task.id, task);
   }
 
   override async remove(id: string): Promise<void> {

@@ -13,7 +13,7 @@
  * output is written; PROCESSING_FAILED on any error, cancel or shutdown. A failed batch keeps no
  * outputs: a task is delivered whole or not at all, and nothing is charged for it.
  */
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
 import type { Core, FaceJob, UpscaleFileJob } from '../core/index.js';
@@ -53,6 +53,8 @@ export interface TaskRunnerDeps {
   stageInputs?: (task: StoredTask) => Promise<void>;
   /** Object storage: puts the outputs where every process can serve them, before the task becomes PROCESSED. */
   publishOutputs?: (task: StoredTask) => Promise<void>;
+  /** The task's error sentence for a failure (default userMessage; a server hides its paths: publicMessage). */
+  explain?: (e: unknown, fileName: string | undefined) => string;
 }
 
 class Cancelled extends Error {
@@ -207,7 +209,10 @@ export class TaskRunner {
       if (job.next >= job.task.inputs.length) await this.complete(job, signal);
     } catch (e) {
       if (this.deps.owns?.(job.task) === false) return this.release(job);
-      const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, job.currentName);
+      const reason =
+        signal.reason instanceof Cancelled
+          ? signal.reason.reason
+          : (this.deps.explain ?? userMessage)(e, job.currentName);
       await this.removeOutputs(job.task);
       await this.finish(job, reason);
     }
@@ -231,7 +236,10 @@ export class TaskRunner {
       // One failed input fails the task: stop its other fetches too.
       if (!signal.aborted) job.abort.abort(e);
       if (this.deps.owns?.(job.task) === false) return this.release(job);
-      const reason = signal.reason instanceof Cancelled ? signal.reason.reason : userMessage(e, job.currentName);
+      const reason =
+        signal.reason instanceof Cancelled
+          ? signal.reason.reason
+          : (this.deps.explain ?? userMessage)(e, job.currentName);
       await this.finish(job, reason);
     }
   }
@@ -240,15 +248,14 @@ export class TaskRunner {
     const { limits, store } = this.deps;
     const input = job.task.inputs[i]!;
     const url = input.url as string;
-    const fetched = await fetchImage(url, {
+    const file = path.join(store.taskDir(job.task.id), 'inputs', String(i));
+    const fetched = await fetchImage(url, file, {
       maxBytes: limits.maxFileSize,
       timeoutMs: limits.urlFetchTimeoutMs,
       maxRedirects: limits.urlMaxRedirects,
       allowPrivate: this.deps.allowPrivateUrls,
       signal,
     });
-    const file = path.join(store.taskDir(job.task.id), 'inputs', String(i));
-    await writeFile(file, fetched.data);
     Object.assign(input, await checkedInput(file, fetched.originalFileName, job.task.settings, limits));
     delete input.url;
   }
@@ -299,7 +306,7 @@ export class TaskRunner {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
       // than deliver it without the face enhancement it was priced for.
       if (task.settings.enhanceFace && !this.deps.face)
-        throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
+        throw new Error('face enhancement is not set up on the worker that took this task');
       await this.deps.stageInputs?.(task);
       await mkdir(outDir, { recursive: true });
       job.prepared = true;

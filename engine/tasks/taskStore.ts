@@ -22,14 +22,26 @@ export class TaskStore {
     return path.join(this.root, id);
   }
 
-  /** Loads every task; returns those that were unfinished (the process died while they ran or waited). */
+  /**
+   * Loads every task; returns those that were unfinished (the process died while they ran or waited).
+   * A task folder without a task.json is what a kill during start-task leaves (inputs written, record
+   * not yet): no task exists, so the folder goes (its reservation is released by the engine's reconciliation).
+   */
   async load(): Promise<StoredTask[]> {
     const ids = await readdir(this.root).catch(() => [] as string[]);
     const unfinished: StoredTask[] = [];
     for (const id of ids) {
       if (!ID_PATTERN.test(id)) continue;
-      const t = await readJson<StoredTask>(path.join(this.root, id, 'task.json')).catch(() => undefined);
-      if (!t) continue;
+      let t: StoredTask | undefined;
+      try {
+        t = await readJson<StoredTask>(path.join(this.root, id, 'task.json'));
+      } catch {
+        continue; // unreadable, not missing: left for the operator to look at
+      }
+      if (!t) {
+        await rm(path.join(this.root, id), { recursive: true, force: true });
+        continue;
+      }
       this.tasks.set(t.id, t);
       if (t.status !== 'PROCESSED' && t.status !== 'PROCESSING_FAILED') unfinished.push(t);
     }

@@ -134,7 +134,11 @@ describe('request hygiene', () => {
       'Task not found',
     );
     const notForm = await postJson(base, '/start-task', alice.key, { data: BASIC });
-    expectError(notForm, 400, 'Bad Request: start-task takes multipart/form-data');
+    expectError(
+      notForm,
+      400,
+      'Bad Request: start-task takes multipart/form-data (or application/x-www-form-urlencoded when it sends no file)',
+    );
   });
 });
 
@@ -373,7 +377,7 @@ describe('start-task and get-task-status', () => {
     const done = await pollStatus(base, erin.key, dataOf<{ taskId: string }>(started).taskId);
     expect(done).toMatchObject({ status: 'PROCESSING_FAILED', creditsDeducted: false, deductedCredits: 0, files: [] });
     expect(done.error).toBe(
-      `could not fetch ${imagesBase}/bird.png: private, loopback and reserved addresses are refused (see --allow-private-urls)`,
+      `could not fetch ${imagesBase}/bird.png: private, loopback and reserved addresses are refused`,
     );
     expect(await s.ledger.reservedFor(erin.userId)).toBe(0);
     expect(dataOf<object>(await postJson(base, '/get-account', erin.key, {}))).toMatchObject({ currentCredits: 1 });

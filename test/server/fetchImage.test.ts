@@ -1,5 +1,7 @@
 /** fetchImage against a real local HTTP server: caps, redirects, content check, private-address refusal. */
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -11,9 +13,14 @@ import { SET5 } from './helpers.js';
 let server: Server;
 let base: string;
 let png: Buffer;
+let dir: string;
+/** Every fetch writes to its own file in a temp folder. */
+let n = 0;
+const target = () => path.join(dir, String(n++));
 
 beforeAll(async () => {
   png = await readFile(path.join(SET5, 'bird.png'));
+  dir = await mkdtemp(path.join(os.tmpdir(), 'crisp-fetch-'));
   server = createServer((req, res) => {
     const url = req.url ?? '/';
     if (url === '/bird.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(png);
@@ -37,6 +44,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
 });
@@ -45,32 +53,36 @@ const opts = { maxBytes: 1_000_000, timeoutMs: 2_000, maxRedirects: 3, allowPriv
 
 describe('fetchImage', () => {
   it('fetches an image, following redirects up to the cap', async () => {
-    const img = await fetchImage(`${base}/redirect`, opts);
+    const file = target();
+    const img = await fetchImage(`${base}/redirect`, file, opts);
     expect(img.contentType).toBe('image/png');
-    expect(Buffer.from(img.data).equals(png)).toBe(true);
+    expect(img.size).toBe(png.length);
+    expect((await readFile(file)).equals(png)).toBe(true);
     expect(img.originalFileName).toBe('bird.png');
-    await expect(fetchImage(`${base}/chain/2`, opts)).resolves.toMatchObject({ contentType: 'image/png' });
-    await expect(fetchImage(`${base}/chain/3`, opts)).rejects.toMatchObject({
+    await expect(fetchImage(`${base}/chain/2`, target(), opts)).resolves.toMatchObject({ contentType: 'image/png' });
+    await expect(fetchImage(`${base}/chain/3`, target(), opts)).rejects.toMatchObject({
       status: 400,
       message: expect.stringMatching(/more than 3 redirects/),
     });
   });
 
-  it('refuses oversize, non-image, failing and slow answers with clear 400s', async () => {
-    await expect(fetchImage(`${base}/big`, opts)).rejects.toMatchObject({
+  it('refuses oversize, non-image, failing and slow answers with clear 400s, leaving no file', async () => {
+    const big = target();
+    await expect(fetchImage(`${base}/big`, big, opts)).rejects.toMatchObject({
       status: 400,
       message: expect.stringMatching(/larger than the limit of 1000000 bytes/),
     });
-    await expect(fetchImage(`${base}/html`, opts)).rejects.toMatchObject({
+    expect(existsSync(big)).toBe(false);
+    await expect(fetchImage(`${base}/html`, target(), opts)).rejects.toMatchObject({
       message: expect.stringMatching(/not a JPG, PNG or WEBP image/),
     });
-    await expect(fetchImage(`${base}/missing`, opts)).rejects.toMatchObject({
+    await expect(fetchImage(`${base}/missing`, target(), opts)).rejects.toMatchObject({
       message: expect.stringMatching(/answered HTTP 404/),
     });
-    await expect(fetchImage(`${base}/slow`, { ...opts, timeoutMs: 300 })).rejects.toMatchObject({
+    await expect(fetchImage(`${base}/slow`, target(), { ...opts, timeoutMs: 300 })).rejects.toMatchObject({
       message: expect.stringMatching(/within 300 ms/),
     });
-    await expect(fetchImage('ftp://example.com/x.png', opts)).rejects.toMatchObject({
+    await expect(fetchImage('ftp://example.com/x.png', target(), opts)).rejects.toMatchObject({
       message: expect.stringMatching(/only http and https/),
     });
   });
@@ -78,20 +90,20 @@ describe('fetchImage', () => {
   it('refuses loopback by IP literal and by name (checked at DNS lookup) unless allowPrivate', async () => {
     const strict = { ...opts, allowPrivate: false };
     const port = new URL(base).port;
-    await expect(fetchImage(`${base}/bird.png`, strict)).rejects.toMatchObject({
+    await expect(fetchImage(`${base}/bird.png`, target(), strict)).rejects.toMatchObject({
       status: 400,
       message: expect.stringMatching(/private, loopback/),
     });
-    await expect(fetchImage(`http://localhost:${port}/bird.png`, strict)).rejects.toMatchObject({
+    await expect(fetchImage(`http://localhost:${port}/bird.png`, target(), strict)).rejects.toMatchObject({
       message: expect.stringMatching(/resolves to a private/),
     });
-    await expect(fetchImage(`http://[::ffff:127.0.0.1]:${port}/bird.png`, strict)).rejects.toMatchObject({
+    await expect(fetchImage(`http://[::ffff:127.0.0.1]:${port}/bird.png`, target(), strict)).rejects.toMatchObject({
       message: expect.stringMatching(/private/),
     });
-    await expect(fetchImage(`http://0x7f000001:${port}/bird.png`, strict)).rejects.toMatchObject({
+    await expect(fetchImage(`http://0x7f000001:${port}/bird.png`, target(), strict)).rejects.toMatchObject({
       message: expect.stringMatching(/private/),
     });
-    await expect(fetchImage(`http://localhost:${port}/bird.png`, opts)).resolves.toMatchObject({
+    await expect(fetchImage(`http://localhost:${port}/bird.png`, target(), opts)).resolves.toMatchObject({
       contentType: 'image/png',
     });
   });

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
+import { DEFAULT_PRICE_TABLE, outputSizeOf, priceOf } from '../../engine/credits/priceTable.js';
 import { anyImagePoint, createTestGate, type TestGate } from '../helpers/testGate.js';
 import { addUser, BASIC, dataOf, pollStatus, postForm, startTestServer, taskForm, type TestServer } from './helpers.js';
 
@@ -31,18 +31,44 @@ describe('price table by output size', () => {
   });
 });
 
+describe('price by work: the pixels the model produces', () => {
+  const work = (w: number, h: number, scale: 1 | 2 | 4 | 8, passes = 1) =>
+    priceOf(DEFAULT_PRICE_TABLE, { scale, enhanceFace: false }, [
+      outputSizeOf({ width: w, height: h }, scale, { nativeScale: 4, passes }),
+    ]);
+
+  it('prices ×1 of a large image by the ×4 model work it takes, and leaves ×2 and above unchanged', () => {
+    // 16 MP at ×1: 256 model MP (+2), the same work and price as ×2 of it (64 MP output, +2).
+    expect(work(4000, 4000, 1)).toBe(1 + 2);
+    expect(work(4000, 4000, 2)).toBe(1 + 2);
+    // Ordinary images keep the scale-band price at every scale.
+    expect(work(1000, 1000, 1)).toBe(1);
+    expect(work(2000, 2000, 2)).toBe(1);
+    expect(work(1000, 1000, 4)).toBe(2);
+    expect(work(2100, 2100, 2)).toBe(3);
+    // ×1 of the largest input (40 MP: 640 model MP) takes the top row.
+    expect(work(8000, 5000, 1)).toBe(1 + 12);
+    // Two passes count the model's work twice.
+    expect(work(2000, 2000, 1, 2)).toBe(1 + 2);
+  });
+});
+
 describe('start-task prices by the output size', () => {
   let s: TestServer;
   let images: Server;
   let imagesBase: string;
   let large: Buffer;
   let gate: TestGate;
+  let sixteen: Buffer;
 
   beforeAll(async () => {
     // The server runs in this process; the test gate holds its tasks before their image where a test asks.
     gate = await createTestGate({ inProcess: true });
     // 2100² at ×2 is a 17.6 MP output: one row above the base price.
     large = await sharp({ create: { width: 2100, height: 2100, channels: 3, background: { r: 90, g: 120, b: 200 } } })
+      .png()
+      .toBuffer();
+    sixteen = await sharp({ create: { width: 4000, height: 4000, channels: 3, background: { r: 9, g: 9, b: 9 } } })
       .png()
       .toBuffer();
     images = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(large));
@@ -66,6 +92,23 @@ describe('start-task prices by the output size', () => {
     await gate.reached(anyImagePoint(0));
     expect(await s.ledger.reservedFor(u.userId)).toBe(3);
     await s.engine.cancelTask({ userId: u.userId, email: 'large@example.com' }, dataOf<{ taskId: string }>(r).taskId);
+    await gate.release(anyImagePoint(0));
+  });
+
+  it('quotes ×1 of a 16 MP file part by the model work (input MP × 4² for the ×4 model)', async () => {
+    const u = await addUser(s, 'work@example.com', 10);
+    // Held before its image (test gate), so the reservation is looked at before the task can settle.
+    await gate.hold(anyImagePoint(0));
+    const r = await postForm(
+      s.url,
+      u.key,
+      taskForm({ ...BASIC, scale: '1' }, [{ name: 'file', fileName: 'sixteen.png', bytes: sixteen }]),
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['x-task-cost']).toBe('3');
+    await gate.reached(anyImagePoint(0));
+    expect(await s.ledger.reservedFor(u.userId)).toBe(3);
+    await s.engine.cancelTask({ userId: u.userId, email: 'work@example.com' }, dataOf<{ taskId: string }>(r).taskId);
     await gate.release(anyImagePoint(0));
   });
 

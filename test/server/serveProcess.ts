@@ -12,6 +12,8 @@ export interface ServeProcess {
   output: () => string;
   /** Peak resident memory of the server so far (VmHWM), in bytes. */
   peakRss(): Promise<number>;
+  /** Resolves when the process has ended (by itself, e.g. at a test-only crash point, or killed). */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(): Promise<void>;
 }
 
@@ -56,6 +58,9 @@ export async function startServe(
     ],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env },
   );
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -75,6 +80,7 @@ export async function startServe(
     child,
     url,
     output: () => out,
+    exited: () => ended,
     async peakRss() {
       const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
       const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);

@@ -73,6 +73,9 @@ interface ServeFlags extends StorageFlags {
   requestTimeout: number;
   headersTimeout: number;
   keepAliveTimeout: number;
+  pressureKeepAlive: number;
+  bodyTimeout: number;
+  bodyMinRate: number;
   connectionTimeout: number;
   maxConnections: number;
   maxConnectionsPerIp: number;
@@ -173,6 +176,24 @@ export function register(program: Command): void {
       'idle keep-alive connections close after this',
       positiveInt,
       DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs,
+    )
+    .option(
+      '--pressure-keep-alive <ms>',
+      'idle keep-alive while over 3/4 of --max-connections are open',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.pressureKeepAliveMs,
+    )
+    .option(
+      '--body-timeout <ms>',
+      "a request body's first bytes must arrive within this",
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.bodyTimeoutMs,
+    )
+    .option(
+      '--body-min-rate <bytes/s>',
+      'after --body-timeout, a body slower than this on average gets 408',
+      positiveInt,
+      DEFAULT_SERVER_LIMITS.bodyMinRate,
     )
     .option(
       '--connection-timeout <ms>',
@@ -315,6 +336,9 @@ export function register(program: Command): void {
           requestTimeoutMs: flags.requestTimeout,
           headersTimeoutMs: flags.headersTimeout,
           keepAliveTimeoutMs: flags.keepAliveTimeout,
+          pressureKeepAliveMs: flags.pressureKeepAlive,
+          bodyTimeoutMs: flags.bodyTimeout,
+          bodyMinRate: flags.bodyMinRate,
           connectionTimeoutMs: flags.connectionTimeout,
           maxConnections: flags.maxConnections,
           maxConnectionsPerIp: flags.maxConnectionsPerIp,

@@ -99,6 +99,8 @@ export function register(program: Command): void {
         ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
         // The API processes sweep expired files; several sweepers on one directory would only repeat work.
         sweepIntervalMs: 0,
+        // Task errors reach API users: paths and commands stay in this worker's log.
+        operatorLog: (detail) => console.warn(`crisp worker: ${detail}`),
         ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
       }).catch(async (e: unknown) => {
         objects?.close();

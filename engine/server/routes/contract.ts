@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
 import type { AccountStore } from '../../accounts/accountStore.js';
 import type { UpscalingEngine } from '../../api.js';
 import { errors, success, type Scale, type TaskStatusData } from '../../contract/index.js';
@@ -14,7 +14,13 @@ import type { CreditMeter } from '../../credits/meter.js';
 import { callerOf, requireApiKey } from '../auth.js';
 import type { RouteConfig } from '../errorMapping.js';
 import { lingerOnClose } from '../lingeringClose.js';
-import { readStartTaskForm, type FormGate, type FormLimits } from '../startTaskForm.js';
+import {
+  parseUrlEncodedForm,
+  readStartTaskForm,
+  URL_ENCODED,
+  type FormGate,
+  type FormLimits,
+} from '../startTaskForm.js';
 import { RESPONSE_SCHEMAS } from './responseSchemas.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -58,37 +64,8 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
     async (request) => success(await deps.engine.completeMultipartUpload(callerOf(request), request.body)),
   );
 
-  app.post('/start-task', cfg('start-task', RESPONSE_SCHEMAS.startTask), async (request, reply) => {
-    const caller = callerOf(request);
-    const declared = Number(request.headers['content-length']);
-    const incoming = path.join(deps.incomingDir, randomUUID());
-    try {
-      // A body announced larger than the cap is refused before one byte of it is read.
-      if (declared > deps.form.maxRequestBytes + deps.form.maxFieldBytes * 2) {
-        throw errors.payloadTooLarge(
-          `the request body is ${declared} bytes; the limit is ${deps.form.maxRequestBytes} bytes of files`,
-        );
-      }
-      const gate: FormGate = {
-        beforeFile: (count, fields) =>
-          deps.meter.assertCanAfford(caller, deps.meter.quote(gateSettings(fields), count)),
-      };
-      const input = await readStartTaskForm(request, deps.form, incoming, gate);
-      const result = await deps.engine.startTask(caller, input);
-      reply.header('x-task-cost', String(result.creditsToDeduct));
-      return success(result);
-    } catch (e) {
-      // Refused before the body was read to its end: close the connection after the answer rather than
-      // receive (and discard) the rest of a possibly huge body.
-      if (!request.raw.complete) {
-        reply.header('connection', 'close');
-        lingerOnClose(request.raw.socket);
-      }
-      throw e;
-    } finally {
-      await rm(incoming, { recursive: true, force: true });
-    }
-  });
+  // start-task in its own scope: only it also takes the url-encoded form (startTaskForm.ts).
+  void app.register(async (scope) => startTaskRoute(scope, deps, cfg('start-task', RESPONSE_SCHEMAS.startTask)));
 
   // The hot path: clients poll it in a loop. The engine answers the same object while the task is
   // unchanged (tasks/statusView.ts), so its JSON is serialised once per task state, not per poll — by
@@ -123,5 +100,50 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
       currentCredits: b.currentCredits,
       currentExtraCredits: b.currentExtraCredits,
     });
+  });
+}
+
+function startTaskRoute(app: FastifyInstance, deps: ContractRouteDeps, options: RouteShorthandOptions): void {
+  app.addContentTypeParser(
+    URL_ENCODED,
+    { parseAs: 'string', bodyLimit: deps.form.maxFieldBytes },
+    (_req, body, done) => {
+      try {
+        done(null, parseUrlEncodedForm(body as string));
+      } catch (e) {
+        done(e as Error, undefined);
+      }
+    },
+  );
+  app.post('/start-task', options, async (request, reply) => {
+    const caller = callerOf(request);
+    const declared = Number(request.headers['content-length']);
+    const incoming = path.join(deps.incomingDir, randomUUID());
+    try {
+      // A body announced larger than the cap is refused before one byte of it is read.
+      if (declared > deps.form.maxRequestBytes + deps.form.maxFieldBytes * 2) {
+        throw errors.payloadTooLarge(
+          `the request body is ${declared} bytes; the limit is ${deps.form.maxRequestBytes} bytes of files`,
+        );
+      }
+      const gate: FormGate = {
+        beforeFile: (count, fields) =>
+          deps.meter.assertCanAfford(caller, deps.meter.quote(gateSettings(fields), count)),
+      };
+      const input = await readStartTaskForm(request, deps.form, incoming, gate);
+      const result = await deps.engine.startTask(caller, input);
+      reply.header('x-task-cost', String(result.creditsToDeduct));
+      return success(result);
+    } catch (e) {
+      // Refused before the body was read to its end: close the connection after the answer rather than
+      // receive (and discard) the rest of a possibly huge body.
+      if (!request.raw.complete) {
+        reply.header('connection', 'close');
+        lingerOnClose(request.raw.socket);
+      }
+      throw e;
+    } finally {
+      await rm(incoming, { recursive: true, force: true });
+    }
   });
 }
