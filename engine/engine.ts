@@ -379,6 +379,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
           ? { destination: path.resolve(input.outputPath) }
           : {}),
         ...(input.passes === 2 ? { passes: 2 as const } : {}),
+        ...(input.metadata ? { metadata: input.metadata } : {}),
       };
       await store.save(task);
       if (objects) await rm(taskDir, { recursive: true, force: true });

@@ -4,6 +4,7 @@
  * only ever sees this interface.
  */
 import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
+import type { MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import type { AccountView, Mode } from '../service/crispService.js';
 
 export interface UpscaleSettings {
@@ -22,6 +23,8 @@ export interface UpscaleSettings {
   precision?: 'fp32' | 'int8';
   /** extension (local engine only): 2 = double upscale; absent = one pass. The contract has no such field. */
   passes?: 2;
+  /** extension (local engine only): the metadata policy; absent = the input's EXIF and an sRGB tag. */
+  metadata?: MetadataPolicy;
 }
 
 export interface Dimensions {

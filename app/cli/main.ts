@@ -5,6 +5,7 @@
  * stderr and a non-zero exit code — a stack trace only with --verbose or CRISP_DEBUG=1.
  */
 import { Command, CommanderError } from 'commander';
+import { CRISP_VERSION } from '../../engine/version.js';
 import { toUserError, UserError } from '../jobs/userErrors.js';
 import { CliError } from './cliError.js';
 import { registerBatch } from './commands/batch.js';
@@ -24,7 +25,7 @@ import { paint } from './terminal.js';
 export function buildProgram(): Command {
   const program = new Command('crisp')
     .description('Crisp: AI image upscaling on this computer or through an upscaling service')
-    .version('0.1.0')
+    .version(CRISP_VERSION)
     .option('--verbose', 'show the technical details (stack trace) of an error')
     .showHelpAfterError('(run "crisp --help" for usage)')
     // Usage errors read like every other error of ours: "crisp: error: …" (set before the subcommands,

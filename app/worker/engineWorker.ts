@@ -4,6 +4,7 @@
  * (startTask, getTaskStatus), reporting progress and the finished output's path to the app.
  */
 import { LOCAL_CALLER } from '../../engine/api.js';
+import { METADATA_POLICIES, type MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import { isContractError, parseProgress } from '../../engine/contract/index.js';
 import { createEngine, type Engine } from '../../engine/engine.js';
 import type { ExecutionProviderChoice } from '../../engine/inference/index.js';
@@ -36,15 +37,18 @@ async function init(options: WorkerEngineOptions): Promise<void> {
   }
 }
 
+const isMetadataPolicy = (v: string): v is MetadataPolicy => (METADATA_POLICIES as readonly string[]).includes(v);
+
 async function upscale(msg: Extract<ToWorker, { type: 'upscale' }>): Promise<void> {
   const { jobId } = msg;
   try {
     if (!engine) throw new Error('the engine is not ready');
-    // passes is not a start-task field but the engine's in-process extension.
-    const { passes, ...fields } = msg.fields;
+    // passes and metadata are not start-task fields but the engine's in-process extensions.
+    const { passes, metadata, ...fields } = msg.fields;
     const { taskId } = await engine.startTask(LOCAL_CALLER, {
       fields,
       ...(passes === 2 ? { passes: 2 as const } : {}),
+      ...(typeof metadata === 'string' && isMetadataPolicy(metadata) ? { metadata } : {}),
       file: [{ originalFileName: msg.inputName, data: { path: msg.inputPath } }],
       outputPath: msg.outputPath,
     });

@@ -26,6 +26,8 @@ import { outputFileName } from './outputNames.js';
 import type { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
 import { userMessage } from './userMessage.js';
+import type { MetadataRequest } from '../pipeline/metadata.js';
+import { CRISP_VERSION } from '../version.js';
 
 export interface TaskRunnerDeps {
   store: TaskStore;
@@ -321,6 +323,7 @@ export class TaskRunner {
       outputPath,
       tileSize: this.deps.tileSize,
       ...(task.settings.enhanceFace && this.deps.faces ? { faces: this.deps.faces } : {}),
+      ...(task.metadata ? { metadata: metadataRequest(task) } : {}),
       signal,
       limits: {
         maxInputPixels: limits.maxInputPixels,
@@ -421,6 +424,24 @@ export class TaskRunner {
  * first they would be enlarged again and lose what the face model restored). Progress is weighted by each
  * pass's output pixels: the second does scale² times the work of the first.
  */
+/** The task's metadata policy and, unless it strips, the provenance record of this upscale. */
+function metadataRequest(task: StoredTask): MetadataRequest {
+  const policy = task.metadata ?? 'keep';
+  if (policy === 'strip') return { policy };
+  return {
+    policy,
+    provenance: {
+      software: 'Crisp',
+      version: CRISP_VERSION,
+      model: task.settings.model,
+      scale: task.settings.scale,
+      passes: task.passes ?? 1,
+      face: task.settings.enhanceFace,
+      date: new Date().toISOString(),
+    },
+  };
+}
+
 async function upscaleTwice(
   job: UpscaleJob,
   inference: Inference,
@@ -430,10 +451,12 @@ async function upscaleTwice(
   const mid = tempRasterPath(dir, '.png');
   const w1 = 1 / (1 + job.scale * job.scale);
   try {
-    const { faces: _faces, ...firstPass } = job;
+    // The first pass keeps no metadata; the second reads it from the original input.
+    const { faces: _faces, metadata, ...firstPass } = job;
     await upscaleImage(
       {
         ...firstPass,
+        ...(metadata ? { metadata: { policy: 'strip' as const } } : {}),
         outputPath: mid,
         format: 'png',
         // PNG is lossless at any level; 0 is its fastest.
@@ -451,7 +474,12 @@ async function upscaleTwice(
     );
     job.signal?.throwIfAborted();
     return await upscaleImage(
-      { ...job, input: { path: mid }, onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta) },
+      {
+        ...job,
+        input: { path: mid },
+        ...(metadata ? { metadata: { ...metadata, source: job.input } } : {}),
+        onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta),
+      },
       inference,
     );
   } finally {

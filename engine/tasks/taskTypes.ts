@@ -1,4 +1,5 @@
 /** The engine's persisted task: the contract's task record plus what it needs to run and recover. */
+import type { MetadataPolicy } from '../pipeline/metadataPolicy.js';
 import type { Dimensions, FileData, TaskSettings, TaskStatus } from '../contract/index.js';
 
 export interface TaskInput {
@@ -39,6 +40,8 @@ export interface StoredTask {
   destination?: string;
   /** 2 when the in-process caller asked for a double upscale (StartTaskInput.passes); absent = one pass. */
   passes?: 2;
+  /** The in-process caller's metadata policy (StartTaskInput.metadata); absent: EXIF and an sRGB tag. */
+  metadata?: MetadataPolicy;
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
   /** How many start-ups found this task unfinished (crash recovery; see MAX_RESUMES in engine.ts). */
