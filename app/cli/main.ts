@@ -10,6 +10,8 @@ import { toUserError, UserError } from '../jobs/userErrors.js';
 import { CliError } from './cliError.js';
 import { registerBatch } from './commands/batch.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerInfo } from './commands/info.js';
+import { registerPresets } from './commands/presets.js';
 import { registerModelsConvert } from './commands/modelsConvert.js';
 import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
@@ -38,6 +40,8 @@ export function buildProgram(): Command {
   registerUi(program);
   registerUsers(program);
   registerWorker(program);
+  registerPresets(program);
+  registerInfo(program);
   const models = program.command('models').description('List, download and import upscaling models');
   registerModelsList(models);
   registerModelsFetch(models);
@@ -52,10 +56,28 @@ function verbose(argv: string[]): boolean {
   return argv.includes('--verbose') || Boolean(process.env.CRISP_DEBUG && process.env.CRISP_DEBUG !== '0');
 }
 
+/** The root's own flags: they may come before a command or before `crisp FILE…`'s files. */
+const ROOT_FLAGS = new Set(['--verbose']);
+const ROOT_ONLY = new Set(['-h', '--help', '-V', '--version']);
+
+/**
+ * `crisp FILE…` (no command): the files or folders are upscaled with the default preset, as
+ * `crisp batch --default-preset FILE…` (batch takes single images as well as folders).
+ */
+export function withDefaultCommand(argv: string[], program: Command): string[] {
+  let i = 2;
+  while (i < argv.length && ROOT_FLAGS.has(argv[i]!)) i++;
+  const first = argv[i];
+  if (first === undefined || ROOT_ONLY.has(first)) return argv;
+  const commands = new Set(program.commands.flatMap((c) => [c.name(), ...c.aliases()]).concat('help'));
+  if (commands.has(first)) return argv;
+  return [...argv.slice(0, i), 'batch', '--default-preset', ...argv.slice(i)];
+}
+
 async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(withDefaultCommand(argv, program));
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode;
