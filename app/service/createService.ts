@@ -20,6 +20,8 @@ import { queueMethods } from './queueMethods.js';
 import { resultMethods, type DesktopShell } from './resultMethods.js';
 import { createServiceEvents } from './serviceEvents.js';
 import { settingsMethods } from './settingsMethods.js';
+import { presetMethods } from './presetMethods.js';
+import { defaultPresetsFile, openPresetStore } from '../settings/presetStore.js';
 
 export type { ModelDownloadOptions } from './modelMethods.js';
 
@@ -46,6 +48,8 @@ export interface ServiceDeps extends DesktopShell {
   modelsWatchDebounceMs?: number;
   /** Test doubles only: makes the backend (default: local worker or remote service). */
   backendFactory?: BackendFactory;
+  /** The presets file shared with the command line (default: presets.json in the user's Crisp data folder). */
+  presetsFile?: string;
   /** Test doubles only: a scripted models subject instead of the catalog on disk. */
   models?: SubjectService<'models'>;
 }
@@ -124,6 +128,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
 
   return {
     ...settingsMethods(settings, deps.secrets, events),
+    ...presetMethods(openPresetStore(deps.presetsFile ?? defaultPresetsFile()), settings, events),
     ...models.methods,
     ...queueMethods(queue),
     ...resultMethods(queue, deps),
