@@ -12,6 +12,7 @@ import { registerBatch } from './commands/batch.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerInfo } from './commands/info.js';
 import { registerPresets } from './commands/presets.js';
+import { registerWatch } from './commands/watch.js';
 import { registerModelsConvert } from './commands/modelsConvert.js';
 import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
   registerUsers(program);
   registerWorker(program);
   registerPresets(program);
+  registerWatch(program);
   registerInfo(program);
   const models = program.command('models').description('List, download and import upscaling models');
   registerModelsList(models);
