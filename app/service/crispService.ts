@@ -6,10 +6,11 @@
  */
 import type { Language, Mode, Settings, Theme } from '../settings/settingsSchema.js';
 import type { Preset } from '../settings/presets.js';
+import type { NewWatch, WatchView } from '../watch/watchTypes.js';
 import type { ExecutionProviderSetting, OverwritePolicy } from '../settings/upscaleOptions.js';
 
 /** Settings and their parts are derived from the one option declaration (app/settings/upscaleOptions.ts). */
-export type { ExecutionProviderSetting, Language, Mode, OverwritePolicy, Preset, Settings, Theme };
+export type { ExecutionProviderSetting, Language, Mode, NewWatch, OverwritePolicy, Preset, Settings, Theme, WatchView };
 
 export interface ModelInfo {
   name: string;
@@ -96,6 +97,8 @@ export type ServiceEvent =
   | { type: 'item'; item: JobItem }
   | { type: 'account'; account: AccountView }
   | { type: 'settings'; settings: Settings }
+  /** A watched folder was added, removed, paused or resumed, or its counts changed. */
+  | { type: 'watches'; watches: WatchView[] }
   | { type: 'batchFinished'; done: number; failed: number; total: number }
   | ModelDownloadEvent
   /** The installed or imported models changed (a download finished, a custom model was imported or removed): re-read listModels. */
@@ -121,6 +124,13 @@ export interface CrispService {
   exportPresets(names?: string[]): Promise<string>;
   /** Adds the presets of an export file's text, validated whole; answers the presets added. */
   importPresets(text: string): Promise<Preset[]>;
+  /** Watched folders, with their preset, outputs folder, paused or not, and counts (done, failed, pending). */
+  listWatches(): Promise<WatchView[]>;
+  /** Starts watching a folder (a full path) with a preset; every image arriving there is upscaled once. */
+  addWatch(req: NewWatch): Promise<WatchView>;
+  removeWatch(id: string): Promise<void>;
+  pauseWatch(id: string): Promise<WatchView>;
+  resumeWatch(id: string): Promise<WatchView>;
   listModels(): Promise<ModelInfo[]>;
   /**
    * Local mode: downloads, converts and installs a catalog model into the user's models folder, emitting

@@ -40,6 +40,20 @@ export const SERVICE_ARGS = {
   exportPresets: z.tuple([z.array(presetName).max(200).optional()]),
   // The file is validated whole by the store (a sentence naming the first problem); here only its size.
   importPresets: z.tuple([z.string().max(1024 * 1024)]),
+  listWatches: z.tuple([]),
+  addWatch: z.tuple([
+    z
+      .object({
+        dir: shortText.min(1),
+        preset: presetName,
+        outDir: shortText.optional(),
+        recursive: z.boolean().optional(),
+      })
+      .strict(),
+  ]),
+  removeWatch: z.tuple([itemId]),
+  pauseWatch: z.tuple([itemId]),
+  resumeWatch: z.tuple([itemId]),
   listModels: z.tuple([]),
   downloadModel: z.tuple([z.enum(MODEL_NAMES)]),
   importModel: z.tuple([z.string().min(1).max(1024), bytesSchema]),

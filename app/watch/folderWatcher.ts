@@ -9,18 +9,14 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isCompleteImage, listCandidates, type SeenFile } from './arrivals.js';
 import { WatchJournal, type FileVersion } from './watchJournal.js';
+import type { WatchCounts } from './watchTypes.js';
+
+export type { WatchCounts };
 
 export type WatchEvent =
   | { type: 'done'; input: string; output: string }
   | { type: 'failed'; input: string; error: string }
   | { type: 'counts'; counts: WatchCounts };
-
-export interface WatchCounts {
-  done: number;
-  failed: number;
-  /** Images seen and not upscaled yet (arriving or waiting their turn). */
-  pending: number;
-}
 
 export interface FolderWatchOptions {
   dir: string;

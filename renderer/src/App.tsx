@@ -14,6 +14,7 @@ import { ThemeSelect } from './components/ThemeSelect.js';
 import { useT } from './i18n/useT.js';
 import { UpscaleOptions } from './components/UpscaleOptions.js';
 import { ActionBar } from './components/ActionBar.js';
+import { WatchFolders } from './components/WatchFolders.js';
 import { useApp, useQueue, useSettings } from './stores/appContext.js';
 import { isCloudConfigured } from './stores/actions.js';
 import { selectCompareItem } from './stores/queueStore.js';
@@ -51,6 +52,7 @@ export function App() {
           {isCloud && configured ? <CreditsPanel /> : null}
           <UpscaleOptions />
           <CustomModels />
+          <WatchFolders />
           {isCloud ? configured ? <CloudSettings /> : null : <EngineSettings />}
           {isCloud ? null : <p className="hint free">{t('app.localFree')}</p>}
           <SoundToggle />

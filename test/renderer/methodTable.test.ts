@@ -20,6 +20,7 @@ describe('method table', () => {
       'queue',
       'results',
       'settings',
+      'watch',
     ]);
   });
 
