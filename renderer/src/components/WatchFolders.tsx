@@ -96,6 +96,7 @@ export function WatchFolders() {
         {desktop ? (
           <button
             type="button"
+            aria-label={t('watch.choose')}
             onClick={async () => {
               const picked = await desktop.pickInputFolder();
               if (picked) setDir(picked);
