@@ -4,6 +4,7 @@
  * `crisp --help` and `crisp models list` start in about the time Node does. Errors end as one sentence on
  * stderr and a non-zero exit code — a stack trace only with --verbose or CRISP_DEBUG=1.
  */
+import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CRISP_VERSION } from '../../engine/version.js';
 import { toUserError, UserError } from '../jobs/userErrors.js';
@@ -31,6 +32,10 @@ export function buildProgram(): Command {
     .version(CRISP_VERSION)
     .option('--verbose', 'show the technical details (stack trace) of an error')
     .showHelpAfterError('(run "crisp --help" for usage)')
+    .addHelpText(
+      'after',
+      '\nWith no command, "crisp FILE..." upscales the files (or the images in folders) with the default preset\n(see "crisp presets list"; flags of "crisp batch" apply, e.g. crisp photo.jpg --preset Illustrations).',
+    )
     // Usage errors read like every other error of ours: "crisp: error: …" (set before the subcommands,
     // which inherit it).
     .configureOutput({ outputError: (text, write) => write(`crisp: ${text}`) })
@@ -73,6 +78,9 @@ export function withDefaultCommand(argv: string[], program: Command): string[] {
   if (first === undefined || ROOT_ONLY.has(first)) return argv;
   const commands = new Set(program.commands.flatMap((c) => [c.name(), ...c.aliases()]).concat('help'));
   if (commands.has(first)) return argv;
+  // A mistyped command ("crisp upscal") stays commander's "unknown command" with its suggestion; a path is
+  // something that exists or is spelled like one.
+  if (!first.startsWith('-') && !existsSync(first) && !/[\\/.]/.test(first)) return argv;
   return [...argv.slice(0, i), 'batch', '--default-preset', ...argv.slice(i)];
 }
 
