@@ -5,11 +5,13 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { modelSearchDirs, userModelsDir } from '../../engine/models/catalog.js';
+import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
+import { ModelNotInstalledError, modelSearchDirs, resolveModel, userModelsDir } from '../../engine/models/catalog.js';
+import { isModelName } from '../../engine/contract/enums.js';
 import { jobOutputName, jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import { openPresetStore, PresetError } from '../settings/presetStore.js';
 import { UPSCALE_DEFAULTS } from '../settings/upscaleOptions.js';
-import { FolderWatcher, FolderWatchError } from '../watch/folderWatcher.js';
+import { checkWatchFolders, FolderWatcher, FolderWatchError } from '../watch/folderWatcher.js';
 import { CliError } from './cliError.js';
 import { paint } from './terminal.js';
 
@@ -47,11 +49,32 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   const outDir = path.resolve(
     typeof flags.out === 'string' ? flags.out : preset.options.outputFolder || path.join(watched, 'upscaled'),
   );
+  try {
+    checkWatchFolders(watched, outDir);
+  } catch (e) {
+    if (e instanceof FolderWatchError) throw new CliError(e.message);
+    throw e;
+  }
   // A replaced input replaces its output: the same image, a newer version.
   const settings = jobSettingsFrom(
     { ...UPSCALE_DEFAULTS, ...preset.options, outputFolder: outDir, overwrite: 'replace' },
     'local',
   );
+
+  // Checked before watching, not on every arriving image: the model, and with faces the face model.
+  let faces: { model: string; strength: number } | undefined;
+  try {
+    if (isModelName(settings.model)) resolveModel(settings.model, modelSearchDirs());
+    if (settings.face)
+      faces = {
+        model: resolveFaceModel(settings.faceModel ?? undefined, modelSearchDirs()).name,
+        strength: settings.faceStrength ?? 1,
+      };
+  } catch (e) {
+    if (e instanceof ModelNotInstalledError || e instanceof FaceModelMissingError)
+      throw new CliError(`preset "${preset.name}": ${e.message}`);
+    throw e;
+  }
 
   const engineDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-watch-'));
   const { createLocalBackend } = await import('../backends/local/localBackend.js');
@@ -59,6 +82,7 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
     dataDir: engineDir,
     modelDirs: modelSearchDirs(),
     customModelsDir: userModelsDir(),
+    ...(faces ? { faces } : {}),
   });
   let watcher: FolderWatcher;
   try {

@@ -78,6 +78,22 @@ describe('crisp watch', () => {
     await removeDir(HOME);
   });
 
+  it('refuses, in a sentence and before watching, an outputs folder that is the watched one, or an unknown preset', async () => {
+    const watched = path.join(dir, 'refusals');
+    await mkdir(watched);
+    const same = startWatch([watched, '--out', watched], {});
+    expect(await same.exited).toBe(1);
+    expect(same.stderr()).toBe(
+      `crisp: error: The outputs folder cannot be the watched folder ${watched}: choose another with --out (default: ${path.join(watched, 'upscaled')}).\n`,
+    );
+    const unknown = startWatch([watched, '--preset', 'Posters'], {});
+    expect(await unknown.exited).toBe(1);
+    expect(unknown.stderr()).toMatch(/^crisp: error: --preset: There is no preset named "Posters"\./);
+    const notDir = startWatch([path.join(watched, 'nope')], {});
+    expect(await notDir.exited).toBe(1);
+    expect(notDir.stderr()).toContain('is not a folder: crisp watch watches a folder for new images');
+  });
+
   it('upscales 30 arriving images exactly once across a kill and a restart', async () => {
     const watched = path.join(dir, 'in');
     const outDir = path.join(watched, 'upscaled'); // inside the watched folder: must never trigger itself
