@@ -12,6 +12,7 @@ import type {
   TaskStatusData,
   UploadSession,
 } from './contract/index.js';
+import type { MetadataPolicy } from './pipeline/metadataPolicy.js';
 
 /** Who is calling. Local use has one implicit caller; the server derives it from X-API-Key. */
 export interface Caller {
@@ -45,6 +46,11 @@ export interface StartTaskInput {
    * image before the upscaler, in the same task. Not a contract field: a service prices one model per task.
    */
   preModel?: string;
+  /**
+   * extension (in-process callers only): what the output keeps of the input's metadata, with a provenance record
+   * in XMP unless `strip`. Absent: the input's EXIF and an sRGB tag (what a service's outputs carry).
+   */
+  metadata?: MetadataPolicy;
 }
 
 export interface StoredPart {

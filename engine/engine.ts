@@ -406,6 +406,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
           : {}),
         ...(input.passes === 2 ? { passes: 2 as const } : {}),
         ...(preModel ? { preModel } : {}),
+        ...(input.metadata ? { metadata: input.metadata } : {}),
       };
       if (pgStore && meter.reserveWith) {
         // One transaction: the charge and the task row exist together or not at all.

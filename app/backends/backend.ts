@@ -4,6 +4,7 @@
  * only ever sees this interface.
  */
 import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
+import type { MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import type { AccountView, Mode } from '../service/crispService.js';
 
 export interface UpscaleSettings {
@@ -24,6 +25,8 @@ export interface UpscaleSettings {
   passes?: 2;
   /** extension (local engine only): a 1× model run before the upscaler (chain); absent = none. */
   preModel?: string;
+  /** extension (local engine only): the metadata policy; absent = the input's EXIF and an sRGB tag. */
+  metadata?: MetadataPolicy;
 }
 
 export interface Dimensions {

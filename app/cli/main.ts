@@ -4,11 +4,16 @@
  * `crisp --help` and `crisp models list` start in about the time Node does. Errors end as one sentence on
  * stderr and a non-zero exit code — a stack trace only with --verbose or CRISP_DEBUG=1.
  */
+import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { CRISP_VERSION } from '../../engine/version.js';
 import { toUserError, UserError } from '../jobs/userErrors.js';
 import { CliError } from './cliError.js';
 import { registerBatch } from './commands/batch.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerInfo } from './commands/info.js';
+import { registerPresets } from './commands/presets.js';
+import { registerWatch } from './commands/watch.js';
 import { registerModelsConvert } from './commands/modelsConvert.js';
 import { registerModelsFetch } from './commands/modelsFetch.js';
 import { registerModelsImport } from './commands/modelsImport.js';
@@ -24,9 +29,13 @@ import { paint } from './terminal.js';
 export function buildProgram(): Command {
   const program = new Command('crisp')
     .description('Crisp: AI image upscaling on this computer or through an upscaling service')
-    .version('0.1.0')
+    .version(CRISP_VERSION)
     .option('--verbose', 'show the technical details (stack trace) of an error')
     .showHelpAfterError('(run "crisp --help" for usage)')
+    .addHelpText(
+      'after',
+      '\nWith no command, "crisp FILE..." upscales the files (or the images in folders) with the default preset\n(see "crisp presets list"; flags of "crisp batch" apply, e.g. crisp photo.jpg --preset Illustrations).',
+    )
     // Usage errors read like every other error of ours: "crisp: error: …" (set before the subcommands,
     // which inherit it).
     .configureOutput({ outputError: (text, write) => write(`crisp: ${text}`) })
@@ -37,6 +46,9 @@ export function buildProgram(): Command {
   registerUi(program);
   registerUsers(program);
   registerWorker(program);
+  registerPresets(program);
+  registerWatch(program);
+  registerInfo(program);
   const models = program.command('models').description('List, download and import upscaling models');
   registerModelsList(models);
   registerModelsFetch(models);
@@ -51,10 +63,31 @@ function verbose(argv: string[]): boolean {
   return argv.includes('--verbose') || Boolean(process.env.CRISP_DEBUG && process.env.CRISP_DEBUG !== '0');
 }
 
+/** The root's own flags: they may come before a command or before `crisp FILE…`'s files. */
+const ROOT_FLAGS = new Set(['--verbose']);
+const ROOT_ONLY = new Set(['-h', '--help', '-V', '--version']);
+
+/**
+ * `crisp FILE…` (no command): the files or folders are upscaled with the default preset, as
+ * `crisp batch --default-preset FILE…` (batch takes single images as well as folders).
+ */
+export function withDefaultCommand(argv: string[], program: Command): string[] {
+  let i = 2;
+  while (i < argv.length && ROOT_FLAGS.has(argv[i]!)) i++;
+  const first = argv[i];
+  if (first === undefined || ROOT_ONLY.has(first)) return argv;
+  const commands = new Set(program.commands.flatMap((c) => [c.name(), ...c.aliases()]).concat('help'));
+  if (commands.has(first)) return argv;
+  // A mistyped command ("crisp upscal") stays commander's "unknown command" with its suggestion; a path is
+  // something that exists or is spelled like one.
+  if (!first.startsWith('-') && !existsSync(first) && !/[\\/.]/.test(first)) return argv;
+  return [...argv.slice(0, i), 'batch', '--default-preset', ...argv.slice(i)];
+}
+
 async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(withDefaultCommand(argv, program));
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode;

@@ -25,6 +25,10 @@ function valuePlaceholder(spec: OptionSpec): string | undefined {
 const entries = Object.entries(UPSCALE_OPTIONS) as [UpscaleOptionKey, OptionSpec][];
 
 export interface RunFlags {
+  /** A preset's options, under the flags given (a flag given wins over the preset). */
+  preset?: string;
+  /** Set by `crisp FILE…` (no sub-command): the default preset applies. */
+  defaultPreset?: boolean;
   remote?: string;
   apiKeyFile?: string;
   json?: boolean;
@@ -44,6 +48,12 @@ export function addUpscaleFlags(command: Command): Command {
     );
     command.addOption(option);
   }
+  command.option(
+    '--preset <name>',
+    'start from this preset\'s options; flags given override them ("crisp presets list")',
+  );
+  // Set by `crisp FILE…` (app/cli/main.ts), not typed by anyone.
+  command.addOption(new Option('--default-preset').hideHelp());
   return command
     .option('--remote <url>', 'upscale through the service at this base URL instead of on this computer')
     .option('--api-key-file <file>', 'with --remote: file holding the API key (default: $CRISP_API_KEY)')

@@ -17,6 +17,7 @@ import { jobReport, type JobReport } from '../jobs/jobReport.js';
 import { jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import { prepareOutputFolder } from '../jobs/outputFolder.js';
 import { toUserError, UserError } from '../jobs/userErrors.js';
+import type { PresetOptions } from '../settings/presets.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { JobItem } from '../service/crispService.js';
 import { CliError } from './cliError.js';
@@ -100,6 +101,19 @@ function printJson(report: JobReport): void {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
 
+/** The preset named with --preset, or the default one for `crisp FILE…`; none otherwise. */
+async function presetFor(run: RunFlags): Promise<PresetOptions | undefined> {
+  if (run.preset === undefined && !run.defaultPreset) return undefined;
+  const { openPresetStore, PresetError } = await import('../settings/presetStore.js');
+  const store = openPresetStore();
+  try {
+    return (run.preset !== undefined ? await store.get(run.preset) : await store.getDefault()).options;
+  } catch (e) {
+    if (e instanceof PresetError) throw new CliError(`--preset: ${e.message}`);
+    throw e;
+  }
+}
+
 /** Runs the command; answers the exit code. Errors before the run are thrown (main prints them). */
 export async function runJobs(inputs: string[], raw: Record<string, unknown>, cmd: JobCommand): Promise<number> {
   const run = raw as RunFlags;
@@ -120,7 +134,7 @@ async function runChecked(
   run: RunFlags,
   cmd: JobCommand,
 ): Promise<number> {
-  const flags = readUpscaleFlags(raw);
+  const flags = readUpscaleFlags(raw, await presetFor(run));
   const mode: Mode = run.remote ? 'cloud' : 'local';
   if (cmd.command === 'upscale') await checkUpscaleInputs(inputs);
   const model = await resolveCliModel(flags, mode);

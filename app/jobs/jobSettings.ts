@@ -13,7 +13,7 @@ export type JobSettings = Pick<
   UpscaleOptions,
   'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'
 > &
-  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision' | 'passes' | 'preModel'>> & {
+  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision' | 'passes' | 'preModel' | 'metadata'>> & {
     /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
     denoise?: number;
     /** Local-only extensions (precision, face model and strength) go to the local engine only; absent = local. */
@@ -40,6 +40,7 @@ export function jobSettingsFrom(
     outputFolder: options.outputFolder,
     template: options.template,
     overwrite: options.overwrite,
+    metadata: options.metadata,
     // The denoise extension exists for one model, and only the local engine is known to accept it.
     ...(mode === 'local' && options.model === DENOISE_MODEL && options.denoise !== undefined
       ? { denoise: options.denoise }
@@ -65,6 +66,8 @@ export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
     ...(job.mode !== 'cloud' && job.precision !== undefined && job.precision !== 'auto'
       ? { precision: job.precision }
       : {}),
+    // The local engine applies the policy and writes the provenance record; a service's outputs are its own.
+    ...(job.mode !== 'cloud' && job.metadata !== undefined ? { metadata: job.metadata } : {}),
     // Sent in Cloud mode too, so the remote backend can refuse it in words instead of running one pass silently.
     ...(job.passes === 2 ? { passes: 2 as const } : {}),
     // Sent in Cloud mode too, for the same reason.

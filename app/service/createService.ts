@@ -20,6 +20,10 @@ import { queueMethods } from './queueMethods.js';
 import { resultMethods, type DesktopShell } from './resultMethods.js';
 import { createServiceEvents } from './serviceEvents.js';
 import { settingsMethods } from './settingsMethods.js';
+import { presetMethods } from './presetMethods.js';
+import { watchMethods } from './watchMethods.js';
+import { WatchManager } from '../watch/watchManager.js';
+import { defaultPresetsFile, openPresetStore } from '../settings/presetStore.js';
 
 export type { ModelDownloadOptions } from './modelMethods.js';
 
@@ -46,6 +50,10 @@ export interface ServiceDeps extends DesktopShell {
   modelsWatchDebounceMs?: number;
   /** Test doubles only: makes the backend (default: local worker or remote service). */
   backendFactory?: BackendFactory;
+  /** The presets file shared with the command line (default: presets.json in the user's Crisp data folder). */
+  presetsFile?: string;
+  /** How often watched folders are looked at (default 1000 ms; tests shorten it). */
+  watchPollMs?: number;
   /** Test doubles only: a scripted models subject instead of the catalog on disk. */
   models?: SubjectService<'models'>;
 }
@@ -84,6 +92,15 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     backend: async () => backends.backendFor(await settings.get()),
     settings: async () => toJobSettings(await settings.get()),
     onEvent: events.emit,
+  });
+  const presets = openPresetStore(deps.presetsFile ?? defaultPresetsFile());
+  const watches = await WatchManager.open({
+    file: path.join(deps.dataDir, 'watches.json'),
+    presets,
+    settings: () => settings.get(),
+    backend: (s) => backends.backendFor(s),
+    onChange: (list) => events.emit({ type: 'watches', watches: list }),
+    ...(deps.watchPollMs ? { pollMs: deps.watchPollMs } : {}),
   });
   const credits = creditMethods(settings, queue, backends.backendFor);
   queue.onItemSettled = async () => {
@@ -132,12 +149,15 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
 
   return {
     ...settingsMethods(settings, deps.secrets, events),
+    ...presetMethods(presets, settings, events),
+    ...watchMethods(watches),
     ...models.methods,
     ...queueMethods(queue),
     ...resultMethods(queue, deps),
     ...credits,
     subscribe: events.subscribe,
     async close() {
+      await watches.close();
       models.close();
       await queue.close();
       await backends.close();

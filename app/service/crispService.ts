@@ -5,10 +5,12 @@
  * Pure types: safe to import from renderer/ (no Node, no Electron).
  */
 import type { Language, Mode, Settings, Theme } from '../settings/settingsSchema.js';
+import type { Preset } from '../settings/presets.js';
+import type { NewWatch, WatchView } from '../watch/watchTypes.js';
 import type { ExecutionProviderSetting, OverwritePolicy } from '../settings/upscaleOptions.js';
 
 /** Settings and their parts are derived from the one option declaration (app/settings/upscaleOptions.ts). */
-export type { ExecutionProviderSetting, Language, Mode, OverwritePolicy, Settings, Theme };
+export type { ExecutionProviderSetting, Language, Mode, NewWatch, OverwritePolicy, Preset, Settings, Theme, WatchView };
 
 export interface ModelInfo {
   name: string;
@@ -95,6 +97,8 @@ export type ServiceEvent =
   | { type: 'item'; item: JobItem }
   | { type: 'account'; account: AccountView }
   | { type: 'settings'; settings: Settings }
+  /** A watched folder was added, removed, paused or resumed, or its counts changed. */
+  | { type: 'watches'; watches: WatchView[] }
   | { type: 'batchFinished'; done: number; failed: number; total: number }
   | ModelDownloadEvent
   /** The installed or imported models changed (a download finished, a custom model was imported or removed): re-read listModels. */
@@ -107,6 +111,26 @@ export interface CrispService {
   /** Stored through the secret store, never in the settings file. null clears it. */
   setApiKey(key: string | null): Promise<void>;
   hasApiKey(): Promise<boolean>;
+  /** Built-in presets first, then the user's; `chosen` is the one last chosen (the default of `crisp FILE…`). */
+  listPresets(): Promise<{ presets: Preset[]; chosen: string }>;
+  /** Writes the preset's options into the settings and makes it the chosen one; answers the settings. */
+  choosePreset(name: string): Promise<Settings>;
+  /** A new preset from the current settings' preset fields. */
+  savePreset(name: string): Promise<Preset>;
+  /** User presets only (built-ins cannot be renamed or deleted). */
+  renamePreset(from: string, to: string): Promise<Preset>;
+  deletePreset(name: string): Promise<void>;
+  /** The export file's text (the user's presets, or the named ones). */
+  exportPresets(names?: string[]): Promise<string>;
+  /** Adds the presets of an export file's text, validated whole; answers the presets added. */
+  importPresets(text: string): Promise<Preset[]>;
+  /** Watched folders, with their preset, outputs folder, paused or not, and counts (done, failed, pending). */
+  listWatches(): Promise<WatchView[]>;
+  /** Starts watching a folder (a full path) with a preset; every image arriving there is upscaled once. */
+  addWatch(req: NewWatch): Promise<WatchView>;
+  removeWatch(id: string): Promise<void>;
+  pauseWatch(id: string): Promise<WatchView>;
+  resumeWatch(id: string): Promise<WatchView>;
   listModels(): Promise<ModelInfo[]>;
   /**
    * Local mode: downloads, converts and installs a catalog model into the user's models folder, emitting

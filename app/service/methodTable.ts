@@ -9,7 +9,7 @@
 import type { CrispService } from './crispService.js';
 
 /** The subject modules under app/service/ (one file each). */
-export type Subject = 'settings' | 'models' | 'queue' | 'results' | 'credits';
+export type Subject = 'settings' | 'presets' | 'watch' | 'models' | 'queue' | 'results' | 'credits';
 
 /**
  * json: arguments and result as JSON. bytesIn: (name, bytes) with raw bytes (addFile, importModel). bytesOut: the
@@ -30,6 +30,18 @@ export const SERVICE_TABLE = {
   updateSettings: { subject: 'settings', wire: 'json' },
   setApiKey: { subject: 'settings', wire: 'json' },
   hasApiKey: { subject: 'settings', wire: 'json' },
+  listPresets: { subject: 'presets', wire: 'json' },
+  choosePreset: { subject: 'presets', wire: 'json' },
+  savePreset: { subject: 'presets', wire: 'json' },
+  renamePreset: { subject: 'presets', wire: 'json' },
+  deletePreset: { subject: 'presets', wire: 'json' },
+  exportPresets: { subject: 'presets', wire: 'json' },
+  importPresets: { subject: 'presets', wire: 'json' },
+  listWatches: { subject: 'watch', wire: 'json' },
+  addWatch: { subject: 'watch', wire: 'json' },
+  removeWatch: { subject: 'watch', wire: 'json' },
+  pauseWatch: { subject: 'watch', wire: 'json' },
+  resumeWatch: { subject: 'watch', wire: 'json' },
   listModels: { subject: 'models', wire: 'json' },
   downloadModel: { subject: 'models', wire: 'json' },
   importModel: { subject: 'models', wire: 'bytesIn' },

@@ -18,6 +18,7 @@ import {
   type Scale,
 } from '../../engine/contract/enums.js';
 import { EXECUTION_PROVIDERS } from '../../engine/inference/providers.js';
+import { METADATA_POLICIES, type MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import { resolveModelName } from '../../engine/models/modelNames.js';
 import { DEFAULT_TEMPLATE, TEMPLATE_TOKENS, templateProblem } from '../../engine/tasks/outputNames.js';
 
@@ -74,6 +75,7 @@ export type Precision = (typeof PRECISIONS)[number];
 /** 2 = double upscale (local engine only). */
 export type Passes = 1 | 2;
 export type ExecutionProviderSetting = (typeof EXECUTION_PROVIDERS)[number];
+export { METADATA_POLICIES, type MetadataPolicy };
 
 /** Model names are checked for shape here; whether an imported one exists is checked where the registry is known. */
 function modelProblem(name: string): string | undefined {
@@ -200,6 +202,12 @@ export const UPSCALE_OPTIONS = {
     cli: { flags: '-t, --template' },
     check: templateProblem,
   }),
+  metadata: choice<MetadataPolicy>({
+    choices: METADATA_POLICIES,
+    default: 'keep',
+    help: "the input's EXIF, ICC, XMP and IPTC: keep (plus a provenance record), keep-no-gps, or strip",
+    cli: { flags: '--metadata' },
+  }),
   overwrite: choice<OverwritePolicy>({
     choices: OVERWRITE_POLICIES,
     default: 'keep',
@@ -209,6 +217,21 @@ export const UPSCALE_OPTIONS = {
 } as const satisfies Record<string, Spec<unknown>>;
 
 export type UpscaleOptionKey = keyof typeof UPSCALE_OPTIONS;
+
+/**
+ * Settings of this computer (how fast it runs), not of the result: presets leave them out
+ * (app/settings/presets.ts); every other option is part of every preset.
+ */
+export const MACHINE_OPTIONS = [
+  'tileSize',
+  'threads',
+  'executionProvider',
+  'precision',
+] as const satisfies readonly UpscaleOptionKey[];
+export type PresetOptionKey = Exclude<UpscaleOptionKey, (typeof MACHINE_OPTIONS)[number]>;
+export const PRESET_OPTION_KEYS = (Object.keys(UPSCALE_OPTIONS) as UpscaleOptionKey[]).filter(
+  (k): k is PresetOptionKey => !(MACHINE_OPTIONS as readonly string[]).includes(k),
+);
 type ValueOf<S> = S extends { readonly __type?: infer T } ? Exclude<T, undefined> : never;
 /** The upscale options as one typed object (part of Settings; what a job runs with). */
 export type UpscaleOptions = { -readonly [K in UpscaleOptionKey]: ValueOf<(typeof UPSCALE_OPTIONS)[K]> };

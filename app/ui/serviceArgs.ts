@@ -13,6 +13,7 @@ import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';
 /** Generous bounds that still stop a hostile page from sending megabytes of "settings". */
 const shortText = z.string().max(4096);
 const itemId = z.string().min(1).max(200);
+const presetName = z.string().min(1).max(200);
 
 /**
  * A settings change: every field, range and choice comes from the one option declaration
@@ -31,6 +32,28 @@ export const SERVICE_ARGS = {
   updateSettings: z.tuple([settingsPatchSchema]),
   setApiKey: z.tuple([z.string().max(1024).nullable()]),
   hasApiKey: z.tuple([]),
+  listPresets: z.tuple([]),
+  choosePreset: z.tuple([presetName]),
+  savePreset: z.tuple([presetName]),
+  renamePreset: z.tuple([presetName, presetName]),
+  deletePreset: z.tuple([presetName]),
+  exportPresets: z.tuple([z.array(presetName).max(200).optional()]),
+  // The file is validated whole by the store (a sentence naming the first problem); here only its size.
+  importPresets: z.tuple([z.string().max(1024 * 1024)]),
+  listWatches: z.tuple([]),
+  addWatch: z.tuple([
+    z
+      .object({
+        dir: shortText.min(1),
+        preset: presetName,
+        outDir: shortText.optional(),
+        recursive: z.boolean().optional(),
+      })
+      .strict(),
+  ]),
+  removeWatch: z.tuple([itemId]),
+  pauseWatch: z.tuple([itemId]),
+  resumeWatch: z.tuple([itemId]),
   listModels: z.tuple([]),
   downloadModel: z.tuple([z.enum(MODEL_NAMES)]),
   importModel: z.tuple([z.string().min(1).max(1024), bytesSchema]),

@@ -20,10 +20,14 @@ import type { EngineLimits } from '../../engine/limits.js';
 import { ModelNotInstalledError } from '../../engine/models/catalog.js';
 import { resolveTaskModelField } from '../../engine/models/modelNames.js';
 import { checkPreModel } from '../../engine/models/preModel.js';
+import { metadataRequest } from '../../engine/core/provenance.js';
+import { METADATA_POLICIES, type MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from '../../engine/models/taskModel.js';
 import { checkPassesFit, ImageInputError } from '../../engine/pipeline/index.js';
 import { checkedInput } from '../../engine/tasks/taskInputs.js';
 import type { LocalUpscale, WorkerEngineOptions } from './protocol.js';
+
+const isMetadataPolicy = (v: string): v is MetadataPolicy => (METADATA_POLICIES as readonly string[]).includes(v);
 
 export interface LocalJobContext {
   options: WorkerEngineOptions;
@@ -92,6 +96,9 @@ export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise
     }
   }
   const precision = msg.fields.precision;
+  // The policy is the app's extension, not a start-task field; absent: what a service's outputs carry.
+  const metadata =
+    typeof msg.fields.metadata === 'string' && isMetadataPolicy(msg.fields.metadata) ? msg.fields.metadata : undefined;
   const preModel =
     typeof msg.fields.preModel === 'string' && msg.fields.preModel !== ''
       ? await checkPreModel(
@@ -112,6 +119,16 @@ export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise
     ...(passes === 2 ? { passes: 2 as const } : {}),
     ...(preModel ? { preModel } : {}),
     ...(face ? { face } : {}),
+    ...(metadata
+      ? {
+          metadata: metadataRequest(metadata, {
+            model: settings.model,
+            scale: settings.scale,
+            passes,
+            face: settings.enhanceFace,
+          }),
+        }
+      : {}),
     ...(options.tileSize ? { tileSize: options.tileSize } : {}),
     ...(precision === 'fp32' || precision === 'int8' ? { precision } : {}),
     limits: {

@@ -25,6 +25,7 @@ import { appPaths } from './appPaths.js';
 import { createAppProtocolHandler } from './appProtocol.js';
 import { createDragOut } from './dragOut.js';
 import { followBatch } from './batchFeedback.js';
+import { createLaunchHandler, parseLaunchArgs } from './launchArgs.js';
 import { createNativeDialogs } from './nativeDialogs.js';
 import { createSafeStorageSecretStore } from './safeStorageSecretStore.js';
 import { registerServiceIpc } from './serviceIpc.js';
@@ -42,6 +43,8 @@ protocol.registerSchemesAsPrivileged([
 
 let win: BrowserWindow | null = null;
 let service: ServiceHandle | null = null;
+// Files from the command line, a second launch or macOS's open-file; held until the service is up.
+const launches = createLaunchHandler((message) => dialog.showErrorBox('Crisp', message));
 
 function createWindow(): BrowserWindow {
   const w = new BrowserWindow(mainWindowOptions(paths.preload, paths.icon));
@@ -126,16 +129,25 @@ async function start(): Promise<void> {
   );
 
   win = createWindow();
+  await launches.ready(svc);
 }
 
 if (!app.requestSingleInstanceLock()) {
   // A second launch hands over to the first window (see 'second-instance') and leaves.
   app.quit();
 } else {
-  app.on('second-instance', () => {
+  // This launch's own files ("Open with", the context-menu entry, `crisp-desktop photo.jpg`).
+  void launches.open(parseLaunchArgs(process.argv, process.cwd(), app.isPackaged));
+  app.on('second-instance', (_event, argv: string[], workingDirectory: string) => {
+    void launches.open(parseLaunchArgs(argv, workingDirectory, app.isPackaged));
     if (!win) return;
     if (win.isMinimized()) win.restore();
     win.focus();
+  });
+  // macOS: files dropped on the Dock icon or opened with Crisp from the Finder (may come before 'ready').
+  app.on('open-file', (event, file: string) => {
+    event.preventDefault();
+    void launches.open({ paths: [file], start: false });
   });
   app.on('window-all-closed', () => {
     if (process.platform !== 'darwin') app.quit();

@@ -6,6 +6,7 @@ import type { SaveImageAs, Scale, TaskSettings } from '../contract/index.js';
 import type { DetectOptions } from '../faces/detect.js';
 import type { FaceReport } from '../faces/faceStage.js';
 import type { ExecutionProvider, PrecisionRequest } from '../inference/index.js';
+import type { MetadataRequest } from '../pipeline/metadata.js';
 import type { ImageLimits } from '../pipeline/probe.js';
 
 /**
@@ -40,6 +41,8 @@ export interface UpscaleFileJob {
   passes?: 1 | 2;
   /** A 1× restoration model run over the whole image before the upscaler (checked by models/preModel.ts). */
   preModel?: string;
+  /** What the output keeps of the input's metadata, and the provenance record; absent: EXIF and an sRGB tag. */
+  metadata?: MetadataRequest;
   face?: FaceJob;
   /** Tile side in input pixels; default chosen from the image and the provider. */
   tileSize?: number;

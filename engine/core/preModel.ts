@@ -28,10 +28,12 @@ export async function withPreModel(
   const mid = tempRasterPath(path.dirname(job.outputPath), '.png');
   const w1 = 1 / (1 + job.scale * job.scale);
   try {
-    const { faces: _faces, afterStitch: _after, ...rest } = job;
+    // The pre-pass keeps no metadata; the upscaling pass reads it from the original input.
+    const { faces: _faces, afterStitch: _after, metadata, ...rest } = job;
     await upscaleImage(
       {
         ...rest,
+        ...(metadata ? { metadata: { policy: 'strip' as const } } : {}),
         model: preModel,
         scale: 1,
         outputPath: mid,
@@ -47,7 +49,10 @@ export async function withPreModel(
       inference,
     );
     job.signal?.throwIfAborted();
-    return await upscale({ ...job, input: { path: mid } }, (f, eta) => onProgress(w1 + (1 - w1) * f, eta));
+    return await upscale(
+      { ...job, input: { path: mid }, ...(metadata ? { metadata: { ...metadata, source: job.input } } : {}) },
+      (f, eta) => onProgress(w1 + (1 - w1) * f, eta),
+    );
   } finally {
     await removeTemp(mid);
   }

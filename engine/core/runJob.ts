@@ -50,6 +50,7 @@ export async function runJob(
     ...(job.tileSize !== undefined ? { tileSize: job.tileSize } : {}),
     ...(job.limits ? { limits: job.limits } : {}),
     ...(job.face ? { faces: faceStage(job.face, sources.modelDirs) } : {}),
+    ...(job.metadata ? { metadata: job.metadata } : {}),
   };
   const upscale: PassRunner = (j, report) =>
     job.passes === 2 ? upscaleTwice(j, inference, report) : upscaleImage({ ...j, onProgress: report }, inference);
@@ -84,10 +85,12 @@ async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: C
   const mid = tempRasterPath(dir, '.png');
   const w1 = 1 / (1 + job.scale * job.scale);
   try {
-    const { faces: _faces, ...firstPass } = job;
+    // The first pass keeps no metadata; the second reads it from the original input.
+    const { faces: _faces, metadata, ...firstPass } = job;
     await upscaleImage(
       {
         ...firstPass,
+        ...(metadata ? { metadata: { policy: 'strip' as const } } : {}),
         outputPath: mid,
         format: 'png',
         // PNG is lossless at any level; 0 is its fastest.
@@ -107,7 +110,12 @@ async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: C
     await holdPoint('pass-2');
     job.signal?.throwIfAborted();
     return await upscaleImage(
-      { ...job, input: { path: mid }, onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta) },
+      {
+        ...job,
+        input: { path: mid },
+        ...(metadata ? { metadata: { ...metadata, source: job.input } } : {}),
+        onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta),
+      },
       inference,
     );
   } finally {

@@ -15,13 +15,19 @@ import sharp, { type Sharp } from 'sharp';
 import type { SaveImageAs } from '../contract/index.js';
 import { tempPathFor } from '../core/atomicFile.js';
 import type { DiskRaster } from './diskRaster.js';
-import { injectExif, tagPngSrgb } from './metadata.js';
+import { injectExif, insertJpegIptc, tagPngSrgb, type CarriedMetadata } from './metadata.js';
 import { allocRaster, rawInput, type BitDepth, type Raster } from './raster.js';
 
 export interface EncodeOptions {
   format: SaveImageAs;
   compression: number;
   exif?: Buffer;
+  /**
+   * The metadata policy's result (metadata.ts carriedMetadata); when present it replaces `exif`: EXIF, the
+   * input's ICC profile (converted into, via `iccPath`), XMP with the provenance record and IPTC. Absent: the
+   * input's EXIF (`exif`) and an sRGB tag, as before policies existed.
+   */
+  carry?: CarriedMetadata & { iccPath?: string };
 }
 
 export interface EncodedImage {
@@ -61,11 +67,14 @@ function encoder(
 ): { img: Sharp; warnings: string[] } {
   const warnings: string[] = [];
   let img = input;
+  const icc = iccTarget(opts);
+  const xmp = opts.format === 'jpg' ? opts.carry?.xmp : opts.carry?.xmpWithIptc;
+  if (xmp) img = img.withXmp(xmp);
   if (opts.format === 'png') {
     const level = pngLevel(opts.compression);
     // 16-bit: withIccProfile would run a colour transform that does not keep 16-bit values; tagged afterwards.
     if (depth === 16) img = img.toColourspace(channels >= 3 ? 'rgb16' : 'grey16');
-    else img = img.withIccProfile('srgb');
+    else if (icc) img = img.withIccProfile(icc);
     return { img: img.png({ compressionLevel: level }), warnings };
   }
   if (opts.format === 'jpg') {
@@ -76,8 +85,9 @@ function encoder(
       );
     }
     const quality = jpegQuality(opts.compression);
+    if (icc) img = img.withIccProfile(icc);
     return {
-      img: img.withIccProfile('srgb').jpeg({
+      img: img.jpeg({
         quality,
         chromaSubsampling: quality >= 90 ? '4:4:4' : '4:2:0',
         ...(streamed ? { optimiseCoding: false } : {}),
@@ -85,11 +95,19 @@ function encoder(
       warnings,
     };
   }
-  return {
-    img: img.withIccProfile('srgb').webp({ quality: jpegQuality(opts.compression), alphaQuality: 100 }),
-    warnings,
-  };
+  if (icc) img = img.withIccProfile(icc);
+  return { img: img.webp({ quality: jpegQuality(opts.compression), alphaQuality: 100 }), warnings };
 }
+
+/** The profile the pixels are converted into and tagged with: the input's (kept), none (stripped) or sRGB. */
+function iccTarget(opts: EncodeOptions): string | undefined {
+  if (!opts.carry) return 'srgb';
+  if (opts.carry.stripped) return undefined;
+  return opts.carry.iccPath ?? 'srgb';
+}
+
+/** The EXIF block the output gets, if any. */
+const exifOf = (opts: EncodeOptions) => (opts.carry ? opts.carry.exif : opts.exif);
 
 /** What follows the encoder: the sRGB tag of a 16-bit PNG, then the input's EXIF. Works on a whole file or its head. */
 async function finishContainer(
@@ -100,8 +118,10 @@ async function finishContainer(
   height: number,
 ): Promise<Buffer> {
   let out = head;
-  if (opts.format === 'png' && depth === 16) out = await tagPngSrgb(out);
-  if (opts.exif) out = injectExif(out, opts.format, opts.exif, width, height);
+  if (opts.format === 'png' && depth === 16 && !opts.carry?.stripped) out = await tagPngSrgb(out);
+  if (opts.format === 'jpg' && opts.carry?.iptc) out = insertJpegIptc(out, opts.carry.iptc);
+  const exif = exifOf(opts);
+  if (exif) out = injectExif(out, opts.format, exif, width, height);
   return out;
 }
 
@@ -143,7 +163,10 @@ export async function encodeDiskRaster(
   try {
     await img.toFile(encoded);
     signal?.throwIfAborted();
-    const needsHead = opts.exif !== undefined || (opts.format === 'png' && raster.depth === 16);
+    const needsHead =
+      exifOf(opts) !== undefined ||
+      (opts.format === 'jpg' && opts.carry?.iptc !== undefined) ||
+      (opts.format === 'png' && raster.depth === 16 && !opts.carry?.stripped);
     if (!needsHead) {
       await rename(encoded, outputPath);
     } else if (opts.format === 'webp') {

@@ -18,7 +18,8 @@ import { enhanceFaces, type FaceReport, type FaceStageOptions, type OutputRegion
 import { checkDiskBudget, estimateJob, type FreeDiskReader, type JobBudget, type OutputMode } from './budget.js';
 import { decodeImage } from './decode.js';
 import { DiskRaster, MemoryRaster, type OutputRaster } from './diskRaster.js';
-import { encodeDiskRaster, encodeRaster } from './encode.js';
+import { encodeDiskRaster, encodeRaster, type EncodeOptions } from './encode.js';
+import { carriedMetadata, iccProfileFile, type MetadataRequest } from './metadata.js';
 import { inferTiles } from './infer.js';
 import { decodeToDisk, memoryInput, type InputRaster } from './inputRaster.js';
 import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type ImageSource } from './probe.js';
@@ -61,6 +62,8 @@ export interface UpscaleJob {
   afterStitch?: (output: OutputRaster) => Promise<void>;
   /** Face enhancement after stitch/resize and before encode, through the output's rectangles (absent: none). */
   faces?: Omit<FaceStageOptions, 'signal'>;
+  /** The metadata policy and provenance record (metadata.ts); absent: the input's EXIF and an sRGB tag. */
+  metadata?: MetadataRequest;
 }
 
 export interface UpscaleResult {
@@ -139,6 +142,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
   let input: InputRaster | undefined;
   let target: DiskRaster | undefined;
   let stopEncodeClock: (() => void) | undefined;
+  let iccFile: { path: string; remove: () => Promise<void> } | undefined;
   try {
     if (budget.streamed) {
       const decoded = tempRasterPath(tempDir, '.v');
@@ -197,7 +201,14 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     const faceWarnings = faces?.found === 0 ? [noFacesWarning(name)] : [];
 
     stopEncodeClock = progress.beginEncode();
-    const opts = { format: job.format, compression: job.compression, ...(input.exif ? { exif: input.exif } : {}) };
+    const carry = job.metadata ? await carriedMetadata(job.input, job.metadata) : undefined;
+    iccFile = carry?.icc ? await iccProfileFile(carry.icc) : undefined;
+    const opts: EncodeOptions = {
+      format: job.format,
+      compression: job.compression,
+      ...(input.exif ? { exif: input.exif } : {}),
+      ...(carry ? { carry: { ...carry, ...(iccFile ? { iccPath: iccFile.path } : {}) } } : {}),
+    };
     let result: { width: number; height: number; bytes: number; warnings: string[] };
     if (target) {
       target.close();
@@ -223,6 +234,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     };
   } finally {
     stopEncodeClock?.();
+    await iccFile?.remove();
     input?.close();
     target?.close();
     for (const t of temps) await removeTemp(t);

@@ -17,6 +17,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
 import type { Core, FaceJob, UpscaleFileJob } from '../core/index.js';
+import { metadataRequest } from '../core/provenance.js';
 import { holdPoint } from '../core/testGate.js';
 import { fetchImage } from '../inputs/fetchImage.js';
 import type { EngineLimits } from '../limits.js';
@@ -337,6 +338,16 @@ export class TaskRunner {
       ...(task.preModel ? { preModel: task.preModel } : {}),
       ...(task.settings.enhanceFace && this.deps.face ? { face: this.deps.face } : {}),
       ...(this.deps.tileSize !== undefined ? { tileSize: this.deps.tileSize } : {}),
+      ...(task.metadata
+        ? {
+            metadata: metadataRequest(task.metadata, {
+              model: task.settings.model,
+              scale: task.settings.scale,
+              passes: task.passes ?? 1,
+              face: task.settings.enhanceFace,
+            }),
+          }
+        : {}),
       limits: {
         maxInputPixels: limits.maxInputPixels,
         maxOutputPixels: limits.maxOutputPixels,

@@ -1,4 +1,5 @@
 /** The engine's persisted task: the contract's task record plus what it needs to run and recover. */
+import type { MetadataPolicy } from '../pipeline/metadataPolicy.js';
 import type { Dimensions, FileData, TaskSettings, TaskStatus } from '../contract/index.js';
 
 export interface TaskInput {
@@ -41,6 +42,8 @@ export interface StoredTask {
   passes?: 2;
   /** A 1× model run over each image before the upscaler (StartTaskInput.preModel); absent = none. */
   preModel?: string;
+  /** The in-process caller's metadata policy (StartTaskInput.metadata); absent: EXIF and an sRGB tag. */
+  metadata?: MetadataPolicy;
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
   /** How many start-ups found this task unfinished (crash recovery; see MAX_RESUMES in engine.ts). */

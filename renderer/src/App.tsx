@@ -15,6 +15,7 @@ import { ThemeSelect } from './components/ThemeSelect.js';
 import { useT } from './i18n/useT.js';
 import { UpscaleOptions } from './components/UpscaleOptions.js';
 import { ActionBar } from './components/ActionBar.js';
+import { WatchFolders } from './components/WatchFolders.js';
 import { useApp, useQueue, useSession, useSettings } from './stores/appContext.js';
 import { isCloudConfigured } from './stores/actions.js';
 import { selectCompareItem } from './stores/queueStore.js';
@@ -54,6 +55,7 @@ export function App() {
           {isCloud && configured ? <CreditsPanel /> : null}
           <UpscaleOptions />
           <CustomModels />
+          <WatchFolders />
           {isCloud ? onboarding ? null : <CloudSettings /> : <EngineSettings />}
           {isCloud ? null : <p className="hint free">{t('app.localFree')}</p>}
           <SoundToggle />

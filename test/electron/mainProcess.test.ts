@@ -40,7 +40,7 @@ afterAll(() => {
 describe('electron main process', () => {
   it('asks for the single-instance lock and focuses the window on a second launch', () => {
     expect(electronState.app.singleInstanceRequested).toBe(true);
-    electronState.app.emit('second-instance');
+    electronState.app.emit('second-instance', {}, ['crisp-desktop'], process.cwd());
     expect(window.focused).toBe(1);
   });
 

@@ -223,6 +223,7 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
     modelDirs: [],
     modelsDir: path.join(dataDir, 'models'),
     settingsDefaults: defaults,
+    presetsFile: path.join(dataDir, 'presets.json'),
     backendFactory: (s) => engine.backend(s.mode),
     models: models.methods,
   });

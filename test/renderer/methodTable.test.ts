@@ -16,9 +16,11 @@ describe('method table', () => {
     expect([...new Set(Object.values(SERVICE_TABLE).map((m) => m.subject))].sort()).toEqual([
       'credits',
       'models',
+      'presets',
       'queue',
       'results',
       'settings',
+      'watch',
     ]);
   });
 

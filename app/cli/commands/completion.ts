@@ -13,7 +13,9 @@ interface Node {
 }
 
 function walk(cmd: Command, prefix: string[], out: Node[]): void {
-  const flags = cmd.options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
+  const flags = cmd.options
+    .filter((o) => !o.hidden)
+    .flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
   out.push({ path: prefix, flags: [...flags, '--help'], subcommands: cmd.commands.map((c) => c.name()) });
   for (const c of cmd.commands) walk(c, [...prefix, c.name()], out);
 }

@@ -3,11 +3,13 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { COMPRESSION_RANGE, DENOISE_RANGE, FACE_STRENGTH_RANGE } from '../optionRanges.js';
 import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
 import { modelDescription } from '../i18n/modelText.js';
+import { METADATA_POLICIES, type MetadataPolicy } from '../../../app/settings/upscaleOptions.js';
 import { useT } from '../i18n/useT.js';
 import { useActions, useApp, useSettings } from '../stores/appContext.js';
 import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from '../stores/settingsStore.js';
 import { ModelDownloads } from './ModelDownloads.js';
 import { ModelPreview } from './ModelPreview.js';
+import { PresetPicker } from './PresetPicker.js';
 
 const FORMAT_LABELS: Record<SaveImageAs, string> = { jpg: 'JPEG', png: 'PNG', webp: 'WebP' };
 const COMMIT_DELAY_MS = 300;
@@ -48,6 +50,7 @@ export function UpscaleOptions() {
   return (
     <fieldset className="options">
       <legend>{t('options.legend')}</legend>
+      <PresetPicker />
       <div className="field">
         <label htmlFor={`${id}-model`}>{t('options.model')}</label>
         <select
@@ -265,6 +268,23 @@ export function UpscaleOptions() {
             .split('\u0000')
             .flatMap((part, i) => (i === 0 ? [part] : [<code key={i}>crisp models fetch gfpgan-1.4</code>, part]))}
         </p>
+      )}
+      {isCloud ? null : (
+        // Applied by the local engine; a service's outputs carry what the service writes.
+        <div className="field">
+          <label htmlFor={`${id}-metadata`}>{t('options.metadata')}</label>
+          <select
+            id={`${id}-metadata`}
+            value={settings.metadata}
+            onChange={(e) => void updateSettings({ metadata: e.target.value as MetadataPolicy })}
+          >
+            {METADATA_POLICIES.map((m) => (
+              <option key={m} value={m}>
+                {t(`options.metadata.${m}`)}
+              </option>
+            ))}
+          </select>
+        </div>
       )}
       <div className="field">
         <label htmlFor={`${id}-out`}>{t('options.output')}</label>

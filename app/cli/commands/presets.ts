@@ -1,0 +1,86 @@
+/**
+ * `crisp presets list | export FILE [NAME…] | import FILE | default NAME | delete NAME`: the presets the desktop
+ * app and `--preset` share (app/settings/presetStore.ts). An import file is validated whole before anything is
+ * stored; a refused one says why in a sentence.
+ */
+import type { Command } from 'commander';
+import { CliError } from '../cliError.js';
+
+async function store() {
+  const { openPresetStore, PresetError } = await import('../../settings/presetStore.js');
+  return { store: openPresetStore(), PresetError };
+}
+
+/** Runs a store call; a PresetError is the user's sentence, not a failure with a stack. */
+async function refusing<T>(fn: (s: Awaited<ReturnType<typeof store>>['store']) => Promise<T>): Promise<T> {
+  const { store: s, PresetError } = await store();
+  try {
+    return await fn(s);
+  } catch (e) {
+    if (e instanceof PresetError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+export function registerPresets(program: Command): void {
+  const presets = program.command('presets').description('List, export, import and choose upscale presets');
+  presets
+    .command('list')
+    .description('List the presets (built-in and your own) and their options')
+    .option('--json', 'print them as JSON')
+    .action(async (flags: { json?: boolean }) => {
+      const [all, def] = await refusing((s) => Promise.all([s.list(), s.getDefault()]));
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ default: def.name, presets: all }, null, 2)}\n`);
+        return;
+      }
+      for (const p of all) {
+        const o = p.options;
+        const marks = [p.builtIn ? 'built-in' : '', p.name === def.name ? 'default' : ''].filter(Boolean).join(', ');
+        process.stdout.write(
+          `${p.name}${marks ? ` (${marks})` : ''}: ${o.model} ×${o.scale}${o.passes === 2 ? ' twice' : ''}, ${o.format}` +
+            ` compression ${o.compression}${o.face ? ', faces' : ''}, metadata ${o.metadata}` +
+            `${o.outputFolder ? `, into ${o.outputFolder}` : ''}\n`,
+        );
+      }
+    });
+  presets
+    .command('export')
+    .description('Write presets to a JSON file (your own presets, or the ones named)')
+    .argument('<file>', 'the file to write')
+    .argument('[name...]', 'presets to export (default: all of your own)')
+    .action(async (file: string, names: string[]) => {
+      const doc = await refusing((s) => s.exportPresets(names));
+      const { writeFileAtomic } = await import('../../../engine/storage/atomicFile.js');
+      await writeFileAtomic(file, `${JSON.stringify(doc, null, 2)}\n`);
+      process.stdout.write(`Exported ${doc.presets.map((p) => `"${p.name}"`).join(', ')} to ${file}\n`);
+    });
+  presets
+    .command('import')
+    .description('Add the presets of a JSON file written by "crisp presets export" or the app')
+    .argument('<file>', 'the presets file')
+    .action(async (file: string) => {
+      const { readFile } = await import('node:fs/promises');
+      const text = await readFile(file, 'utf8').catch(() => {
+        throw new CliError(`cannot read ${file}: check the path`);
+      });
+      const added = await refusing((s) => s.importPresets(text));
+      process.stdout.write(`Imported ${added.map((p) => `"${p.name}"`).join(', ')}\n`);
+    });
+  presets
+    .command('default')
+    .description('Choose the preset "crisp FILE…" uses (and the app starts with)')
+    .argument('<name>', 'a preset name')
+    .action(async (name: string) => {
+      const p = await refusing((s) => s.setDefault(name));
+      process.stdout.write(`Default preset: "${p.name}"\n`);
+    });
+  presets
+    .command('delete')
+    .description('Delete one of your presets')
+    .argument('<name>', 'a preset name')
+    .action(async (name: string) => {
+      await refusing((s) => s.remove(name));
+      process.stdout.write(`Deleted "${name}"\n`);
+    });
+}

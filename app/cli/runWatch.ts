@@ -1,0 +1,130 @@
+/**
+ * The run of `crisp watch`: a FolderWatcher (app/watch/folderWatcher.ts) over the local engine in a worker
+ * process, with a preset's options. One line per image on stdout (`input → output`), failures on stderr.
+ */
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
+import { ModelNotInstalledError, modelSearchDirs, resolveModel, userModelsDir } from '../../engine/models/catalog.js';
+import { isModelName } from '../../engine/contract/enums.js';
+import { jobOutputName, jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
+import { openPresetStore, PresetError } from '../settings/presetStore.js';
+import { UPSCALE_DEFAULTS } from '../settings/upscaleOptions.js';
+import { checkWatchFolders, FolderWatcher, FolderWatchError } from '../watch/folderWatcher.js';
+import { CliError } from './cliError.js';
+import { paint } from './terminal.js';
+
+/**
+ * Test-only: CRISP_TEST_WATCH_GATE names a folder; before its k-th image the watcher writes k to `reached`
+ * there and waits until `allow` holds a number ≥ k. Never set outside tests.
+ */
+function testGate(dir: string | undefined): ((k: number) => Promise<void>) | undefined {
+  if (!dir) return undefined;
+  return async (k) => {
+    await writeFile(path.join(dir, 'reached'), String(k));
+    for (;;) {
+      const allow = Number(await readFile(path.join(dir, 'allow'), 'utf8').catch(() => 'Infinity'));
+      if (allow >= k) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+}
+
+export async function runWatch(dir: string, flags: Record<string, unknown>): Promise<number> {
+  const watched = path.resolve(dir);
+  if (!(await stat(watched).catch(() => undefined))?.isDirectory())
+    throw new CliError(`${dir} is not a folder: crisp watch watches a folder for new images`);
+  const store = openPresetStore();
+  let preset;
+  try {
+    preset = typeof flags.preset === 'string' ? await store.get(flags.preset) : await store.getDefault();
+  } catch (e) {
+    if (e instanceof PresetError) throw new CliError(`--preset: ${e.message}`);
+    throw e;
+  }
+  const poll = Number(flags.poll);
+  if (!Number.isInteger(poll) || poll < 10 || poll > 600_000)
+    throw new CliError(`--poll must be a number of milliseconds from 10 to 600000, not '${String(flags.poll)}'`);
+  const outDir = path.resolve(
+    typeof flags.out === 'string' ? flags.out : preset.options.outputFolder || path.join(watched, 'upscaled'),
+  );
+  try {
+    checkWatchFolders(watched, outDir);
+  } catch (e) {
+    if (e instanceof FolderWatchError) throw new CliError(e.message);
+    throw e;
+  }
+  // A replaced input replaces its output: the same image, a newer version.
+  const settings = jobSettingsFrom(
+    { ...UPSCALE_DEFAULTS, ...preset.options, outputFolder: outDir, overwrite: 'replace' },
+    'local',
+  );
+
+  // Checked before watching, not on every arriving image: the model, and with faces the face model.
+  let faces: { model: string; strength: number } | undefined;
+  try {
+    if (isModelName(settings.model)) resolveModel(settings.model, modelSearchDirs());
+    if (settings.face)
+      faces = {
+        model: resolveFaceModel(settings.faceModel ?? undefined, modelSearchDirs()).name,
+        strength: settings.faceStrength ?? 1,
+      };
+  } catch (e) {
+    if (e instanceof ModelNotInstalledError || e instanceof FaceModelMissingError)
+      throw new CliError(`preset "${preset.name}": ${e.message}`);
+    throw e;
+  }
+
+  const engineDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-watch-'));
+  const { createLocalBackend } = await import('../backends/local/localBackend.js');
+  const backend = createLocalBackend({
+    dataDir: engineDir,
+    modelDirs: modelSearchDirs(),
+    customModelsDir: userModelsDir(),
+    ...(faces ? { faces } : {}),
+  });
+  let watcher: FolderWatcher;
+  try {
+    watcher = new FolderWatcher({
+      dir: watched,
+      recursive: Boolean(flags.recursive),
+      outDir,
+      pollMs: poll,
+      outputName: (input) => jobOutputName(settings, input),
+      upscale: async (input, output, signal) => {
+        await backend.upscale({
+          inputPath: input,
+          inputName: path.basename(input),
+          settings: upscaleSettingsFor(settings),
+          outputPath: output,
+          signal,
+        });
+      },
+      onEvent: (e) => {
+        if (e.type === 'done') process.stdout.write(`${e.input} → ${e.output}\n`);
+        if (e.type === 'failed') process.stderr.write(`${paint.error('crisp: error:')} ${e.input}: ${e.error}\n`);
+      },
+      ...(process.env.CRISP_TEST_WATCH_GATE ? { beforeImage: testGate(process.env.CRISP_TEST_WATCH_GATE) } : {}),
+    });
+  } catch (e) {
+    await backend.close();
+    await rm(engineDir, { recursive: true, force: true });
+    if (e instanceof FolderWatchError) throw new CliError(e.message);
+    throw e;
+  }
+  await watcher.start();
+  process.stderr.write(
+    `crisp: watching ${watched}${flags.recursive ? ' and its sub-folders' : ''} with preset "${preset.name}" into ${outDir} (Ctrl-C to stop)\n`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await watcher.stop();
+  await backend.close();
+  await rm(engineDir, { recursive: true, force: true });
+  const c = watcher.counts();
+  process.stderr.write(`crisp: stopped watching: ${c.done} upscaled, ${c.failed} failed in all.\n`);
+  return 0;
+}

@@ -1,0 +1,57 @@
+// @vitest-environment jsdom
+/** The watched-folders panel against the real app layer: add with a preset, pause/resume, remove, and a refusal. */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { cleanup, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeFakes } from './fakeService.js';
+import { renderApp } from './renderApp.js';
+
+afterEach(async () => {
+  cleanup();
+  await closeFakes();
+});
+
+describe('watched folders panel', () => {
+  it('adds a folder with a preset, pauses and resumes it, and stops watching it', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    const panel = await screen.findByTestId('watch-folders');
+    const folder = within(panel).getByRole('textbox', { name: 'Folder to watch' });
+    await user.type(folder, 'relative/folder');
+    await waitFor(() =>
+      expect(
+        within(within(panel).getByRole('combobox', { name: 'Preset for the watched folder' })).getAllByRole('option'),
+      ).toHaveLength(3),
+    );
+    await user.click(within(panel).getByRole('button', { name: 'Watch' }));
+    expect((await within(panel).findByRole('alert')).textContent).toBe(
+      'The folder to watch must be a full path, not "relative/folder".',
+    );
+
+    const dir = path.join(fake.dataDir, 'scans');
+    await mkdir(dir);
+    await user.clear(folder);
+    await user.type(folder, dir);
+    await user.selectOptions(
+      within(panel).getByRole('combobox', { name: 'Preset for the watched folder' }),
+      'Illustrations',
+    );
+    await user.click(within(panel).getByRole('checkbox', { name: 'Sub-folders' }));
+    await user.click(within(panel).getByRole('button', { name: 'Watch' }));
+    const row = await within(panel).findByTestId('watch-row');
+    expect(row.textContent).toContain(dir);
+    expect(row.textContent).toContain('Illustrations: 0 done · 0 failed · 0 waiting');
+    expect(await fake.listWatches()).toMatchObject([{ dir, preset: 'Illustrations', recursive: true, paused: false }]);
+
+    await user.click(within(row).getByRole('button', { name: 'Pause' }));
+    await waitFor(() => expect(within(panel).getByTestId('watch-row').textContent).toContain('· paused'));
+    expect((await fake.listWatches())[0]!.paused).toBe(true);
+    await user.click(within(panel).getByRole('button', { name: 'Resume' }));
+    await waitFor(() => expect(within(panel).getByTestId('watch-row').textContent).not.toContain('paused'));
+    await user.click(within(panel).getByRole('button', { name: 'Stop watching' }));
+    await waitFor(() => expect(within(panel).queryByTestId('watch-row')).toBeNull());
+    expect(await fake.listWatches()).toEqual([]);
+  });
+});
