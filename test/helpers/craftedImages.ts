@@ -24,3 +24,13 @@ export function hugePng(width: number, height: number): Buffer {
     chunk('IEND', Buffer.alloc(0)),
   ]);
 }
+
+/**
+ * The same PNG grown to `bytes` with a private ancillary chunk before IEND (decoders skip it): a file as large
+ * as a photo's with the pixels of a thumbnail, so upload tests move real bytes without an expensive upscale.
+ */
+export function paddedPng(png: Buffer, bytes: number): Buffer {
+  const iend = png.length - 12;
+  const pad = Math.max(0, bytes - png.length - 12);
+  return Buffer.concat([png.subarray(0, iend), chunk('paDd', Buffer.alloc(pad, 0x5a)), png.subarray(iend)]);
+}

@@ -58,11 +58,10 @@ async function filesUnder(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
 }
 
-beforeAll(async () => {
-  root = await tempDir('crisp-s3-');
-  await mkdir(path.join(root, 'bucket'));
+/** The S3 emulator on `port` (0: any), recording every object it stores in `created`. */
+async function startBucket(port: number): Promise<AddressInfo> {
   s3 = new S3rver({
-    port: 0,
+    port,
     address: '127.0.0.1',
     silent: true,
     directory: path.join(root, 'bucket'),
@@ -78,6 +77,13 @@ beforeAll(async () => {
         if (r.eventName.startsWith('ObjectCreated')) created.push(decodeURIComponent(r.s3.object.key));
     },
   );
+  return addr;
+}
+
+beforeAll(async () => {
+  root = await tempDir('crisp-s3-');
+  await mkdir(path.join(root, 'bucket'));
+  const addr = await startBucket(0);
   endpoint = `http://127.0.0.1:${addr.port}`;
   // The SDK's standard credential chain, as on a real deployment (s3rver's fixed credentials).
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' });
@@ -358,5 +364,8 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     const r = await httpGet(`${api.url}/readyz`);
     expect(r.status).toBe(503);
     expect(r.bytes.toString()).toContain('the object storage is not reachable');
+    // The bucket comes back on the same port and folder, for the tests that run after this one.
+    await startBucket(Number(new URL(endpoint).port));
+    await expect.poll(async () => (await httpGet(`${api.url}/readyz`)).status, { timeout: 30_000 }).toBe(200);
   }, 60_000);
 });
