@@ -23,6 +23,8 @@ export interface ModelInfo {
   licence: string;
   /** Bytes a download fetches (catalog models not installed yet); null or absent when unknown. */
   downloadSize?: number | null;
+  /** True when downloadSize is an estimate ("about N MB"), not the verified byte count. */
+  downloadSizeApprox?: boolean;
 }
 
 export type ItemStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';

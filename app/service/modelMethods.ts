@@ -72,6 +72,16 @@ const IMPORTABLE = /\.(pth|pt|ckpt|safetensors|onnx)$/i;
 /** Progress events at most this often per download (the final one is always sent). */
 const DOWNLOAD_EVENT_INTERVAL_MS = 100;
 
+/** The size a download entry shows: the verified byte count, else the catalog's estimate marked as such. */
+export function downloadSizeOf(d: {
+  size: number | null;
+  approxBytes?: number | undefined;
+}): Pick<ModelInfo, 'downloadSize' | 'downloadSizeApprox'> {
+  if (d.size !== null) return { downloadSize: d.size };
+  if (d.approxBytes !== undefined) return { downloadSize: d.approxBytes, downloadSizeApprox: true };
+  return { downloadSize: null };
+}
+
 export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<'models'>; close(): void } {
   const { events, modelDirs, modelsDir } = deps;
 
@@ -84,7 +94,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       scale: m.scale,
       installed: m.installed,
       licence: m.licence,
-      ...(m.installed ? {} : { downloadSize: m.download.size }),
+      ...(m.installed ? {} : downloadSizeOf(m.download)),
     }));
     let custom: ModelInfo[] = [];
     try {

@@ -35,6 +35,11 @@ const entrySchema = z.object({
       .regex(/^[0-9a-f]{64}$/)
       .nullable(),
     size: z.number().int().positive().nullable(),
+    /**
+     * What the download weighs, roughly (from the architecture's parameter count): shown as "about N MB"
+     * before a download while the exact `size` (which the fetch verifies) is not recorded.
+     */
+    approxBytes: z.number().int().positive().optional(),
   }),
   kind: z.enum(MODEL_KINDS),
   photoRank: z.number(),

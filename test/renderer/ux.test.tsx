@@ -231,7 +231,7 @@ describe('adding files', () => {
     expect(bar()).toBe('Ready: 1 waiting · 1 failed');
   });
 
-  it('first run: the three steps, and the sample image joins the queue', async () => {
+  it('first run: the three steps; Try a sample adds the sample and upscales it at once with an installed model', async () => {
     const user = userEvent.setup();
     const sample = new Uint8Array(await readFile('renderer/src/assets/sample.png'));
     vi.stubGlobal(
@@ -239,14 +239,50 @@ describe('adding files', () => {
       vi.fn(async () => new Response(sample)),
     );
     try {
-      const { fake } = await renderApp();
+      const { fake } = await renderApp({ notInstalled: ['natural-max-4x'] });
       expect(await screen.findByText('Upscale in three steps')).toBeTruthy();
+      // Downloads are an extra, with sizes; the installed models are named as working offline.
+      expect(screen.getByTestId('empty-downloads').textContent).toContain('Natural Max (16.2 MB)');
+      expect(screen.getByTestId('empty-offline').textContent).toMatch(/^Works offline: .*Digital Art/);
+      await user.click(screen.getByRole('button', { name: 'Show downloads' }));
+      expect((document.getElementById('model-downloads') as HTMLDetailsElement).open).toBe(true);
+
       await user.click(screen.getByRole('button', { name: 'Try a sample image' }));
       await waitFor(() =>
         expect(fake.items.map((i) => [i.inputName, i.status, i.inputDimensions])).toEqual([
-          ['crisp-sample.png', 'queued', { width: 128, height: 96 }],
+          ['crisp-sample.png', 'running', { width: 128, height: 96 }],
         ]),
       );
+      expect(fake.calls.filter((c) => c.method === 'start')).toHaveLength(1);
+      await act(() => fake.finishAll());
+      await waitFor(() => expect(bar()).toBe('1 done'));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('the bar never says Ready when nothing can start: it says why, and the sample then waits', async () => {
+    const user = userEvent.setup();
+    const sample = new Uint8Array(await readFile('renderer/src/assets/sample.png'));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => new Response(sample)),
+    );
+    try {
+      const { fake } = await renderApp({ notInstalled: ['natural-max-4x'], settings: { model: 'natural-max-4x' } });
+      await user.click(await screen.findByRole('button', { name: 'Try a sample image' }));
+      await waitFor(() => expect(fake.items.map((i) => i.status)).toEqual(['queued']));
+      await waitFor(() =>
+        expect(bar()).toBe(
+          'Cannot start: Natural Max is not installed. Download it under Download models or choose an installed model (1 waiting)',
+        ),
+      );
+      expect(fake.calls.some((c) => c.method === 'start')).toBe(false);
+      expect((screen.getByRole('button', { name: 'Upscale' }) as HTMLButtonElement).disabled).toBe(true);
+      // Choosing an installed model makes it startable, and the bar says Ready again.
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'digital-art-4x');
+      await waitFor(() => expect(bar()).toBe('Ready: 1 waiting'));
+      expect((screen.getByRole('button', { name: 'Upscale' }) as HTMLButtonElement).disabled).toBe(false);
     } finally {
       vi.unstubAllGlobals();
     }

@@ -52,6 +52,10 @@ export const de: Catalog = {
   'line.empty': 'Noch nichts zu tun: Fügen Sie Bilder hinzu, um zu beginnen.',
   'line.running': 'Hochskalieren: {counts}',
   'line.ready': 'Bereit: {counts}',
+  'line.blocked': 'Start nicht möglich: {reason} ({counts})',
+  'blocked.modelMissing':
+    '{model} ist nicht installiert. Laden Sie es unter „Modelle herunterladen“ herunter oder wählen Sie ein installiertes Modell',
+  'blocked.cloud': 'verbinden Sie sich zuerst mit einem Hochskalierungsdienst (Cloud-Karte)',
   'summary.finished': {
     one: 'Abgeschlossen: {done} von {n} Bild hochskaliert{tail}.',
     other: 'Abgeschlossen: {done} von {n} Bildern hochskaliert{tail}.',
@@ -115,6 +119,9 @@ export const de: Catalog = {
   'empty.step3Rest': ' (Strg/⌘+Eingabe), dann jedes Ergebnis vergleichen, herunterladen oder kopieren.',
   'empty.sample': 'Beispielbild ausprobieren',
   'empty.help': 'Drücken Sie ?, um alle Tastenkürzel zu sehen.',
+  'empty.offline': 'Funktioniert offline: {models} sind in Crisp enthalten.',
+  'empty.more': 'Optional, {n} weitere Modelle zum Herunterladen:',
+  'empty.showDownloads': 'Downloads anzeigen',
 
   'engine.summary': 'Engine-Einstellungen',
   'engine.provider': 'Ausführungsanbieter',
@@ -133,6 +140,7 @@ export const de: Catalog = {
 
   'downloads.licenceUnknown': 'Lizenz nicht angegeben',
   'downloads.size': '{mb} MB · ',
+  'downloads.sizeAbout': 'etwa {mb} MB · ',
   'downloads.progressLabel': '{name} wird heruntergeladen',
   'downloads.progress': '{received} MB',
   'downloads.progressOf': '{received} / {total} MB',

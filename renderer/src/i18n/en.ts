@@ -55,6 +55,9 @@ export const en = {
   'line.empty': 'Nothing to do yet: add images to start.',
   'line.running': 'Upscaling: {counts}',
   'line.ready': 'Ready: {counts}',
+  'line.blocked': 'Cannot start: {reason} ({counts})',
+  'blocked.modelMissing': '{model} is not installed. Download it under Download models or choose an installed model',
+  'blocked.cloud': 'connect to an upscaling service first (Cloud card)',
   'summary.finished': {
     one: 'Finished: {done} of {n} image upscaled{tail}.',
     other: 'Finished: {done} of {n} images upscaled{tail}.',
@@ -118,6 +121,9 @@ export const en = {
   'empty.step3Rest': ' (Ctrl/⌘+Enter), then compare, download or copy each result.',
   'empty.sample': 'Try a sample image',
   'empty.help': 'Press ? for all keyboard shortcuts.',
+  'empty.offline': 'Works offline: {models} come with Crisp.',
+  'empty.more': 'Optional, {n} more models to download:',
+  'empty.showDownloads': 'Show downloads',
 
   'engine.summary': 'Engine settings',
   'engine.provider': 'Execution provider',
@@ -136,6 +142,7 @@ export const en = {
 
   'downloads.licenceUnknown': 'licence not stated',
   'downloads.size': '{mb} MB · ',
+  'downloads.sizeAbout': 'about {mb} MB · ',
   'downloads.progressLabel': 'Downloading {name}',
   'downloads.progress': '{received} MB',
   'downloads.progressOf': '{received} / {total} MB',
