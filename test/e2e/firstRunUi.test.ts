@@ -4,7 +4,6 @@
  * bundled model and the result appears, with no other click and no request leaving 127.0.0.1.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
