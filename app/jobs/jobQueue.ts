@@ -13,13 +13,16 @@ import { Mutex } from '../../engine/storage/mutex.js';
 import type { UpscaleBackend } from '../backends/backend.js';
 import { CancelledError, ProcessingFailedError } from '../backends/errors.js';
 import type { ItemStatus, JobItem, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
-import { probeImage } from './imageProbe.js';
+import { probeImage, type ProbeResult } from './imageProbe.js';
 import { expandInputs } from './inputs.js';
 import { jobOutputName, upscaleSettingsFor, type JobSettings } from './jobSettings.js';
 import { prepareOutputFolder } from './outputFolder.js';
 import { decideOutput } from './outputNames.js';
 import { loadQueueFile, saveQueueFile } from './queueFile.js';
 import { guardStep, toUserError } from './userErrors.js';
+
+/** Reading a newly added image's header and structure; a file that takes longer is reported, not waited on. */
+const PROBE_TIMEOUT_MS = 30_000;
 
 export type { JobSettings };
 
@@ -106,7 +109,12 @@ export class JobQueue {
       };
       if (!e.problem) {
         // Probed now, so a broken file is flagged in the queue before any work.
-        const probe = await probeImage(e.path);
+        const probe = await guardStep(probeImage(e.path), { timeoutMs: PROBE_TIMEOUT_MS, what: 'probe' }).catch(
+          (): ProbeResult => ({
+            ok: false,
+            problem: `${path.basename(e.path)} could not be read within ${PROBE_TIMEOUT_MS / 1000} s (the disk or network share may be unresponsive).`,
+          }),
+        );
         if (probe.ok) item.inputDimensions = { width: probe.width, height: probe.height };
         else Object.assign(item, { status: 'failed', error: probe.problem });
       }

@@ -99,8 +99,19 @@ describe('output folder', () => {
       /^The output folder must be a full path \(for example .*\), not "Pictures\/out"\.$/,
     );
     await expect(svc.updateSettings({ outputFolder: file })).rejects.toThrow(
-      `Crisp cannot create or write to ${file}: choose another output folder.`,
+      `The output folder ${file} is a file, not a folder. Choose a folder.`,
     );
+    await expect(svc.updateSettings({ outputFolder: path.join(file, 'below') })).rejects.toThrow(
+      `Cannot use the output folder ${path.join(file, 'below')}: a part of that path is a file, not a folder. Choose another path.`,
+    );
+    // Under /proc, Node's recursive mkdir never returns: the guarded check answers at once, in words.
+    if (process.platform === 'linux') {
+      const t0 = performance.now();
+      await expect(svc.updateSettings({ outputFolder: '/proc/x' })).rejects.toThrow(
+        'Cannot use the output folder /proc/x: it (or a folder above it) does not exist, and it cannot be created there. Check the path.',
+      );
+      expect(performance.now() - t0).toBeLessThan(2_000);
+    }
     const fresh = path.join(dir, 'results', 'new');
     expect((await svc.updateSettings({ outputFolder: fresh })).outputFolder).toBe(fresh);
     expect((await svc.updateSettings({ outputFolder: '' })).outputFolder).toBe('');
