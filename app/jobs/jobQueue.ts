@@ -40,6 +40,14 @@ export interface JobQueueOptions {
 
 const FINISHED: readonly ItemStatus[] = ['done', 'failed', 'cancelled', 'skipped'];
 const isFinished = (s: ItemStatus) => FINISHED.includes(s);
+/** What "Clear finished" removes: rows with nothing left to do (failed and stopped ones can still be retried). */
+const CLEARABLE: readonly ItemStatus[] = ['done', 'skipped'];
+
+export interface ClearResult {
+  removed: number;
+  /** Done rows kept because their result exists only in the data folder and was never downloaded. */
+  keptUnsaved: number;
+}
 
 export class JobQueue {
   private items: JobItem[] = [];
@@ -66,11 +74,12 @@ export class JobQueue {
     const runItems = this.items.filter((i) => this.run.ids.has(i.id));
     const total = runItems.length;
     const finished = runItems.filter((i) => isFinished(i.status)).length;
-    const raw =
-      total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + (isFinished(i.status) ? 100 : i.percent), 0) / total);
+    // A stopped image did no lasting work: it counts as 0 %, so Stop with 2 of 5 done never shows 100 %.
+    const worked = (i: JobItem) => (i.status === 'cancelled' ? 0 : isFinished(i.status) ? 100 : i.percent);
+    const raw = total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + worked(i), 0) / total);
     this.run.peak = Math.max(this.run.peak, Math.min(100, raw));
     return {
-      items: this.items.map((i) => ({ ...i })),
+      items: this.items.map((i) => (this.isUnsaved(i) ? { ...i, unsaved: true } : { ...i })),
       finished,
       total,
       percent: this.run.peak,
@@ -150,15 +159,36 @@ export class JobQueue {
     await this.changed();
   }
 
-  async clearFinished(): Promise<void> {
-    const gone = this.items.filter((i) => isFinished(i.status));
-    this.items = this.items.filter((i) => !isFinished(i.status));
+  /**
+   * Removes the finished rows — done and skipped; failed and stopped rows stay, they still need a Retry. A
+   * result that lives only in the app's data folder (an upload's output, never downloaded) would be deleted
+   * with its row, so such rows stay too unless `discardUnsaved` says the person confirmed it.
+   */
+  async clearFinished(options: { discardUnsaved?: boolean } = {}): Promise<ClearResult> {
+    const clearable = (i: JobItem) => CLEARABLE.includes(i.status);
+    const unsaved = this.items.filter((i) => clearable(i) && this.isUnsaved(i));
+    const gone = this.items.filter((i) => clearable(i) && (options.discardUnsaved || !this.isUnsaved(i)));
+    const goneIds = new Set(gone.map((i) => i.id));
+    this.items = this.items.filter((i) => !goneIds.has(i.id));
     for (const i of gone) {
       this.run.ids.delete(i.id);
       delete this.resume[i.id];
       await this.removeDrop(i);
     }
     await this.changed();
+    return { removed: gone.length, keptUnsaved: options.discardUnsaved ? 0 : unsaved.length };
+  }
+
+  /** The browser UI delivered these results to the person (a download): clearing them no longer loses anything. */
+  async markDownloaded(ids: readonly string[]): Promise<void> {
+    let changed = false;
+    for (const i of this.items) {
+      if (ids.includes(i.id) && i.status === 'done' && !i.downloaded) {
+        i.downloaded = true;
+        changed = true;
+      }
+    }
+    if (changed) await this.changed();
   }
 
   /** Starts a run over every queued item (no-op when one is active). Resolves once the run has begun. */
@@ -348,6 +378,13 @@ export class JobQueue {
     if (!file) return;
     const state = { items: this.items.map((i) => ({ ...i })), resume: { ...this.resume } };
     await this.saveLock.run(() => saveQueueFile(file, state));
+  }
+
+  /** A done result kept only inside the data folder's drops/ (removed with its row) that was never downloaded. */
+  private isUnsaved(item: JobItem): boolean {
+    const drops = this.opts.dropsDir;
+    if (item.status !== 'done' || item.downloaded || !item.outputPath || !drops) return false;
+    return path.resolve(item.outputPath).startsWith(path.resolve(drops) + path.sep);
   }
 
   private async removeDrop(item: JobItem): Promise<void> {

@@ -51,6 +51,8 @@ export interface ServiceDeps extends DesktopShell {
 }
 
 export interface ServiceHandle extends CrispService {
+  /** Browser UI: these results were downloaded (see JobItem.unsaved); not part of the wire API. */
+  markDownloaded(ids: readonly string[]): Promise<void>;
   /** Stops the running item (it resumes on the next start), the worker, and flushes state. */
   close(): Promise<void>;
 }
@@ -129,6 +131,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     ...resultMethods(queue, deps),
     ...credits,
     subscribe: events.subscribe,
+    markDownloaded: (ids) => queue.markDownloaded(ids),
     async close() {
       models.close();
       await queue.close();

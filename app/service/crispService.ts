@@ -54,6 +54,13 @@ export interface JobItem {
   creditsDeducted?: number;
   /** With face enhancement: faces found and enhanced in this image, where the engine or service reports them. */
   faces?: { found: number; enhanced: number };
+  /** Browser UI: the result was downloaded at least once. */
+  downloaded?: boolean;
+  /**
+   * Set on snapshots only: a done result that exists only in the app's data folder and was never downloaded,
+   * so clearing its row would delete it (Clear finished asks first).
+   */
+  unsaved?: boolean;
 }
 
 export interface QueueSnapshot {
@@ -135,7 +142,11 @@ export interface CrispService {
   /** Bytes from a drop, a paste or a browser file input. */
   addFile(name: string, bytes: Uint8Array): Promise<JobItem>;
   removeItem(id: string): Promise<void>;
-  clearFinished(): Promise<void>;
+  /**
+   * Removes done and skipped rows (failed and stopped ones stay). Rows whose result exists only in the data
+   * folder and was never downloaded stay too, unless `discardUnsaved` (the person confirmed deleting them).
+   */
+  clearFinished(options?: { discardUnsaved?: boolean }): Promise<{ removed: number; keptUnsaved: number }>;
   start(): Promise<void>;
   /** One item, or everything when id is absent. */
   cancel(id?: string): Promise<void>;

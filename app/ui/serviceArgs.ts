@@ -43,7 +43,7 @@ export const SERVICE_ARGS = {
   ]),
   addFile: z.tuple([z.string().min(1).max(1024), bytesSchema]),
   removeItem: z.tuple([itemId]),
-  clearFinished: z.tuple([]),
+  clearFinished: z.tuple([z.strictObject({ discardUnsaved: z.boolean().optional() }).optional()]),
   start: z.tuple([]),
   cancel: z.tuple([itemId.optional()]),
   retry: z.tuple([itemId.optional()]),

@@ -1,9 +1,12 @@
 /**
  * First launch → finished picture, offline (issue 26): a fresh data folder and no models folder at all — only
  * the weights that ship in resources/models — then one click on "Try a sample image" upscales the sample with a
- * bundled model and the result appears, with no other click and no request leaving 127.0.0.1.
+ * bundled model and the result appears, with no other click and no request leaving 127.0.0.1. That result was
+ * never downloaded, so Clear finished asks before deleting it.
  */
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -77,6 +80,33 @@ describe('first run, offline, no models folder', () => {
 
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'first-run-offline-done');
+
+    // The result lives only in the data folder (an upload, no output folder) and was never downloaded:
+    // Clear finished asks first, and keeping it keeps the file.
+    expect(item.outputPath!.startsWith(path.join(ui.dataDir, 'drops') + path.sep)).toBe(true);
+    await page.getByRole('button', { name: 'Clear finished' }).click();
+    const question = page.getByRole('alertdialog');
+    await question.getByText(/^1 result was never downloaded/).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await question.getByRole('button', { name: 'Clear the others, keep it' }).click();
+    await page.getByText('1 result was kept: it was never downloaded.').waitFor();
+    expect((await ui.ui.service.getQueue()).items.map((i) => i.id)).toEqual([item.id]);
+    expect(existsSync(item.outputPath!)).toBe(true);
+
+    // Downloaded from the question: the bytes are the file on disk, and clearing then asks nothing.
+    await page.getByRole('button', { name: 'Clear finished' }).click();
+    const download = page.waitForEvent('download');
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Download it first' }).click();
+    const got = await download;
+    expect((await readFile((await got.path())!)).equals(await readFile(item.outputPath!))).toBe(true);
+    await expect.poll(async () => (await ui.ui.service.getQueue()).items[0]?.unsaved).toBeUndefined();
+    // The page has the news too: the button no longer announces a question (aria-expanded goes away).
+    const clear = page.getByRole('button', { name: 'Clear finished' });
+    await expect.poll(() => clear.getAttribute('aria-expanded')).toBeNull();
+    await clear.click();
+    await expect.poll(async () => (await ui.ui.service.getQueue()).items).toEqual([]);
+    expect(await page.getByRole('alertdialog').count()).toBe(0);
+
     expect(outside).toEqual([]);
     expect(problems).toEqual([]);
   });

@@ -64,6 +64,8 @@ export interface FakeService extends CrispService {
   /** Runs the active batch to its end. */
   finishAll(): Promise<void>;
   progressDownload(name: string, received: number, total?: number): void;
+  /** What the browser bridge does once a download was sent (ServiceHandle.markDownloaded, off the wire). */
+  markDownloaded(ids: string[]): Promise<void>;
   finishDownload(name: string, error?: string): Promise<void>;
   emit(event: ServiceEvent): void;
   close(): Promise<void>;
@@ -316,6 +318,7 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
       for (let i = 0; batchesFinished === before && i < 2000; i++) await new Promise((r) => setTimeout(r, 5));
     },
     progressDownload: models.control.progress,
+    markDownloaded: (ids) => real.markDownloaded(ids),
     finishDownload: models.control.finish,
     emit: emitExtra,
     async close() {

@@ -4,7 +4,9 @@
  * model, Resume and Retry all, result actions, the Cloud connect card and its scoped errors, drop
  * anywhere with one line per refused file, keyboard shortcuts and the first-run steps.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -121,6 +123,58 @@ describe('results', () => {
     const dialog = await screen.findByRole('dialog', { name: 'Compare a.png' });
     expect(within(dialog).getByRole('button', { name: 'Download a.png' })).toBeTruthy();
     expect(within(dialog).getByRole('button', { name: 'Copy a.png' })).toBeTruthy();
+  });
+
+  it('Clear finished asks before deleting results never downloaded, and never removes failed rows', async () => {
+    const user = userEvent.setup();
+    const downloadLink = vi.fn(async (ids: string[]) => `/download?ids=${ids.join(',')}`);
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined);
+    const { fake } = await renderApp({ browser: { downloadLink }, failNames: /^bad/ });
+    await addImages(user, ['a.png', 'b.png', 'bad.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await waitFor(() => expect(bar()).toBe('2 done · 1 failed'));
+    const [a, b] = fake.items;
+    const dropsOf = (id: string) => path.dirname(fake.items.find((i) => i.id === id)!.outputPath!);
+    const aFolder = dropsOf(a!.id);
+    const bFolder = dropsOf(b!.id);
+    expect(existsSync(path.join(aFolder, path.basename(a!.outputPath!)))).toBe(true);
+
+    // b is "downloaded" (the bridge reports a finished download): only a is unsaved.
+    await act(() => fake.markDownloaded([b!.id]));
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    const question = await screen.findByRole('alertdialog');
+    expect(within(question).getByText(/^1 result was never downloaded/)).toBeTruthy();
+    // Escape closes the question and deletes nothing.
+    await user.keyboard('{Escape}');
+    await waitFor(() => expect(screen.queryByRole('alertdialog')).toBeNull());
+    expect(fake.calls.some((c) => c.method === 'clearFinished')).toBe(false);
+
+    // "Clear the others, keep it": b goes (its files with it), a and the failed row stay.
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await user.click(await screen.findByRole('button', { name: 'Clear the others, keep it' }));
+    await waitFor(() =>
+      expect(fake.items.map((i) => [i.inputName, i.status])).toEqual([
+        ['a.png', 'done'],
+        ['bad.png', 'failed'],
+      ]),
+    );
+    expect(existsSync(bFolder)).toBe(false);
+    expect(existsSync(a!.outputPath!)).toBe(true);
+    expect(await screen.findByText('1 result was kept: it was never downloaded.')).toBeTruthy();
+
+    // "Download it first" asks the bridge for a's link and clears nothing.
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await user.click(await screen.findByRole('button', { name: 'Download it first' }));
+    await waitFor(() => expect(downloadLink).toHaveBeenLastCalledWith([a!.id]));
+    expect(fake.items).toHaveLength(2);
+
+    // Confirmed: "Delete it too" removes a and its files; the failed row still stays.
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await user.click(await screen.findByRole('button', { name: 'Delete it too' }));
+    await waitFor(() => expect(fake.items.map((i) => i.inputName)).toEqual(['bad.png']));
+    expect(existsSync(aFolder)).toBe(false);
+    expect((screen.getByRole('button', { name: 'Clear finished' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('desktop: Open and Show in folder go to the service; a finished row drags out its file', async () => {

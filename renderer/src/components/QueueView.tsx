@@ -12,7 +12,8 @@ import { useActions, useApp, useQueue } from '../stores/appContext.js';
 import {
   selectDoneIds,
   selectDuration,
-  selectHasFinished,
+  selectHasClearable,
+  selectUnsavedIds,
   selectItems,
   selectRetryable,
 } from '../stores/queueStore.js';
@@ -118,9 +119,63 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
   );
 }
 
+/**
+ * Clear finished, when some results exist only in Crisp's data folder and were never downloaded: clearing
+ * would delete them, so it asks first — download them, clear the rest and keep them, or delete them too.
+ */
+function ClearConfirm(props: {
+  unsavedIds: string[];
+  canDownload: boolean;
+  onDone: () => void;
+  onDownload: () => void;
+  onClear: (discardUnsaved: boolean) => void;
+}) {
+  const { t } = useT();
+  const first = useRef<HTMLButtonElement>(null);
+  useEffect(() => first.current?.focus(), []);
+  const n = props.unsavedIds.length;
+  const finish = (work: () => void) => () => {
+    work();
+    props.onDone();
+  };
+  return (
+    <div
+      className="clear-confirm"
+      role="alertdialog"
+      aria-labelledby="clear-confirm-text"
+      onKeyDown={(e) => {
+        if (e.key !== 'Escape') return;
+        // Escape closes this question; it must not also stop a running batch.
+        e.stopPropagation();
+        props.onDone();
+      }}
+    >
+      <p id="clear-confirm-text">{t('clear.question', { n })}</p>
+      <div className="clear-confirm-buttons">
+        {props.canDownload ? (
+          <button type="button" ref={first} onClick={finish(props.onDownload)}>
+            {t('clear.download', { n })}
+          </button>
+        ) : null}
+        <button type="button" ref={props.canDownload ? undefined : first} onClick={finish(() => props.onClear(false))}>
+          {t('clear.keep', { n })}
+        </button>
+        <button type="button" className="danger" onClick={finish(() => props.onClear(true))}>
+          {t('clear.delete', { n })}
+        </button>
+        <button type="button" className="quiet" onClick={props.onDone}>
+          {t('clear.cancel')}
+        </button>
+      </div>
+    </div>
+  );
+}
+
 export function QueueView() {
   const items = useQueue(useShallow(selectItems));
-  const hasFinished = useQueue(selectHasFinished);
+  const hasClearable = useQueue(selectHasClearable);
+  const unsavedIds = useQueue(useShallow(selectUnsavedIds));
+  const [confirmClear, setConfirmClear] = useState(false);
   const retryable = useQueue(selectRetryable);
   const doneIds = useQueue(useShallow(selectDoneIds));
   const { browser } = useApp();
@@ -180,10 +235,24 @@ export function QueueView() {
             {t('queue.downloadAll', { n: doneIds.length })}
           </button>
         ) : null}
-        <button type="button" disabled={!hasFinished} onClick={() => void clearFinished()}>
+        <button
+          type="button"
+          disabled={!hasClearable}
+          aria-expanded={unsavedIds.length > 0 ? confirmClear : undefined}
+          onClick={() => (unsavedIds.length > 0 ? setConfirmClear(true) : void clearFinished())}
+        >
           {t('queue.clearFinished')}
         </button>
       </div>
+      {confirmClear && unsavedIds.length > 0 ? (
+        <ClearConfirm
+          unsavedIds={unsavedIds}
+          canDownload={!!browser}
+          onDone={() => setConfirmClear(false)}
+          onDownload={() => void download(unsavedIds)}
+          onClear={(discardUnsaved) => void clearFinished({ discardUnsaved })}
+        />
+      ) : null}
       {items.length === 0 ? (
         <EmptyState />
       ) : (

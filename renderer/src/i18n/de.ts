@@ -209,6 +209,18 @@ export const de: Catalog = {
   'queue.retryAll': 'Alle wiederholen ({n})',
   'queue.downloadAll': 'Alle herunterladen ({n})',
   'queue.clearFinished': 'Erledigte entfernen',
+  'clear.question': {
+    one: '1 Ergebnis wurde nie heruntergeladen und liegt nur im Datenordner von Crisp: Entfernen löscht es.',
+    other: '{n} Ergebnisse wurden nie heruntergeladen und liegen nur im Datenordner von Crisp: Entfernen löscht sie.',
+  },
+  'clear.download': { one: 'Zuerst herunterladen', other: 'Zuerst herunterladen' },
+  'clear.keep': { one: 'Die anderen entfernen, dieses behalten', other: 'Die anderen entfernen, diese behalten' },
+  'clear.delete': { one: 'Auch dieses löschen', other: 'Auch diese löschen ({n})' },
+  'clear.cancel': 'Abbrechen',
+  'clear.kept': {
+    one: '1 Ergebnis wurde behalten: Es wurde nie heruntergeladen.',
+    other: '{n} Ergebnisse wurden behalten: Sie wurden nie heruntergeladen.',
+  },
   'queue.images': 'Bilder',
   'queue.progress': 'Fortschritt von {name}',
   'queue.savedIn': 'Gespeichert in {folder}',

@@ -208,6 +208,18 @@ export const en = {
   'queue.retryAll': 'Retry all ({n})',
   'queue.downloadAll': 'Download all ({n})',
   'queue.clearFinished': 'Clear finished',
+  'clear.question': {
+    one: '1 result was never downloaded and exists only in Crisp’s data folder: clearing it deletes it.',
+    other: '{n} results were never downloaded and exist only in Crisp’s data folder: clearing them deletes them.',
+  },
+  'clear.download': { one: 'Download it first', other: 'Download them first' },
+  'clear.keep': { one: 'Clear the others, keep it', other: 'Clear the others, keep them' },
+  'clear.delete': { one: 'Delete it too', other: 'Delete them too ({n})' },
+  'clear.cancel': 'Cancel',
+  'clear.kept': {
+    one: '1 result was kept: it was never downloaded.',
+    other: '{n} results were kept: they were never downloaded.',
+  },
   'queue.images': 'Images',
   'queue.progress': '{name} progress',
   'queue.savedIn': 'Saved in {folder}',

@@ -38,7 +38,8 @@ export interface AppActions {
   /** One item, or every failed and stopped item ("Retry all"). */
   retry(id?: string): Promise<void>;
   removeItem(id: string): Promise<void>;
-  clearFinished(): Promise<void>;
+  /** Removes done and skipped rows; `discardUnsaved` also deletes results that were never downloaded. */
+  clearFinished(options?: { discardUnsaved?: boolean }): Promise<void>;
   setApiKey(key: string | null): Promise<void>;
   /** Cloud card: saves the URL (and key when given), then asks the service for the account. */
   testConnection(baseUrl: string, key?: string): Promise<boolean>;
@@ -271,7 +272,11 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     cancelItem: async (id) => void (await guarded(() => service.cancel(id))),
     retry: async (id) => void (await guarded(() => service.retry(id))),
     removeItem: async (id) => void (await guarded(() => service.removeItem(id))),
-    clearFinished: async () => void (await guarded(() => service.clearFinished())),
+    async clearFinished(options) {
+      // No options: no argument at all (an undefined would cross the wire as null).
+      const result = await guarded(() => (options ? service.clearFinished(options) : service.clearFinished()));
+      if (result?.keptUnsaved) notify(tr().t('clear.kept', { n: result.keptUnsaved }), 'info');
+    },
     setApiKey,
     async testConnection(baseUrl, key) {
       const session = stores.session.getState();
