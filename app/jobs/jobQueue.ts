@@ -12,7 +12,7 @@ import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
 import { Mutex } from '../../engine/storage/mutex.js';
 import type { UpscaleBackend } from '../backends/backend.js';
 import { CancelledError, ProcessingFailedError } from '../backends/errors.js';
-import type { ItemStatus, JobItem, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
+import type { ItemSettings, ItemStatus, JobItem, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
 import { probeImage, type ProbeResult } from './imageProbe.js';
 import { expandInputs } from './inputs.js';
 import { jobOutputName, upscaleSettingsFor, type JobSettings } from './jobSettings.js';
@@ -42,6 +42,19 @@ const FINISHED: readonly ItemStatus[] = ['done', 'failed', 'cancelled', 'skipped
 const isFinished = (s: ItemStatus) => FINISHED.includes(s);
 /** What "Clear finished" removes: rows with nothing left to do (failed and stopped ones can still be retried). */
 const CLEARABLE: readonly ItemStatus[] = ['done', 'skipped'];
+
+/** The row's record of what it ran with (JobItem.madeWith). */
+function madeWith(settings: JobSettings): ItemSettings {
+  return {
+    mode: settings.mode ?? 'local',
+    model: settings.model,
+    scale: settings.scale,
+    passes: settings.passes === 2 ? 2 : 1,
+    ...(settings.denoise !== undefined ? { denoise: settings.denoise } : {}),
+    face: settings.face,
+    format: settings.format,
+  };
+}
 
 export interface ClearResult {
   removed: number;
@@ -274,6 +287,9 @@ export class JobQueue {
     item.percent = 0;
     delete item.error;
     delete item.errorCode;
+    delete item.durationMs;
+    item.madeWith = madeWith(settings);
+    const startedAt = Date.now();
     await this.changed();
     const signal = controller.signal;
     const dir = settings.outputFolder || path.dirname(item.inputPath);
@@ -321,6 +337,7 @@ export class JobQueue {
       if (out.faces) item.faces = out.faces;
       if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
       item.percent = 100;
+      item.durationMs = Date.now() - startedAt;
       delete this.resume[item.id];
       this.setStatus(item, 'done');
     } catch (e) {

@@ -27,6 +27,18 @@ export interface ModelInfo {
   downloadSizeApprox?: boolean;
 }
 
+/** The settings one item ran with, as its row shows them. */
+export interface ItemSettings {
+  mode: Mode;
+  model: string;
+  scale: number;
+  passes: 1 | 2;
+  /** service-lite-4x's denoise strength, where it applied. */
+  denoise?: number;
+  face: boolean;
+  format: 'png' | 'jpg' | 'webp';
+}
+
 export type ItemStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';
 
 export interface JobItem {
@@ -54,6 +66,10 @@ export interface JobItem {
   creditsDeducted?: number;
   /** With face enhancement: faces found and enhanced in this image, where the engine or service reports them. */
   faces?: { found: number; enhanced: number };
+  /** What made this row's result (set when it starts running, kept with the row): the row says it. */
+  madeWith?: ItemSettings;
+  /** How long the run of this item took, in ms (done items; persisted, so it survives a reload). */
+  durationMs?: number;
   /** Browser UI: the result was downloaded at least once. */
   downloaded?: boolean;
   /**

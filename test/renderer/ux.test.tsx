@@ -7,7 +7,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { App } from '../../renderer/src/App.js';
+import { AppProvider } from '../../renderer/src/stores/appContext.js';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { batchSummary, countStates, etaMs, formatDuration, statusLine } from '../../renderer/src/stores/statusModel.js';
@@ -76,7 +78,9 @@ describe('status model', () => {
     await act(() => fake.finishAll());
     await waitFor(() => expect(bar()).toBe('4 done'));
     expect(screen.queryByRole('button', { name: /^Resume/ })).toBeNull();
+    // Uploads whose results were never downloaded: clearing them is confirmed first.
     await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await user.click(await screen.findByRole('button', { name: 'Delete them too (4)' }));
     await waitFor(() => expect(bar()).toBe('Nothing to do yet: add images to start.'));
     expect(screen.getByRole('progressbar', { name: 'Batch progress' })).toBeTruthy();
   });
@@ -175,6 +179,31 @@ describe('results', () => {
     await waitFor(() => expect(fake.items.map((i) => i.inputName)).toEqual(['bad.png']));
     expect(existsSync(aFolder)).toBe(false);
     expect((screen.getByRole('button', { name: 'Clear finished' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('each row says what made it and how long it took, also after a reload', async () => {
+    const user = userEvent.setup();
+    const { fake, unmount } = await renderApp();
+    await addImages(user, ['a.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Scale' }), '2');
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Format' }), 'webp');
+    await waitFor(() => expect(fake.settings.format).toBe('webp'));
+    // The row says what made it, not what is chosen now.
+    expect(images().getByTestId('item-made').textContent).toBe('Digital Art · ×4 · PNG');
+    const done = fake.items[0]!;
+    expect(done.durationMs).toEqual(expect.any(Number));
+
+    // A reload: a new page on the same service. The page saw no timing, the row still says its duration.
+    unmount();
+    render(
+      <AppProvider service={fake} desktop={null} browser={null}>
+        <App />
+      </AppProvider>,
+    );
+    await waitFor(() => expect(images().getByTestId('item-made').textContent).toBe('Digital Art · ×4 · PNG'));
+    expect(images().getByTestId('item-status').textContent).toMatch(/^Done in \d/);
   });
 
   it('desktop: Open and Show in folder go to the service; a finished row drags out its file', async () => {

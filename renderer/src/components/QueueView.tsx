@@ -5,10 +5,12 @@
  */
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import type { JobItem } from '../../../app/service/crispService.js';
+import type { ItemSettings, JobItem, ModelInfo } from '../../../app/service/crispService.js';
+import type { Translator } from '../i18n/index.js';
 import { credits, dimensions, statusLabel } from '../format.js';
 import { useT } from '../i18n/useT.js';
-import { useActions, useApp, useQueue } from '../stores/appContext.js';
+import { useActions, useApp, useQueue, useSettings } from '../stores/appContext.js';
+import { selectModels } from '../stores/settingsStore.js';
 import {
   selectDoneIds,
   selectDuration,
@@ -27,10 +29,31 @@ function folderOf(p: string): string {
   return i > 0 ? p.slice(0, i) : p;
 }
 
+const FORMAT_NAMES: Record<ItemSettings['format'], string> = { png: 'PNG', jpg: 'JPEG', webp: 'WebP' };
+
+/** "Service Lite · ×2 · denoise 0.50 · faces · PNG": what made a row, so two rows of one image differ in words. */
+export function madeWithText(m: ItemSettings, models: readonly ModelInfo[], tr: Translator): string {
+  const title = models.find((x) => x.name === m.model)?.title ?? m.model;
+  const parts = [
+    m.mode === 'cloud' ? tr.t('made.cloud', { model: title }) : title,
+    m.passes === 2 ? tr.t('made.twice', { scale: m.scale, total: m.scale * m.scale }) : `×${m.scale}`,
+  ];
+  if (m.denoise !== undefined)
+    parts.push(
+      tr.t('made.denoise', { value: tr.num(m.denoise, { minimumFractionDigits: 2, maximumFractionDigits: 2 }) }),
+    );
+  if (m.face) parts.push(tr.t('made.faces'));
+  parts.push(FORMAT_NAMES[m.format]);
+  return parts.join(' · ');
+}
+
 function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean; onFocus: () => void }) {
   const { retry, cancelItem, removeItem } = useActions();
   const { queue, desktop } = useApp();
-  const duration = useQueue(selectDuration(item.id));
+  const seen = useQueue(selectDuration(item.id));
+  // The service's own measure first: it is kept with the row, so it survives a reload.
+  const duration = item.durationMs ?? seen;
+  const models = useSettings(selectModels);
   const name = item.inputName;
   const tr = useT();
   const { t } = tr;
@@ -54,6 +77,11 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
             {item.outputDimensions ? ` → ${dimensions(item.outputDimensions)}` : ''}
           </span>
         </div>
+        {item.madeWith ? (
+          <p className="muted small item-made" data-testid="item-made">
+            {madeWithText(item.madeWith, models, tr)}
+          </p>
+        ) : null}
         <div className="item-progress">
           <progress
             aria-label={t('queue.progress', { name })}

@@ -118,6 +118,7 @@ export const de: Catalog = {
   'empty.step3': '„Hochskalieren“ drücken',
   'empty.step3Rest': ' (Strg/⌘+Eingabe), dann jedes Ergebnis vergleichen, herunterladen oder kopieren.',
   'empty.sample': 'Beispielbild ausprobieren',
+  'paste.name': 'Eingefügtes Bild {time}',
   'empty.help': 'Drücken Sie ?, um alle Tastenkürzel zu sehen.',
   'empty.offline': 'Funktioniert offline: {models} sind in Crisp enthalten.',
   'empty.more': 'Optional, {n} weitere Modelle zum Herunterladen:',
@@ -208,6 +209,10 @@ export const de: Catalog = {
   'queue.empty': 'leer',
   'queue.retryAll': 'Alle wiederholen ({n})',
   'queue.downloadAll': 'Alle herunterladen ({n})',
+  'made.cloud': '{model} (über den Cloud-Dienst)',
+  'made.twice': '×{scale} zweimal (×{total})',
+  'made.denoise': 'Entrauschen {value}',
+  'made.faces': 'Gesichter verbessert',
   'queue.clearFinished': 'Erledigte entfernen',
   'clear.question': {
     one: '1 Ergebnis wurde nie heruntergeladen und liegt nur im Datenordner von Crisp: Entfernen löscht es.',

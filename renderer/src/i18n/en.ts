@@ -120,6 +120,7 @@ export const en = {
   'empty.step3': 'Press Upscale',
   'empty.step3Rest': ' (Ctrl/⌘+Enter), then compare, download or copy each result.',
   'empty.sample': 'Try a sample image',
+  'paste.name': 'Pasted image {time}',
   'empty.help': 'Press ? for all keyboard shortcuts.',
   'empty.offline': 'Works offline: {models} come with Crisp.',
   'empty.more': 'Optional, {n} more models to download:',
@@ -207,6 +208,10 @@ export const en = {
   'queue.empty': 'empty',
   'queue.retryAll': 'Retry all ({n})',
   'queue.downloadAll': 'Download all ({n})',
+  'made.cloud': '{model} (Cloud)',
+  'made.twice': '×{scale} twice (×{total})',
+  'made.denoise': 'denoise {value}',
+  'made.faces': 'faces enhanced',
   'queue.clearFinished': 'Clear finished',
   'clear.question': {
     one: '1 result was never downloaded and exists only in Crisp’s data folder: clearing it deletes it.',
