@@ -101,6 +101,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
         modelsDir,
         scratchDir: path.join(deps.dataDir, 'imports'),
         previewsDir: path.join(deps.dataDir, 'previews'),
+        inputOf: async (id) => queue.snapshot().items.find((i) => i.id === id)?.inputPath,
         async cloudFaceEnhancement() {
           try {
             return (await (await backends.backendFor(await settings.get())).faceEnhancement?.()) ?? null;

@@ -110,7 +110,7 @@ export interface ModelDownloadEvent {
   name: string;
   received: number;
   total: number | null;
-  state: 'downloading' | 'installed' | 'failed';
+  state: 'downloading' | 'installed' | 'failed' | 'cancelled';
   /** Plain-words reason, with state 'failed'. */
   error?: string;
 }
@@ -148,7 +148,13 @@ export interface CrispService {
    * Local mode: what an installed model makes of the same small sample crop (PNG, ×4), so models can be
    * compared before choosing. Made once per model and kept in the data folder.
    */
-  modelPreview(name: string): Promise<{ mime: string; bytes: Uint8Array }>;
+  /**
+   * What `name` makes of a crop: the built-in sample, or — with `itemId` — the centre of that queued image
+   * (64 px, so the ×4 preview is 256 px). `which: 'before'` answers that crop itself, for the side-by-side.
+   */
+  /** Stops a running download (its partial file is kept, so downloading again resumes it). */
+  cancelDownload(name: string): Promise<void>;
+  modelPreview(name: string, itemId?: string, which?: 'before' | 'after'): Promise<{ mime: string; bytes: Uint8Array }>;
   /** Removes an imported (`custom:`) model; a saved choice of it falls back to the default model. */
   removeModel(name: string): Promise<void>;
   /** Desktop only: opens the custom models folder in the file manager (the browser UI reports false). */

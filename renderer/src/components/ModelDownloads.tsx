@@ -28,7 +28,7 @@ export function useSizeText(): (model: ModelInfo) => string {
 
 function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | undefined; disabled: boolean }) {
   const { model, download } = props;
-  const { downloadModel } = useActions();
+  const { downloadModel, cancelDownload } = useActions();
   const { t, num } = useT();
   const sizeText = useSizeText();
   const mb = (bytes: number) => num(bytes / 1048576, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
@@ -55,6 +55,13 @@ function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | u
               ? t('downloads.progressOf', { received: mb(download.received), total: mb(download.total) })
               : t('downloads.progress', { received: mb(download.received) })}
           </span>
+          <button
+            type="button"
+            aria-label={t('downloads.cancelLabel', { name: model.title })}
+            onClick={() => void cancelDownload(model.name)}
+          >
+            {t('downloads.cancel')}
+          </button>
         </span>
       ) : (
         <button
@@ -66,6 +73,11 @@ function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | u
           {t('downloads.button')}
         </button>
       )}
+      {download?.state === 'cancelled' ? (
+        <span className="muted small" role="status">
+          {t('downloads.cancelled')}
+        </span>
+      ) : null}
       {download?.state === 'failed' && download.error ? (
         <span className="warning" role="status">
           {download.error}

@@ -155,6 +155,9 @@ export const de: Catalog = {
   'preview.beforeAlt': 'Der Beispielausschnitt, ohne Modell vergrößert',
   'preview.afterAlt': 'Der Beispielausschnitt, hochskaliert mit {name}',
   'preview.caption': 'Vorher und nachher mit {name}, am selben Beispielausschnitt.',
+  'preview.ownBeforeAlt': 'Die Bildmitte Ihres Bildes, ohne Modell vergrößert',
+  'preview.ownAfterAlt': 'Die Bildmitte Ihres Bildes, hochskaliert mit {name}',
+  'preview.ownCaption': 'Vorher und nachher mit {name}, an der Mitte Ihres neuesten Bildes.',
 
   'notice.dismiss': 'Meldung schließen',
   'notice.noImages': 'Keine unterstützten Bilder gefunden (Crisp liest JPG, PNG und WebP).',
@@ -276,7 +279,11 @@ export const de: Catalog = {
     '0 ist die beste Qualität; höhere Werte ergeben kleinere Dateien (PNG bleibt verlustfrei).',
   'options.face': 'Gesichter verbessern',
   'options.faceHint':
-    'Kein Gesichtsmodell installiert. Laden Sie eines mit {command} (GFPGAN v1.4), importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
+    'Kein Gesichtsmodell installiert. Laden Sie GFPGAN v1.4 oben unter „Modelle herunterladen“ herunter, importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
+  'options.faceShowDownloads': 'Download des Gesichtsmodells anzeigen',
+  'downloads.cancel': 'Abbrechen',
+  'downloads.cancelLabel': 'Download von {name} abbrechen',
+  'downloads.cancelled': 'Download abgebrochen: Ein erneuter Download setzt ihn fort.',
   'options.faceModel': 'Gesichtsmodell',
   'options.faceModelBest': 'Bestes installiertes',
   'options.faceStrength': 'Stärke der Gesichtsverbesserung',

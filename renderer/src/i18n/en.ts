@@ -157,6 +157,9 @@ export const en = {
   'preview.beforeAlt': 'The sample crop, enlarged without a model',
   'preview.afterAlt': 'The sample crop upscaled by {name}',
   'preview.caption': 'Before and after {name}, on the same sample crop.',
+  'preview.ownBeforeAlt': 'The centre of your image, enlarged without a model',
+  'preview.ownAfterAlt': 'The centre of your image, upscaled by {name}',
+  'preview.ownCaption': 'Before and after with {name}, on the centre of your latest image.',
 
   'notice.dismiss': 'Dismiss message',
   'notice.noImages': 'No supported images found (Crisp reads JPG, PNG and WebP).',
@@ -273,7 +276,11 @@ export const en = {
   'options.compressionHintPng': '0 is best quality; higher values make smaller files (PNG stays lossless).',
   'options.face': 'Enhance faces',
   'options.faceHint':
-    'No face model is installed. Get one with {command} (GFPGAN v1.4), import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
+    'No face model is installed. Download GFPGAN v1.4 under “Download models” above, import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
+  'options.faceShowDownloads': 'Show face model download',
+  'downloads.cancel': 'Cancel',
+  'downloads.cancelLabel': 'Cancel the download of {name}',
+  'downloads.cancelled': 'Download cancelled: downloading again resumes it.',
   'options.faceModel': 'Face model',
   'options.faceModelBest': 'Best installed',
   'options.faceStrength': 'Face strength',

@@ -53,6 +53,8 @@ export interface AppActions {
   refreshAccount(): Promise<void>;
   /** Local mode: downloads and installs a catalog model; progress arrives as events. */
   downloadModel(name: string): Promise<void>;
+  /** Stops a running download (a later Download resumes it). */
+  cancelDownload(name: string): Promise<void>;
   /** Imports a model file as a custom model; true when it was imported. */
   importModel(file: File): Promise<boolean>;
   removeModel(name: string): Promise<void>;
@@ -356,7 +358,13 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       // Shown at once, before the first progress event arrives.
       if (settings.downloads[name]?.state !== 'downloading')
         settings.setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'downloading' });
-      const installed = await guarded(() => service.downloadModel(name));
+      let installed;
+      try {
+        installed = await service.downloadModel(name);
+      } catch (e) {
+        // A cancel is the person's own choice: the row says so, no error banner.
+        if (stores.settings.getState().downloads[name]?.state !== 'cancelled') notify(messageOf(e));
+      }
       if (installed) {
         notify(`${installed.title} is installed.`, 'info');
       } else if (stores.settings.getState().downloads[name]?.state === 'downloading') {
@@ -367,6 +375,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       }
       await refreshModels();
     },
+    cancelDownload: async (name) => void (await guarded(() => service.cancelDownload(name))),
     async importModel(file) {
       const info = await guarded(async () => service.importModel(file.name, new Uint8Array(await file.arrayBuffer())));
       if (!info) return false;
