@@ -206,6 +206,28 @@ describe('results', () => {
     expect(images().getByTestId('item-status').textContent).toMatch(/^Done in \d/);
   });
 
+  it('shows the target size before the run, hints at ×5–×8, and says where the browser UI keeps the key', async () => {
+    const user = userEvent.setup();
+    await renderApp({ browser: { downloadLink: async () => '' }, apiKey: 'k', settings: { scale: 2 } });
+    // PNG_1x1 is 1×1: ×2 makes 2×2, shown while it waits.
+    await addImages(user, ['a.png']);
+    await waitFor(() => expect(images().getByText('1×1 → 2×2')).toBeTruthy());
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Scale' }), '6');
+    await waitFor(() => expect(images().getByText('1×1 → 6×6')).toBeTruthy());
+    expect(screen.getByTestId('scale-hint').textContent).toBe(
+      '×6: the models are ×4; Crisp runs the ×4 model, then resizes the result to ×6.',
+    );
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Scale' }), '4');
+    await waitFor(() => expect(screen.queryByTestId('scale-hint')).toBeNull());
+    await user.click(screen.getByRole('radio', { name: 'Cloud' }));
+    expect(
+      await screen.findByText(
+        'An API key is stored in Crisp’s data folder on this computer (secrets.json, readable only by your user; never shown again).',
+      ),
+    ).toBeTruthy();
+    expect(screen.queryByText(/system keychain/)).toBeNull();
+  });
+
   it('desktop: Open and Show in folder go to the service; a finished row drags out its file', async () => {
     const user = userEvent.setup();
     const desktop = {

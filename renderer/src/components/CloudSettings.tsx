@@ -8,7 +8,7 @@
 import { useEffect, useId, useState } from 'react';
 import { credits } from '../format.js';
 import { useT } from '../i18n/useT.js';
-import { useActions, useSession, useSettings } from '../stores/appContext.js';
+import { useActions, useApp, useSession, useSettings } from '../stores/appContext.js';
 import { selectBalance } from '../stores/sessionStore.js';
 import { selectSettings } from '../stores/settingsStore.js';
 
@@ -19,6 +19,8 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
   const balance = useSession(selectBalance);
   const account = useSession((s) => s.account);
   const { testConnection, setApiKey } = useActions();
+  // Where the key really is: the desktop app keeps it in the system keychain, `crisp ui` in its data folder.
+  const { browser } = useApp();
   const id = useId();
   const tr = useT();
   const { t } = tr;
@@ -72,7 +74,7 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
               {t(showKey ? 'cloud.hide' : 'cloud.show')}
             </button>
           </div>
-          <p className="hint">{t(hasKey ? 'cloud.keyStored' : 'cloud.noKey')}</p>
+          <p className="hint">{t(hasKey ? (browser ? 'cloud.keyStoredFile' : 'cloud.keyStored') : 'cloud.noKey')}</p>
         </div>
         <div className="input-row">
           <button

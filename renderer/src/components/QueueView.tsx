@@ -54,6 +54,14 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
   // The service's own measure first: it is kept with the row, so it survives a reload.
   const duration = item.durationMs ?? seen;
   const models = useSettings(selectModels);
+  // Before the run: the size the current settings will make (scale, twice with two passes).
+  const planned = useSettings((s) => (s.settings ? s.settings.scale ** (s.settings.passes === 2 ? 2 : 1) : null));
+  const plan =
+    item.status === 'running' && item.madeWith
+      ? item.madeWith.scale ** item.madeWith.passes
+      : item.status === 'queued'
+        ? planned
+        : null;
   const name = item.inputName;
   const tr = useT();
   const { t } = tr;
@@ -74,7 +82,11 @@ function QueueRow({ item, focused, onFocus }: { item: JobItem; focused: boolean;
           </span>
           <span className="muted small">
             {dimensions(item.inputDimensions)}
-            {item.outputDimensions ? ` → ${dimensions(item.outputDimensions)}` : ''}
+            {item.outputDimensions
+              ? ` → ${dimensions(item.outputDimensions)}`
+              : plan && item.inputDimensions
+                ? ` → ${dimensions({ width: item.inputDimensions.width * plan, height: item.inputDimensions.height * plan })}`
+                : ''}
           </span>
         </div>
         {item.madeWith ? (

@@ -114,6 +114,11 @@ export function UpscaleOptions() {
               </option>
             ))}
           </select>
+          {settings.scale > 4 ? (
+            <p className="hint" data-testid="scale-hint">
+              {t('options.scaleResizeHint', { scale: settings.scale })}
+            </p>
+          ) : null}
         </div>
         <div className="field">
           <label htmlFor={`${id}-format`}>{t('options.format')}</label>

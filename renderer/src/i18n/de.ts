@@ -88,6 +88,8 @@ export const de: Catalog = {
   'cloud.hide': 'Verbergen',
   'cloud.show': 'Anzeigen',
   'cloud.keyStored': 'Ein API-Schlüssel ist im Schlüsselbund des Systems gespeichert (er wird nie wieder angezeigt).',
+  'cloud.keyStoredFile':
+    'Ein API-Schlüssel ist im Datenordner von Crisp auf diesem Computer gespeichert (secrets.json, nur für Ihren Benutzer lesbar; er wird nie wieder angezeigt).',
   'cloud.noKey': 'Noch kein API-Schlüssel gespeichert.',
   'cloud.testing': 'Wird getestet …',
   'cloud.test': 'Verbindung testen',
@@ -266,6 +268,8 @@ export const de: Catalog = {
   'options.denoiseHint':
     '1 entfernt das meiste Rauschen; niedrigere Werte erhalten mehr Korn und feine Details (dafür muss außerdem Clear Boost installiert sein).',
   'options.scale': 'Faktor',
+  'options.scaleResizeHint':
+    '×{scale}: Die Modelle sind ×4; Crisp nutzt das ×4-Modell und skaliert das Ergebnis dann auf ×{scale}.',
   'options.passes': 'Durchgänge',
   'options.passesOne': 'Einmal',
   'options.passesTwo': 'Zweimal (doppelt hochskalieren)',

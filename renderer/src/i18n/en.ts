@@ -90,6 +90,8 @@ export const en = {
   'cloud.hide': 'Hide',
   'cloud.show': 'Show',
   'cloud.keyStored': 'An API key is stored in the system keychain (never shown again).',
+  'cloud.keyStoredFile':
+    'An API key is stored in Crisp’s data folder on this computer (secrets.json, readable only by your user; never shown again).',
   'cloud.noKey': 'No API key stored yet.',
   'cloud.testing': 'Testing…',
   'cloud.test': 'Test connection',
@@ -264,6 +266,8 @@ export const en = {
   'options.denoiseHint':
     '1 removes the most noise; lower values keep more grain and fine detail (they also need Clear Boost installed).',
   'options.scale': 'Scale',
+  'options.scaleResizeHint':
+    '×{scale}: the models are ×4; Crisp runs the ×4 model, then resizes the result to ×{scale}.',
   'options.passes': 'Passes',
   'options.passesOne': 'Once',
   'options.passesTwo': 'Twice (double upscale)',
