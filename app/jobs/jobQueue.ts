@@ -12,14 +12,17 @@ import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
 import { Mutex } from '../../engine/storage/mutex.js';
 import type { UpscaleBackend } from '../backends/backend.js';
 import { CancelledError, ProcessingFailedError } from '../backends/errors.js';
-import type { ItemStatus, JobItem, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
-import { probeImage } from './imageProbe.js';
+import type { ItemSettings, ItemStatus, JobItem, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
+import { probeImage, type ProbeResult } from './imageProbe.js';
 import { expandInputs } from './inputs.js';
 import { jobOutputName, upscaleSettingsFor, type JobSettings } from './jobSettings.js';
 import { prepareOutputFolder } from './outputFolder.js';
 import { decideOutput } from './outputNames.js';
 import { loadQueueFile, saveQueueFile } from './queueFile.js';
 import { guardStep, toUserError } from './userErrors.js';
+
+/** Reading a newly added image's header and structure; a file that takes longer is reported, not waited on. */
+const PROBE_TIMEOUT_MS = 30_000;
 
 export type { JobSettings };
 
@@ -37,6 +40,27 @@ export interface JobQueueOptions {
 
 const FINISHED: readonly ItemStatus[] = ['done', 'failed', 'cancelled', 'skipped'];
 const isFinished = (s: ItemStatus) => FINISHED.includes(s);
+/** What "Clear finished" removes: rows with nothing left to do (failed and stopped ones can still be retried). */
+const CLEARABLE: readonly ItemStatus[] = ['done', 'skipped'];
+
+/** The row's record of what it ran with (JobItem.madeWith). */
+function madeWith(settings: JobSettings): ItemSettings {
+  return {
+    mode: settings.mode ?? 'local',
+    model: settings.model,
+    scale: settings.scale,
+    passes: settings.passes === 2 ? 2 : 1,
+    ...(settings.denoise !== undefined ? { denoise: settings.denoise } : {}),
+    face: settings.face,
+    format: settings.format,
+  };
+}
+
+export interface ClearResult {
+  removed: number;
+  /** Done rows kept because their result exists only in the data folder and was never downloaded. */
+  keptUnsaved: number;
+}
 
 export class JobQueue {
   private items: JobItem[] = [];
@@ -63,11 +87,12 @@ export class JobQueue {
     const runItems = this.items.filter((i) => this.run.ids.has(i.id));
     const total = runItems.length;
     const finished = runItems.filter((i) => isFinished(i.status)).length;
-    const raw =
-      total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + (isFinished(i.status) ? 100 : i.percent), 0) / total);
+    // A stopped image did no lasting work: it counts as 0 %, so Stop with 2 of 5 done never shows 100 %.
+    const worked = (i: JobItem) => (i.status === 'cancelled' ? 0 : isFinished(i.status) ? 100 : i.percent);
+    const raw = total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + worked(i), 0) / total);
     this.run.peak = Math.max(this.run.peak, Math.min(100, raw));
     return {
-      items: this.items.map((i) => ({ ...i })),
+      items: this.items.map((i) => (this.isUnsaved(i) ? { ...i, unsaved: true } : { ...i })),
       finished,
       total,
       percent: this.run.peak,
@@ -106,7 +131,12 @@ export class JobQueue {
       };
       if (!e.problem) {
         // Probed now, so a broken file is flagged in the queue before any work.
-        const probe = await probeImage(e.path);
+        const probe = await guardStep(probeImage(e.path), { timeoutMs: PROBE_TIMEOUT_MS, what: 'probe' }).catch(
+          (): ProbeResult => ({
+            ok: false,
+            problem: `${path.basename(e.path)} could not be read within ${PROBE_TIMEOUT_MS / 1000} s (the disk or network share may be unresponsive).`,
+          }),
+        );
         if (probe.ok) item.inputDimensions = { width: probe.width, height: probe.height };
         else Object.assign(item, { status: 'failed', error: probe.problem });
       }
@@ -142,15 +172,36 @@ export class JobQueue {
     await this.changed();
   }
 
-  async clearFinished(): Promise<void> {
-    const gone = this.items.filter((i) => isFinished(i.status));
-    this.items = this.items.filter((i) => !isFinished(i.status));
+  /**
+   * Removes the finished rows — done and skipped; failed and stopped rows stay, they still need a Retry. A
+   * result that lives only in the app's data folder (an upload's output, never downloaded) would be deleted
+   * with its row, so such rows stay too unless `discardUnsaved` says the person confirmed it.
+   */
+  async clearFinished(options: { discardUnsaved?: boolean } = {}): Promise<ClearResult> {
+    const clearable = (i: JobItem) => CLEARABLE.includes(i.status);
+    const unsaved = this.items.filter((i) => clearable(i) && this.isUnsaved(i));
+    const gone = this.items.filter((i) => clearable(i) && (options.discardUnsaved || !this.isUnsaved(i)));
+    const goneIds = new Set(gone.map((i) => i.id));
+    this.items = this.items.filter((i) => !goneIds.has(i.id));
     for (const i of gone) {
       this.run.ids.delete(i.id);
       delete this.resume[i.id];
       await this.removeDrop(i);
     }
     await this.changed();
+    return { removed: gone.length, keptUnsaved: options.discardUnsaved ? 0 : unsaved.length };
+  }
+
+  /** The browser UI delivered these results to the person (a download): clearing them no longer loses anything. */
+  async markDownloaded(ids: readonly string[]): Promise<void> {
+    let changed = false;
+    for (const i of this.items) {
+      if (ids.includes(i.id) && i.status === 'done' && !i.downloaded) {
+        i.downloaded = true;
+        changed = true;
+      }
+    }
+    if (changed) await this.changed();
   }
 
   /** Starts a run over every queued item (no-op when one is active). Resolves once the run has begun. */
@@ -236,6 +287,9 @@ export class JobQueue {
     item.percent = 0;
     delete item.error;
     delete item.errorCode;
+    delete item.durationMs;
+    item.madeWith = madeWith(settings);
+    const startedAt = Date.now();
     await this.changed();
     const signal = controller.signal;
     const dir = settings.outputFolder || path.dirname(item.inputPath);
@@ -283,6 +337,7 @@ export class JobQueue {
       if (out.faces) item.faces = out.faces;
       if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
       item.percent = 100;
+      item.durationMs = Date.now() - startedAt;
       delete this.resume[item.id];
       this.setStatus(item, 'done');
     } catch (e) {
@@ -340,6 +395,13 @@ export class JobQueue {
     if (!file) return;
     const state = { items: this.items.map((i) => ({ ...i })), resume: { ...this.resume } };
     await this.saveLock.run(() => saveQueueFile(file, state));
+  }
+
+  /** A done result kept only inside the data folder's drops/ (removed with its row) that was never downloaded. */
+  private isUnsaved(item: JobItem): boolean {
+    const drops = this.opts.dropsDir;
+    if (item.status !== 'done' || item.downloaded || !item.outputPath || !drops) return false;
+    return path.resolve(item.outputPath).startsWith(path.resolve(drops) + path.sep);
   }
 
   private async removeDrop(item: JobItem): Promise<void> {

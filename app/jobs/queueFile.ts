@@ -21,6 +21,20 @@ const itemSchema = z.object({
   outputDimensions: dims.optional(),
   creditsDeducted: z.number().optional(),
   faces: z.object({ found: z.number().int().min(0), enhanced: z.number().int().min(0) }).optional(),
+  // What made the row and how long it took: the row keeps saying so after a restart or reload.
+  madeWith: z
+    .object({
+      mode: z.enum(['local', 'cloud']),
+      model: z.string().min(1),
+      scale: z.number(),
+      passes: z.union([z.literal(1), z.literal(2)]),
+      denoise: z.number().optional(),
+      face: z.boolean(),
+      format: z.enum(['png', 'jpg', 'webp']),
+    })
+    .optional(),
+  durationMs: z.number().min(0).optional(),
+  downloaded: z.boolean().optional(),
 });
 const fileSchema = z.object({
   version: z.literal(1),

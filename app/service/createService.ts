@@ -59,6 +59,8 @@ export interface ServiceDeps extends DesktopShell {
 }
 
 export interface ServiceHandle extends CrispService {
+  /** Browser UI: these results were downloaded (see JobItem.unsaved); not part of the wire API. */
+  markDownloaded(ids: readonly string[]): Promise<void>;
   /** Stops the running item (it resumes on the next start), the worker, and flushes state. */
   close(): Promise<void>;
 }
@@ -116,6 +118,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
         modelsDir,
         scratchDir: path.join(deps.dataDir, 'imports'),
         previewsDir: path.join(deps.dataDir, 'previews'),
+        inputOf: async (id) => queue.snapshot().items.find((i) => i.id === id)?.inputPath,
         async cloudFaceEnhancement() {
           try {
             return (await (await backends.backendFor(await settings.get())).faceEnhancement?.()) ?? null;
@@ -156,6 +159,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     ...resultMethods(queue, deps),
     ...credits,
     subscribe: events.subscribe,
+    markDownloaded: (ids) => queue.markDownloaded(ids),
     async close() {
       await watches.close();
       models.close();

@@ -25,6 +25,20 @@ export interface ModelInfo {
   licence: string;
   /** Bytes a download fetches (catalog models not installed yet); null or absent when unknown. */
   downloadSize?: number | null;
+  /** True when downloadSize is an estimate ("about N MB"), not the verified byte count. */
+  downloadSizeApprox?: boolean;
+}
+
+/** The settings one item ran with, as its row shows them. */
+export interface ItemSettings {
+  mode: Mode;
+  model: string;
+  scale: number;
+  passes: 1 | 2;
+  /** service-lite-4x's denoise strength, where it applied. */
+  denoise?: number;
+  face: boolean;
+  format: 'png' | 'jpg' | 'webp';
 }
 
 export type ItemStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';
@@ -54,6 +68,17 @@ export interface JobItem {
   creditsDeducted?: number;
   /** With face enhancement: faces found and enhanced in this image, where the engine or service reports them. */
   faces?: { found: number; enhanced: number };
+  /** What made this row's result (set when it starts running, kept with the row): the row says it. */
+  madeWith?: ItemSettings;
+  /** How long the run of this item took, in ms (done items; persisted, so it survives a reload). */
+  durationMs?: number;
+  /** Browser UI: the result was downloaded at least once. */
+  downloaded?: boolean;
+  /**
+   * Set on snapshots only: a done result that exists only in the app's data folder and was never downloaded,
+   * so clearing its row would delete it (Clear finished asks first).
+   */
+  unsaved?: boolean;
 }
 
 export interface QueueSnapshot {
@@ -87,7 +112,7 @@ export interface ModelDownloadEvent {
   name: string;
   received: number;
   total: number | null;
-  state: 'downloading' | 'installed' | 'failed';
+  state: 'downloading' | 'installed' | 'failed' | 'cancelled';
   /** Plain-words reason, with state 'failed'. */
   error?: string;
 }
@@ -147,7 +172,13 @@ export interface CrispService {
    * Local mode: what an installed model makes of the same small sample crop (PNG, ×4), so models can be
    * compared before choosing. Made once per model and kept in the data folder.
    */
-  modelPreview(name: string): Promise<{ mime: string; bytes: Uint8Array }>;
+  /**
+   * What `name` makes of a crop: the built-in sample, or — with `itemId` — the centre of that queued image
+   * (64 px, so the ×4 preview is 256 px). `which: 'before'` answers that crop itself, for the side-by-side.
+   */
+  /** Stops a running download (its partial file is kept, so downloading again resumes it). */
+  cancelDownload(name: string): Promise<void>;
+  modelPreview(name: string, itemId?: string, which?: 'before' | 'after'): Promise<{ mime: string; bytes: Uint8Array }>;
   /** Removes an imported (`custom:`) model; a saved choice of it falls back to the default model. */
   removeModel(name: string): Promise<void>;
   /** Desktop only: opens the custom models folder in the file manager (the browser UI reports false). */
@@ -157,7 +188,11 @@ export interface CrispService {
   /** Bytes from a drop, a paste or a browser file input. */
   addFile(name: string, bytes: Uint8Array): Promise<JobItem>;
   removeItem(id: string): Promise<void>;
-  clearFinished(): Promise<void>;
+  /**
+   * Removes done and skipped rows (failed and stopped ones stay). Rows whose result exists only in the data
+   * folder and was never downloaded stay too, unless `discardUnsaved` (the person confirmed deleting them).
+   */
+  clearFinished(options?: { discardUnsaved?: boolean }): Promise<{ removed: number; keptUnsaved: number }>;
   start(): Promise<void>;
   /** One item, or everything when id is absent. */
   cancel(id?: string): Promise<void>;

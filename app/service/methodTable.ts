@@ -46,6 +46,7 @@ export const SERVICE_TABLE = {
   downloadModel: { subject: 'models', wire: 'json' },
   importModel: { subject: 'models', wire: 'bytesIn' },
   removeModel: { subject: 'models', wire: 'json' },
+  cancelDownload: { subject: 'models', wire: 'json' },
   modelPreview: { subject: 'models', wire: 'bytesOut' },
   openModelsFolder: { subject: 'models', wire: 'json' },
   addPaths: { subject: 'queue', wire: 'json' },

@@ -3,8 +3,9 @@
  * watch on the custom models folder so an import from anywhere (the CLI included) shows up in the picker.
  */
 import { watch, watchFile, unwatchFile, type FSWatcher } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import sharp from 'sharp';
 import type { Dispatcher } from 'undici';
 import { MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
 import {
@@ -26,7 +27,8 @@ import { sanitizeFileName } from '../../engine/contract/index.js';
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
 import { customModelName } from '../../engine/models/taskModel.js';
 import { customModelSummary, licenceLabel } from '../../engine/models/licence.js';
-import { FACE_MODELS, installedFaceModels } from '../../engine/faces/faceModels.js';
+import { FACE_MODELS, installedFaceModels, type FaceCatalogEntry } from '../../engine/faces/faceModels.js';
+import { fetchFaceModel } from '../../engine/faces/fetchFaceModel.js';
 import { BadRequestError } from '../backends/errors.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { ModelInfo } from './crispService.js';
@@ -36,6 +38,8 @@ import type { ServiceEvents } from './serviceEvents.js';
 export interface ModelDownloadOptions {
   /** Where and what to fetch for a catalog entry (default: the entry's own download spec). */
   target?: (entry: CatalogEntry) => FetchTarget;
+  /** The same for a face restorer (GFPGAN): tests point it at a local server. */
+  faceTarget?: (entry: FaceCatalogEntry) => FaceCatalogEntry;
   dispatcher?: Dispatcher;
   connectTimeoutMs?: number;
 }
@@ -56,15 +60,20 @@ export interface ModelMethodsDeps {
   openFolder?: (folder: string) => boolean | Promise<boolean>;
   /** Runs one local upscale (×4, PNG) of `input` with `model` into `output`: how previews are made. */
   renderPreview: (model: string, input: string, output: string) => Promise<void>;
-  /** Where previews are kept, one PNG per model. */
+  /** Where previews are kept, one PNG per model (and per queued image previewed on). */
   previewsDir: string;
+  /** The input file of a queued item (previews on the person's own image); undefined when it is gone. */
+  inputOf?: (itemId: string) => Promise<string | undefined>;
   /** Cloud mode: whether the service enhances faces (null: it does not say). */
   cloudFaceEnhancement?: () => Promise<boolean | null>;
   /** Cloud mode: the model names the service runs (null: it does not say, so every contract model is offered). */
   cloudModels?: () => Promise<string[] | null>;
 }
 
-/** The preview's input: a small crop shipped beside the model catalog, the same for every model. */
+/** Side of the square cut from the centre of a queued image for previews: ×4 makes it 256 px. */
+export const PREVIEW_CROP_PX = 64;
+
+/** The preview's default input: a small crop shipped beside the model catalog, the same for every model. */
 const PREVIEW_SAMPLE = () => path.join(bundledModelsDir(), 'preview-sample.png');
 
 /** The cloud list's face entry: not a model name anyone sends, only the toggle's signal. */
@@ -74,6 +83,16 @@ const IMPORTABLE = /\.(pth|pt|ckpt|safetensors|onnx)$/i;
 
 /** Progress events at most this often per download (the final one is always sent). */
 const DOWNLOAD_EVENT_INTERVAL_MS = 100;
+
+/** The size a download entry shows: the verified byte count, else the catalog's estimate marked as such. */
+export function downloadSizeOf(d: {
+  size: number | null;
+  approxBytes?: number | undefined;
+}): Pick<ModelInfo, 'downloadSize' | 'downloadSizeApprox'> {
+  if (d.size !== null) return { downloadSize: d.size };
+  if (d.approxBytes !== undefined) return { downloadSize: d.approxBytes, downloadSizeApprox: true };
+  return { downloadSize: null };
+}
 
 export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<'models'>; close(): void } {
   const { events, modelDirs, modelsDir } = deps;
@@ -87,7 +106,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       scale: m.scale,
       installed: m.installed,
       licence: m.licence,
-      ...(m.installed ? {} : { downloadSize: m.download.size }),
+      ...(m.installed ? {} : downloadSizeOf(m.download)),
     }));
     let custom: ModelInfo[] = [];
     try {
@@ -106,14 +125,25 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
     // Face restorers ride along as kind 'face' so the UI can tell whether "Enhance faces" can work.
     const faces: ModelInfo[] = installedFaceModels(modelDirs).map((m) => ({
       name: m.name,
-      title: m.name,
+      title: FACE_MODELS.find((e) => e.name === m.name)?.title ?? m.name,
       description: 'Face restorer for "Enhance faces".',
       kind: 'face',
       scale: 1,
       installed: true,
       licence: FACE_MODELS.find((e) => e.name === m.name)?.licence ?? 'as imported',
     }));
-    return [...catalog, ...custom, ...faces];
+    // Catalog face restorers not on this computer: offered under Download models, with size and licence.
+    const missingFaces: ModelInfo[] = FACE_MODELS.filter((e) => !faces.some((f) => f.name === e.name)).map((e) => ({
+      name: e.name,
+      title: e.title,
+      description: 'Face restorer for "Enhance faces" (downloaded, checked and converted on this computer).',
+      kind: 'face',
+      scale: 1,
+      installed: false,
+      licence: e.licence,
+      downloadSize: e.download.size,
+    }));
+    return [...catalog, ...custom, ...faces, ...missingFaces];
   }
 
   const watcher = watchCustomModels(customModelsDir(modelsDir), deps.watchDebounceMs ?? 300, () =>
@@ -121,31 +151,48 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
   );
 
   const downloads = new Map<string, Promise<ModelInfo>>();
+  /** Running downloads' cancel switches, by model name. */
+  const cancels = new Map<string, AbortController>();
   const previews = new Map<string, Promise<Uint8Array>>();
-  const previewFile = (name: string) => path.join(deps.previewsDir, `${name.replace(/[^\w.-]+/g, '_')}.png`);
-  async function runDownload(entry: CatalogEntry): Promise<ModelInfo> {
+  const safeName = (name: string) => name.replace(/[^\w.-]+/g, '_');
+  const previewFile = (name: string) => path.join(deps.previewsDir, `${safeName(name)}.png`);
+  async function runDownload(entry: CatalogEntry | FaceCatalogEntry): Promise<ModelInfo> {
     const name = entry.name;
-    const target = deps.download?.target?.(entry) ?? entry;
+    const face = FACE_MODELS.find((e) => e.name === name);
+    const controller = new AbortController();
+    cancels.set(name, controller);
+    const faceTarget = face ? (deps.download?.faceTarget?.(face) ?? face) : undefined;
+    const target = faceTarget ?? deps.download?.target?.(entry as CatalogEntry) ?? (entry as CatalogEntry);
     let last: { received: number; total: number | null } = { received: 0, total: target.download.size };
     let lastSent = 0;
     events.emit({ type: 'modelDownload', name, received: 0, total: last.total, state: 'downloading' });
+    const options = {
+      modelsDir,
+      signal: controller.signal,
+      ...(deps.download?.dispatcher ? { dispatcher: deps.download.dispatcher } : {}),
+      ...(deps.download?.connectTimeoutMs ? { connectTimeoutMs: deps.download.connectTimeoutMs } : {}),
+      onProgress: (received: number, total: number | null) => {
+        last = { received, total };
+        const now = Date.now();
+        if (now - lastSent < DOWNLOAD_EVENT_INTERVAL_MS && received !== total) return;
+        lastSent = now;
+        events.emit({ type: 'modelDownload', name, received, total, state: 'downloading' });
+      },
+    };
     try {
-      await fetchModel(target, {
-        modelsDir,
-        ...(deps.download?.dispatcher ? { dispatcher: deps.download.dispatcher } : {}),
-        ...(deps.download?.connectTimeoutMs ? { connectTimeoutMs: deps.download.connectTimeoutMs } : {}),
-        onProgress: (received, total) => {
-          last = { received, total };
-          const now = Date.now();
-          if (now - lastSent < DOWNLOAD_EVENT_INTERVAL_MS && received !== total) return;
-          lastSent = now;
-          events.emit({ type: 'modelDownload', name, received, total, state: 'downloading' });
-        },
-      });
+      if (faceTarget) await fetchFaceModel(faceTarget, options);
+      else await fetchModel(target as FetchTarget, options);
     } catch (e) {
+      if (controller.signal.aborted) {
+        // The partial file stays in .downloads, so downloading again resumes where this one stopped.
+        events.emit({ type: 'modelDownload', name, ...last, state: 'cancelled' });
+        throw new Error(`The download of ${entry.title} was cancelled.`);
+      }
       const error = `Could not install ${entry.title} (${name}): ${((e as Error).message ?? String(e)).split('\n')[0]}`;
       events.emit({ type: 'modelDownload', name, ...last, state: 'failed', error });
       throw new Error(error);
+    } finally {
+      cancels.delete(name);
     }
     events.emit({
       type: 'modelDownload',
@@ -203,8 +250,10 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       async downloadModel(name) {
         if ((await deps.settings.get()).mode === 'cloud')
           throw new BadRequestError('Cloud mode needs no downloads: the service has every model.');
-        if (!isModelName(name)) throw new BadRequestError(`${JSON.stringify(name)} is not a model Crisp can download.`);
-        const entry = loadCatalog().find((e) => e.name === name);
+        const faceEntry = FACE_MODELS.find((e) => e.name === name);
+        if (!isModelName(name) && !faceEntry)
+          throw new BadRequestError(`${JSON.stringify(name)} is not a model Crisp can download.`);
+        const entry = faceEntry ?? loadCatalog().find((e) => e.name === name);
         if (!entry) throw new BadRequestError(`${name} is missing from the model catalog.`);
         let running = downloads.get(name);
         if (!running) {
@@ -212,6 +261,10 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           downloads.set(name, running);
         }
         return running;
+      },
+      async cancelDownload(name) {
+        // Nothing running under that name is not an error: the download may have just finished.
+        cancels.get(name)?.abort();
       },
       async importModel(fileName, bytes) {
         const safe = sanitizeFileName(fileName);
@@ -250,23 +303,32 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           await rm(dir, { recursive: true, force: true });
         }
       },
-      async modelPreview(name) {
+      async modelPreview(name, itemId, which = 'after') {
         if ((await deps.settings.get()).mode === 'cloud')
           throw new BadRequestError('Previews are made on this computer: switch to Local to see them.');
         const model = (await localModels()).find((m) => m.name === name);
         if (!model) throw new BadRequestError(`${name} is not a model Crisp knows.`);
+        // The input: the centre of the person's image when one is named, else the shipped sample crop.
+        let input = PREVIEW_SAMPLE();
+        if (itemId !== undefined) {
+          const source = await deps.inputOf?.(itemId);
+          if (!source) throw new BadRequestError('That image is no longer in the queue: choose another one.');
+          input = await previewCrop(source, path.join(deps.previewsDir, 'crops', `${safeName(itemId)}.png`));
+        }
+        if (which === 'before') return { mime: 'image/png', bytes: new Uint8Array(await readFile(input)) };
         if (!model.installed)
           throw new BadRequestError(`${model.title} is not installed: download it first to see its preview.`);
-        // One render per model, shared by concurrent asks; a failure is not cached.
-        let pending = previews.get(name);
+        // One render per model and image, shared by concurrent asks; a failure is not cached.
+        const key = itemId === undefined ? name : `${name}@${itemId}`;
+        let pending = previews.get(key);
         if (!pending) {
           pending = (async () => {
-            const file = previewFile(name);
+            const file = previewFile(key);
             const cached = await readFile(file).catch(() => undefined);
             if (cached) return new Uint8Array(cached);
             await mkdir(deps.previewsDir, { recursive: true });
             try {
-              await deps.renderPreview(name, PREVIEW_SAMPLE(), file);
+              await deps.renderPreview(name, input, file);
             } catch (e) {
               throw new Error(
                 `Could not make a preview with ${model.title}: ${((e as Error).message ?? String(e)).split('\n')[0]}`,
@@ -274,8 +336,8 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
             }
             return new Uint8Array(await readFile(file));
           })();
-          pending.catch(() => previews.delete(name));
-          previews.set(name, pending);
+          pending.catch(() => previews.delete(key));
+          previews.set(key, pending);
         }
         return { mime: 'image/png', bytes: await pending };
       },
@@ -298,6 +360,31 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
     },
     close: () => watcher.close(),
   };
+}
+
+/** The centre of `source`, at most PREVIEW_CROP_PX square, as a PNG at `file` (made once per image). */
+async function previewCrop(source: string, file: string): Promise<string> {
+  if (await stat(file).catch(() => undefined)) return file;
+  try {
+    const meta = await sharp(source).metadata();
+    const width = meta.autoOrient?.width ?? meta.width;
+    const height = meta.autoOrient?.height ?? meta.height;
+    const side = Math.min(PREVIEW_CROP_PX, width, height);
+    await mkdir(path.dirname(file), { recursive: true });
+    await sharp(source)
+      .autoOrient()
+      .extract({
+        left: Math.floor((width - side) / 2),
+        top: Math.floor((height - side) / 2),
+        width: side,
+        height: side,
+      })
+      .png()
+      .toFile(file);
+  } catch {
+    throw new BadRequestError('Crisp cannot read that image for a preview: choose another one.');
+  }
+  return file;
 }
 
 /**

@@ -7,7 +7,7 @@ export function queueMethods(queue: JobQueue): SubjectService<'queue'> {
     addPaths: (paths, options) => queue.addPaths(paths, options),
     addFile: (name, bytes) => queue.addFile(name, bytes),
     removeItem: (id) => queue.remove(id),
-    clearFinished: () => queue.clearFinished(),
+    clearFinished: (options) => queue.clearFinished(options),
     start: () => queue.start(),
     cancel: (id) => queue.cancel(id),
     retry: (id) => queue.retry(id),

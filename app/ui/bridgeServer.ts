@@ -47,6 +47,8 @@ export interface UiServerOptions {
   port?: number;
   /** Tests pass a fixed token; otherwise 32 random bytes. */
   token?: string;
+  /** Called once a download has been sent in full: those results are no longer only in the data folder. */
+  onDownloaded?: (ids: string[]) => Promise<void>;
 }
 
 export interface RunningUiServer {
@@ -245,6 +247,7 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
       }
       res.writeHead(200, headers(mimeOf(file, head), sizes[0]!, path.basename(file)));
       await pipeline(createReadStream(file), res);
+      await options.onDownloaded?.([only.id]);
       return;
     }
     // A zip is built in memory, so "Download all" has a size limit that says what to do instead.
@@ -266,7 +269,8 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
       throw new HttpError(413, (e as Error).message);
     }
     res.writeHead(200, headers('application/zip', body.byteLength, 'crisp-results.zip'));
-    res.end(body);
+    await new Promise<void>((resolve) => res.end(body, resolve));
+    await options.onDownloaded?.(items.map((i) => i.id));
   }
 
   function openEventStream(req: IncomingMessage, res: ServerResponse): void {

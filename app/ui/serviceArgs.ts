@@ -6,9 +6,13 @@
  */
 import { z } from 'zod';
 import { MODEL_NAMES } from '../../engine/contract/enums.js';
+import { FACE_MODELS } from '../../engine/faces/faceModels.js';
 import { settingsPatchSchema as settingsPatch } from '../settings/settingsSchema.js';
 import type { CrispService } from '../service/crispService.js';
 import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';
+
+/** The catalog face restorers (GFPGAN) can be downloaded from the app as well. */
+const FACE_MODEL_NAMES = FACE_MODELS.map((e) => e.name) as [string, ...string[]];
 
 /** Generous bounds that still stop a hostile page from sending megabytes of "settings". */
 const shortText = z.string().max(4096);
@@ -55,18 +59,19 @@ export const SERVICE_ARGS = {
   pauseWatch: z.tuple([itemId]),
   resumeWatch: z.tuple([itemId]),
   listModels: z.tuple([]),
-  downloadModel: z.tuple([z.enum(MODEL_NAMES)]),
+  downloadModel: z.tuple([z.union([z.enum(MODEL_NAMES), z.enum(FACE_MODEL_NAMES)])]),
   importModel: z.tuple([z.string().min(1).max(1024), bytesSchema]),
   removeModel: z.tuple([z.string().regex(/^custom:[\w.-]{1,100}$/, 'only imported (custom:) models can be removed')]),
   openModelsFolder: z.tuple([]),
-  modelPreview: z.tuple([z.string().min(1).max(200)]),
+  cancelDownload: z.tuple([z.string().min(1).max(200)]),
+  modelPreview: z.tuple([z.string().min(1).max(200), itemId.optional(), z.enum(['before', 'after']).optional()]),
   addPaths: z.tuple([
     z.array(shortText.min(1)).max(10_000),
     z.object({ recursive: z.boolean().optional() }).strict().optional(),
   ]),
   addFile: z.tuple([z.string().min(1).max(1024), bytesSchema]),
   removeItem: z.tuple([itemId]),
-  clearFinished: z.tuple([]),
+  clearFinished: z.tuple([z.strictObject({ discardUnsaved: z.boolean().optional() }).optional()]),
   start: z.tuple([]),
   cancel: z.tuple([itemId.optional()]),
   retry: z.tuple([itemId.optional()]),

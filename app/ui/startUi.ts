@@ -51,6 +51,7 @@ export async function startUi(options: UiOptions = {}): Promise<RunningUi> {
       rendererDir: dir,
       port: options.port ?? 0,
       ...(options.token ? { token: options.token } : {}),
+      onDownloaded: (ids) => service.markDownloaded(ids),
     });
   } catch (e) {
     await service.close();

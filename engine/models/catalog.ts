@@ -35,6 +35,11 @@ const entrySchema = z.object({
       .regex(/^[0-9a-f]{64}$/)
       .nullable(),
     size: z.number().int().positive().nullable(),
+    /**
+     * What the download weighs, roughly (from the architecture's parameter count): shown as "about N MB"
+     * before a download while the exact `size` (which the fetch verifies) is not recorded.
+     */
+    approxBytes: z.number().int().positive().optional(),
   }),
   kind: z.enum(MODEL_KINDS),
   photoRank: z.number(),
@@ -65,7 +70,8 @@ export interface ResolvedModel<E extends CatalogEntry | CustomModelEntry = Catal
   path: string;
 }
 
-export type ListedModel = CatalogEntry & { installed: boolean; path?: string };
+/** `bundled`: the file found is the copy shipped inside the app (resources/models). */
+export type ListedModel = CatalogEntry & { installed: boolean; path?: string; bundled?: boolean };
 
 export class ModelNotInstalledError extends Error {
   override readonly name = 'ModelNotInstalledError';
@@ -117,6 +123,34 @@ export function catalogEntry(name: ModelName): CatalogEntry {
   return entry;
 }
 
+const bundledFileSchema = z.object({
+  // A relative path inside resources/models, at most one folder deep (face/…), never escaping it.
+  file: z.string().regex(/^(?:[\w-]+\/)?[\w.-]+\.onnx$/),
+  /** The catalog model name it provides, or "face-detector" for the YuNet detector the face stage needs. */
+  model: z.union([z.enum(MODEL_NAMES), z.literal('face-detector')]),
+  bytes: z.number().int().positive(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  licence: z.string().min(1),
+  licenceFile: z.string().regex(/^(?:[\w-]+\/)?[\w.-]+\.txt$/),
+});
+
+export type BundledFile = z.infer<typeof bundledFileSchema>;
+
+/**
+ * The weights shipped inside the app (resources/models/bundled.json): what makes a fresh install work
+ * offline. The files themselves are found like any other model file (bundledModelsDir is always searched);
+ * the manifest is the record of what ships, with sizes, checksums and licences.
+ */
+export function loadBundledManifest(dir: string = bundledModelsDir()): BundledFile[] {
+  const file = path.join(dir, 'bundled.json');
+  const parsed = z.object({ files: z.array(bundledFileSchema) }).safeParse(JSON.parse(readFileSync(file, 'utf8')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`Invalid bundled model manifest ${file}: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`);
+  }
+  return parsed.data.files;
+}
+
 /** The per-user models directory, where "crisp models fetch" installs files. */
 export function userModelsDir(
   env: NodeJS.ProcessEnv = process.env,
@@ -164,7 +198,9 @@ export function resolveModel(name: ModelName, dirs: string[] = modelSearchDirs()
 export function listModels(dirs: string[] = modelSearchDirs()): ListedModel[] {
   return loadCatalog().map((entry) => {
     const found = findFile(entry.file, dirs);
-    return found ? { ...entry, installed: true, path: found } : { ...entry, installed: false };
+    if (!found) return { ...entry, installed: false };
+    const bundled = path.dirname(found) === bundledModelsDir();
+    return { ...entry, installed: true, path: found, ...(bundled ? { bundled } : {}) };
   });
 }
 

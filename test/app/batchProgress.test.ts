@@ -125,6 +125,9 @@ describe('a batch of 20 images', () => {
     expect(snap.items.map((i) => i.status)).toEqual([...Array(3).fill('done'), ...Array(17).fill('cancelled')]);
     expect(snap.running).toBe(false);
     expect(snap.finished).toBe(20);
+    // Stopped images did no work: the batch percent stays at what was done (3 of 20 and a part), never 100 %.
+    expect(snap.percent).toBeGreaterThanOrEqual(15);
+    expect(snap.percent).toBeLessThan(20);
     // exactly the three finished outputs; no temp file, nothing for the cancelled item
     const files = await listFiles(out);
     expect(files).toHaveLength(3);

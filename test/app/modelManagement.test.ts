@@ -8,7 +8,7 @@ import { createMemorySecretStore } from '../../app/secrets/secretStore.js';
 import { startUiServer, type RunningUiServer } from '../../app/ui/bridgeServer.js';
 import { createHttpService } from '../../renderer/src/service/httpService.js';
 import sharp from 'sharp';
-import { MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
+import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 
 const PTH = path.join(MODELS_DIR, 'pth', 'realesr-animevideov3.pth');
 let dir: string;
@@ -89,6 +89,34 @@ describe('model previews', () => {
     expect(Buffer.from((await svc.modelPreview('digital-art-4x')).bytes).equals(Buffer.from(first.bytes))).toBe(true);
     await expect(client.modelPreview('nope')).rejects.toThrow('nope is not a model Crisp knows.');
   });
+
+  it("previews on the person's own queued image: the centre 64 px, upscaled to 256 px, close to the original", async () => {
+    const client = createHttpService({ baseUrl: server.origin, token: server.token });
+    const bird = path.join(IMAGES_DIR, 'set5', 'bird.png'); // 288×288
+    const [item] = await svc.addPaths([bird]);
+    const before = await client.modelPreview('digital-art-4x', item!.id, 'before');
+    const after = await client.modelPreview('digital-art-4x', item!.id);
+    // The "before" is exactly the centre crop of the image.
+    const centre = await sharp(bird).extract({ left: 112, top: 112, width: 64, height: 64 }).raw().toBuffer();
+    const beforePixels = await sharp(Buffer.from(before.bytes)).raw().toBuffer({ resolveWithObject: true });
+    expect([beforePixels.info.width, beforePixels.info.height]).toEqual([64, 64]);
+    expect(beforePixels.data.equals(centre)).toBe(true);
+    // The "after" is that crop through the model: 256 px, and shrunk back it matches the crop closely.
+    const afterMeta = await sharp(Buffer.from(after.bytes)).metadata();
+    expect([afterMeta.width, afterMeta.height]).toEqual([256, 256]);
+    const shrunk = await sharp(Buffer.from(after.bytes)).resize(64, 64, { kernel: 'cubic' }).raw().toBuffer();
+    let sum = 0;
+    for (let i = 0; i < shrunk.length; i++) sum += Math.abs(shrunk[i]! - centre[i]!);
+    expect(sum / shrunk.length).toBeLessThan(8);
+    // Kept apart from the sample preview, and a removed item is said in words.
+    expect(
+      Buffer.from(after.bytes).equals(await readFile(path.join(dir, 'data', 'previews', 'digital-art-4x.png'))),
+    ).toBe(false);
+    await svc.removeItem(item!.id);
+    await expect(client.modelPreview('digital-art-4x', item!.id, 'before')).rejects.toThrow(
+      'That image is no longer in the queue: choose another one.',
+    );
+  });
 });
 
 describe('output folder', () => {
@@ -99,8 +127,19 @@ describe('output folder', () => {
       /^The output folder must be a full path \(for example .*\), not "Pictures\/out"\.$/,
     );
     await expect(svc.updateSettings({ outputFolder: file })).rejects.toThrow(
-      `Crisp cannot create or write to ${file}: choose another output folder.`,
+      `The output folder ${file} is a file, not a folder. Choose a folder.`,
     );
+    await expect(svc.updateSettings({ outputFolder: path.join(file, 'below') })).rejects.toThrow(
+      `Cannot use the output folder ${path.join(file, 'below')}: a part of that path is a file, not a folder. Choose another path.`,
+    );
+    // Under /proc, Node's recursive mkdir never returns: the guarded check answers at once, in words.
+    if (process.platform === 'linux') {
+      const t0 = performance.now();
+      await expect(svc.updateSettings({ outputFolder: '/proc/x' })).rejects.toThrow(
+        'Cannot use the output folder /proc/x: it (or a folder above it) does not exist, and it cannot be created there. Check the path.',
+      );
+      expect(performance.now() - t0).toBeLessThan(2_000);
+    }
     const fresh = path.join(dir, 'results', 'new');
     expect((await svc.updateSettings({ outputFolder: fresh })).outputFolder).toBe(fresh);
     expect((await svc.updateSettings({ outputFolder: '' })).outputFolder).toBe('');

@@ -16,6 +16,7 @@ import { createService, type ServiceDeps, type ServiceHandle } from '../../app/s
 import type { JobItem, ModelDownloadEvent, ServiceEvent, Settings } from '../../app/service/crispService.js';
 import { callServiceMethod } from '../../app/ui/serviceArgs.js';
 import { importCustomModel } from '../../engine/models/customModels.js';
+import { identityFaceModel } from '../faces/support/faceModels.js';
 import { FAST_MODEL, removeDir, tempDir } from '../helpers/engineHarness.js';
 import { MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import { BIRD } from './appHelpers.js';
@@ -184,6 +185,82 @@ describe('models in the app', () => {
       expect([meta.width, meta.height]).toEqual([src.width! * 2, src.height! * 2]);
     } finally {
       await server.close();
+    }
+  });
+
+  it('downloads the GFPGAN v1.4 face model with size, progress, checksum and cancel (a local stand-in server)', async () => {
+    // The stand-in for GFPGAN: a valid face-convention ONNX (identity), served over loopback. The first request
+    // is held after its first chunk until the test has cancelled it (a test-only gate, not a timing race).
+    const onnx = Buffer.from(identityFaceModel());
+    const sha = createHash('sha256').update(onnx).digest('hex');
+    let releaseHeld: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (releaseHeld = resolve));
+    let firstChunkSent: () => void = () => undefined;
+    const firstChunk = new Promise<void>((resolve) => (firstChunkSent = resolve));
+    let requests = 0;
+    const server = http.createServer((req, res) => {
+      requests++;
+      const from = Number(/bytes=(\d+)-/.exec(req.headers.range ?? '')?.[1] ?? 0);
+      const body = onnx.subarray(from);
+      res.writeHead(from ? 206 : 200, {
+        'content-length': body.length,
+        ...(from ? { 'content-range': `bytes ${from}-${onnx.length - 1}/${onnx.length}` } : {}),
+      });
+      if (requests === 1) {
+        res.write(body.subarray(0, 64), () => firstChunkSent());
+        void held.then(() => res.destroy());
+        return;
+      }
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      let sha256 = 'f'.repeat(64);
+      const svc = await service('face-download', {
+        download: {
+          faceTarget: (entry) => ({
+            ...entry,
+            download: { url: `${base}/GFPGANv1.4.onnx`, format: 'onnx', sha256, size: onnx.length },
+          }),
+        },
+      });
+      const listed = (await svc.listModels()).find((m) => m.name === 'gfpgan-1.4');
+      // Before: offered with the real release's size and licence.
+      expect(listed).toMatchObject({ kind: 'face', installed: false, licence: 'Apache-2.0', downloadSize: 348632874 });
+      const events: ModelDownloadEvent[] = [];
+      svc.subscribe((e) => e.type === 'modelDownload' && e.name === 'gfpgan-1.4' && events.push(e));
+
+      // Cancel while the first response is held: nothing installed, said as cancelled (not failed).
+      const first = callServiceMethod(svc, 'downloadModel', ['gfpgan-1.4']);
+      await firstChunk;
+      await callServiceMethod(svc, 'cancelDownload', ['gfpgan-1.4']);
+      await expect(first).rejects.toThrow('The download of GFPGAN v1.4 was cancelled.');
+      releaseHeld();
+      expect(events.at(-1)).toMatchObject({ state: 'cancelled' });
+      const installedFile = path.join(dir, 'face-download', 'models', 'face', 'gfpgan-1.4.onnx');
+      await expect(stat(installedFile)).rejects.toThrow();
+
+      // A checksum that does not match: refused in words, nothing installed.
+      await expect(svc.downloadModel('gfpgan-1.4')).rejects.toThrow(/sha256 mismatch for gfpgan-1.4/);
+      expect(events.at(-1)).toMatchObject({ state: 'failed' });
+      await expect(stat(installedFile)).rejects.toThrow();
+
+      // The right checksum: installed, checked by a run, listed, and "Enhance faces" can use it.
+      sha256 = sha;
+      const info = await svc.downloadModel('gfpgan-1.4');
+      expect(info).toMatchObject({ name: 'gfpgan-1.4', kind: 'face', installed: true, title: 'GFPGAN v1.4' });
+      expect(events.at(-1)).toEqual({
+        type: 'modelDownload',
+        name: 'gfpgan-1.4',
+        received: onnx.length,
+        total: onnx.length,
+        state: 'installed',
+      });
+      expect(await sha256Of(installedFile)).toBe(sha);
+    } finally {
+      releaseHeld();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 

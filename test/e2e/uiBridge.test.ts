@@ -24,7 +24,7 @@ beforeAll(async () => {
   await writeFile(path.join(rendererDir, 'index.html'), '<!doctype html><title>Crisp</title>');
   await writeFile(path.join(rendererDir, 'assets', 'app.js'), 'console.log(1)');
   fake = await createFakeService();
-  server = await startUiServer({ service: fake, rendererDir });
+  server = await startUiServer({ service: fake, rendererDir, onDownloaded: (ids) => fake.markDownloaded(ids) });
 });
 afterAll(async () => {
   await server.close();
@@ -152,6 +152,9 @@ describe('crisp ui bridge', () => {
       `attachment; filename="${outName.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(outName)}`,
     );
     expect(Buffer.from(await one.arrayBuffer()).equals(await readFile(done[0]!.outputPath!))).toBe(true);
+    // A download sent in full marks that result downloaded (Clear finished then needs no confirmation for it).
+    await expect.poll(() => fake.items.find((i) => i.id === done[0]!.id)?.downloaded).toBe(true);
+    expect(fake.items.find((i) => i.id === done[1]!.id)?.downloaded).toBeUndefined();
 
     const link = await client.downloadLink(done.map((i) => i.id));
     const zip = await fetch(link);

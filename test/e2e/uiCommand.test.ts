@@ -59,6 +59,69 @@ describe('crisp ui command', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  it('an output folder under /proc answers within 2 s with a sentence; the server stays responsive and stops on SIGTERM', async () => {
+    const rendererDir = await buildRendererOnce();
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-ui-proc-'));
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', RUN_UI, '--', 'ui', '--port', '0', '--data', dataDir],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, CRISP_RENDERER_DIR: rendererDir, CRISP_MODELS_DIR: MODELS_DIR },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let stdout = '';
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => {
+          stdout += d;
+          const m = /crisp ui: open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(stdout);
+          if (m) resolve(m[1]!);
+        });
+        child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
+      });
+      const origin = new URL(url).origin;
+      const token = new URL(url).searchParams.get('token')!;
+      const call = (method: string, args: unknown[]) =>
+        fetch(`${origin}/api/${method}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-crisp-token': token },
+          body: JSON.stringify({ args }),
+          // Bounds a hang (the bug this guards against); the 2 s requirement is asserted below.
+          signal: AbortSignal.timeout(20_000),
+        });
+      const before = (await (await call('getSettings', [])).json()) as { result: { outputFolder: string } };
+
+      for (const folder of ['/proc/x', '/proc/x/y/z']) {
+        const t0 = performance.now();
+        const res = await call('updateSettings', [{ outputFolder: folder }]);
+        const ms = performance.now() - t0;
+        expect(res.status).toBe(422); // the bridge's answer to a refused argument (BadRequestError)
+        expect(await res.json()).toEqual({
+          error: `Cannot use the output folder ${folder}: it (or a folder above it) does not exist, and it cannot be created there. Check the path.`,
+        });
+        expect(ms).toBeLessThan(2_000);
+      }
+      // Still responsive, and nothing changed: the next run does not write somewhere else silently.
+      const after = (await (await call('getSettings', [])).json()) as { result: { outputFolder: string } };
+      expect(after.result.outputFolder).toBe(before.result.outputFolder);
+      expect((await call('listModels', [])).status).toBe(200);
+
+      const code = await new Promise<number | null>((resolve) => {
+        child.on('exit', (c) => resolve(c));
+        child.kill('SIGTERM');
+      });
+      expect(code).toBe(0);
+      expect(stderr).toBe('');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('says in one line when the UI is not built', async () => {
     const child = spawn(
       process.execPath,

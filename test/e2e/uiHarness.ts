@@ -39,16 +39,37 @@ export interface UiUnderTest {
   cleanup(): Promise<void>;
 }
 
-export async function startUiUnderTest(settings: Partial<Settings> = {}): Promise<UiUnderTest> {
-  // The engine worker inherits the environment: point it at the real weights.
-  process.env.CRISP_MODELS_DIR = MODELS_DIR;
+export interface UiStartOptions {
+  /**
+   * 'shared' (default): the real weights of ../shared/models. 'bundled-only': a first start on a machine
+   * with no models folder at all — no CRISP_MODELS_DIR, a user models folder that does not exist — so only
+   * what ships in resources/models can run. No settings are given then: everything is a first start's default.
+   */
+  models?: 'shared' | 'bundled-only';
+}
+
+const ENV_KEYS = ['CRISP_MODELS_DIR', 'XDG_DATA_HOME'] as const;
+
+export async function startUiUnderTest(
+  settings: Partial<Settings> = {},
+  options: UiStartOptions = {},
+): Promise<UiUnderTest> {
+  const savedEnv = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
   const rendererDir = await buildRendererOnce();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-ui-data-'));
   const outDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-ui-out-'));
+  const bundledOnly = options.models === 'bundled-only';
+  // The engine worker inherits the environment: point it at the real weights, or at nothing but the bundled ones.
+  if (bundledOnly) {
+    delete process.env.CRISP_MODELS_DIR;
+    process.env.XDG_DATA_HOME = path.join(dataDir, 'no-such-data-home');
+  } else {
+    process.env.CRISP_MODELS_DIR = MODELS_DIR;
+  }
   const ui = await startUi({
     dataDir,
     rendererDir,
-    settingsDefaults: { outputFolder: outDir, executionProvider: 'cpu', ...settings },
+    settingsDefaults: bundledOnly ? settings : { outputFolder: outDir, executionProvider: 'cpu', ...settings },
   });
   return {
     ui,
@@ -56,6 +77,11 @@ export async function startUiUnderTest(settings: Partial<Settings> = {}): Promis
     outDir,
     async cleanup() {
       await ui.close();
+      for (const k of ENV_KEYS) {
+        if (k === 'CRISP_MODELS_DIR' && !bundledOnly) continue;
+        if (savedEnv[k] === undefined) delete process.env[k];
+        else process.env[k] = savedEnv[k];
+      }
       await rm(dataDir, { recursive: true, force: true });
       await rm(outDir, { recursive: true, force: true });
     },

@@ -169,8 +169,13 @@ describe('crisp ui, the app a designer keeps open all day', () => {
     await audit(page, 'error');
 
     // Settings: a real model preview made through the bridge, and the engine settings opened.
+    // Made on the person's own latest image (the broken one above could not be read, so the one before it),
+    // at least 256 px wide on screen.
     await page.getByRole('button', { name: 'Preview Digital Art' }).click();
-    await page.getByRole('img', { name: 'The sample crop upscaled by Digital Art' }).waitFor({ timeout: 60_000 });
+    const preview = page.getByRole('img', { name: 'The centre of your image, upscaled by Digital Art' });
+    await preview.waitFor({ timeout: 60_000 });
+    await expect.poll(async () => (await preview.boundingBox())?.width ?? 0).toBeGreaterThanOrEqual(256);
+    expect(await preview.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(256);
     await page.getByText('Engine settings').click();
     await audit(page, 'settings');
 

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadBundledManifest } from '../../engine/models/catalog.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const require = createRequire(import.meta.url);
@@ -37,7 +38,17 @@ describe('packaging', () => {
     expect(config.linux.target).toEqual(['AppImage', 'deb']);
     expect(config.win.target).toEqual(['nsis']);
     expect(config.mac.target).toEqual(['dmg']);
-    expect(config.extraResources.find((r) => r.from === 'resources/models')?.filter).toContain('catalog.json');
+    const modelFilter = config.extraResources.find((r) => r.from === 'resources/models')?.filter ?? [];
+    expect(modelFilter).toContain('catalog.json');
+    // Every bundled weight and its licence text ships (the manifest is the list; minimatch is electron-builder's own).
+    const { minimatch } = require('minimatch') as { minimatch: (p: string, pattern: string) => boolean };
+    const shipped = (file: string) => modelFilter.some((pattern) => minimatch(file, pattern));
+    for (const f of loadBundledManifest(path.join(REPO_ROOT, 'resources/models'))) {
+      expect(shipped(f.file), f.file).toBe(true);
+      expect(shipped(f.licenceFile), f.licenceFile).toBe(true);
+      expect(existsSync(path.join(REPO_ROOT, 'resources/models', f.file)), f.file).toBe(true);
+    }
+    for (const f of ['bundled.json', 'preview-sample.png']) expect(shipped(f), f).toBe(true);
     expect(existsSync(path.join(REPO_ROOT, 'resources/models/catalog.json'))).toBe(true);
     expect(existsSync(path.join(REPO_ROOT, 'resources/icons/icon.png'))).toBe(true);
   });

@@ -160,7 +160,7 @@ describe('renderer', () => {
     };
     act(() => paste(document.body));
     await waitFor(() => expect(fake.items).toHaveLength(1));
-    expect(fake.items[0]?.inputName).toMatch(/^pasted-.*\.png$/);
+    expect(fake.items[0]?.inputName).toMatch(/^Pasted image \d\d-\d\d-\d\d\.png$/);
     act(() => paste(screen.getByRole('textbox', { name: 'Output folder' })));
     await new Promise((r) => setTimeout(r, 20));
     expect(fake.items).toHaveLength(1);

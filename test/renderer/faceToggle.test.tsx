@@ -15,8 +15,36 @@ describe('face toggle', () => {
     expect(toggle.getAttribute('aria-describedby')).toBeTruthy();
     const hint = document.getElementById(toggle.getAttribute('aria-describedby')!)!;
     expect(hint.textContent).toBe(
-      'No face model is installed. Get one with crisp models fetch gfpgan-1.4 (GFPGAN v1.4), import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
+      'No face model is installed. Download GFPGAN v1.4 under “Download models” above, import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
     );
+  });
+
+  it('offers GFPGAN v1.4 under Download models with size and licence; the hint opens it; a download can be cancelled', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp({ noFaceModel: true });
+    await user.click(await screen.findByRole('button', { name: 'Show face model download' }));
+    const details = document.getElementById('model-downloads') as HTMLDetailsElement;
+    expect(details.open).toBe(true);
+    const row = within(screen.getByRole('list', { name: 'Models to download' }))
+      .getAllByRole('listitem')
+      .find((li) => li.textContent?.startsWith('GFPGAN v1.4'))!;
+    expect(row.textContent).toContain('(332.5 MB · Apache-2.0)');
+    await user.click(within(row).getByRole('button', { name: 'Download GFPGAN v1.4' }));
+    await act(async () => fake.progressDownload('gfpgan-1.4', 400));
+    expect(
+      (within(row).getByRole('progressbar', { name: 'Downloading GFPGAN v1.4' }) as HTMLProgressElement).value,
+    ).toBe(400);
+    await user.click(within(row).getByRole('button', { name: 'Cancel the download of GFPGAN v1.4' }));
+    expect(await within(row).findByText('Download cancelled: downloading again resumes it.')).toBeTruthy();
+    expect(fake.calls.filter((c) => c.method === 'cancelDownload').map((c) => c.args)).toEqual([['gfpgan-1.4']]);
+    // A cancel is not an error: no alert, and Download is offered again.
+    expect(screen.queryByRole('alert')).toBeNull();
+    expect(within(row).getByRole('button', { name: 'Download GFPGAN v1.4' })).toBeTruthy();
+    // Installed: the toggle can be used.
+    await user.click(within(row).getByRole('button', { name: 'Download GFPGAN v1.4' }));
+    await act(() => fake.finishDownload('gfpgan-1.4'));
+    const toggle = screen.getByRole('checkbox', { name: 'Enhance faces' }) as HTMLInputElement;
+    await waitFor(() => expect(toggle.disabled).toBe(false));
   });
 
   it('in Cloud mode follows the service: disabled with the reason when it offers no face enhancement', async () => {
@@ -62,7 +90,7 @@ describe('face toggle', () => {
     const picker = (await screen.findByRole('combobox', { name: 'Face model' })) as HTMLSelectElement;
     expect(Array.from(picker.options).map((o) => [o.value, o.textContent])).toEqual([
       ['', 'Best installed'],
-      ['gfpgan-1.4', 'gfpgan-1.4'],
+      ['gfpgan-1.4', 'GFPGAN v1.4'],
     ]);
     await user.selectOptions(picker, 'gfpgan-1.4');
     await waitFor(() => expect(fake.settings.faceModel).toBe('gfpgan-1.4'));

@@ -64,6 +64,8 @@ export interface FakeService extends CrispService {
   /** Runs the active batch to its end. */
   finishAll(): Promise<void>;
   progressDownload(name: string, received: number, total?: number): void;
+  /** What the browser bridge does once a download was sent (ServiceHandle.markDownloaded, off the wire). */
+  markDownloaded(ids: string[]): Promise<void>;
   finishDownload(name: string, error?: string): Promise<void>;
   emit(event: ServiceEvent): void;
   close(): Promise<void>;
@@ -99,19 +101,18 @@ function scriptedModels(
   noFaceModel = false,
   serviceFaces = true,
 ) {
-  const faces: ModelInfo[] = noFaceModel
-    ? []
-    : [
-        {
-          name: 'gfpgan-1.4',
-          title: 'gfpgan-1.4',
-          description: 'Face restorer.',
-          kind: 'face',
-          scale: 1,
-          installed: true,
-          licence: 'Apache-2.0',
-        },
-      ];
+  // Like the real service: GFPGAN v1.4 is listed either way, offered for download while it is not installed.
+  if (noFaceModel) notInstalled.add('gfpgan-1.4');
+  const faceEntry = (): ModelInfo => ({
+    name: 'gfpgan-1.4',
+    title: 'GFPGAN v1.4',
+    description: 'Face restorer.',
+    kind: 'face',
+    scale: 1,
+    installed: !notInstalled.has('gfpgan-1.4'),
+    licence: 'Apache-2.0',
+    ...(notInstalled.has('gfpgan-1.4') ? { downloadSize: 348_632_874 } : {}),
+  });
   const pending = new Map<string, { resolve: (m: ModelInfo) => void; reject: (e: Error) => void }>();
   const custom: ModelInfo[] = [];
   const methods: SubjectService<'models'> = {
@@ -142,9 +143,10 @@ function scriptedModels(
     async openModelsFolder() {
       return false;
     },
-    async modelPreview(name) {
+    async modelPreview(name, _itemId, which = 'after') {
       if (mode() === 'cloud') throw new Error('Previews are made on this computer: switch to Local to see them.');
-      if (notInstalled.has(name)) throw new Error(`${name} is not installed: download it first to see its preview.`);
+      if (which === 'after' && notInstalled.has(name))
+        throw new Error(`${name} is not installed: download it first to see its preview.`);
       return { mime: 'image/png', bytes: PNG_1x1 };
     },
     async listModels() {
@@ -161,13 +163,20 @@ function scriptedModels(
           licence: 'BSD-3-Clause',
           ...(mode() === 'local' && notInstalled.has(name) ? { downloadSize: 17_000_000 } : {}),
         })),
-        ...(mode() === 'local' ? [...custom, ...faces] : [serviceFaceEntry(serviceFaces)]),
+        ...(mode() === 'local' ? [...custom, faceEntry()] : [serviceFaceEntry(serviceFaces)]),
       ];
     },
     async downloadModel(name) {
       if (mode() === 'cloud') throw new Error('Cloud mode needs no downloads: the service has every model.');
       emit({ type: 'modelDownload', name, received: 0, total: 1000, state: 'downloading' });
       return new Promise((resolve, reject) => pending.set(name, { resolve, reject }));
+    },
+    async cancelDownload(name) {
+      const p = pending.get(name);
+      if (!p) return;
+      pending.delete(name);
+      emit({ type: 'modelDownload', name, received: 0, total: 1000, state: 'cancelled' });
+      p.reject(new Error(`The download of ${name} was cancelled.`));
     },
   };
   const control = {
@@ -318,6 +327,7 @@ export async function createFakeService(options: FakeOptions = {}): Promise<Fake
       for (let i = 0; batchesFinished === before && i < 2000; i++) await new Promise((r) => setTimeout(r, 5));
     },
     progressDownload: models.control.progress,
+    markDownloaded: (ids) => real.markDownloaded(ids),
     finishDownload: models.control.finish,
     emit: emitExtra,
     async close() {

@@ -4,8 +4,12 @@
  * model, Resume and Retry all, result actions, the Cloud connect card and its scoped errors, drop
  * anywhere with one line per refused file, keyboard shortcuts and the first-run steps.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import path from 'node:path';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { App } from '../../renderer/src/App.js';
+import { AppProvider } from '../../renderer/src/stores/appContext.js';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { batchSummary, countStates, etaMs, formatDuration, statusLine } from '../../renderer/src/stores/statusModel.js';
@@ -74,7 +78,9 @@ describe('status model', () => {
     await act(() => fake.finishAll());
     await waitFor(() => expect(bar()).toBe('4 done'));
     expect(screen.queryByRole('button', { name: /^Resume/ })).toBeNull();
+    // Uploads whose results were never downloaded: clearing them is confirmed first.
     await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await user.click(await screen.findByRole('button', { name: 'Delete them too (4)' }));
     await waitFor(() => expect(bar()).toBe('Nothing to do yet: add images to start.'));
     expect(screen.getByRole('progressbar', { name: 'Batch progress' })).toBeTruthy();
   });
@@ -121,6 +127,105 @@ describe('results', () => {
     const dialog = await screen.findByRole('dialog', { name: 'Compare a.png' });
     expect(within(dialog).getByRole('button', { name: 'Download a.png' })).toBeTruthy();
     expect(within(dialog).getByRole('button', { name: 'Copy a.png' })).toBeTruthy();
+  });
+
+  it('Clear finished asks before deleting results never downloaded, and never removes failed rows', async () => {
+    const user = userEvent.setup();
+    const downloadLink = vi.fn(async (ids: string[]) => `/download?ids=${ids.join(',')}`);
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined);
+    const { fake } = await renderApp({ browser: { downloadLink }, failNames: /^bad/ });
+    await addImages(user, ['a.png', 'b.png', 'bad.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await waitFor(() => expect(bar()).toBe('2 done · 1 failed'));
+    const [a, b] = fake.items;
+    const dropsOf = (id: string) => path.dirname(fake.items.find((i) => i.id === id)!.outputPath!);
+    const aFolder = dropsOf(a!.id);
+    const bFolder = dropsOf(b!.id);
+    expect(existsSync(path.join(aFolder, path.basename(a!.outputPath!)))).toBe(true);
+
+    // b is "downloaded" (the bridge reports a finished download): only a is unsaved.
+    await act(() => fake.markDownloaded([b!.id]));
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    const question = await screen.findByRole('alertdialog');
+    expect(within(question).getByText(/^1 result was never downloaded/)).toBeTruthy();
+    // Escape closes the question and deletes nothing.
+    await user.keyboard('{Escape}');
+    await waitFor(() => expect(screen.queryByRole('alertdialog')).toBeNull());
+    expect(fake.calls.some((c) => c.method === 'clearFinished')).toBe(false);
+
+    // "Clear the others, keep it": b goes (its files with it), a and the failed row stay.
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await user.click(await screen.findByRole('button', { name: 'Clear the others, keep it' }));
+    await waitFor(() =>
+      expect(fake.items.map((i) => [i.inputName, i.status])).toEqual([
+        ['a.png', 'done'],
+        ['bad.png', 'failed'],
+      ]),
+    );
+    expect(existsSync(bFolder)).toBe(false);
+    expect(existsSync(a!.outputPath!)).toBe(true);
+    expect(await screen.findByText('1 result was kept: it was never downloaded.')).toBeTruthy();
+
+    // "Download it first" asks the bridge for a's link and clears nothing.
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await user.click(await screen.findByRole('button', { name: 'Download it first' }));
+    await waitFor(() => expect(downloadLink).toHaveBeenLastCalledWith([a!.id]));
+    expect(fake.items).toHaveLength(2);
+
+    // Confirmed: "Delete it too" removes a and its files; the failed row still stays.
+    await user.click(screen.getByRole('button', { name: 'Clear finished' }));
+    await user.click(await screen.findByRole('button', { name: 'Delete it too' }));
+    await waitFor(() => expect(fake.items.map((i) => i.inputName)).toEqual(['bad.png']));
+    expect(existsSync(aFolder)).toBe(false);
+    expect((screen.getByRole('button', { name: 'Clear finished' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('each row says what made it and how long it took, also after a reload', async () => {
+    const user = userEvent.setup();
+    const { fake, unmount } = await renderApp();
+    await addImages(user, ['a.png']);
+    await user.click(screen.getByRole('button', { name: 'Upscale' }));
+    await act(() => fake.finishAll());
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Scale' }), '2');
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Format' }), 'webp');
+    await waitFor(() => expect(fake.settings.format).toBe('webp'));
+    // The row says what made it, not what is chosen now.
+    expect(images().getByTestId('item-made').textContent).toBe('Digital Art · ×4 · PNG');
+    const done = fake.items[0]!;
+    expect(done.durationMs).toEqual(expect.any(Number));
+
+    // A reload: a new page on the same service. The page saw no timing, the row still says its duration.
+    unmount();
+    render(
+      <AppProvider service={fake} desktop={null} browser={null}>
+        <App />
+      </AppProvider>,
+    );
+    await waitFor(() => expect(images().getByTestId('item-made').textContent).toBe('Digital Art · ×4 · PNG'));
+    expect(images().getByTestId('item-status').textContent).toMatch(/^Done in \d/);
+  });
+
+  it('shows the target size before the run, hints at ×5–×8, and says where the browser UI keeps the key', async () => {
+    const user = userEvent.setup();
+    await renderApp({ browser: { downloadLink: async () => '' }, apiKey: 'k', settings: { scale: 2 } });
+    // PNG_1x1 is 1×1: ×2 makes 2×2, shown while it waits.
+    await addImages(user, ['a.png']);
+    await waitFor(() => expect(images().getByText('1×1 → 2×2')).toBeTruthy());
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Scale' }), '6');
+    await waitFor(() => expect(images().getByText('1×1 → 6×6')).toBeTruthy());
+    expect(screen.getByTestId('scale-hint').textContent).toBe(
+      '×6: the models are ×4; Crisp runs the ×4 model, then resizes the result to ×6.',
+    );
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Scale' }), '4');
+    await waitFor(() => expect(screen.queryByTestId('scale-hint')).toBeNull());
+    await user.click(screen.getByRole('radio', { name: 'Cloud' }));
+    expect(
+      await screen.findByText(
+        'An API key is stored in Crisp’s data folder on this computer (secrets.json, readable only by your user; never shown again).',
+      ),
+    ).toBeTruthy();
+    expect(screen.queryByText(/system keychain/)).toBeNull();
   });
 
   it('desktop: Open and Show in folder go to the service; a finished row drags out its file', async () => {
@@ -231,7 +336,7 @@ describe('adding files', () => {
     expect(bar()).toBe('Ready: 1 waiting · 1 failed');
   });
 
-  it('first run: the three steps, and the sample image joins the queue', async () => {
+  it('first run: the three steps; Try a sample adds the sample and upscales it at once with an installed model', async () => {
     const user = userEvent.setup();
     const sample = new Uint8Array(await readFile('renderer/src/assets/sample.png'));
     vi.stubGlobal(
@@ -239,14 +344,50 @@ describe('adding files', () => {
       vi.fn(async () => new Response(sample)),
     );
     try {
-      const { fake } = await renderApp();
+      const { fake } = await renderApp({ notInstalled: ['natural-max-4x'] });
       expect(await screen.findByText('Upscale in three steps')).toBeTruthy();
+      // Downloads are an extra, with sizes; the installed models are named as working offline.
+      expect(screen.getByTestId('empty-downloads').textContent).toContain('Natural Max (16.2 MB)');
+      expect(screen.getByTestId('empty-offline').textContent).toMatch(/^Works offline: .*Digital Art/);
+      await user.click(screen.getByRole('button', { name: 'Show downloads' }));
+      expect((document.getElementById('model-downloads') as HTMLDetailsElement).open).toBe(true);
+
       await user.click(screen.getByRole('button', { name: 'Try a sample image' }));
       await waitFor(() =>
         expect(fake.items.map((i) => [i.inputName, i.status, i.inputDimensions])).toEqual([
-          ['crisp-sample.png', 'queued', { width: 128, height: 96 }],
+          ['crisp-sample.png', 'running', { width: 128, height: 96 }],
         ]),
       );
+      expect(fake.calls.filter((c) => c.method === 'start')).toHaveLength(1);
+      await act(() => fake.finishAll());
+      await waitFor(() => expect(bar()).toBe('1 done'));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('the bar never says Ready when nothing can start: it says why, and the sample then waits', async () => {
+    const user = userEvent.setup();
+    const sample = new Uint8Array(await readFile('renderer/src/assets/sample.png'));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => new Response(sample)),
+    );
+    try {
+      const { fake } = await renderApp({ notInstalled: ['natural-max-4x'], settings: { model: 'natural-max-4x' } });
+      await user.click(await screen.findByRole('button', { name: 'Try a sample image' }));
+      await waitFor(() => expect(fake.items.map((i) => i.status)).toEqual(['queued']));
+      await waitFor(() =>
+        expect(bar()).toBe(
+          'Cannot start: Natural Max is not installed. Download it under Download models or choose an installed model (1 waiting)',
+        ),
+      );
+      expect(fake.calls.some((c) => c.method === 'start')).toBe(false);
+      expect((screen.getByRole('button', { name: 'Upscale' }) as HTMLButtonElement).disabled).toBe(true);
+      // Choosing an installed model makes it startable, and the bar says Ready again.
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'digital-art-4x');
+      await waitFor(() => expect(bar()).toBe('Ready: 1 waiting'));
+      expect((screen.getByRole('button', { name: 'Upscale' }) as HTMLButtonElement).disabled).toBe(false);
     } finally {
       vi.unstubAllGlobals();
     }

@@ -12,6 +12,9 @@ function port(value: string): number {
   return n;
 }
 
+/** How long stopping may take before the process exits anyway. */
+const CLOSE_DEADLINE_MS = 10_000;
+
 interface UiFlags {
   port: number;
   data?: string;
@@ -49,6 +52,17 @@ export function registerUi(program: Command): void {
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
-      await ui.close();
+      // A stop always ends the process: a close stuck on a filesystem call that never returns (or a second
+      // signal) must not leave a server nobody can stop short of SIGKILL.
+      const forced = new Promise<'forced'>((resolve) => {
+        const timer = setTimeout(() => resolve('forced'), CLOSE_DEADLINE_MS);
+        timer.unref();
+        process.once('SIGINT', () => resolve('forced'));
+        process.once('SIGTERM', () => resolve('forced'));
+      });
+      if ((await Promise.race([ui.close().then(() => 'closed' as const), forced])) === 'forced') {
+        process.stderr.write('crisp ui: stopped without finishing cleanup (it did not finish in time)\n');
+        process.exit(1);
+      }
     });
 }

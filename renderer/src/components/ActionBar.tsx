@@ -23,14 +23,27 @@ function useTicker(on: boolean): number {
   return now;
 }
 
-export function useStartable(): boolean {
-  const canStart = useQueue(selectCanStart);
+/**
+ * Why waiting images cannot start with the current settings, in words for the bottom bar; null when they can.
+ * One source for the Upscale button, Ctrl/⌘+Enter and the bar's sentence, so the bar never says "Ready"
+ * beside a greyed Upscale.
+ */
+export function useStartBlocker(): string | null {
   const model = useSettings(selectCurrentModel);
   const isCloud = useSettings(selectIsCloud);
   // Cloud without a URL and key cannot run anything: the connect card says what to do instead.
   const cloudReady = useSettings((s) => isCloudConfigured(s.settings, s.hasApiKey));
+  const { t } = useT();
+  if (isCloud && !cloudReady) return t('blocked.cloud');
   // A model that cannot run (not installed here, or not offered by the service) starts nothing.
-  return canStart && (!isCloud || cloudReady) && !(!!model && !model.installed);
+  if (model && !model.installed) return t('blocked.modelMissing', { model: model.title });
+  return null;
+}
+
+export function useStartable(): boolean {
+  const canStart = useQueue(selectCanStart);
+  const blocker = useStartBlocker();
+  return canStart && blocker === null;
 }
 
 export function ActionBar() {
@@ -39,6 +52,7 @@ export function ActionBar() {
   const stopped = useQueue(selectStopped);
   const runStartedAt = useQueue((s) => s.runStartedAt);
   const startable = useStartable();
+  const blocker = useStartBlocker();
   const { start, stop, resume } = useActions();
   const tr = useT();
   const { t } = tr;
@@ -56,7 +70,7 @@ export function ActionBar() {
       <div className="batch">
         <progress aria-label={t('bar.progress')} max={100} value={Math.round(batch.percent)} />
         <span data-testid="batch-status" aria-live="polite">
-          {statusLine(counts, batch.running, tr)}
+          {statusLine(counts, batch.running, tr, blocker)}
         </span>
         {elapsed !== null ? (
           <span className="muted small" data-testid="batch-clock">

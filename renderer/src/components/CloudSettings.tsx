@@ -9,7 +9,7 @@ import { useEffect, useId, useState } from 'react';
 import { credits } from '../format.js';
 import { connectionField } from '../i18n/errorText.js';
 import { useT } from '../i18n/useT.js';
-import { useActions, useSession, useSettings } from '../stores/appContext.js';
+import { useActions, useApp, useSession, useSettings } from '../stores/appContext.js';
 import { selectBalance } from '../stores/sessionStore.js';
 import { selectSettings } from '../stores/settingsStore.js';
 
@@ -20,6 +20,8 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
   const balance = useSession(selectBalance);
   const account = useSession((s) => s.account);
   const { testConnection, setApiKey } = useActions();
+  // Where the key really is: the desktop app keeps it in the system keychain, `crisp ui` in its data folder.
+  const { browser } = useApp();
   const id = useId();
   const tr = useT();
   const { t } = tr;
@@ -89,7 +91,7 @@ export function CloudSettings({ onboarding = false }: { onboarding?: boolean }) 
             </button>
           </div>
           {fieldError('key')}
-          <p className="hint">{t(hasKey ? 'cloud.keyStored' : 'cloud.noKey')}</p>
+          <p className="hint">{t(hasKey ? (browser ? 'cloud.keyStoredFile' : 'cloud.keyStored') : 'cloud.noKey')}</p>
         </div>
         <div className="input-row">
           <button

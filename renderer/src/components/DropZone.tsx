@@ -155,18 +155,24 @@ export function DropZone() {
       const files = [...(e.clipboardData?.files ?? [])].filter(isImage);
       if (files.length === 0) return;
       e.preventDefault();
-      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      // A readable name in the person's words and local time ("Pasted image 10-46-35.png"): browsers call
+      // every clipboard image "image.png", and the name is what the row and the output file show.
+      const now = new Date();
+      const time = [now.getHours(), now.getMinutes(), now.getSeconds()]
+        .map((n) => String(n).padStart(2, '0'))
+        .join('-');
+      const ext = (type: string) => (type === 'image/jpeg' ? 'jpg' : type === 'image/webp' ? 'webp' : 'png');
       void addFiles(
         files.map((f, i) =>
           f.name && f.name !== 'image.png'
             ? f
-            : new File([f], `pasted-${stamp}${i ? `-${i}` : ''}.png`, { type: f.type }),
+            : new File([f], `${t('paste.name', { time })}${i ? ` (${i + 1})` : ''}.${ext(f.type)}`, { type: f.type }),
         ),
       );
     };
     window.addEventListener('paste', onPaste);
     return () => window.removeEventListener('paste', onPaste);
-  }, [addFiles]);
+  }, [addFiles, t]);
 
   // Both pickers (files, folder) hand their selection over the same way; the input is reset so the
   // same file can be picked again.

@@ -5,10 +5,33 @@ import { useT } from '../i18n/useT.js';
 import { useActions, useSettings } from '../stores/appContext.js';
 import { selectDownloads, selectIsCloud, selectModels } from '../stores/settingsStore.js';
 
+/** The element id of the Download models list, for controls elsewhere that open it. */
+export const DOWNLOADS_ID = 'model-downloads';
+
+/** Opens the Download models list and moves focus to it (the first-run guide's "Show downloads"). */
+export function openModelDownloads(): void {
+  const details = document.getElementById(DOWNLOADS_ID);
+  if (!(details instanceof HTMLDetailsElement)) return;
+  details.open = true;
+  details.querySelector('summary')?.focus();
+  details.scrollIntoView?.({ block: 'nearest' });
+}
+
+/** "12.3 MB · " or "about 64.0 MB · " (an estimate), empty when the size is unknown. */
+export function useSizeText(): (model: ModelInfo) => string {
+  const { t, num } = useT();
+  const mb = (bytes: number) => num(bytes / 1048576, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  return (model) =>
+    model.downloadSize
+      ? t(model.downloadSizeApprox ? 'downloads.sizeAbout' : 'downloads.size', { mb: mb(model.downloadSize) })
+      : '';
+}
+
 function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | undefined; disabled: boolean }) {
   const { model, download } = props;
-  const { downloadModel } = useActions();
+  const { downloadModel, cancelDownload } = useActions();
   const { t, num, locale } = useT();
+  const sizeText = useSizeText();
   const mb = (bytes: number) => num(bytes / 1048576, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   const busy = download?.state === 'downloading';
   return (
@@ -16,7 +39,7 @@ function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | u
       <span className="model-download-name">
         {model.title}{' '}
         <span className="muted small">
-          ({model.downloadSize ? t('downloads.size', { mb: mb(model.downloadSize) }) : ''}
+          ({sizeText(model)}
           {model.licence || t('downloads.licenceUnknown')})
         </span>
         <span className="hint model-download-desc">{modelDescription(model, locale)}</span>
@@ -33,6 +56,13 @@ function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | u
               ? t('downloads.progressOf', { received: mb(download.received), total: mb(download.total) })
               : t('downloads.progress', { received: mb(download.received) })}
           </span>
+          <button
+            type="button"
+            aria-label={t('downloads.cancelLabel', { name: model.title })}
+            onClick={() => void cancelDownload(model.name)}
+          >
+            {t('downloads.cancel')}
+          </button>
         </span>
       ) : (
         <button
@@ -44,6 +74,11 @@ function DownloadRow(props: { model: ModelInfo; download: ModelDownloadEvent | u
           {t('downloads.button')}
         </button>
       )}
+      {download?.state === 'cancelled' ? (
+        <span className="muted small" role="status">
+          {t('downloads.cancelled')}
+        </span>
+      ) : null}
       {download?.state === 'failed' && download.error ? (
         <span className="warning" role="status">
           {download.error}
@@ -63,7 +98,7 @@ export function ModelDownloads() {
   const missing = models.filter((m) => !m.installed);
   if (missing.length === 0) return null;
   return (
-    <details className="model-downloads">
+    <details className="model-downloads" id={DOWNLOADS_ID}>
       <summary>{t('downloads.summary', { n: missing.length })}</summary>
       <ul aria-label={t('downloads.list')}>
         {missing.map((m) => (

@@ -5,15 +5,18 @@
  */
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import type { JobItem } from '../../../app/service/crispService.js';
+import type { ItemSettings, JobItem, ModelInfo } from '../../../app/service/crispService.js';
+import type { Translator } from '../i18n/index.js';
 import { credits, dimensions, statusLabel } from '../format.js';
 import { itemErrorText } from '../i18n/errorText.js';
 import { useT } from '../i18n/useT.js';
-import { useActions, useApp, useQueue } from '../stores/appContext.js';
+import { useActions, useApp, useQueue, useSettings } from '../stores/appContext.js';
+import { selectModels } from '../stores/settingsStore.js';
 import {
   selectDoneIds,
   selectDuration,
-  selectHasFinished,
+  selectHasClearable,
+  selectUnsavedIds,
   selectItems,
   selectRetryable,
   selectShownResult,
@@ -26,6 +29,24 @@ import { Thumbnail } from './Thumbnail.js';
 function folderOf(p: string): string {
   const i = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
   return i > 0 ? p.slice(0, i) : p;
+}
+
+const FORMAT_NAMES: Record<ItemSettings['format'], string> = { png: 'PNG', jpg: 'JPEG', webp: 'WebP' };
+
+/** "Service Lite · ×2 · denoise 0.50 · faces · PNG": what made a row, so two rows of one image differ in words. */
+export function madeWithText(m: ItemSettings, models: readonly ModelInfo[], tr: Translator): string {
+  const title = models.find((x) => x.name === m.model)?.title ?? m.model;
+  const parts = [
+    m.mode === 'cloud' ? tr.t('made.cloud', { model: title }) : title,
+    m.passes === 2 ? tr.t('made.twice', { scale: m.scale, total: m.scale * m.scale }) : `×${m.scale}`,
+  ];
+  if (m.denoise !== undefined)
+    parts.push(
+      tr.t('made.denoise', { value: tr.num(m.denoise, { minimumFractionDigits: 2, maximumFractionDigits: 2 }) }),
+    );
+  if (m.face) parts.push(tr.t('made.faces'));
+  parts.push(FORMAT_NAMES[m.format]);
+  return parts.join(' · ');
 }
 
 function QueueRow({
@@ -42,7 +63,18 @@ function QueueRow({
 }) {
   const { retry, cancelItem, removeItem } = useActions();
   const { queue, desktop } = useApp();
-  const duration = useQueue(selectDuration(item.id));
+  const seen = useQueue(selectDuration(item.id));
+  // The service's own measure first: it is kept with the row, so it survives a reload.
+  const duration = item.durationMs ?? seen;
+  const models = useSettings(selectModels);
+  // Before the run: the size the current settings will make (scale, twice with two passes).
+  const planned = useSettings((s) => (s.settings ? s.settings.scale ** (s.settings.passes === 2 ? 2 : 1) : null));
+  const plan =
+    item.status === 'running' && item.madeWith
+      ? item.madeWith.scale ** item.madeWith.passes
+      : item.status === 'queued'
+        ? planned
+        : null;
   const name = item.inputName;
   const tr = useT();
   const { t } = tr;
@@ -77,9 +109,18 @@ function QueueRow({
           </span>
           <span className="muted small">
             {dimensions(item.inputDimensions)}
-            {item.outputDimensions ? ` → ${dimensions(item.outputDimensions)}` : ''}
+            {item.outputDimensions
+              ? ` → ${dimensions(item.outputDimensions)}`
+              : plan && item.inputDimensions
+                ? ` → ${dimensions({ width: item.inputDimensions.width * plan, height: item.inputDimensions.height * plan })}`
+                : ''}
           </span>
         </div>
+        {item.madeWith ? (
+          <p className="muted small item-made" data-testid="item-made">
+            {madeWithText(item.madeWith, models, tr)}
+          </p>
+        ) : null}
         <div className="item-progress">
           <progress
             aria-label={t('queue.progress', { name })}
@@ -145,9 +186,63 @@ function QueueRow({
   );
 }
 
+/**
+ * Clear finished, when some results exist only in Crisp's data folder and were never downloaded: clearing
+ * would delete them, so it asks first — download them, clear the rest and keep them, or delete them too.
+ */
+function ClearConfirm(props: {
+  unsavedIds: string[];
+  canDownload: boolean;
+  onDone: () => void;
+  onDownload: () => void;
+  onClear: (discardUnsaved: boolean) => void;
+}) {
+  const { t } = useT();
+  const first = useRef<HTMLButtonElement>(null);
+  useEffect(() => first.current?.focus(), []);
+  const n = props.unsavedIds.length;
+  const finish = (work: () => void) => () => {
+    work();
+    props.onDone();
+  };
+  return (
+    <div
+      className="clear-confirm"
+      role="alertdialog"
+      aria-labelledby="clear-confirm-text"
+      onKeyDown={(e) => {
+        if (e.key !== 'Escape') return;
+        // Escape closes this question; it must not also stop a running batch.
+        e.stopPropagation();
+        props.onDone();
+      }}
+    >
+      <p id="clear-confirm-text">{t('clear.question', { n })}</p>
+      <div className="clear-confirm-buttons">
+        {props.canDownload ? (
+          <button type="button" ref={first} onClick={finish(props.onDownload)}>
+            {t('clear.download', { n })}
+          </button>
+        ) : null}
+        <button type="button" ref={props.canDownload ? undefined : first} onClick={finish(() => props.onClear(false))}>
+          {t('clear.keep', { n })}
+        </button>
+        <button type="button" className="danger" onClick={finish(() => props.onClear(true))}>
+          {t('clear.delete', { n })}
+        </button>
+        <button type="button" className="quiet" onClick={props.onDone}>
+          {t('clear.cancel')}
+        </button>
+      </div>
+    </div>
+  );
+}
+
 export function QueueView() {
   const items = useQueue(useShallow(selectItems));
-  const hasFinished = useQueue(selectHasFinished);
+  const hasClearable = useQueue(selectHasClearable);
+  const unsavedIds = useQueue(useShallow(selectUnsavedIds));
+  const [confirmClear, setConfirmClear] = useState(false);
   const retryable = useQueue(selectRetryable);
   const doneIds = useQueue(useShallow(selectDoneIds));
   const shownId = useQueue((s) => selectShownResult(s)?.id ?? null);
@@ -208,10 +303,24 @@ export function QueueView() {
             {t('queue.downloadAll', { n: doneIds.length })}
           </button>
         ) : null}
-        <button type="button" disabled={!hasFinished} onClick={() => void clearFinished()}>
+        <button
+          type="button"
+          disabled={!hasClearable}
+          aria-expanded={unsavedIds.length > 0 ? confirmClear : undefined}
+          onClick={() => (unsavedIds.length > 0 ? setConfirmClear(true) : void clearFinished())}
+        >
           {t('queue.clearFinished')}
         </button>
       </div>
+      {confirmClear && unsavedIds.length > 0 ? (
+        <ClearConfirm
+          unsavedIds={unsavedIds}
+          canDownload={!!browser}
+          onDone={() => setConfirmClear(false)}
+          onDownload={() => void download(unsavedIds)}
+          onClear={(discardUnsaved) => void clearFinished({ discardUnsaved })}
+        />
+      ) : null}
       {items.length === 0 ? (
         <EmptyState />
       ) : (

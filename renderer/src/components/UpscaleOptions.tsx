@@ -1,4 +1,5 @@
 /** Model, scale, format, compression, faces and output folder: what every item of the batch gets. */
+import { DOWNLOADS_ID, openModelDownloads } from './ModelDownloads.js';
 import { useEffect, useId, useRef, useState } from 'react';
 import { COMPRESSION_RANGE, DENOISE_RANGE, FACE_STRENGTH_RANGE } from '../optionRanges.js';
 import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
@@ -119,6 +120,11 @@ export function UpscaleOptions() {
               </option>
             ))}
           </select>
+          {settings.scale > 4 ? (
+            <p className="hint" data-testid="scale-hint">
+              {t('options.scaleResizeHint', { scale: settings.scale })}
+            </p>
+          ) : null}
         </div>
         <div className="field">
           <label htmlFor={`${id}-format`}>{t('options.format')}</label>
@@ -262,12 +268,13 @@ export function UpscaleOptions() {
           {t('options.faceHintCloud')}
         </p>
       ) : (
-        <p id={`${id}-face-hint`} className="hint">
-          {/* The command stays code, wherever the sentence puts it. */}
-          {t('options.faceHint', { command: '\u0000' })
-            .split('\u0000')
-            .flatMap((part, i) => (i === 0 ? [part] : [<code key={i}>crisp models fetch gfpgan-1.4</code>, part]))}
-        </p>
+        <div className="hint">
+          <p id={`${id}-face-hint`}>{t('options.faceHint')}</p>
+          {/* The way out, one click away: the face model's row under Download models. */}
+          <button type="button" aria-controls={DOWNLOADS_ID} onClick={openModelDownloads}>
+            {t('options.faceShowDownloads')}
+          </button>
+        </div>
       )}
       {isCloud ? null : (
         // Applied by the local engine; a service's outputs carry what the service writes.

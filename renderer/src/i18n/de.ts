@@ -52,6 +52,10 @@ export const de: Catalog = {
   'line.empty': 'Noch nichts zu tun: Fügen Sie Bilder hinzu, um zu beginnen.',
   'line.running': 'Hochskalieren: {counts}',
   'line.ready': 'Bereit: {counts}',
+  'line.blocked': 'Start nicht möglich: {reason} ({counts})',
+  'blocked.modelMissing':
+    '{model} ist nicht installiert. Laden Sie es unter „Modelle herunterladen“ herunter oder wählen Sie ein installiertes Modell',
+  'blocked.cloud': 'verbinden Sie sich zuerst mit einem Hochskalierungsdienst (Cloud-Karte)',
   'summary.finished': {
     one: 'Abgeschlossen: {done} von {n} Bild hochskaliert{tail}.',
     other: 'Abgeschlossen: {done} von {n} Bildern hochskaliert{tail}.',
@@ -84,6 +88,8 @@ export const de: Catalog = {
   'cloud.hide': 'Verbergen',
   'cloud.show': 'Anzeigen',
   'cloud.keyStored': 'Ein API-Schlüssel ist im Schlüsselbund des Systems gespeichert (er wird nie wieder angezeigt).',
+  'cloud.keyStoredFile':
+    'Ein API-Schlüssel ist im Datenordner von Crisp auf diesem Computer gespeichert (secrets.json, nur für Ihren Benutzer lesbar; er wird nie wieder angezeigt).',
   'cloud.noKey': 'Noch kein API-Schlüssel gespeichert.',
   'cloud.testing': 'Wird getestet …',
   'cloud.test': 'Verbindung testen',
@@ -116,7 +122,11 @@ export const de: Catalog = {
   'empty.step3': '„Hochskalieren“ drücken',
   'empty.step3Rest': ' (Strg/⌘+Eingabe), dann jedes Ergebnis vergleichen, herunterladen oder kopieren.',
   'empty.sample': 'Beispielbild ausprobieren',
+  'paste.name': 'Eingefügtes Bild {time}',
   'empty.help': 'Drücken Sie ?, um alle Tastenkürzel zu sehen.',
+  'empty.offline': 'Funktioniert offline: {models} sind in Crisp enthalten.',
+  'empty.more': 'Optional, {n} weitere Modelle zum Herunterladen:',
+  'empty.showDownloads': 'Downloads anzeigen',
 
   'engine.summary': 'Engine-Einstellungen',
   'engine.provider': 'Ausführungsanbieter',
@@ -135,6 +145,7 @@ export const de: Catalog = {
 
   'downloads.licenceUnknown': 'Lizenz nicht angegeben',
   'downloads.size': '{mb} MB · ',
+  'downloads.sizeAbout': 'etwa {mb} MB · ',
   'downloads.progressLabel': '{name} wird heruntergeladen',
   'downloads.progress': '{received} MB',
   'downloads.progressOf': '{received} / {total} MB',
@@ -148,6 +159,9 @@ export const de: Catalog = {
   'preview.beforeAlt': 'Der Beispielausschnitt, ohne Modell vergrößert',
   'preview.afterAlt': 'Der Beispielausschnitt, hochskaliert mit {name}',
   'preview.caption': 'Vorher und nachher mit {name}, am selben Beispielausschnitt.',
+  'preview.ownBeforeAlt': 'Die Bildmitte Ihres Bildes, ohne Modell vergrößert',
+  'preview.ownAfterAlt': 'Die Bildmitte Ihres Bildes, hochskaliert mit {name}',
+  'preview.ownCaption': 'Vorher und nachher mit {name}, an der Mitte Ihres neuesten Bildes.',
 
   'notice.dismiss': 'Meldung schließen',
   'notice.noImages': 'Keine unterstützten Bilder gefunden (Crisp liest JPG, PNG und WebP).',
@@ -261,7 +275,23 @@ export const de: Catalog = {
   'queue.empty': 'leer',
   'queue.retryAll': 'Alle wiederholen ({n})',
   'queue.downloadAll': 'Alle herunterladen ({n})',
+  'made.cloud': '{model} (über den Cloud-Dienst)',
+  'made.twice': '×{scale} zweimal (×{total})',
+  'made.denoise': 'Entrauschen {value}',
+  'made.faces': 'Gesichter verbessert',
   'queue.clearFinished': 'Erledigte entfernen',
+  'clear.question': {
+    one: '1 Ergebnis wurde nie heruntergeladen und liegt nur im Datenordner von Crisp: Entfernen löscht es.',
+    other: '{n} Ergebnisse wurden nie heruntergeladen und liegen nur im Datenordner von Crisp: Entfernen löscht sie.',
+  },
+  'clear.download': { one: 'Zuerst herunterladen', other: 'Zuerst herunterladen' },
+  'clear.keep': { one: 'Die anderen entfernen, dieses behalten', other: 'Die anderen entfernen, diese behalten' },
+  'clear.delete': { one: 'Auch dieses löschen', other: 'Auch diese löschen ({n})' },
+  'clear.cancel': 'Abbrechen',
+  'clear.kept': {
+    one: '1 Ergebnis wurde behalten: Es wurde nie heruntergeladen.',
+    other: '{n} Ergebnisse wurden behalten: Sie wurden nie heruntergeladen.',
+  },
   'queue.images': 'Bilder',
   'queue.progress': 'Fortschritt von {name}',
   'queue.savedIn': 'Gespeichert in {folder}',
@@ -332,6 +362,8 @@ export const de: Catalog = {
   'options.denoiseHint':
     '1 entfernt das meiste Rauschen; niedrigere Werte erhalten mehr Korn und feine Details (dafür muss außerdem Clear Boost installiert sein).',
   'options.scale': 'Faktor',
+  'options.scaleResizeHint':
+    '×{scale}: Die Modelle sind ×4; Crisp nutzt das ×4-Modell und skaliert das Ergebnis dann auf ×{scale}.',
   'options.passes': 'Durchgänge',
   'options.passesOne': 'Einmal',
   'options.passesTwo': 'Zweimal (doppelt hochskalieren)',
@@ -345,7 +377,11 @@ export const de: Catalog = {
     '0 ist die beste Qualität; höhere Werte ergeben kleinere Dateien (PNG bleibt verlustfrei).',
   'options.face': 'Gesichter verbessern',
   'options.faceHint':
-    'Kein Gesichtsmodell installiert. Laden Sie eines mit {command} (GFPGAN v1.4), importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
+    'Kein Gesichtsmodell installiert. Laden Sie GFPGAN v1.4 oben unter „Modelle herunterladen“ herunter, importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
+  'options.faceShowDownloads': 'Download des Gesichtsmodells anzeigen',
+  'downloads.cancel': 'Abbrechen',
+  'downloads.cancelLabel': 'Download von {name} abbrechen',
+  'downloads.cancelled': 'Download abgebrochen: Ein erneuter Download setzt ihn fort.',
   'options.faceModel': 'Gesichtsmodell',
   'options.preModel': 'Vorher restaurieren mit',
   'options.preModelNone': 'Nichts (nur vergrößern)',

@@ -46,7 +46,8 @@ export interface AppActions {
   /** One item, or every failed and stopped item ("Retry all"). */
   retry(id?: string): Promise<void>;
   removeItem(id: string): Promise<void>;
-  clearFinished(): Promise<void>;
+  /** Removes done and skipped rows; `discardUnsaved` also deletes results that were never downloaded. */
+  clearFinished(options?: { discardUnsaved?: boolean }): Promise<void>;
   setApiKey(key: string | null): Promise<void>;
   /** Cloud card: saves the URL (and key when given), then asks the service for the account. */
   testConnection(baseUrl: string, key?: string): Promise<boolean>;
@@ -60,6 +61,8 @@ export interface AppActions {
   refreshAccount(): Promise<void>;
   /** Local mode: downloads and installs a catalog model; progress arrives as events. */
   downloadModel(name: string): Promise<void>;
+  /** Stops a running download (a later Download resumes it). */
+  cancelDownload(name: string): Promise<void>;
   /** Imports a model file as a custom model; true when it was imported. */
   importModel(file: File): Promise<boolean>;
   removeModel(name: string): Promise<void>;
@@ -290,7 +293,11 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     cancelItem: async (id) => void (await guarded(() => service.cancel(id))),
     retry: async (id) => void (await guarded(() => service.retry(id))),
     removeItem: async (id) => void (await guarded(() => service.removeItem(id))),
-    clearFinished: async () => void (await guarded(() => service.clearFinished())),
+    async clearFinished(options) {
+      // No options: no argument at all (an undefined would cross the wire as null).
+      const result = await guarded(() => (options ? service.clearFinished(options) : service.clearFinished()));
+      if (result?.keptUnsaved) notify(tr().t('clear.kept', { n: result.keptUnsaved }), 'info');
+    },
     setApiKey,
     async testConnection(baseUrl, key) {
       const session = stores.session.getState();
@@ -372,7 +379,13 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       // Shown at once, before the first progress event arrives.
       if (settings.downloads[name]?.state !== 'downloading')
         settings.setDownload({ type: 'modelDownload', name, received: 0, total: null, state: 'downloading' });
-      const installed = await guarded(() => service.downloadModel(name));
+      let installed;
+      try {
+        installed = await service.downloadModel(name);
+      } catch (e) {
+        // A cancel is the person's own choice: the row says so, no error banner.
+        if (stores.settings.getState().downloads[name]?.state !== 'cancelled') notify(messageOf(e));
+      }
       if (installed) {
         notify(tr().t('notice.modelInstalled', { title: installed.title }), 'info');
       } else if (stores.settings.getState().downloads[name]?.state === 'downloading') {
@@ -383,6 +396,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       }
       await refreshModels();
     },
+    cancelDownload: async (name) => void (await guarded(() => service.cancelDownload(name))),
     async importModel(file) {
       const info = await guarded(async () => service.importModel(file.name, new Uint8Array(await file.arrayBuffer())));
       if (!info) return false;

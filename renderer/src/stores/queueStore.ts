@@ -102,6 +102,11 @@ export const selectShownResult = (s: QueueState): JobItem | null => {
 export const selectHasWaiting = (s: QueueState) => s.queue.items.some((i) => i.status === 'queued');
 export const selectCanStart = (s: QueueState) => !s.queue.running && selectHasWaiting(s);
 export const selectHasFinished = (s: QueueState) => s.queue.items.some((i) => FINISHED.has(i.status));
+/** Rows "Clear finished" removes: done and skipped (failed and stopped ones stay for Retry). */
+export const selectHasClearable = (s: QueueState) =>
+  s.queue.items.some((i) => i.status === 'done' || i.status === 'skipped');
+/** Done results that exist only in the data folder and were never downloaded: clearing them deletes them. */
+export const selectUnsavedIds = (s: QueueState) => s.queue.items.filter((i) => i.unsaved).map((i) => i.id);
 export const selectBatch = (s: QueueState) => ({
   finished: s.queue.finished,
   total: s.queue.total,

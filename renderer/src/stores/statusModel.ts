@@ -43,10 +43,16 @@ export function countsText(c: StateCounts, tr: Translator = EN): string {
   return parts.join(tr.t('counts.separator'));
 }
 
-/** The bottom bar's sentence. */
-export function statusLine(c: StateCounts, running: boolean, tr: Translator = EN): string {
+/** The bottom bar's sentence; `blocked` (why nothing can start) replaces "Ready" while images wait. */
+export function statusLine(
+  c: StateCounts,
+  running: boolean,
+  tr: Translator = EN,
+  blocked: string | null = null,
+): string {
   if (c.total === 0) return tr.t('line.empty');
   if (running) return tr.t('line.running', { counts: countsText(c, tr) });
+  if (c.waiting && blocked) return tr.t('line.blocked', { reason: blocked, counts: countsText(c, tr) });
   if (c.waiting) return tr.t('line.ready', { counts: countsText(c, tr) });
   return countsText(c, tr);
 }
