@@ -64,9 +64,13 @@ describe('first run, offline, no models folder', () => {
     await bar.getByText('1 done', { exact: true }).waitFor({ timeout: 120_000 });
     const row = page.getByRole('listitem', { name: 'crisp-sample.png' });
     await row.getByText(/^Done in /).waitFor();
-    // TODO(i26b): once the main result pane lands, assert on it instead: the pane's image is visible with a
-    // bounding box at least 300 px wide (`page.getByRole('img', { name: /crisp-sample/ }).boundingBox()`).
-    // Until then: the row shows the output's size and offers the result, and the file on disk is that size.
+    // The result is on screen without a click: the main pane shows it, at least 300 px wide, fully loaded.
+    const shownWidth = () =>
+      page.evaluate(`(() => {
+        const img = document.querySelector('.result-pane [data-testid="after-image"]');
+        return img && img.complete && img.naturalWidth > 0 ? img.getBoundingClientRect().width : 0;
+      })()`) as Promise<number>;
+    await expect.poll(shownWidth, { timeout: 60_000 }).toBeGreaterThanOrEqual(300);
     await row.getByText('128×96 → 512×384').waitFor();
     await row.getByRole('button', { name: 'Compare crisp-sample.png' }).waitFor();
     const item = (await ui.ui.service.getQueue()).items[0]!;
