@@ -14,6 +14,7 @@ import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
 import { readSafetensors } from './safetensors.js';
 import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
+import { buildSwinirOnnx } from './swinir.js';
 import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
 
 export type SourceFormat = 'pth' | 'safetensors' | 'ncnn' | 'onnx';
@@ -42,6 +43,7 @@ export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetens
 
 export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
   const spec = detectArchitecture(dict, opts);
+  if (spec.kind === 'swinir') return { onnx: buildSwinirOnnx(dict, spec), spec };
   if (spec.kind === 'srvgg') {
     const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
     return { onnx: buildSrvggOnnx(s, weights), spec: s };

@@ -7,6 +7,7 @@ import { GFPGAN_V1_UNSUPPORTED, isOriginalGfpganV1, looksLikeGfpgan } from './gf
 import { detectRrdb, looksLikeBasicsrRrdb, looksLikeEsrganOld } from './rrdb.js';
 import { detectSrvgg, looksLikeSrvgg } from './srvgg.js';
 import type { StateDict } from './stateDict.js';
+import { detectSwinir, looksLikeSwinir } from './swinir.js';
 
 export interface DetectOptions {
   /** SRVGGNetCompact without PReLU weights: which parameter-free activation it was trained with. */
@@ -23,6 +24,7 @@ export function detectArchitecture(dict: StateDict, opts: DetectOptions = {}): A
   }
   if (looksLikeEsrganOld(dict) || looksLikeBasicsrRrdb(dict)) return detectRrdb(dict).spec;
   if (looksLikeSrvgg(dict)) return detectSrvgg(dict, opts.srvggActivation).spec;
+  if (looksLikeSwinir(dict)) return detectSwinir(dict);
   throw new UnsupportedArchitectureError(`unsupported architecture: ${summarise(dict)}`);
 }
 
@@ -34,5 +36,5 @@ export function summarise(dict: StateDict): string {
   if (keys.some((k) => k.includes('attn'))) hints.push('attention layers (a transformer such as SwinIR/HAT/DAT?)');
   if (keys.some((k) => k.includes('stylegan') || k.includes('condition_scale')))
     hints.push('StyleGAN blocks (a face restorer such as GFPGAN?)');
-  return `${keys.length} tensors, keys starting ${prefixes.join(', ')}${keys.length > 6 ? ', …' : ''}${hints.length ? `; found ${hints.join('; ')}` : ''}; supported are SRVGGNetCompact and RRDBNet (ESRGAN/BasicSR)`;
+  return `${keys.length} tensors, keys starting ${prefixes.join(', ')}${keys.length > 6 ? ', …' : ''}${hints.length ? `; found ${hints.join('; ')}` : ''}; supported are SRVGGNetCompact, RRDBNet (ESRGAN/BasicSR) and SwinIR`;
 }
