@@ -2,6 +2,7 @@
  * Architecture descriptions shared by the state-dict and ncnn front ends and the ONNX builders.
  */
 import type { Tensor } from './stateDict.js';
+import { describeHat, type HatSpec } from './hat.js';
 import { describeSwinir, type SwinirSpec } from './swinir.js';
 
 export type SrvggActivation = 'prelu' | 'relu' | 'leakyrelu';
@@ -31,7 +32,7 @@ export interface RrdbSpec {
   scale: number;
 }
 
-export type ArchSpec = SrvggSpec | RrdbSpec | SwinirSpec;
+export type ArchSpec = SrvggSpec | RrdbSpec | SwinirSpec | HatSpec;
 
 export interface ConvWeights {
   weight: Tensor;
@@ -44,6 +45,7 @@ export class UnsupportedArchitectureError extends Error {
 
 export function describeSpec(spec: ArchSpec): string {
   if (spec.kind === 'swinir') return describeSwinir(spec);
+  if (spec.kind === 'hat') return describeHat(spec);
   if (spec.kind === 'srvgg') {
     return `SRVGGNetCompact x${spec.scale} (${spec.numFeat} feat, ${spec.numConv} conv, ${spec.activation})`;
   }

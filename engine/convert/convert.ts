@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describeSpec, type ArchSpec } from './architecture.js';
 import { detectArchitecture, summarise, type DetectOptions } from './detectArchitecture.js';
 import { buildGfpganOnnx, looksLikeGfpgan } from './gfpgan.js';
+import { buildHatOnnx } from './hat.js';
 import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js';
 import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
@@ -44,6 +45,7 @@ export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetens
 export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
   const spec = detectArchitecture(dict, opts);
   if (spec.kind === 'swinir') return { onnx: buildSwinirOnnx(dict, spec), spec };
+  if (spec.kind === 'hat') return { onnx: buildHatOnnx(dict, spec), spec };
   if (spec.kind === 'srvgg') {
     const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
     return { onnx: buildSrvggOnnx(s, weights), spec: s };

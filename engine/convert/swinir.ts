@@ -44,6 +44,9 @@ export function looksLikeSwinir(dict: StateDict): boolean {
     dict.has(`${BLOCK0}.norm1.weight`) &&
     dict.has(`${BLOCK0}.attn.relative_position_bias_table`) &&
     dict.has(`${BLOCK0}.mlp.fc1.weight`) &&
+    dict.has(`${BLOCK0}.attn.qkv.weight`) &&
+    // SRFormer's permuted self-attention has the same block names but q/kv projections and this index.
+    !dict.has(`${BLOCK0}.attn.aligned_relative_position_index`) &&
     (dict.has('conv_first.weight') || dict.has('conv_first.1.weight')) &&
     !dict.has(`${BLOCK0}.conv_block.cab.0.weight`) &&
     !dict.has('layers.0.residual_group.overlap_attn.qkv.weight')
@@ -73,7 +76,11 @@ export function detectSwinir(dict: StateDict): SwinirSpec {
     throw new UnsupportedArchitectureError(
       'this SwinIR checkpoint starts with a pixel-unshuffle (conv_first.1); that SwinIR variant is not supported',
     );
-  if (dict.has(`${BLOCK0}.attn.logit_scale`) || dict.has(`${BLOCK0}.attn.cpb_mlp.0.weight`))
+  if (
+    dict.has(`${BLOCK0}.attn.logit_scale`) ||
+    dict.has(`${BLOCK0}.attn.cpb_mlp.0.weight`) ||
+    dict.has('patch_embed.proj.weight')
+  )
     throw new UnsupportedArchitectureError('this is a Swin2SR checkpoint; Swin2SR is not supported');
   const first = get('conv_first.weight');
   const [embedDim, inChannels] = first.shape as [number, number];
