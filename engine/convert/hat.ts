@@ -116,10 +116,6 @@ function hatVariant(s: HatSpec): string {
   return 'HAT';
 }
 
-export function describeHat(s: HatSpec): string {
-  return `${s.variant} x${s.scale} (${s.inChannels} ch, embed ${s.embedDim}, depths ${s.depths.join('/')}, heads ${s.numHeads.join('/')}, window ${s.windowSize}, overlap window ${s.overlapWindow}, mlp ${s.mlpRatio}, CAB ${s.cabChannels}/${s.squeezeChannels})`;
-}
-
 /**
  * HAT's relative_position_index_OCA: query token i of a ws² window against key token j of the ows² window
  * around it. HAT's formula goes negative for some pairs and relies on PyTorch's wrap-around indexing;

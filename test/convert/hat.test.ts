@@ -162,7 +162,7 @@ describe('HAT variants are named from the published shapes', () => {
       overlapWindow: 24,
       mlpRatio: 2,
     });
-    expect(describeSpec(spec)).toMatch(new RegExp(`^${variant} x${scale} \\(3 ch, embed ${embed}, depths 6(/6)+, `));
+    expect(describeSpec(spec)).toMatch(new RegExp(`^${variant} x${scale} \\(embed ${embed}, depths 6(/6)+, `));
   });
 });
 
@@ -195,7 +195,7 @@ describe.skipIf(!hasTorch)('HAT conversion against PyTorch', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const installed = path.join(models, 'custom', 'hat-test.onnx');
     expect(r.stdout.trim()).toBe(
-      `${ref.pth}: imported as hat-test (x2, HAT x2 (3 ch, embed 12, depths 2/2, heads 2/3, window 16, overlap window 24, mlp 2, CAB 4/3)) → ${installed}`,
+      `${ref.pth}: imported as hat-test (x2, HAT x2 (embed 12, depths 2/2, heads 2/3, window 16, overlap window 24, mlp 2, CAB 4/3)) → ${installed}`,
     );
     const inp = ref.inputs.get('odd')!;
     expect(maxAbsDiff((await runOnnx(installed, inp.data, inp.dims)).data, inp.expected)).toBeLessThanOrEqual(1e-4);
