@@ -11,6 +11,7 @@
  *                 For the large input, whole-image inference would need several GB of activations,
  *                 so the baseline is the bare session on its central 512×512 crop (marked *).
  */
+import { archBench } from './archBench.js';
 import { faceCropBench } from './faceCropBench.js';
 import { facesBench } from './facesBench.js';
 import { execFileSync } from 'node:child_process';
@@ -273,6 +274,7 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
     run: async () => console.log(`\nFairness (two users, one device)\n${(await runFairnessBench()).join('\n')}`),
   },
   { name: 'startup', run: startupBench },
+  { name: 'arch', run: () => archBench() },
 ];
 
 async function main(): Promise<void> {
