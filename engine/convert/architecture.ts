@@ -1,6 +1,8 @@
 /**
  * Architecture descriptions shared by the state-dict and ncnn front ends and the ONNX builders.
  */
+import { describeDat, type DatSpec } from './dat.js';
+import { describeSrformer, type SrformerSpec } from './srformer.js';
 import type { Tensor } from './stateDict.js';
 
 export type SrvggActivation = 'prelu' | 'relu' | 'leakyrelu';
@@ -30,7 +32,7 @@ export interface RrdbSpec {
   scale: number;
 }
 
-export type ArchSpec = SrvggSpec | RrdbSpec;
+export type ArchSpec = SrvggSpec | RrdbSpec | DatSpec | SrformerSpec;
 
 export interface ConvWeights {
   weight: Tensor;
@@ -42,6 +44,8 @@ export class UnsupportedArchitectureError extends Error {
 }
 
 export function describeSpec(spec: ArchSpec): string {
+  if (spec.kind === 'dat') return describeDat(spec);
+  if (spec.kind === 'srformer') return describeSrformer(spec);
   if (spec.kind === 'srvgg') {
     return `SRVGGNetCompact x${spec.scale} (${spec.numFeat} feat, ${spec.numConv} conv, ${spec.activation})`;
   }

@@ -5,6 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeSpec, type ArchSpec } from './architecture.js';
+import { buildDatOnnx } from './dat.js';
 import { detectArchitecture, summarise, type DetectOptions } from './detectArchitecture.js';
 import { buildGfpganOnnx, looksLikeGfpgan } from './gfpgan.js';
 import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js';
@@ -12,6 +13,7 @@ import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
 import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
 import { readSafetensors } from './safetensors.js';
+import { buildSrformerOnnx } from './srformer.js';
 import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
 import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
@@ -42,6 +44,8 @@ export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetens
 
 export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
   const spec = detectArchitecture(dict, opts);
+  if (spec.kind === 'dat') return buildDatOnnx(dict, spec);
+  if (spec.kind === 'srformer') return buildSrformerOnnx(dict, spec);
   if (spec.kind === 'srvgg') {
     const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
     return { onnx: buildSrvggOnnx(s, weights), spec: s };

@@ -3,8 +3,10 @@
  * and refuses anything else with a message that says what was found.
  */
 import { UnsupportedArchitectureError, type ArchSpec, type SrvggActivation } from './architecture.js';
+import { detectDat, looksLikeDat } from './dat.js';
 import { GFPGAN_V1_UNSUPPORTED, isOriginalGfpganV1, looksLikeGfpgan } from './gfpgan.js';
 import { detectRrdb, looksLikeBasicsrRrdb, looksLikeEsrganOld } from './rrdb.js';
+import { detectSrformer, looksLikeSrformer } from './srformer.js';
 import { detectSrvgg, looksLikeSrvgg } from './srvgg.js';
 import type { StateDict } from './stateDict.js';
 
@@ -23,6 +25,8 @@ export function detectArchitecture(dict: StateDict, opts: DetectOptions = {}): A
   }
   if (looksLikeEsrganOld(dict) || looksLikeBasicsrRrdb(dict)) return detectRrdb(dict).spec;
   if (looksLikeSrvgg(dict)) return detectSrvgg(dict, opts.srvggActivation).spec;
+  if (looksLikeDat(dict)) return detectDat(dict);
+  if (looksLikeSrformer(dict)) return detectSrformer(dict);
   throw new UnsupportedArchitectureError(`unsupported architecture: ${summarise(dict)}`);
 }
 
@@ -34,5 +38,5 @@ export function summarise(dict: StateDict): string {
   if (keys.some((k) => k.includes('attn'))) hints.push('attention layers (a transformer such as SwinIR/HAT/DAT?)');
   if (keys.some((k) => k.includes('stylegan') || k.includes('condition_scale')))
     hints.push('StyleGAN blocks (a face restorer such as GFPGAN?)');
-  return `${keys.length} tensors, keys starting ${prefixes.join(', ')}${keys.length > 6 ? ', …' : ''}${hints.length ? `; found ${hints.join('; ')}` : ''}; supported are SRVGGNetCompact and RRDBNet (ESRGAN/BasicSR)`;
+  return `${keys.length} tensors, keys starting ${prefixes.join(', ')}${keys.length > 6 ? ', …' : ''}${hints.length ? `; found ${hints.join('; ')}` : ''}; supported are SRVGGNetCompact, RRDBNet (ESRGAN/BasicSR), DAT and SRFormer`;
 }
