@@ -202,7 +202,7 @@ export function buildDatOnnx(dict: StateDict, given?: DatSpec): { onnx: Uint8Arr
   const spec = given ?? detectDat(dict);
   const C = spec.embedDim;
   const reordered: StateDict = new Map(dict);
-  const G = new TokenGraph('DAT', reordered, ARCH);
+  const G = new TokenGraph('DAT', reordered, 'a DAT checkpoint');
 
   /** Depth-wise conv branch + adaptive interaction, shared by both attention kinds; returns proj(…). */
   const aim = (p: string, att: string, v: string, spatialAttention: boolean): string => {

@@ -26,7 +26,8 @@ export class TokenGraph {
   constructor(
     name: string,
     private readonly dict: StateDict,
-    private readonly arch: string,
+    /** How errors name the expected file, e.g. "an SRFormer checkpoint". */
+    private readonly expected: string,
   ) {
     this.g = new GraphBuilder(name);
   }
@@ -34,7 +35,7 @@ export class TokenGraph {
   /** A checkpoint tensor; a missing one means the file is not the architecture it looked like. */
   t(key: string): Tensor {
     const v = this.dict.get(key);
-    if (!v) throw new UnsupportedArchitectureError(`not a ${this.arch} checkpoint: ${key} is missing`);
+    if (!v) throw new UnsupportedArchitectureError(`not ${this.expected}: ${key} is missing`);
     return v;
   }
 

@@ -138,7 +138,7 @@ export function buildSrformerOnnx(dict: StateDict, given?: SrformerSpec): { onnx
   const pw = ws / 2;
   const n = ws * ws;
   const shift = Math.floor(ws / 2);
-  const G = new TokenGraph('SRFormer', dict, ARCH);
+  const G = new TokenGraph('SRFormer', dict, 'an SRFormer checkpoint');
 
   const psa = (y: string, p: string, heads: number, shifted: boolean): string => {
     const hd = C / heads;
