@@ -4,6 +4,7 @@
 import { describeDat, type DatSpec } from './dat.js';
 import { describeSrformer, type SrformerSpec } from './srformer.js';
 import type { Tensor } from './stateDict.js';
+import { describeSwinir, type SwinirSpec } from './swinir.js';
 
 export type SrvggActivation = 'prelu' | 'relu' | 'leakyrelu';
 
@@ -32,7 +33,7 @@ export interface RrdbSpec {
   scale: number;
 }
 
-export type ArchSpec = SrvggSpec | RrdbSpec | DatSpec | SrformerSpec;
+export type ArchSpec = SrvggSpec | RrdbSpec | SwinirSpec | DatSpec | SrformerSpec;
 
 export interface ConvWeights {
   weight: Tensor;
@@ -44,6 +45,7 @@ export class UnsupportedArchitectureError extends Error {
 }
 
 export function describeSpec(spec: ArchSpec): string {
+  if (spec.kind === 'swinir') return describeSwinir(spec);
   if (spec.kind === 'dat') return describeDat(spec);
   if (spec.kind === 'srformer') return describeSrformer(spec);
   if (spec.kind === 'srvgg') {

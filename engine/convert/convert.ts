@@ -16,6 +16,7 @@ import { readSafetensors } from './safetensors.js';
 import { buildSrformerOnnx } from './srformer.js';
 import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
+import { buildSwinirOnnx } from './swinir.js';
 import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
 
 export type SourceFormat = 'pth' | 'safetensors' | 'ncnn' | 'onnx';
@@ -44,6 +45,7 @@ export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetens
 
 export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
   const spec = detectArchitecture(dict, opts);
+  if (spec.kind === 'swinir') return { onnx: buildSwinirOnnx(dict, spec), spec };
   if (spec.kind === 'dat') return buildDatOnnx(dict, spec);
   if (spec.kind === 'srformer') return buildSrformerOnnx(dict, spec);
   if (spec.kind === 'srvgg') {

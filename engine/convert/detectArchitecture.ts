@@ -9,6 +9,7 @@ import { detectRrdb, looksLikeBasicsrRrdb, looksLikeEsrganOld } from './rrdb.js'
 import { detectSrformer, looksLikeSrformer } from './srformer.js';
 import { detectSrvgg, looksLikeSrvgg } from './srvgg.js';
 import type { StateDict } from './stateDict.js';
+import { detectSwinir, looksLikeSwinir } from './swinir.js';
 
 export interface DetectOptions {
   /** SRVGGNetCompact without PReLU weights: which parameter-free activation it was trained with. */
@@ -25,8 +26,10 @@ export function detectArchitecture(dict: StateDict, opts: DetectOptions = {}): A
   }
   if (looksLikeEsrganOld(dict) || looksLikeBasicsrRrdb(dict)) return detectRrdb(dict).spec;
   if (looksLikeSrvgg(dict)) return detectSrvgg(dict, opts.srvggActivation).spec;
+  // SRFormer's keys also satisfy looksLikeSwinir (same residual-group layout), so it is tested first.
   if (looksLikeDat(dict)) return detectDat(dict);
   if (looksLikeSrformer(dict)) return detectSrformer(dict);
+  if (looksLikeSwinir(dict)) return detectSwinir(dict);
   throw new UnsupportedArchitectureError(`unsupported architecture: ${summarise(dict)}`);
 }
 
@@ -38,5 +41,5 @@ export function summarise(dict: StateDict): string {
   if (keys.some((k) => k.includes('attn'))) hints.push('attention layers (a transformer such as SwinIR/HAT/DAT?)');
   if (keys.some((k) => k.includes('stylegan') || k.includes('condition_scale')))
     hints.push('StyleGAN blocks (a face restorer such as GFPGAN?)');
-  return `${keys.length} tensors, keys starting ${prefixes.join(', ')}${keys.length > 6 ? ', …' : ''}${hints.length ? `; found ${hints.join('; ')}` : ''}; supported are SRVGGNetCompact, RRDBNet (ESRGAN/BasicSR), DAT and SRFormer`;
+  return `${keys.length} tensors, keys starting ${prefixes.join(', ')}${keys.length > 6 ? ', …' : ''}${hints.length ? `; found ${hints.join('; ')}` : ''}; supported are SRVGGNetCompact, RRDBNet (ESRGAN/BasicSR), SwinIR, DAT and SRFormer`;
 }

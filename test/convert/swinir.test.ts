@@ -1,0 +1,132 @@
+/**
+ * SwinIR .pth / .safetensors → ONNX in TypeScript, against PyTorch: support/swinir_reference.py (written from
+ * the paper and the public architecture, same keys as the released checkpoints) saves random-weight models of
+ * each variant and its outputs on crops of real photos; the converted graphs must reproduce them at
+ * max abs diff ≤ 1e-4 (fp32, 0–1 pixels), including sizes that are not a multiple of the window.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { convertBytes } from '../../engine/convert/convert.js';
+import { removeDir, tempDir } from '../helpers/engineHarness.js';
+import { runCli } from '../helpers/runCli.js';
+import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
+import { hasTorch, runReference, type RefCase, type RefResult } from './support/transformerReference.js';
+
+interface SwinirCase extends RefCase {
+  expected: Record<string, unknown>;
+}
+
+const small = { embed_dim: 16, depths: [2, 2], num_heads: [2, 4], mlp_ratio: 2, num_feat: 8 };
+/** 37×29 and 30×26 are not multiples of any window used here; 24×32 is one of 8. */
+const odd = { name: 'odd', image: 'set14/baboon.png', width: 37, height: 29, left: 200, top: 180 };
+const even = { name: 'even', image: 'set5/butterfly.png', width: 32, height: 24, left: 100, top: 60 };
+
+const CASES: SwinirCase[] = [
+  {
+    id: 'classical-x2',
+    seed: 1,
+    config: { ...small, img_size: 32, in_chans: 3, window_size: 8, upscale: 2, upsampler: 'pixelshuffle' },
+    inputs: [odd, even],
+    expected: { upsampler: 'pixelshuffle', scale: 2, windowSize: 8, depths: [2, 2], numHeads: [2, 4] },
+  },
+  {
+    id: 'classical-x4-3conv',
+    seed: 2,
+    config: {
+      ...small,
+      depths: [3],
+      num_heads: [4],
+      img_size: 16,
+      window_size: 4,
+      upscale: 4,
+      upsampler: 'pixelshuffle',
+      resi_connection: '3conv',
+    },
+    inputs: [{ ...odd, width: 30, height: 26 }],
+    expected: { upsampler: 'pixelshuffle', scale: 4, windowSize: 4, depths: [3], resiConnection: '3conv' },
+  },
+  {
+    id: 'classical-x3',
+    seed: 3,
+    config: { ...small, img_size: 32, window_size: 8, upscale: 3, upsampler: 'pixelshuffle' },
+    inputs: [even],
+    expected: { upsampler: 'pixelshuffle', scale: 3 },
+  },
+  {
+    id: 'lightweight-x2-rgba',
+    seed: 4,
+    config: { ...small, in_chans: 4, img_size: 32, window_size: 8, upscale: 2, upsampler: 'pixelshuffledirect' },
+    inputs: [odd],
+    expected: { upsampler: 'pixelshuffledirect', scale: 2, inChannels: 4, outChannels: 4, mlpRatio: 2 },
+  },
+  {
+    id: 'realworld-x4',
+    seed: 5,
+    wrapper: 'params_ema',
+    config: { ...small, img_size: 32, window_size: 8, upscale: 4, upsampler: 'nearest+conv' },
+    inputs: [odd],
+    expected: { upsampler: 'nearest+conv', scale: 4 },
+  },
+  {
+    // The 1× JPEG artifact-reduction models: greyscale, window 7, img_range 255, residual on the input.
+    id: 'jpeg-x1-grey',
+    seed: 6,
+    config: { ...small, in_chans: 1, img_size: 28, window_size: 7, upscale: 1, upsampler: '', img_range: 255 },
+    inputs: [odd, even],
+    expected: { upsampler: 'none', scale: 1, inChannels: 1, windowSize: 7, imgRange: 255 },
+  },
+];
+
+let dir: string;
+let refs: Map<string, RefResult>;
+beforeAll(async () => {
+  dir = await tempDir('crisp-swinir-');
+  if (!hasTorch) return;
+  refs = await runReference(
+    'swinir_reference.py',
+    dir,
+    CASES,
+    (c) => (c.config.in_chans as number | undefined) ?? 3,
+    (c) => c.config.upscale as number,
+  );
+}, 120_000);
+afterAll(async () => removeDir(dir));
+
+describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
+  it.each(CASES)(
+    '$id: .pth and .safetensors convert to the same graph, equal to PyTorch',
+    async (c) => {
+      const ref = refs.get(c.id)!;
+      const fromPth = await convertBytes(readFileSync(ref.pth), 'pth');
+      const fromSt = await convertBytes(readFileSync(ref.safetensors), 'safetensors');
+      expect(fromPth.spec).toMatchObject({ kind: 'swinir', embedDim: 16, ...c.expected });
+      expect(fromSt.spec).toEqual(fromPth.spec);
+      expect(Buffer.from(fromSt.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+      const scale = c.config.upscale as number;
+      for (const [name, inp] of ref.inputs) {
+        const y = await runOnnx(fromPth.onnx, inp.data, inp.dims);
+        const [, ch, h, w] = inp.dims as [number, number, number, number];
+        expect(y.dims, name).toEqual([1, ch, h * scale, w * scale]);
+        // A non-trivial output, or the comparison would prove nothing.
+        expect(Math.max(...inp.expected.map(Math.abs)), name).toBeGreaterThan(0.1);
+        expect(maxAbsDiff(y.data, inp.expected), `${c.id}/${name}`).toBeLessThanOrEqual(1e-4);
+      }
+    },
+    60_000,
+  );
+
+  it('crisp models import prints the detected SwinIR parameters and installs a model equal to PyTorch', async () => {
+    const ref = refs.get('realworld-x4')!;
+    const models = path.join(dir, 'models');
+    const r = await runCli(['models', 'import', ref.safetensors, '--name', 'swinir-rw', '--dir', models]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const installed = path.join(models, 'custom', 'swinir-rw.onnx');
+    expect(r.stdout.trim()).toBe(
+      `${ref.safetensors}: imported as swinir-rw (x4, SwinIR real-world x4 (3 ch, embed 16, depths 2/2, heads 2/4, window 8, mlp 2, 1conv, upsampler nearest+conv)) → ${installed}`,
+    );
+    const inp = ref.inputs.get('odd')!;
+    const y = await runOnnx(installed, inp.data, inp.dims);
+    expect(maxAbsDiff(y.data, inp.expected)).toBeLessThanOrEqual(1e-4);
+  }, 120_000);
+});
