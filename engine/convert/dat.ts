@@ -15,14 +15,9 @@
  */
 import { UnsupportedArchitectureError } from './architecture.js';
 import { attr } from './onnxWriter.js';
-import {
-  countIndexed,
-  detectUpsampler,
-  NORM_EPS,
-  TokenGraph,
-  type ResiConnection,
-  type UpsamplerKind,
-} from './nhwcOps.js';
+import { countSeq, denormalizeOutput, normalizeInput } from './swinir.js';
+import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from './transformerGraph.js';
+import { LAYER_NORM_EPS, relativePositionIndex } from './windowAttention.js';
 import type { StateDict, Tensor } from './stateDict.js';
 
 export type DatVariant = 'DAT' | 'DAT-S' | 'DAT-2' | 'DAT-light';
@@ -71,12 +66,12 @@ function variantOf(s: Omit<DatSpec, 'variant' | 'kind'>): DatVariant {
 export function detectDat(dict: StateDict): DatSpec {
   const first = need(dict, 'conv_first.weight');
   const [embedDim, inChannels] = first.shape as [number, number];
-  const layers = countIndexed(dict, 'layers');
+  const layers = countSeq(dict, 'layers', 'blocks.0.norm1.weight');
   if (layers === 0) throw new UnsupportedArchitectureError('not a DAT checkpoint: it has no residual groups');
   const depths: number[] = [];
   const heads: number[] = [];
   for (let i = 0; i < layers; i++) {
-    const depth = countIndexed(dict, `layers.${i}.blocks`);
+    const depth = countSeq(dict, `layers.${i}.blocks`, 'norm1.weight');
     if (depth === 0) throw new UnsupportedArchitectureError(`DAT residual group ${i} has no blocks`);
     depths.push(depth);
     // The channel-attention block (index 1) carries one temperature per head; the spatial one has half the
@@ -162,7 +157,7 @@ function positionBias(dict: StateDict, prefix: string, hs: number, ws: number): 
     x = x.map((v) => {
       const mean = v.reduce((a, c) => a + c, 0) / v.length;
       const variance = v.reduce((a, c) => a + (c - mean) ** 2, 0) / v.length;
-      return v.map((c, i) => Math.max(0, ((c - mean) / Math.sqrt(variance + NORM_EPS)) * g[i]! + b[i]!));
+      return v.map((c, i) => Math.max(0, ((c - mean) / Math.sqrt(variance + LAYER_NORM_EPS)) * g[i]! + b[i]!));
     });
   };
   linear(`${prefix}.pos.pos_proj`);
@@ -172,14 +167,14 @@ function positionBias(dict: StateDict, prefix: string, hs: number, ws: number): 
   }
   const heads = x[0]!.length;
   const n = hs * ws;
+  const index = relativePositionIndex(hs, ws);
+  if (x.length !== (2 * hs - 1) * (2 * ws - 1))
+    throw new UnsupportedArchitectureError(`DAT ${prefix}.rpe_biases has ${x.length} rows for a ${hs}×${ws} window`);
   const data = new Float32Array(heads * n * n);
-  for (let i = 0; i < n; i++)
-    for (let j = 0; j < n; j++) {
-      const dh = Math.floor(i / ws) - Math.floor(j / ws) + hs - 1;
-      const dw = (i % ws) - (j % ws) + ws - 1;
-      const row = x[dh * (2 * ws - 1) + dw]!;
-      for (let h = 0; h < heads; h++) data[(h * n + i) * n + j] = row[h]!;
-    }
+  for (let i = 0; i < n * n; i++) {
+    const row = x[index[i]!]!;
+    for (let h = 0; h < heads; h++) data[h * n * n + i] = row[h]!;
+  }
   return { dims: [heads, n, n], data };
 }
 
@@ -201,135 +196,121 @@ function branchOrderedQkv(dict: StateDict, prefix: string, c: number): StateDict
 export function buildDatOnnx(dict: StateDict, given?: DatSpec): { onnx: Uint8Array; spec: DatSpec } {
   const spec = given ?? detectDat(dict);
   const C = spec.embedDim;
-  const reordered: StateDict = new Map(dict);
-  const G = new TokenGraph('DAT', reordered, 'a DAT checkpoint');
+  const half = C / 2;
+  // The spatial blocks' qkv weights are reordered per branch (below); everything else is read as stored.
+  const weights: StateDict = new Map(dict);
+  const G = new TokenGraph('DAT', weights, 'a DAT checkpoint');
 
-  /** Depth-wise conv branch + adaptive interaction, shared by both attention kinds; returns proj(…). */
+  /** Depth-wise conv branch + adaptive interaction module, for both attention kinds; returns proj(…). */
   const aim = (p: string, att: string, v: string, spatialAttention: boolean): string => {
-    const convX = G.toNhwc(G.gelu(G.conv(G.toNchw(v), `${p}.dwconv.0`, { bn: `${p}.dwconv.1`, group: C })));
-    const channelMap = (src: string) =>
-      G.pointwise(
-        G.gelu(
-          G.pointwise(
-            G.node('ReduceMean', [src], { axes: attr.ints([1, 2]), keepdims: attr.int(1) }),
-            `${p}.channel_interaction.1`,
-            `${p}.channel_interaction.2`,
-          ),
-        ),
-        `${p}.channel_interaction.4`,
-      );
+    const convX = G.toNhwc(G.gelu(G.convBn(G.toNchw(v), `${p}.dwconv.0`, `${p}.dwconv.1`, C)));
+    const channelMap = (src: string) => {
+      const pooled = G.node('ReduceMean', [src], { axes: attr.ints([1, 2]), keepdims: attr.int(1) });
+      const hidden = G.gelu(G.pointwise(pooled, `${p}.channel_interaction.1`, `${p}.channel_interaction.2`));
+      return G.pointwise(hidden, `${p}.channel_interaction.4`);
+    };
     const spatialMap = (src: string) =>
       G.pointwise(
         G.gelu(G.pointwise(src, `${p}.spatial_interaction.0`, `${p}.spatial_interaction.1`)),
         `${p}.spatial_interaction.3`,
       );
-    // Spatial blocks: the channel map comes from the conv branch and the spatial map from attention; channel
+    // Spatial blocks take the channel map from the conv branch and the spatial map from attention; channel
     // blocks cross the other way.
     const fused = spatialAttention
       ? G.add(G.mul(att, G.sigmoid(channelMap(convX))), G.mul(convX, G.sigmoid(spatialMap(att))))
       : G.add(G.mul(att, G.sigmoid(spatialMap(convX))), G.mul(convX, G.sigmoid(channelMap(att))));
-    return G.linear(fused, `${p}.proj`);
+    return G.dense(fused, `${p}.proj`);
   };
 
+  // Shifted-window masks depend only on the padded size, which every block shares: built once per branch.
+  const masks: Array<string | undefined> = [undefined, undefined];
+  const [s0, s1] = [Math.floor(spec.splitSize[0] / 2), Math.floor(spec.splitSize[1] / 2)];
+
   const spatialBlock = (x: string, p: string, heads: number, shifted: boolean): string => {
-    for (const [k, v] of branchOrderedQkv(dict, `${p}.qkv`, C)) reordered.set(k, v);
-    const half = C / 2;
+    for (const [k, v] of branchOrderedQkv(dict, `${p}.qkv`, C)) weights.set(k, v);
     const bh = heads / 2;
     const hd = half / bh;
-    const qkv = G.linear(x, `${p}.qkv`);
-    const v = G.node('Concat', [G.slice(qkv, 3, C, C + half), G.slice(qkv, 3, 2 * C + half, 3 * C)], {
-      axis: attr.int(3),
-    });
+    const qkv = G.dense(x, `${p}.qkv`);
+    const v = G.concat([G.slice(qkv, [C], [C + half], [3]), G.slice(qkv, [2 * C + half], [3 * C], [3])], 3);
     const padded = G.padNhwc(qkv, Math.max(...spec.splitSize));
-    const hp = G.dim(padded, 1);
-    const wp = G.dim(padded, 2);
-    const [s0, s1] = [Math.floor(spec.splitSize[0] / 2), Math.floor(spec.splitSize[1] / 2)];
     const outs = G.split(padded, 3, [3 * half, 3 * half]).map((part, branch) => {
       const [hs, ws] = branch === 0 ? spec.splitSize : [spec.splitSize[1], spec.splitSize[0]];
       const [sh, sw] = branch === 0 ? [s0, s1] : [s1, s0];
-      const src = shifted ? G.roll(part, -sh, -sw) : part;
       const n = hs * ws;
-      const win = G.node('Reshape', [G.windowPartition(src, hs, ws, 3 * half), G.ints([-1, n, 3, bh, hd])]);
-      const qkvw = G.node('Transpose', [win], { perm: attr.ints([2, 0, 3, 1, 4]) });
-      const [q, k, vv] = [0, 1, 2]
-        .map((i) => G.node('Gather', [qkvw, G.ints([i])], { axis: attr.int(0) }))
-        .map((t) => G.node('Squeeze', [t, G.ints([0])]));
+      const src = shifted ? G.rollHW(part, -sh, -sw) : part;
+      // [B, nWin, N, 3·C/2] → [3, B, nWin, heads, N, d]
+      const win = G.transpose(
+        G.reshape(G.rectWindowPartition(src, hs, ws, 3 * half), [0, 0, n, 3, bh, hd]),
+        [3, 0, 1, 4, 2, 5],
+      );
+      const [q, k, vv] = [0, 1, 2].map((i) =>
+        G.node('Squeeze', [G.node('Gather', [win, G.i64([i])], { axis: attr.int(0) }), G.i64([0])]),
+      );
+      if (shifted && !masks[branch]) {
+        const labels = G.windowLabels(G.dim(padded, 1), G.dim(padded, 2), hs, ws, sh, sw);
+        masks[branch] = G.labelMask(labels, labels);
+      }
+      const mask = shifted ? masks[branch]! : null;
       const bias = positionBias(dict, `${p}.attns.${branch}`, hs, ws);
-      const mask = shifted ? G.labelMask(...twice(G.windowLabels(hp, wp, hs, ws, sh, sw))) : undefined;
-      const o = G.windowAttention(
+      const o = G.attention(
         G.mul(q!, G.scalar(hd ** -0.5)),
-        k!,
+        G.transpose(k!, [0, 1, 2, 4, 3]),
         vv!,
-        G.floats(bias.dims, bias.data, `${p}.attns.${branch}.position_bias`),
-        bh,
+        G.param(`${p}.attns.${branch}.position_bias`, bias.dims, bias.data),
         mask,
       );
-      const merged = G.node('Reshape', [
-        G.node('Transpose', [o], { perm: attr.ints([0, 2, 1, 3]) }),
-        G.ints([-1, n, half]),
-      ]);
-      const img = G.windowReverse(merged, hs, ws, half, padded);
-      const back = shifted ? G.roll(img, sh, sw) : img;
-      return G.crop(back, G.dim(x, 1), G.dim(x, 2), [1, 2]);
+      const img = G.rectWindowReverse(G.mergeHeads(o, half), hs, ws, half, padded);
+      return G.cropNhwc(shifted ? G.rollHW(img, sh, sw) : img, G.dim(x, 1), G.dim(x, 2));
     });
-    return aim(p, G.node('Concat', outs, { axis: attr.int(3) }), v, true);
+    return aim(p, G.concat(outs, 3), v, true);
   };
 
   const channelBlock = (x: string, p: string, heads: number): string => {
     const hd = C / heads;
-    const [q, k, v] = G.split(G.linear(x, `${p}.qkv`), 3, [C, C, C]);
-    // [B, H, W, C] → [B, heads, hd, N]: attention runs over channels, each row a channel's whole map.
-    const perHead = (t: string) =>
-      G.node('Transpose', [G.node('Reshape', [t, G.ints([0, -1, heads, hd])])], { perm: attr.ints([0, 2, 3, 1]) });
+    const [q, k, v] = G.split(G.dense(x, `${p}.qkv`), 3, [C, C, C]);
+    // [B, H, W, C] → [B, heads, d, N]: attention runs across channels, each row a channel's whole map.
+    const perHead = (t: string) => G.transpose(G.reshape(t, [0, -1, heads, hd]), [0, 2, 3, 1]);
     const normalise = (t: string) =>
       G.node('Div', [
         t,
         G.node('Max', [G.node('ReduceL2', [t], { axes: attr.ints([-1]), keepdims: attr.int(1) }), G.scalar(1e-12)]),
       ]);
-    const qn = normalise(perHead(q!));
-    const kn = normalise(perHead(k!));
-    const temp = G.param(`${p}.temperature`);
-    const attn = G.node(
-      'Softmax',
-      [G.mul(G.node('MatMul', [qn, G.node('Transpose', [kn], { perm: attr.ints([0, 1, 3, 2]) })]), temp)],
-      {
-        axis: attr.int(-1),
-      },
+    const scores = G.mul(
+      G.node('MatMul', [normalise(perHead(q!)), G.transpose(normalise(perHead(k!)), [0, 1, 3, 2])]),
+      G.weightOf(`${p}.temperature`),
     );
-    const o = G.node('MatMul', [attn, perHead(v!)]);
-    const att = G.node('Reshape', [G.node('Transpose', [o], { perm: attr.ints([0, 3, 1, 2]) }), G.node('Shape', [x])]);
+    const o = G.node('MatMul', [G.node('Softmax', [scores], { axis: attr.int(-1) }), perHead(v!)]);
+    const att = G.reshape(G.transpose(o, [0, 3, 1, 2]), G.node('Shape', [x]));
     return aim(p, att, v!, false);
   };
 
   const sgfn = (x: string, p: string): string => {
-    const h = G.gelu(G.linear(x, `${p}.fc1`));
-    const hidden = G.t(`${p}.fc1.weight`).shape[0]!;
-    const [x1, x2] = G.split(h, 3, [hidden / 2, hidden / 2]);
-    const gate = G.toNhwc(G.conv(G.toNchw(G.layerNorm(x2!, `${p}.sg.norm`)), `${p}.sg.conv`, { group: hidden / 2 }));
-    return G.linear(G.mul(x1!, gate), `${p}.fc2`);
+    const hidden = G.get(`${p}.fc1.weight`).shape[0]!;
+    const [x1, x2] = G.split(G.gelu(G.dense(x, `${p}.fc1`)), 3, [hidden / 2, hidden / 2]);
+    const gate = G.toNhwc(G.conv(G.toNchw(G.norm(x2!, `${p}.sg.norm`)), `${p}.sg.conv`, G.get, { group: hidden / 2 }));
+    return G.dense(G.mul(x1!, gate), `${p}.fc2`);
   };
 
-  const mean = spec.inChannels === 3 ? G.floats([1, 3, 1, 1], RGB_MEAN, 'rgb_mean') : null;
-  const input = mean ? G.node('Sub', ['input', mean]) : 'input';
-  const shallow = G.conv(input, 'conv_first');
-  let t = G.layerNorm(G.toNhwc(shallow), 'before_RG.1');
+  const mean = spec.inChannels === 3 ? RGB_MEAN : null;
+  const shallow = G.conv(normalizeInput(G, 'input', mean, 1), 'conv_first', G.get);
+  let t = G.norm(G.toNhwc(shallow), 'before_RG.1');
   spec.depths.forEach((depth, i) => {
     const res = t;
     for (let j = 0; j < depth; j++) {
       const p = `layers.${i}.blocks.${j}`;
-      const y = G.layerNorm(t, `${p}.norm1`);
+      const y = G.norm(t, `${p}.norm1`);
       const a =
         j % 2 === 0
           ? spatialBlock(y, `${p}.attn`, spec.heads[i]!, datShifted(i, j))
           : channelBlock(y, `${p}.attn`, spec.heads[i]!);
       t = G.add(t, a);
-      t = G.add(t, sgfn(G.layerNorm(t, `${p}.norm2`), `${p}.ffn`));
+      t = G.add(t, sgfn(G.norm(t, `${p}.norm2`), `${p}.ffn`));
     }
     t = G.add(res, G.toNhwc(G.resiConv(G.toNchw(t), `layers.${i}.conv`, spec.resiConnection)));
   });
-  const deep = G.resiConv(G.toNchw(G.layerNorm(t, 'norm')), 'conv_after_body', spec.resiConnection);
-  const out = G.upsampleTail(G.add(deep, shallow), spec.upsampler, spec.scale);
-  G.node(mean ? 'Add' : 'Identity', mean ? [out, mean] : [out], {}, 'output');
+  const deep = G.resiConv(G.toNchw(G.norm(t, 'norm')), 'conv_after_body', spec.resiConnection);
+  const out = denormalizeOutput(G, G.upsampleTail(G.add(deep, shallow), spec.upsampler, spec.scale), mean, 1);
+  G.node('Identity', [out], {}, 'output');
   return {
     onnx: G.g.toBytes({
       inChannels: spec.inChannels,
@@ -339,8 +320,4 @@ export function buildDatOnnx(dict: StateDict, given?: DatSpec): { onnx: Uint8Arr
     }),
     spec,
   };
-}
-
-function twice<T>(x: T): [T, T] {
-  return [x, x];
 }

@@ -13,8 +13,9 @@
  */
 import { UnsupportedArchitectureError } from './architecture.js';
 import { attr } from './onnxWriter.js';
-import { countIndexed, detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from './nhwcOps.js';
 import type { StateDict, Tensor } from './stateDict.js';
+import { countSeq, denormalizeOutput, normalizeInput } from './swinir.js';
+import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from './transformerGraph.js';
 
 export type SrformerVariant = 'SRFormer' | 'SRFormer-light';
 
@@ -61,11 +62,11 @@ export function detectSrformer(dict: StateDict): SrformerSpec {
       'SRFormer with an absolute position embedding (ape) is tied to its training size and is not supported',
     );
   const [embedDim, inChannels] = need(dict, 'conv_first.weight').shape as [number, number];
-  const layers = countIndexed(dict, 'layers');
+  const layers = countSeq(dict, 'layers', 'residual_group.blocks.0.norm1.weight');
   const depths: number[] = [];
   const heads: number[] = [];
   for (let i = 0; i < layers; i++) {
-    depths.push(countIndexed(dict, `layers.${i}.residual_group.blocks`));
+    depths.push(countSeq(dict, `layers.${i}.residual_group.blocks`, 'norm1.weight'));
     heads.push(need(dict, `${block(i, 0)}.attn.relative_position_bias_table`).shape[1]!);
   }
   if (layers === 0 || depths.includes(0)) throw new UnsupportedArchitectureError('SRFormer checkpoint without blocks');
@@ -111,24 +112,22 @@ export function describeSrformer(s: SrformerSpec): string {
 }
 
 /**
- * The bias table gathered for permuted attention: query pixel (r, c) of the ws×ws window sits at (r/2, c/2)
- * of the half-resolution grid its keys live on, so bias[h, i, j] = table[rel((r/2, c/2), key j), h].
+ * The bias-table index of permuted attention: query pixel (r, c) of the ws×ws window sits at (r/2, c/2) of
+ * the half-resolution grid its keys live on, so entry (i, j) is Swin's relative index between that cell and
+ * key j (SRFormer's aligned_relative_position_index, recomputed).
  */
-function permutedBias(table: Tensor, ws: number): { dims: number[]; data: Float32Array } {
+export function alignedRelativePositionIndex(ws: number): number[] {
   const pw = ws / 2;
-  const heads = table.shape[1]!;
   const n = ws * ws;
   const m = pw * pw;
-  const data = new Float32Array(heads * n * m);
+  const out = new Array<number>(n * m);
   for (let i = 0; i < n; i++) {
     const pr = Math.floor(Math.floor(i / ws) / 2);
     const pc = Math.floor((i % ws) / 2);
-    for (let j = 0; j < m; j++) {
-      const row = (pr - Math.floor(j / pw) + pw - 1) * (2 * pw - 1) + (pc - (j % pw) + pw - 1);
-      for (let h = 0; h < heads; h++) data[(h * n + i) * m + j] = table.data[row * heads + h]!;
-    }
+    for (let j = 0; j < m; j++)
+      out[i * m + j] = (pr - Math.floor(j / pw) + pw - 1) * (2 * pw - 1) + (pc - (j % pw) + pw - 1);
   }
-  return { dims: [heads, n, m], data };
+  return out;
 }
 
 export function buildSrformerOnnx(dict: StateDict, given?: SrformerSpec): { onnx: Uint8Array; spec: SrformerSpec } {
@@ -139,32 +138,52 @@ export function buildSrformerOnnx(dict: StateDict, given?: SrformerSpec): { onnx
   const n = ws * ws;
   const shift = Math.floor(ws / 2);
   const G = new TokenGraph('SRFormer', dict, 'an SRFormer checkpoint');
+  const index = alignedRelativePositionIndex(ws);
 
-  const psa = (y: string, p: string, heads: number, shifted: boolean): string => {
+  const psa = (y: string, p: string, heads: number, mask: string | null, grid: ReturnType<typeof G.grid>) => {
     const hd = C / heads;
-    const src = shifted ? G.roll(y, -shift, -shift) : y;
-    const win = G.windowPartition(src, ws, ws, C);
-    // kv: each 2×2 pixel block of the window becomes one token whose channels are the four pixels' C/4 slices.
-    const kv = G.node('Reshape', [
-      G.node('Transpose', [G.node('Reshape', [G.linear(win, `${p}.attn.kv`), G.ints([-1, pw, 2, pw, 2, 2, C / 4])])], {
-        perm: attr.ints([0, 1, 3, 5, 2, 4, 6]),
-      }),
-      G.ints([-1, n / 4, 2, heads, hd]),
-    ]);
-    const kvh = G.node('Transpose', [kv], { perm: attr.ints([2, 0, 3, 1, 4]) });
-    const [k, v] = [0, 1].map((i) =>
-      G.node('Squeeze', [G.node('Gather', [kvh, G.ints([i])], { axis: attr.int(0) }), G.ints([0])]),
+    const win = G.windowPartition(mask ? G.roll(y, -shift) : y, grid);
+    // kv: each 2×2 pixel block of a window becomes one token whose channels are the four pixels' C/4 slices.
+    const blocks = G.transpose(
+      G.reshape(G.dense(win, `${p}.attn.kv`), [-1, pw, 2, pw, 2, 2, C / 4]),
+      [0, 1, 3, 5, 2, 4, 6],
     );
-    const q = G.node('Transpose', [G.node('Reshape', [G.linear(win, `${p}.attn.q`), G.ints([-1, n, heads, hd])])], {
-      perm: attr.ints([0, 2, 1, 3]),
-    });
-    const bias = permutedBias(G.t(`${p}.attn.relative_position_bias_table`), ws);
-    let mask: string | undefined;
-    if (shifted) {
-      const hp = G.dim(y, 1);
-      const wp = G.dim(y, 2);
-      const two = G.ints([2]);
-      mask = G.labelMask(
+    const kv = G.transpose(
+      G.reshape(blocks, G.concat([G.shape(win, 0, 2), G.i64([n / 4, 2, heads, hd])], 0)),
+      [3, 0, 1, 4, 2, 5],
+    );
+    const [k, v] = [0, 1].map((i) =>
+      G.node('Squeeze', [G.node('Gather', [kv, G.i64([i])], { axis: attr.int(0) }), G.i64([0])]),
+    );
+    const q = G.splitHeads(G.dense(win, `${p}.attn.q`), heads, C);
+    const table = `${p}.attn.relative_position_bias_table`;
+    const bias = G.relativePositionBias(table, G.get(table), 'aligned_relative_position_index', index, n, n / 4);
+    const o = G.attention(G.mul(q, G.scalar(hd ** -0.5)), G.transpose(k!, [0, 1, 2, 4, 3]), v!, bias, mask);
+    const img = G.windowReverse(G.dense(G.mergeHeads(o, C), `${p}.attn.proj`), grid);
+    return mask ? G.roll(img, shift) : img;
+  };
+
+  const convFfn = (x: string, p: string): string => {
+    const hidden = G.get(`${p}.fc1.weight`).shape[0]!;
+    const h = G.gelu(G.dense(x, `${p}.fc1`));
+    const dw = G.toNhwc(G.gelu(G.conv(G.toNchw(h), `${p}.dwconv.depthwise_conv.0`, G.get, { group: hidden })));
+    return G.dense(G.add(h, dw), `${p}.fc2`);
+  };
+
+  const mean = spec.inChannels === 3 ? RGB_MEAN : null;
+  const padded = G.padToMultiple('input', ws, 'reflect');
+  const x = normalizeInput(G, padded.x, mean, 1);
+  const shallow = G.conv(x, 'conv_first', G.get);
+  let t = G.toNhwc(shallow);
+  if (spec.patchNorm) t = G.norm(t, 'patch_embed.norm');
+  const grid = G.grid(t, ws, C);
+  // Queries are labelled on the padded map in ws windows, keys on the half-size map in ws/2 windows, each
+  // with its own shift (shift//2 for the keys, as SRFormer's calculate_mask does).
+  const hp = G.dim(t, 1);
+  const wp = G.dim(t, 2);
+  const two = G.i64([2]);
+  const mask = spec.shifted.some((s) => s.includes(true))
+    ? G.labelMask(
         G.windowLabels(hp, wp, ws, ws, shift, shift),
         G.windowLabels(
           G.node('Div', [hp, two]),
@@ -174,64 +193,23 @@ export function buildSrformerOnnx(dict: StateDict, given?: SrformerSpec): { onnx
           Math.floor(shift / 2),
           Math.floor(shift / 2),
         ),
-      );
-    }
-    const o = G.windowAttention(
-      G.mul(q, G.scalar(hd ** -0.5)),
-      k!,
-      v!,
-      G.floats(bias.dims, bias.data, `${p}.attn.position_bias`),
-      heads,
-      mask,
-    );
-    const merged = G.linear(
-      G.node('Reshape', [G.node('Transpose', [o], { perm: attr.ints([0, 2, 1, 3]) }), G.ints([-1, n, C])]),
-      `${p}.attn.proj`,
-    );
-    const img = G.windowReverse(merged, ws, ws, C, y);
-    return shifted ? G.roll(img, shift, shift) : img;
-  };
-
-  const convFfn = (x: string, p: string): string => {
-    const h = G.gelu(G.linear(x, `${p}.fc1`));
-    const hidden = G.t(`${p}.fc1.weight`).shape[0]!;
-    const dw = G.toNhwc(G.gelu(G.conv(G.toNchw(h), `${p}.dwconv.depthwise_conv.0`, { group: hidden })));
-    return G.linear(G.add(h, dw), `${p}.fc2`);
-  };
-
-  const h0 = G.dim('input', 2);
-  const w0 = G.dim('input', 3);
-  const mean = spec.inChannels === 3 ? G.floats([1, 3, 1, 1], RGB_MEAN, 'rgb_mean') : null;
-  const padded = G.reflectPadNchw('input', ws);
-  const x = mean ? G.node('Sub', [padded, mean]) : padded;
-  const shallow = G.conv(x, 'conv_first');
-  let t = G.toNhwc(shallow);
-  if (spec.patchNorm) t = G.layerNorm(t, 'patch_embed.norm');
+      )
+    : null;
   spec.depths.forEach((depth, i) => {
     const res = t;
     for (let j = 0; j < depth; j++) {
       const p = block(i, j);
-      t = G.add(t, psa(G.layerNorm(t, `${p}.norm1`), p, spec.heads[i]!, spec.shifted[i]![j]!));
-      t = G.add(t, convFfn(G.layerNorm(t, `${p}.norm2`), `${p}.mlp`));
+      t = G.add(t, psa(G.norm(t, `${p}.norm1`), p, spec.heads[i]!, spec.shifted[i]![j]! ? mask : null, grid));
+      t = G.add(t, convFfn(G.norm(t, `${p}.norm2`), `${p}.mlp`));
     }
     t = G.add(res, G.toNhwc(G.resiConv(G.toNchw(t), `layers.${i}.conv`, spec.resiConnection)));
   });
-  const body = G.add(G.resiConv(G.toNchw(G.layerNorm(t, 'norm')), 'conv_after_body', spec.resiConnection), shallow);
-  let out =
-    spec.upsampler === 'none' ? G.add(x, G.conv(body, 'conv_last')) : G.upsampleTail(body, spec.upsampler, spec.scale);
-  if (mean) out = G.add(out, mean);
-  const s = G.ints([spec.scale]);
-  G.node(
-    'Slice',
-    [
-      out,
-      G.ints([0, 0]),
-      G.node('Concat', [G.node('Mul', [h0, s]), G.node('Mul', [w0, s])], { axis: attr.int(0) }),
-      G.ints([2, 3]),
-    ],
-    {},
-    'output',
-  );
+  const body = G.add(G.resiConv(G.toNchw(G.norm(t, 'norm')), 'conv_after_body', spec.resiConnection), shallow);
+  const out =
+    spec.upsampler === 'none'
+      ? G.add(x, G.conv(body, 'conv_last', G.get))
+      : G.upsampleTail(body, spec.upsampler, spec.scale);
+  G.cropToScaled(denormalizeOutput(G, out, mean, 1), padded.h, padded.w, spec.scale, 'output');
   return {
     onnx: G.g.toBytes({
       inChannels: spec.inChannels,
