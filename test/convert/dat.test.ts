@@ -6,24 +6,18 @@
  * the window (so the in-attention padding and the shifted-window masks are exercised at a new size).
  */
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnsupportedArchitectureError } from '../../engine/convert/architecture.js';
 import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
 import { datShifted, detectDat, type DatSpec } from '../../engine/convert/dat.js';
 import { readSafetensors } from '../../engine/convert/safetensors.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
-import { IMAGES_DIR } from '../helpers/paths.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
-import { hasTorch, photoCrop, torchReference } from './support/torchReference.js';
-
-let cache: string;
-beforeAll(async () => {
-  cache = await tempDir('crisp-dat-');
-});
-afterAll(async () => removeDir(cache));
+import { hasTorch, runReference, type RefResult } from './support/transformerReference.js';
+import { writeSafetensors } from './support/torchWriters.js';
 
 interface Case {
+  id: string;
   name: string;
   config: {
     in_chans: 3 | 4;
@@ -39,6 +33,7 @@ interface Case {
     qkv_bias?: boolean;
   };
   photo: string;
+  /** Width × height of the crop. */
   size: [number, number];
   expect: Partial<DatSpec>;
   description: string;
@@ -51,6 +46,7 @@ interface Case {
  */
 const CASES: Case[] = [
   {
+    id: 'dat-x4',
     name: 'DAT ×4 (8×32 windows, ffn ×4, pixelshuffle, 1conv)',
     config: {
       in_chans: 3,
@@ -70,6 +66,7 @@ const CASES: Case[] = [
     description: 'DAT x4 (32 dim, 3+1+1+2 blocks, 4/4/2/4 heads, window 8×32, ffn ×4, pixelshuffle, 1conv)',
   },
   {
+    id: 'dat2-x2',
     name: 'DAT-2 ×2 (ffn ×2)',
     config: {
       in_chans: 3,
@@ -89,6 +86,7 @@ const CASES: Case[] = [
     description: 'DAT-2 x2 (40 dim, 4×2 blocks, 2 heads, window 8×32, ffn ×2, pixelshuffle, 1conv)',
   },
   {
+    id: 'dats-x3',
     name: 'DAT-S ×3 (8×16 windows)',
     config: {
       in_chans: 3,
@@ -108,6 +106,7 @@ const CASES: Case[] = [
     description: 'DAT-S x3 (32 dim, 4×1 blocks, 2 heads, window 8×16, ffn ×2, pixelshuffle, 1conv)',
   },
   {
+    id: 'datlight-x2-rgba',
     name: 'DAT-light ×2, RGBA (one-step upsampler, 3conv, no qkv bias)',
     config: {
       in_chans: 4,
@@ -129,6 +128,7 @@ const CASES: Case[] = [
       'DAT-light x2 (32 dim, 1×3 blocks, 4 heads, window 8×32, ffn ×2, pixelshuffledirect, 3conv, 4 channels)',
   },
   {
+    id: 'dat-x1',
     name: 'DAT ×1 restoration',
     config: {
       in_chans: 3,
@@ -149,21 +149,33 @@ const CASES: Case[] = [
   },
 ];
 
+let dir: string;
+let refs: Map<string, RefResult>;
+beforeAll(async () => {
+  dir = await tempDir('crisp-dat-');
+  if (!hasTorch) return;
+  // One python run builds every case's checkpoints and outputs.
+  refs = await runReference(
+    'dat_reference.py',
+    dir,
+    CASES.map((c) => ({
+      id: c.id,
+      seed: 11,
+      config: c.config,
+      inputs: [{ name: 'photo', image: c.photo, width: c.size[0], height: c.size[1], left: 40, top: 30 }],
+    })),
+    (r) => CASES.find((c) => c.id === r.id)!.config.in_chans,
+    (r) => CASES.find((c) => c.id === r.id)!.config.upscale,
+  );
+}, 300_000);
+afterAll(async () => removeDir(dir));
+
 describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real photo crops)', () => {
   it.each(CASES)(
     '$name',
     async (c) => {
-      const [w, h] = c.size;
-      const input = await photoCrop(path.join(IMAGES_DIR, c.photo), w, h, c.config.in_chans, 40, 30);
-      const ref = await torchReference(
-        cache,
-        'dat_reference.py',
-        { input: [c.config.in_chans, h, w], ...c.config },
-        11,
-        input,
-      );
-      expect(ref.dims).toEqual([1, c.config.in_chans, h * c.config.upscale, w * c.config.upscale]);
-
+      const ref = refs.get(c.id)!;
+      const photo = ref.inputs.get('photo')!;
       const fromPth = await convertModelFile(ref.pth);
       const fromSafetensors = await convertModelFile(ref.safetensors);
       expect(fromPth.spec).toMatchObject({ kind: 'dat', ...c.expect });
@@ -171,12 +183,13 @@ describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real
       // Same tensors from either container → byte-identical graphs.
       expect(Buffer.from(fromSafetensors.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
 
-      const ours = await runOnnx(fromPth.onnx, input, [1, c.config.in_chans, h, w]);
-      expect(ours.dims).toEqual(ref.dims);
+      const [w, h] = c.size;
+      const s = c.config.upscale;
+      const ours = await runOnnx(fromPth.onnx, photo.data, photo.dims);
+      expect(ours.dims).toEqual([1, c.config.in_chans, h * s, w * s]);
       // A reference that barely moves would prove nothing.
-      const spread = Math.max(...ref.output) - Math.min(...ref.output);
-      expect(spread).toBeGreaterThan(0.5);
-      expect(maxAbsDiff(ours.data, ref.output)).toBeLessThanOrEqual(1e-4);
+      expect(Math.max(...photo.expected) - Math.min(...photo.expected)).toBeGreaterThan(0.5);
+      expect(maxAbsDiff(ours.data, photo.expected)).toBeLessThanOrEqual(1e-4);
     },
     120_000,
   );
@@ -188,36 +201,23 @@ describe('DAT detection', () => {
     expect([0, 1, 2, 3, 4, 5, 6].filter((b) => datShifted(1, b))).toEqual([0, 4]);
   });
 
-  it.skipIf(!hasTorch)(
-    'names what is missing in a damaged DAT checkpoint, and refuses odd windows',
-    async () => {
-      const c = CASES[1]!;
-      const [w, h] = c.size;
-      const input = await photoCrop(path.join(IMAGES_DIR, c.photo), w, h, 3, 40, 30);
-      const ref = await torchReference(cache, 'dat_reference.py', { input: [3, h, w], ...c.config }, 11, input);
-      const dict = readSafetensors(await readFile(ref.safetensors));
-      const noTemperature = new Map(dict);
-      noTemperature.delete('layers.2.blocks.1.attn.temperature');
-      expect(() => detectDat(noTemperature)).toThrow(
-        new UnsupportedArchitectureError('not a DAT checkpoint: layers.2.blocks.1.attn.temperature is missing'),
-      );
-      const noNorm = new Map(dict);
-      noNorm.delete('layers.0.blocks.1.ffn.sg.norm.weight');
-      await expect(convertBytes(await safetensorsOf(noNorm), 'safetensors')).rejects.toThrow(
-        'not a DAT checkpoint: layers.0.blocks.1.ffn.sg.norm.weight is missing',
-      );
-      const odd = new Map(dict);
-      const rpe = dict.get('layers.0.blocks.0.attn.attns.0.rpe_biases')!;
-      const data = Float32Array.from(rpe.data);
-      data[data.length - 2] = 6; // last offset (6, 31): a 7×32 window
-      odd.set('layers.0.blocks.0.attn.attns.0.rpe_biases', { shape: rpe.shape, data });
-      expect(() => detectDat(odd)).toThrow('DAT window 7×32 is not supported (sides ≥ 2, one dividing the other)');
-    },
-    60_000,
-  );
+  it.skipIf(!hasTorch)('names what is missing in a damaged DAT checkpoint, and refuses odd windows', async () => {
+    const dict = readSafetensors(await readFile(refs.get('dat2-x2')!.safetensors));
+    const noTemperature = new Map(dict);
+    noTemperature.delete('layers.2.blocks.1.attn.temperature');
+    expect(() => detectDat(noTemperature)).toThrow(
+      new UnsupportedArchitectureError('not a DAT checkpoint: layers.2.blocks.1.attn.temperature is missing'),
+    );
+    const noNorm = new Map(dict);
+    noNorm.delete('layers.0.blocks.1.ffn.sg.norm.weight');
+    await expect(convertBytes(writeSafetensors(noNorm), 'safetensors')).rejects.toThrow(
+      'not a DAT checkpoint: layers.0.blocks.1.ffn.sg.norm.weight is missing',
+    );
+    const odd = new Map(dict);
+    const rpe = dict.get('layers.0.blocks.0.attn.attns.0.rpe_biases')!;
+    const data = Float32Array.from(rpe.data);
+    data[data.length - 2] = 6; // last offset (6, 31): a 7×32 window
+    odd.set('layers.0.blocks.0.attn.attns.0.rpe_biases', { shape: rpe.shape, data });
+    expect(() => detectDat(odd)).toThrow('DAT window 7×32 is not supported (sides ≥ 2, one dividing the other)');
+  });
 });
-
-async function safetensorsOf(dict: Map<string, { shape: number[]; data: Float32Array }>): Promise<Uint8Array> {
-  const { writeSafetensors } = await import('./support/torchWriters.js');
-  return writeSafetensors(dict);
-}

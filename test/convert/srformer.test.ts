@@ -12,19 +12,13 @@ import { convertModelFile } from '../../engine/convert/convert.js';
 import { detectSrformer, type SrformerSpec } from '../../engine/convert/srformer.js';
 import { readSafetensors } from '../../engine/convert/safetensors.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
-import { IMAGES_DIR } from '../helpers/paths.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
-import { hasTorch, photoCrop, torchReference } from './support/torchReference.js';
+import { hasTorch, runReference, type RefResult } from './support/transformerReference.js';
 import { writeSafetensors } from './support/torchWriters.js';
 
-let cache: string;
-beforeAll(async () => {
-  cache = await tempDir('crisp-srformer-');
-});
-afterAll(async () => removeDir(cache));
-
 interface Case {
+  id: string;
   name: string;
   config: {
     in_chans: 3 | 4;
@@ -47,6 +41,7 @@ interface Case {
 /** Released windows: 22 (SRFormer classical and real-world), 16 (SRFormer-light); small widths and depths. */
 const CASES: Case[] = [
   {
+    id: 'srformer-x4',
     name: 'SRFormer ×4 (window 22, pixelshuffle)',
     config: {
       in_chans: 3,
@@ -66,6 +61,7 @@ const CASES: Case[] = [
     description: 'SRFormer x4 (32 dim, 2+3 blocks, 2/4 heads, window 22, mlp ×2, pixelshuffle, 1conv)',
   },
   {
+    id: 'srformer-light-x2',
     name: 'SRFormer-light ×2 (window 16, one-step upsampler, 3conv)',
     config: {
       in_chans: 3,
@@ -85,6 +81,7 @@ const CASES: Case[] = [
     description: 'SRFormer-light x2 (32 dim, 2×2 blocks, 2 heads, window 16, mlp ×2, pixelshuffledirect, 3conv)',
   },
   {
+    id: 'srformer-x1-rgba',
     name: 'SRFormer ×1 restoration, RGBA (window 16)',
     config: {
       in_chans: 4,
@@ -104,6 +101,7 @@ const CASES: Case[] = [
     description: 'SRFormer x1 (32 dim, 1×2 blocks, 4 heads, window 16, mlp ×2, restoration, 1conv, 4 channels)',
   },
   {
+    id: 'srformer-real-x4',
     name: 'SRFormer real-world ×4 (nearest+conv)',
     config: {
       in_chans: 3,
@@ -124,42 +122,51 @@ const CASES: Case[] = [
   },
 ];
 
-async function reference(c: Case) {
-  const [w, h] = c.size;
-  const input = await photoCrop(path.join(IMAGES_DIR, c.photo), w, h, c.config.in_chans, 50, 20);
-  const ref = await torchReference(
-    cache,
+let dir: string;
+let refs: Map<string, RefResult>;
+beforeAll(async () => {
+  dir = await tempDir('crisp-srformer-');
+  if (!hasTorch) return;
+  refs = await runReference(
     'srformer_reference.py',
-    { input: [c.config.in_chans, h, w], ...c.config },
-    5,
-    input,
+    dir,
+    CASES.map((c) => ({
+      id: c.id,
+      seed: 5,
+      config: c.config,
+      inputs: [{ name: 'photo', image: c.photo, width: c.size[0], height: c.size[1], left: 50, top: 20 }],
+    })),
+    (r) => CASES.find((c) => c.id === r.id)!.config.in_chans,
+    (r) => CASES.find((c) => c.id === r.id)!.config.upscale,
   );
-  return { input, ref, w, h };
-}
+}, 300_000);
+afterAll(async () => removeDir(dir));
 
 describe.skipIf(!hasTorch)('SRFormer conversion against PyTorch (random weights, real photo crops)', () => {
   it.each(CASES)(
     '$name',
     async (c) => {
-      const { input, ref, w, h } = await reference(c);
-      expect(ref.dims).toEqual([1, c.config.in_chans, h * c.config.upscale, w * c.config.upscale]);
+      const ref = refs.get(c.id)!;
+      const photo = ref.inputs.get('photo')!;
       const fromPth = await convertModelFile(ref.pth);
       const fromSafetensors = await convertModelFile(ref.safetensors);
       expect(fromPth.spec).toMatchObject({ kind: 'srformer', ...c.expect });
       expect(fromPth.description).toBe(c.description);
       expect(Buffer.from(fromSafetensors.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
 
-      const ours = await runOnnx(fromPth.onnx, input, [1, c.config.in_chans, h, w]);
-      expect(ours.dims).toEqual(ref.dims);
-      expect(Math.max(...ref.output) - Math.min(...ref.output)).toBeGreaterThan(0.5);
-      expect(maxAbsDiff(ours.data, ref.output)).toBeLessThanOrEqual(1e-4);
+      const [w, h] = c.size;
+      const s = c.config.upscale;
+      const ours = await runOnnx(fromPth.onnx, photo.data, photo.dims);
+      expect(ours.dims).toEqual([1, c.config.in_chans, h * s, w * s]);
+      expect(Math.max(...photo.expected) - Math.min(...photo.expected)).toBeGreaterThan(0.5);
+      expect(maxAbsDiff(ours.data, photo.expected)).toBeLessThanOrEqual(1e-4);
     },
     120_000,
   );
 
   it('crisp models import prints the detected architecture and installs a model that runs', async () => {
-    const { ref } = await reference(CASES[1]!);
-    const models = path.join(cache, 'models');
+    const ref = refs.get('srformer-light-x2')!;
+    const models = path.join(dir, 'models');
     const r = await runCli(['models', 'import', ref.safetensors, '--name', 'srformer-light', '--dir', models]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(
@@ -168,7 +175,7 @@ describe.skipIf(!hasTorch)('SRFormer conversion against PyTorch (random weights,
   }, 120_000);
 
   it('refuses an absolute-position-embedding SRFormer and a damaged one by name, through the CLI', async () => {
-    const { ref } = await reference(CASES[3]!);
+    const ref = refs.get('srformer-real-x4')!;
     const dict = readSafetensors(await readFile(ref.safetensors));
     const ape = new Map(dict).set('absolute_pos_embed', { shape: [1, 4356, 32], data: new Float32Array(4356 * 32) });
     expect(() => detectSrformer(ape)).toThrow(
@@ -176,9 +183,9 @@ describe.skipIf(!hasTorch)('SRFormer conversion against PyTorch (random weights,
     );
     const damaged = new Map(dict);
     damaged.delete('layers.0.residual_group.blocks.1.mlp.dwconv.depthwise_conv.0.weight');
-    const file = path.join(cache, 'damaged-srformer.safetensors');
+    const file = path.join(dir, 'damaged-srformer.safetensors');
     await writeFile(file, writeSafetensors(damaged));
-    const r = await runCli(['models', 'import', file, '--dir', path.join(cache, 'models-damaged')]);
+    const r = await runCli(['models', 'import', file, '--dir', path.join(dir, 'models-damaged')]);
     expect(r.code).toBe(1);
     expect(r.stdout.trim()).toBe(
       `${file}: not imported: not an SRFormer checkpoint: layers.0.residual_group.blocks.1.mlp.dwconv.depthwise_conv.0.weight is missing`,

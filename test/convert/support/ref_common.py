@@ -3,16 +3,20 @@
 Each reference script builds its architecture from a JSON config, gives every parameter and buffer a random
 value at a scale a trained network has (so wrong indexing, a missed bias or a swapped branch shows in the
 output), saves the state dict as model.pth ({'params': state_dict}, what BasicSR / traiNNer write) and as
-model.safetensors, and runs the model on input.bin (float32 planar 1×C×H×W, 0–1 pixels) into output.bin.
+model.safetensors, and runs the model on each <name>.bin (float32 planar 1×C×H×W, 0–1 pixels) into
+<name>.out.bin, for the jobs support/transformerReference.ts writes.
 
-usage: /usr/bin/python3 <arch>_reference.py OUT_DIR CONFIG_JSON SEED
+usage: /usr/bin/python3 <arch>_reference.py JOBS_JSON
 """
 import json
 import math
-import struct
+import os
 import sys
 
+import numpy
 import torch
+
+from safetensors_write import save_safetensors
 
 
 def randomize(model, seed, skip=()):
@@ -38,33 +42,21 @@ def randomize(model, seed, skip=()):
                 t.copy_(0.3 * torch.randn(t.shape, generator=g))
 
 
-def save_safetensors(state, path):
-    header, blobs, offset = {'__metadata__': {'format': 'pt'}}, [], 0
-    for k, v in state.items():
-        v = v.detach().contiguous()
-        dtype = {torch.float32: 'F32', torch.int64: 'I64'}[v.dtype]
-        data = v.numpy().tobytes()
-        header[k] = {'dtype': dtype, 'shape': list(v.shape), 'data_offsets': [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b' ' * ((8 - len(text) % 8) % 8)
-    with open(path, 'wb') as f:
-        f.write(struct.pack('<Q', len(text)) + text + b''.join(blobs))
-
-
 def main(build, skip=()):
-    out_dir, cfg, seed = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
-    torch.manual_seed(seed)
-    model = build(cfg).eval()
-    randomize(model, seed, skip)
-    # Every buffer stays, as in released files (relative_position_index, attn masks, num_batches_tracked).
-    state = model.state_dict()
-    torch.save({'params': state}, f'{out_dir}/model.pth')
-    save_safetensors(state, f'{out_dir}/model.safetensors')
-    c, h, w = cfg['input']
-    x = torch.frombuffer(bytearray(open(f'{out_dir}/input.bin', 'rb').read()), dtype=torch.float32).view(1, c, h, w)
-    with torch.no_grad():
-        y = model(x)
-    open(f'{out_dir}/output.bin', 'wb').write(y.contiguous().numpy().tobytes())
-    print(json.dumps({'dims': list(y.shape)}))
+    """Runs the jobs transformerReference.ts writes: [{dir, seed, config, wrapper, inputs: [{name, shape}]}]."""
+    jobs = json.load(open(sys.argv[1]))
+    torch.set_num_threads(1)
+    for job in jobs:
+        torch.manual_seed(job['seed'])
+        model = build(job['config']).eval()
+        randomize(model, job['seed'], skip)
+        # Every buffer stays, as in released files (relative_position_index, attn masks, num_batches_tracked).
+        state = model.state_dict()
+        torch.save({job.get('wrapper', 'params'): state}, os.path.join(job['dir'], 'model.pth'))
+        save_safetensors(state, os.path.join(job['dir'], 'model.safetensors'))
+        for inp in job['inputs']:
+            base = os.path.join(job['dir'], inp['name'])
+            x = torch.from_numpy(numpy.fromfile(base + '.bin', dtype='float32').reshape(inp['shape']).copy())
+            with torch.no_grad():
+                y = model(x)
+            y.numpy().astype('float32').tofile(base + '.out.bin')
