@@ -158,6 +158,7 @@ import { runInt8Bench } from './int8Bench.js';
 import { uxBench } from './uxBench.js';
 import { hugeBench } from './hugeBench.js';
 import { startupBench } from './startupBench.js';
+import { archBench } from './archBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';
@@ -273,6 +274,7 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
     run: async () => console.log(`\nFairness (two users, one device)\n${(await runFairnessBench()).join('\n')}`),
   },
   { name: 'startup', run: startupBench },
+  { name: 'arch', run: archBench },
 ];
 
 async function main(): Promise<void> {
