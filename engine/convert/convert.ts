@@ -5,6 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeSpec, type ArchSpec } from './architecture.js';
+import { buildDatOnnx } from './dat.js';
 import { detectArchitecture, summarise, type DetectOptions } from './detectArchitecture.js';
 import { buildGfpganOnnx, looksLikeGfpgan } from './gfpgan.js';
 import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js';
@@ -16,6 +17,7 @@ import { buildHatOnnx } from './hat.js';
 import { buildOmniSrOnnx } from './omnisr.js';
 import { buildRealPlksrOnnx } from './realplksr.js';
 import { buildSpanOnnx } from './span.js';
+import { buildSrformerOnnx } from './srformer.js';
 import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
 import { buildSwinirOnnx } from './swinir.js';
@@ -66,6 +68,10 @@ export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { 
       return { onnx: buildSwinirOnnx(dict, spec), spec };
     case 'hat':
       return { onnx: buildHatOnnx(dict, spec), spec };
+    case 'dat':
+      return buildDatOnnx(dict, spec);
+    case 'srformer':
+      return buildSrformerOnnx(dict, spec);
   }
 }
 

@@ -274,7 +274,7 @@ const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
     run: async () => console.log(`\nFairness (two users, one device)\n${(await runFairnessBench()).join('\n')}`),
   },
   { name: 'startup', run: startupBench },
-  { name: 'arch', run: () => archBench() },
+  { name: 'arch', run: archBench },
 ];
 
 async function main(): Promise<void> {

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertBytes } from '../../engine/convert/convert.js';
-import { describeSpec } from '../../engine/convert/architecture.js';
+import { describeSpec, tilingOf } from '../../engine/convert/architecture.js';
 import { detectArchitecture } from '../../engine/convert/detectArchitecture.js';
 import { ocaRelativePositionIndex } from '../../engine/convert/hat.js';
 import type { StateDict } from '../../engine/convert/stateDict.js';
@@ -145,11 +145,12 @@ function publishedShapes(embed: number, cab: number, groups: number, scale: numb
 }
 
 describe('HAT variants are named from the published shapes', () => {
+  // The tile planner's cost relative to SRVGGNetCompact: HAT-S measured 17× on a 256² tile (docs/models.md).
   it.each([
-    ['HAT-S', 144, 6, 6, 4],
-    ['HAT', 180, 60, 6, 4],
-    ['HAT-L', 180, 60, 12, 2],
-  ] as const)('%s', (variant, embed, cab, groups, scale) => {
+    ['HAT-S', 144, 6, 6, 4, 17],
+    ['HAT', 180, 60, 6, 4, 29],
+    ['HAT-L', 180, 60, 12, 2, 57],
+  ] as const)('%s', (variant, embed, cab, groups, scale, cost) => {
     const spec = detectArchitecture(publishedShapes(embed, cab, groups, scale));
     expect(spec).toMatchObject({
       kind: 'hat',
@@ -162,6 +163,7 @@ describe('HAT variants are named from the published shapes', () => {
       overlapWindow: 24,
       mlpRatio: 2,
     });
+    expect(tilingOf(spec)).toEqual({ window: 16, minSide: 16, relativeCost: cost });
     expect(describeSpec(spec)).toMatch(new RegExp(`^${variant} x${scale} \\(embed ${embed}, depths 6(/6)+, `));
   });
 });
