@@ -3,7 +3,8 @@
  * the test-only PyTorch references, converted by Crisp), fp32 on the CPU provider, on a 256×256 tile of a
  * real photo: milliseconds per tile and input megapixels per second. Building the checkpoints needs Debian's
  * python3-torch (as the conversion tests do); without it the section says so and skips.
- * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three).
+ * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three;
+ * CRISP_BENCH_ARCH=DAT-light,SRFormer-light: only the rows whose label starts with one of those names).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -110,11 +111,13 @@ export async function archBench(): Promise<void> {
     return;
   }
   const runs = process.env.CRISP_BENCH_QUICK === '1' ? 1 : 3;
+  const pick = process.env.CRISP_BENCH_ARCH?.split(',').filter(Boolean);
+  const rows = pick ? ROWS.filter((r) => pick.some((p) => r.label.startsWith(`${p} `))) : ROWS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-arch-bench-'));
   try {
     const input = await photoCrop({ name: 'tile', image: 'set14/baboon.png', width: TILE, height: TILE }, 3);
     console.log(`${'architecture'.padEnd(50)} ${'ms / tile'.padStart(9)} ${'MP/s'.padStart(8)}`);
-    for (const [i, row] of ROWS.entries()) {
+    for (const [i, row] of rows.entries()) {
       const id = `row${i}`;
       const refs = await runReference(
         row.script,
