@@ -6,12 +6,13 @@
  * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three;
  * CRISP_BENCH_ARCH=DAT-light,SRFormer-light: only the rows whose label starts with one of those names).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { convertModelFile } from '../../engine/convert/convert.js';
 import { hasTorch, photoCrop, runReference } from '../convert/support/transformerReference.js';
+import { ONNX_DIR } from '../helpers/paths.js';
 
 const TILE = 256;
 
@@ -102,6 +103,34 @@ function srformerConfig(over: Record<string, unknown>): ArchRow['config'] {
   };
 }
 
+/** Median milliseconds of `runs` timed runs on one tile, after one untimed warm-up run. */
+async function msPerTile(model: Uint8Array | string, input: Float32Array, runs: number): Promise<number> {
+  const opts: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], logSeverityLevel: 3 };
+  const session =
+    typeof model === 'string'
+      ? await ort.InferenceSession.create(model, opts)
+      : await ort.InferenceSession.create(model, opts);
+  try {
+    const feed = { [session.inputNames[0]!]: new ort.Tensor('float32', input, [1, 3, TILE, TILE]) };
+    await session.run(feed); // first-run allocations are not counted
+    const times: number[] = [];
+    for (let r = 0; r < runs; r++) {
+      const t0 = performance.now();
+      await session.run(feed);
+      times.push(performance.now() - t0);
+    }
+    return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+  } finally {
+    await session.release();
+  }
+}
+
+/**
+ * The catalog's compact ×4 model (SRVGGNetCompact) on the same tile in the same run: the ratio to it survives
+ * a busy machine better than the milliseconds do.
+ */
+const BASELINE = 'realesr-general-x4v3.onnx';
+
 export async function archBench(): Promise<void> {
   console.log(
     `\nArchitectures (imported checkpoints, released configurations, random weights; fp32, cpu provider, ${TILE}² tile)`,
@@ -116,7 +145,16 @@ export async function archBench(): Promise<void> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-arch-bench-'));
   try {
     const input = await photoCrop({ name: 'tile', image: 'set14/baboon.png', width: TILE, height: TILE }, 3);
-    console.log(`${'architecture'.padEnd(50)} ${'ms / tile'.padStart(9)} ${'MP/s'.padStart(8)}`);
+    const line = (label: string, ms: number, base: number | null) =>
+      console.log(
+        `${label.padEnd(50)} ${ms.toFixed(0).padStart(9)} ${((TILE * TILE) / 1e6 / (ms / 1000)).toFixed(4).padStart(8)} ${base ? `${(ms / base).toFixed(1)}×`.padStart(12) : ''}`,
+      );
+    console.log(
+      `${'architecture'.padEnd(50)} ${'ms / tile'.padStart(9)} ${'MP/s'.padStart(8)} ${'× compact'.padStart(12)}`,
+    );
+    const baselineFile = path.join(ONNX_DIR, BASELINE);
+    const base = existsSync(baselineFile) ? await msPerTile(baselineFile, input, runs) : null;
+    if (base) line(`baseline: ${BASELINE} (SRVGGNetCompact ×4)`, base, null);
     for (const [i, row] of rows.entries()) {
       const id = `row${i}`;
       const refs = await runReference(
@@ -126,27 +164,7 @@ export async function archBench(): Promise<void> {
         () => row.config.in_chans,
         () => 1,
       );
-      const converted = await convertModelFile(refs.get(id)!.pth);
-      const session = await ort.InferenceSession.create(converted.onnx, {
-        executionProviders: ['cpu'],
-        logSeverityLevel: 3,
-      });
-      try {
-        const feed = { [session.inputNames[0]!]: new ort.Tensor('float32', input, [1, 3, TILE, TILE]) };
-        await session.run(feed); // warm-up: first-run allocations are not counted
-        const times: number[] = [];
-        for (let r = 0; r < runs; r++) {
-          const t0 = performance.now();
-          await session.run(feed);
-          times.push(performance.now() - t0);
-        }
-        const ms = times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
-        console.log(
-          `${row.label.padEnd(50)} ${ms.toFixed(0).padStart(9)} ${((TILE * TILE) / 1e6 / (ms / 1000)).toFixed(4).padStart(8)}`,
-        );
-      } finally {
-        await session.release();
-      }
+      line(row.label, await msPerTile((await convertModelFile(refs.get(id)!.pth)).onnx, input, runs), base);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
