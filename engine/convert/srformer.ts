@@ -171,7 +171,7 @@ export function buildSrformerOnnx(dict: StateDict, given?: SrformerSpec): { onnx
   };
 
   const mean = spec.inChannels === 3 ? RGB_MEAN : null;
-  const padded = G.padToMultiple('input', ws, 'reflect');
+  const padded = G.reflectPadToMultiple('input', ws);
   const x = normalizeInput(G, padded.x, mean, 1);
   const shallow = G.conv(x, 'conv_first', G.get);
   let t = G.toNhwc(shallow);

@@ -3,7 +3,8 @@
  * the test-only PyTorch references, converted by Crisp), fp32 on the CPU provider, on a 256×256 tile of a
  * real photo: milliseconds per tile and input megapixels per second. Building the checkpoints needs Debian's
  * python3-torch (as the conversion tests do); without it the section says so and skips.
- * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three).
+ * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three, the largest rows left out;
+ * CRISP_BENCH_ARCH=DAT-light,SRFormer-light: only the rows whose label starts with one of those names).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -184,8 +185,8 @@ function srformerConfig(over: Record<string, unknown>): ArchRow['config'] {
   };
 }
 
-/** Median ms of `runs` runs of a 256² tile, after one warm-up run (first-run allocations are not counted). */
-async function medianTileMs(model: Uint8Array | string, input: Float32Array, runs: number): Promise<number> {
+/** Median milliseconds of `runs` timed runs on one tile, after one untimed warm-up run. */
+async function msPerTile(model: Uint8Array | string, input: Float32Array, runs: number): Promise<number> {
   const opts: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], logSeverityLevel: 3 };
   const session =
     typeof model === 'string'
@@ -193,7 +194,7 @@ async function medianTileMs(model: Uint8Array | string, input: Float32Array, run
       : await ort.InferenceSession.create(model, opts);
   try {
     const feed = { [session.inputNames[0]!]: new ort.Tensor('float32', input, [1, 3, TILE, TILE]) };
-    await session.run(feed);
+    await session.run(feed); // first-run allocations are not counted
     const times: number[] = [];
     for (let r = 0; r < runs; r++) {
       const t0 = performance.now();
@@ -207,10 +208,11 @@ async function medianTileMs(model: Uint8Array | string, input: Float32Array, run
 }
 
 /**
- * `CRISP_BENCH_ARCH=SwinIR,HAT` runs only the rows whose label contains one of the words. Each row's cost is
- * also given relative to the shipped SRVGGNetCompact (realesr-general-x4v3) timed in the same run, the figure
- * `tilingOf` in engine/convert/architecture.ts carries.
+ * The catalog's compact ×4 model (SRVGGNetCompact) on the same tile in the same run: the ratio to it survives
+ * a busy machine better than the milliseconds do.
  */
+const BASELINE = 'realesr-general-x4v3.onnx';
+
 export async function archBench(): Promise<void> {
   console.log(
     `\nArchitectures (imported checkpoints, released configurations, random weights; fp32, cpu provider, ${TILE}² tile)`,
@@ -221,22 +223,22 @@ export async function archBench(): Promise<void> {
   }
   const quick = process.env.CRISP_BENCH_QUICK === '1';
   const runs = quick ? 1 : 3;
-  const only = (process.env.CRISP_BENCH_ARCH ?? '').split(',').filter(Boolean);
+  const pick = process.env.CRISP_BENCH_ARCH?.split(',').filter(Boolean);
+  const rows = pick ? ROWS.filter((r) => pick.some((p) => r.label.startsWith(`${p} `))) : ROWS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-arch-bench-'));
   try {
     const input = await photoCrop({ name: 'tile', image: 'set14/baboon.png', width: TILE, height: TILE }, 3);
-    const line = (label: string, ms: number, compact: number | null) =>
+    const line = (label: string, ms: number, base: number | null) =>
       console.log(
-        `${label.padEnd(50)} ${ms.toFixed(0).padStart(9)} ${((TILE * TILE) / 1e6 / (ms / 1000)).toFixed(4).padStart(8)} ${(compact ? (ms / compact).toFixed(1) : '—').padStart(9)}`,
+        `${label.padEnd(50)} ${ms.toFixed(0).padStart(9)} ${((TILE * TILE) / 1e6 / (ms / 1000)).toFixed(4).padStart(8)} ${base ? `${(ms / base).toFixed(1)}×`.padStart(12) : ''}`,
       );
     console.log(
-      `${'architecture'.padEnd(50)} ${'ms / tile'.padStart(9)} ${'MP/s'.padStart(8)} ${'× compact'.padStart(9)}`,
+      `${'architecture'.padEnd(50)} ${'ms / tile'.padStart(9)} ${'MP/s'.padStart(8)} ${'× compact'.padStart(12)}`,
     );
-    const compactFile = path.join(ONNX_DIR, 'realesr-general-x4v3.onnx');
-    const compact = existsSync(compactFile) ? await medianTileMs(compactFile, input, runs) : null;
-    if (compact) line('SRVGGNetCompact ×4 (shipped realesr-general-x4v3)', compact, compact);
-    for (const [i, row] of ROWS.entries()) {
-      if (only.length > 0 && !only.some((w) => row.label.includes(w))) continue;
+    const baselineFile = path.join(ONNX_DIR, BASELINE);
+    const base = existsSync(baselineFile) ? await msPerTile(baselineFile, input, runs) : null;
+    if (base) line(`baseline: ${BASELINE} (SRVGGNetCompact ×4)`, base, null);
+    for (const [i, row] of rows.entries()) {
       if (quick && row.large) {
         console.log(`${row.label.padEnd(50)} ${'(QUICK: left out)'.padStart(18)}`);
         continue;
@@ -249,8 +251,7 @@ export async function archBench(): Promise<void> {
         () => row.config.in_chans,
         () => 1,
       );
-      const converted = await convertModelFile(refs.get(id)!.pth);
-      line(row.label, await medianTileMs(converted.onnx, input, runs), compact);
+      line(row.label, await msPerTile((await convertModelFile(refs.get(id)!.pth)).onnx, input, runs), base);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -6,12 +6,14 @@
  * the window (so the in-attention padding and the shifted-window masks are exercised at a new size).
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnsupportedArchitectureError } from '../../engine/convert/architecture.js';
 import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
 import { datShifted, detectDat, type DatSpec } from '../../engine/convert/dat.js';
 import { readSafetensors } from '../../engine/convert/safetensors.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
+import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { hasTorch, runReference, type RefResult } from './support/transformerReference.js';
 import { writeSafetensors } from './support/torchWriters.js';
@@ -147,6 +149,26 @@ const CASES: Case[] = [
     expect: { scale: 1, upsampler: 'pixelshuffle' },
     description: 'DAT-S x1 (32 dim, 2+1+1+1 blocks, 2 heads, window 8×16, ffn ×4, pixelshuffle, 1conv)',
   },
+  {
+    id: 'datlight-released',
+    name: 'DAT-light ×4 in its released configuration (60 dim, 18 blocks, 6 heads: 3 per branch)',
+    config: {
+      in_chans: 3,
+      embed_dim: 60,
+      split_size: [8, 32],
+      depth: [18],
+      num_heads: [6],
+      expansion_factor: 2,
+      upscale: 4,
+      upsampler: 'pixelshuffledirect',
+      resi_connection: '3conv',
+      img_size: 64,
+    },
+    photo: 'set5/butterfly.png',
+    size: [20, 18],
+    expect: { variant: 'DAT-light', scale: 4, depths: [18], heads: [6] },
+    description: 'DAT-light x4 (60 dim, 1×18 blocks, 6 heads, window 8×32, ffn ×2, pixelshuffledirect, 3conv)',
+  },
 ];
 
 let dir: string;
@@ -193,6 +215,34 @@ describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real
     },
     120_000,
   );
+});
+
+describe.skipIf(!hasTorch)('DAT on inputs far smaller than its windows', () => {
+  it('pads inside attention, so 1×1 to 7×3 inputs upscale to finite pixels of the right size', async () => {
+    const ref = refs.get('datlight-x2-rgba')!;
+    const converted = await convertModelFile(ref.pth);
+    for (const [h, w] of [
+      [1, 1],
+      [7, 3],
+    ] as const) {
+      const data = new Float32Array(4 * h * w).map((_, i) => ((i * 37) % 101) / 100);
+      const ours = await runOnnx(converted.onnx, data, [1, 4, h, w]);
+      expect(ours.dims).toEqual([1, 4, 2 * h, 2 * w]);
+      expect(ours.data.every(Number.isFinite)).toBe(true);
+    }
+  });
+});
+
+describe.skipIf(!hasTorch)('crisp models import with a DAT checkpoint', () => {
+  it('prints the detected architecture and parameters and installs a model that runs', async () => {
+    const ref = refs.get('dats-x3')!;
+    const models = path.join(dir, 'models');
+    const r = await runCli(['models', 'import', ref.pth, '--name', 'dat-s', '--dir', models]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(
+      `${ref.pth}: imported as dat-s (x3, ${CASES.find((c) => c.id === 'dats-x3')!.description}) → ${path.join(models, 'custom', 'dat-s.onnx')}`,
+    );
+  }, 120_000);
 });
 
 describe('DAT detection', () => {

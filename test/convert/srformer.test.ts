@@ -120,6 +120,26 @@ const CASES: Case[] = [
     expect: { scale: 4, upsampler: 'nearest+conv' },
     description: 'SRFormer x4 (32 dim, 1×2 blocks, 2 heads, window 22, mlp ×2, nearest+conv, 1conv)',
   },
+  {
+    id: 'srformer-light-released',
+    name: 'SRFormer-light ×4 in its released configuration (60 dim, 4×6 blocks, 6 heads, window 16)',
+    config: {
+      in_chans: 3,
+      embed_dim: 60,
+      depths: [6, 6, 6, 6],
+      num_heads: [6, 6, 6, 6],
+      window_size: 16,
+      mlp_ratio: 2,
+      upscale: 4,
+      upsampler: 'pixelshuffledirect',
+      resi_connection: '1conv',
+      img_size: 64,
+    },
+    photo: 'set5/butterfly.png',
+    size: [20, 18],
+    expect: { variant: 'SRFormer-light', scale: 4, depths: [6, 6, 6, 6] },
+    description: 'SRFormer-light x4 (60 dim, 4×6 blocks, 6 heads, window 16, mlp ×2, pixelshuffledirect, 1conv)',
+  },
 ];
 
 let dir: string;
@@ -134,7 +154,13 @@ beforeAll(async () => {
       id: c.id,
       seed: 5,
       config: c.config,
-      inputs: [{ name: 'photo', image: c.photo, width: c.size[0], height: c.size[1], left: 50, top: 20 }],
+      inputs: [
+        { name: 'photo', image: c.photo, width: c.size[0], height: c.size[1], left: 50, top: 20 },
+        // Smaller than the window on both sides, yet wide enough for PyTorch's reflect padding (7 and 5 < side).
+        ...(c.id === 'srformer-light-x2'
+          ? [{ name: 'small', image: 'set14/barbara.png', width: 11, height: 9, left: 300, top: 200 }]
+          : []),
+      ],
     })),
     (r) => CASES.find((c) => c.id === r.id)!.config.in_chans,
     (r) => CASES.find((c) => c.id === r.id)!.config.upscale,
@@ -163,6 +189,35 @@ describe.skipIf(!hasTorch)('SRFormer conversion against PyTorch (random weights,
     },
     120_000,
   );
+
+  it('matches PyTorch on an input smaller than the window', async () => {
+    const small = refs.get('srformer-light-x2')!.inputs.get('small')!;
+    const converted = await convertModelFile(refs.get('srformer-light-x2')!.safetensors);
+    const ours = await runOnnx(converted.onnx, small.data, small.dims);
+    expect(ours.dims).toEqual([1, 3, 18, 22]);
+    expect(maxAbsDiff(ours.data, small.expected)).toBeLessThanOrEqual(1e-4);
+  });
+
+  it('still upscales images too narrow for a reflection (where PyTorch itself refuses): finite, right size', async () => {
+    const ref = refs.get('srformer-light-x2')!;
+    const converted = await convertModelFile(ref.safetensors);
+    const photo = ref.inputs.get('photo')!;
+    for (const [h, w] of [
+      [6, 5],
+      [1, 9],
+      [1, 1],
+    ] as const) {
+      // The top-left h×w of the photo crop.
+      const [, , H, W] = photo.dims as [number, number, number, number];
+      const data = new Float32Array(3 * h * w);
+      for (let c = 0; c < 3; c++)
+        for (let y = 0; y < h; y++)
+          for (let x = 0; x < w; x++) data[(c * h + y) * w + x] = photo.data[(c * H + y) * W + x]!;
+      const ours = await runOnnx(converted.onnx, data, [1, 3, h, w]);
+      expect(ours.dims).toEqual([1, 3, 2 * h, 2 * w]);
+      expect(ours.data.every(Number.isFinite)).toBe(true);
+    }
+  });
 
   it('crisp models import prints the detected architecture and installs a model that runs', async () => {
     const ref = refs.get('srformer-light-x2')!;
