@@ -1,7 +1,12 @@
 /**
  * Architecture descriptions shared by the state-dict and ncnn front ends and the ONNX builders.
  */
+import { describeDat, type DatSpec } from './dat.js';
+import type { HatSpec } from './hat.js';
+import { describeSrformer, type SrformerSpec } from './srformer.js';
 import type { Tensor } from './stateDict.js';
+import { hatRelativeCost, swinirRelativeCost } from './transformerCost.js';
+import type { SwinirSpec } from './swinir.js';
 
 export type SrvggActivation = 'prelu' | 'relu' | 'leakyrelu';
 
@@ -74,7 +79,8 @@ export interface OmniSrSpec {
   scale: number;
 }
 
-export type ArchSpec = SrvggSpec | RrdbSpec | SpanSpec | RealPlksrSpec | OmniSrSpec;
+export type ArchSpec =
+  SrvggSpec | RrdbSpec | SpanSpec | RealPlksrSpec | OmniSrSpec | SwinirSpec | HatSpec | DatSpec | SrformerSpec;
 
 /** The architecture's display name. */
 export const ARCH_NAMES: Record<ArchSpec['kind'], string> = {
@@ -83,6 +89,10 @@ export const ARCH_NAMES: Record<ArchSpec['kind'], string> = {
   span: 'SPAN',
   realplksr: 'RealPLKSR',
   omnisr: 'OmniSR',
+  swinir: 'SwinIR',
+  hat: 'HAT',
+  dat: 'DAT',
+  srformer: 'SRFormer',
 };
 
 /**
@@ -99,6 +109,16 @@ export interface ArchTiling {
 
 export function tilingOf(spec: ArchSpec): ArchTiling {
   switch (spec.kind) {
+    // The graphs reflect-pad to the window, which needs a tile of at least one window.
+    case 'swinir':
+      return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: swinirRelativeCost(spec) };
+    case 'hat':
+      return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: hatRelativeCost(spec) };
+    // DAT and SRFormer pad inside their graphs; figures from i28c's bench rows are theirs to fill in.
+    case 'dat':
+      return { window: 1, minSide: 1, relativeCost: 60 };
+    case 'srformer':
+      return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: 60 };
     case 'omnisr':
       // ESA's stride-2 conv and 7×7 max pool need 16 pixels after padding.
       return { window: spec.windowSize, minSide: 16, relativeCost: 2.3 };
@@ -143,6 +163,14 @@ export function describeSpec(spec: ArchSpec): string {
       return `RealPLKSR x${spec.scale} (${spec.dim} dim, ${spec.numBlocks} blocks, kernel ${spec.kernelSize}, ${spec.dysample ? 'DySample' : 'PixelShuffle'}${spec.layerNorm ? ', LayerNorm' : ''}${spec.useEa ? '' : ', no EA'}${ch})`;
     case 'omnisr':
       return `OmniSR x${spec.scale} (${spec.numFeat} feat, ${spec.resNum} groups × ${spec.blockNum} blocks, window ${spec.windowSize}${spec.pe ? '' : ', no position bias'}${ch})`;
+    case 'swinir':
+      return `SwinIR ${spec.variant} x${spec.scale} (embed ${spec.embedDim}, depths ${spec.depths.join('/')}, heads ${spec.numHeads.join('/')}, window ${spec.windowSize}, mlp ${spec.mlpRatio}, ${spec.resiConnection}${spec.imgRange === 1 ? '' : `, range ${spec.imgRange}`}${ch})`;
+    case 'hat':
+      return `${spec.variant} x${spec.scale} (embed ${spec.embedDim}, depths ${spec.depths.join('/')}, heads ${spec.numHeads.join('/')}, window ${spec.windowSize}, overlap window ${spec.overlapWindow}, mlp ${spec.mlpRatio}, CAB ${spec.cabChannels}/${spec.squeezeChannels}${spec.resiConnection === '1conv' ? '' : ', no residual conv'}${ch})`;
+    case 'dat':
+      return describeDat(spec);
+    case 'srformer':
+      return describeSrformer(spec);
   }
 }
 

@@ -5,6 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeSpec, type ArchSpec } from './architecture.js';
+import { buildDatOnnx } from './dat.js';
 import { detectArchitecture, summarise, type DetectOptions } from './detectArchitecture.js';
 import { buildGfpganOnnx, looksLikeGfpgan } from './gfpgan.js';
 import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js';
@@ -12,11 +13,14 @@ import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
 import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
 import { readSafetensors, readSafetensorsMetadata } from './safetensors.js';
+import { buildHatOnnx } from './hat.js';
 import { buildOmniSrOnnx } from './omnisr.js';
 import { buildRealPlksrOnnx } from './realplksr.js';
 import { buildSpanOnnx } from './span.js';
+import { buildSrformerOnnx } from './srformer.js';
 import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
+import { buildSwinirOnnx } from './swinir.js';
 import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
 
 export type SourceFormat = 'pth' | 'safetensors' | 'ncnn' | 'onnx';
@@ -67,6 +71,14 @@ export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { 
       return { onnx: buildRealPlksrOnnx(spec, dict, opts), spec };
     case 'omnisr':
       return { onnx: buildOmniSrOnnx(spec, dict, opts), spec };
+    case 'swinir':
+      return { onnx: buildSwinirOnnx(dict, spec, opts), spec };
+    case 'hat':
+      return { onnx: buildHatOnnx(dict, spec, opts), spec };
+    case 'dat':
+      return buildDatOnnx(dict, spec);
+    case 'srformer':
+      return buildSrformerOnnx(dict, spec);
   }
 }
 

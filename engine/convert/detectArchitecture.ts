@@ -3,12 +3,16 @@
  * and refuses anything else with a message that says what was found.
  */
 import { UnsupportedArchitectureError, type ArchSpec, type SrvggActivation } from './architecture.js';
+import { detectDat, looksLikeDat } from './dat.js';
 import { GFPGAN_V1_UNSUPPORTED, isOriginalGfpganV1, looksLikeGfpgan } from './gfpgan.js';
 import { detectRrdb, looksLikeBasicsrRrdb, looksLikeEsrganOld } from './rrdb.js';
+import { detectHat, looksLikeHat } from './hat.js';
 import { detectOmniSr, looksLikeOmniSr } from './omnisr.js';
 import { detectRealPlksr, looksLikeRealPlksr } from './realplksr.js';
 import { detectSpan, looksLikeSpan } from './span.js';
+import { detectSrformer, looksLikeSrformer } from './srformer.js';
 import { detectSrvgg, looksLikeSrvgg } from './srvgg.js';
+import { detectSwinir, looksLikeSwinir } from './swinir.js';
 import { identifyUnsupported } from './unsupportedArchitectures.js';
 import type { StateDict } from './stateDict.js';
 
@@ -32,12 +36,18 @@ export function detectArchitecture(dict: StateDict, opts: DetectOptions = {}): A
   if (looksLikeSpan(dict)) return detectSpan(dict);
   if (looksLikeRealPlksr(dict)) return detectRealPlksr(dict);
   if (looksLikeOmniSr(dict)) return detectOmniSr(dict);
+  // SRFormer's keys also satisfy looksLikeSwinir (same residual-group layout), so it is tested first.
+  if (looksLikeDat(dict)) return detectDat(dict);
+  if (looksLikeSrformer(dict)) return detectSrformer(dict);
+  if (looksLikeHat(dict)) return detectHat(dict);
+  if (looksLikeSwinir(dict)) return detectSwinir(dict);
   const known = identifyUnsupported(dict);
   if (known) throw new UnsupportedArchitectureError(known);
   throw new UnsupportedArchitectureError(`unsupported architecture: ${summarise(dict)}`);
 }
 
-export const SUPPORTED_NAMES = 'RRDBNet (ESRGAN/BasicSR), SRVGGNetCompact, SPAN, RealPLKSR and OmniSR';
+export const SUPPORTED_NAMES =
+  'RRDBNet (ESRGAN/BasicSR), SRVGGNetCompact, SPAN, RealPLKSR, OmniSR, SwinIR, HAT, DAT and SRFormer';
 
 /** A short description of an unrecognised state dict, e.g. for SwinIR/HAT/DAT checkpoints. */
 export function summarise(dict: StateDict): string {

@@ -1,44 +1,48 @@
 /**
- * One row per converted architecture: `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run).
- *
- * Each architecture at its common released configuration, with random weights built by the test-only PyTorch
- * reference (test/convert/support/sr_reference.py, so Debian's python3-torch is needed) and converted by Crisp,
- * runs fp32 on the CPU on a 256² tile of a Set14 photo: ms per tile and input MP/s of session.run time, and the
- * cost relative to SRVGGNetCompact (realesr-general-x4v3) measured in the same process, rows alternating run
- * by run so machine load hits all alike. The relative costs feed tilingOf (engine/convert/architecture.ts).
- * i28b/i28c add their rows to ROWS.
+ * Architecture bench: one row per imported architecture in its released configuration (random weights from
+ * the test-only PyTorch references — sr_reference.py for SPAN/RealPLKSR/OmniSR, the transformer references for
+ * SwinIR/HAT/DAT/SRFormer — and the TypeScript RRDBNet generator, converted by Crisp), fp32 on the CPU
+ * provider, on a 256×256 tile of a real photo: milliseconds per tile, input megapixels per second, and the cost
+ * relative to the shipped SRVGGNetCompact in the same run (the figure tilingOf carries). Building the
+ * checkpoints needs Debian's python3-torch (as the conversion tests do); without it the section says so and skips.
+ * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three, the largest rows left out;
+ * CRISP_BENCH_ARCH=DAT-light,SRFormer-light: only the rows whose label starts with one of those names).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { convertBytes } from '../../engine/convert/convert.js';
+import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
 import { randomRrdb } from '../convert/support/reference.js';
-import { photoPatch, PYTHON } from '../convert/support/srReference.js';
 import { writeSafetensors } from '../convert/support/torchWriters.js';
+import { hasTorch, photoCrop, PYTHON, runReference } from '../convert/support/transformerReference.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 
 const TILE = 256;
-const SCRIPT = path.join(import.meta.dirname, '..', 'convert', 'support', 'sr_reference.py');
+const SR_SCRIPT = path.join(import.meta.dirname, '..', 'convert', 'support', 'sr_reference.py');
 
-interface Row {
-  name: string;
-  /** Configuration in words, for the table. */
-  config: string;
-  /** sr_reference.py options (arch, sizes) at the released configuration. */
+interface ArchRow {
+  /** Row label: architecture and configuration. */
+  label: string;
+  /** The test-only reference that builds the checkpoint (test/convert/support). */
+  script: string;
+  /** Constructor config of the released model. */
+  config: Record<string, unknown> & { in_chans: number };
+  /** Left out of CRISP_BENCH_QUICK runs (minutes per tile on a small, shared CPU). */
+  large?: boolean;
+}
+
+/** A row whose checkpoint sr_reference.py builds from its options (SPAN, RealPLKSR, OmniSR). */
+interface SrRow {
+  label: string;
   options: Record<string, unknown>;
 }
 
-const ROWS: Row[] = [
+const SR_ROWS: SrRow[] = [
+  { label: 'SPAN ×4 (48 feat)', options: { arch: 'span', in: 3, out: 3, feat: 48, scale: 4, norm: true } },
   {
-    name: 'SPAN',
-    config: 'x4, 48 feat',
-    options: { arch: 'span', in: 3, out: 3, feat: 48, scale: 4, norm: true },
-  },
-  {
-    name: 'RealPLKSR',
-    config: 'x4, 64 dim, 28 blocks, kernel 17',
+    label: 'RealPLKSR ×4 (64 dim, 28 blocks, kernel 17)',
     options: {
       arch: 'realplksr',
       dim: 64,
@@ -52,8 +56,7 @@ const ROWS: Row[] = [
     },
   },
   {
-    name: 'RealPLKSR DySample',
-    config: 'x4, 64 dim, 28 blocks, LayerNorm',
+    label: 'RealPLKSR DySample ×4 (64 dim, 28 blocks, LayerNorm)',
     options: {
       arch: 'realplksr',
       dim: 64,
@@ -67,8 +70,7 @@ const ROWS: Row[] = [
     },
   },
   {
-    name: 'OmniSR',
-    config: 'x4, 64 feat, 5 groups × 1 block, window 8',
+    label: 'OmniSR ×4 (64 feat, 5 groups × 1 block, window 8)',
     options: {
       arch: 'omnisr',
       in: 3,
@@ -84,64 +86,251 @@ const ROWS: Row[] = [
   },
 ];
 
-async function timeRuns(sessions: ort.InferenceSession[], input: ort.Tensor, repeats: number): Promise<number[][]> {
-  const times = sessions.map(() => [] as number[]);
-  for (const s of sessions) await s.run({ [s.inputNames[0]!]: input }); // warm-up
-  for (let r = 0; r < repeats; r++) {
-    for (const [i, s] of sessions.entries()) {
-      const t0 = performance.now();
-      await s.run({ [s.inputNames[0]!]: input });
-      times[i]!.push(performance.now() - t0);
-    }
-  }
-  return times;
+/** Released configurations (the authors' ×4 option files), built by the transformer references. */
+const ROWS: ArchRow[] = [
+  {
+    label: 'DAT ×4 (180 dim, 6×6 blocks, 8×32, ffn ×4)',
+    script: 'dat_reference.py',
+    config: datConfig({ expansion_factor: 4, split_size: [8, 32] }),
+  },
+  {
+    label: 'DAT-S ×4 (180 dim, 6×6 blocks, 8×16, ffn ×2)',
+    script: 'dat_reference.py',
+    config: datConfig({ expansion_factor: 2, split_size: [8, 16] }),
+  },
+  {
+    label: 'DAT-2 ×4 (180 dim, 6×6 blocks, 8×32, ffn ×2)',
+    script: 'dat_reference.py',
+    config: datConfig({ expansion_factor: 2, split_size: [8, 32] }),
+  },
+  {
+    label: 'DAT-light ×4 (60 dim, 1×18 blocks, 8×32)',
+    script: 'dat_reference.py',
+    config: datConfig({
+      embed_dim: 60,
+      depth: [18],
+      num_heads: [6],
+      expansion_factor: 2,
+      split_size: [8, 32],
+      upsampler: 'pixelshuffledirect',
+      resi_connection: '3conv',
+    }),
+  },
+  {
+    label: 'SRFormer ×4 (180 dim, 6×6 blocks, window 22)',
+    script: 'srformer_reference.py',
+    config: srformerConfig({}),
+  },
+  {
+    label: 'SRFormer-light ×4 (60 dim, 4×6 blocks, window 16)',
+    script: 'srformer_reference.py',
+    config: srformerConfig({
+      embed_dim: 60,
+      depths: [6, 6, 6, 6],
+      num_heads: [6, 6, 6, 6],
+      window_size: 16,
+      upsampler: 'pixelshuffledirect',
+    }),
+  },
+  {
+    label: 'SwinIR-S lightweight ×4 (60 dim, 4×6 blocks, window 8)',
+    script: 'swinir_reference.py',
+    config: swinirConfig({
+      embed_dim: 60,
+      depths: [6, 6, 6, 6],
+      num_heads: [6, 6, 6, 6],
+      upsampler: 'pixelshuffledirect',
+    }),
+  },
+  {
+    label: 'SwinIR-M classical ×4 (180 dim, 6×6 blocks, window 8)',
+    script: 'swinir_reference.py',
+    config: swinirConfig({}),
+  },
+  {
+    label: 'SwinIR-L real-world ×4 (240 dim, 9×6 blocks, 3conv)',
+    script: 'swinir_reference.py',
+    config: swinirConfig({
+      embed_dim: 240,
+      depths: new Array<number>(9).fill(6),
+      num_heads: new Array<number>(9).fill(8),
+      upsampler: 'nearest+conv',
+      resi_connection: '3conv',
+    }),
+    large: true,
+  },
+  {
+    label: 'HAT-S ×4 (144 dim, 6×6 blocks, window 16, CAB ÷24)',
+    script: 'hat_reference.py',
+    config: hatConfig({ embed_dim: 144, compress_ratio: 24, squeeze_factor: 24 }),
+  },
+  {
+    label: 'HAT ×4 (180 dim, 6×6 blocks, window 16, CAB ÷3)',
+    script: 'hat_reference.py',
+    config: hatConfig({}),
+    large: true,
+  },
+  {
+    label: 'HAT-L ×4 (180 dim, 12×6 blocks, window 16, CAB ÷3)',
+    script: 'hat_reference.py',
+    config: hatConfig({ depths: new Array<number>(12).fill(6), num_heads: new Array<number>(12).fill(6) }),
+    large: true,
+  },
+];
+
+/** SwinIR's released ×4 option files: window 8, mlp ratio 2, 64 tail features. */
+function swinirConfig(over: Record<string, unknown>): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    img_size: 64,
+    embed_dim: 180,
+    depths: [6, 6, 6, 6, 6, 6],
+    num_heads: [6, 6, 6, 6, 6, 6],
+    window_size: 8,
+    mlp_ratio: 2,
+    upscale: 4,
+    upsampler: 'pixelshuffle',
+    resi_connection: '1conv',
+    num_feat: 64,
+    ...over,
+  };
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** HAT's released ×4 option files: window 16, overlap ratio 0.5, mlp ratio 2, squeeze 30, compress 3. */
+function hatConfig(over: Record<string, unknown>): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    embed_dim: 180,
+    depths: [6, 6, 6, 6, 6, 6],
+    num_heads: [6, 6, 6, 6, 6, 6],
+    window_size: 16,
+    compress_ratio: 3,
+    squeeze_factor: 30,
+    overlap_ratio: 0.5,
+    mlp_ratio: 2,
+    upscale: 4,
+    num_feat: 64,
+    ...over,
+  };
+}
+
+function datConfig(over: Record<string, unknown>): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    embed_dim: 180,
+    depth: [6, 6, 6, 6, 6, 6],
+    num_heads: [6, 6, 6, 6, 6, 6],
+    upscale: 4,
+    upsampler: 'pixelshuffle',
+    resi_connection: '1conv',
+    img_size: 64,
+    ...over,
+  };
+}
+
+function srformerConfig(over: Record<string, unknown>): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    embed_dim: 180,
+    depths: [6, 6, 6, 6, 6, 6],
+    num_heads: [6, 6, 6, 6, 6, 6],
+    window_size: 22,
+    mlp_ratio: 2,
+    upscale: 4,
+    upsampler: 'pixelshuffle',
+    resi_connection: '1conv',
+    img_size: 64,
+    ...over,
+  };
+}
+
+/** Median milliseconds of `runs` timed runs on one tile, after one untimed warm-up run. */
+async function msPerTile(model: Uint8Array | string, input: Float32Array, runs: number): Promise<number> {
+  const opts: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], logSeverityLevel: 3 };
+  const session =
+    typeof model === 'string'
+      ? await ort.InferenceSession.create(model, opts)
+      : await ort.InferenceSession.create(model, opts);
+  try {
+    const feed = { [session.inputNames[0]!]: new ort.Tensor('float32', input, [1, 3, TILE, TILE]) };
+    await session.run(feed); // first-run allocations are not counted
+    const times: number[] = [];
+    for (let r = 0; r < runs; r++) {
+      const t0 = performance.now();
+      await session.run(feed);
+      times.push(performance.now() - t0);
+    }
+    return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+  } finally {
+    await session.release();
+  }
+}
+
+/**
+ * The catalog's compact ×4 model (SRVGGNetCompact) on the same tile in the same run: the ratio to it survives
+ * a busy machine better than the milliseconds do.
+ */
+const BASELINE = 'realesr-general-x4v3.onnx';
 
 export async function archBench(): Promise<void> {
-  console.log(`\nArchitectures: fp32 CPU, one ${TILE}² tile (set14/baboon), random weights at released sizes`);
+  console.log(
+    `\nArchitectures (imported checkpoints, released configurations, random weights; fp32, cpu provider, ${TILE}² tile)`,
+  );
+  if (!hasTorch) {
+    console.log('skipped: building the checkpoints needs python3-torch');
+    return;
+  }
+  const quick = process.env.CRISP_BENCH_QUICK === '1';
+  const runs = quick ? 1 : 3;
+  const pick = process.env.CRISP_BENCH_ARCH?.split(',').filter(Boolean);
+  const rows = pick ? ROWS.filter((r) => pick.some((p) => r.label.startsWith(`${p} `))) : ROWS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-arch-bench-'));
   try {
-    const small = await photoPatch({ image: 'set14/baboon.png', left: 0, top: 0, w: 16, h: 16, c: 3 });
-    const smallFile = path.join(tmp, 'small.bin');
-    writeFileSync(smallFile, small.data);
-    const configs = ROWS.map((r, i) => ({
-      dir: path.join(tmp, String(i)),
-      seed: 100 + i,
-      wrapper: 'params_ema',
-      inputs: [{ file: smallFile, c: 3, h: 16, w: 16 }],
-      ...r.options,
-    }));
-    for (const c of configs) execFileSync('mkdir', ['-p', c.dir]);
-    execFileSync(PYTHON, [SCRIPT, JSON.stringify(configs)], { stdio: 'pipe' });
-    const opts: ort.InferenceSession.SessionOptions = { logSeverityLevel: 3 };
-    const baseline = await ort.InferenceSession.create(path.join(ONNX_DIR, 'realesr-general-x4v3.onnx'), opts);
-    // RRDBNet (ESRGAN x4plus sizes) for comparison, from the TypeScript random-weight generator.
-    const rrdb = randomRrdb({ layout: 'basicsr', numBlocks: 23, scale: 4, numFeat: 64, numGrowCh: 32 });
-    const rrdbOnnx = (await convertBytes(writeSafetensors(rrdb.dict), 'safetensors')).onnx;
-    const sessions = [baseline, await ort.InferenceSession.create(rrdbOnnx, opts)];
-    for (const c of configs) {
-      const converted = await convertBytes(readFileSync(path.join(c.dir, 'model.safetensors')), 'safetensors');
-      sessions.push(await ort.InferenceSession.create(converted.onnx, opts));
-    }
-    const tile = await photoPatch({ image: 'set14/baboon.png', left: 100, top: 100, w: TILE, h: TILE, c: 3 });
-    const input = new ort.Tensor('float32', tile.data, [1, 3, TILE, TILE]);
-    const repeats = process.env.CRISP_BENCH_QUICK ? 1 : 3;
-    const times = (await timeRuns(sessions, input, repeats)).map(median);
-    const mp = (TILE * TILE) / 1e6;
-    const rows: Array<[string, string, number]> = [
-      ['SRVGGNetCompact (baseline)', 'x4, 64 feat, 32 conv', times[0]!],
-      ['RRDBNet (ESRGAN)', 'x4, 64 feat, 23 blocks, 32 grow', times[1]!],
-      ...ROWS.map((r, i): [string, string, number] => [r.name, r.config, times[i + 2]!]),
-    ];
-    console.log('architecture                 configuration                              ms/tile    MP/s   × SRVGG');
-    for (const [name, config, ms] of rows) {
+    const input = await photoCrop({ name: 'tile', image: 'set14/baboon.png', width: TILE, height: TILE }, 3);
+    const line = (label: string, ms: number, base: number | null) =>
       console.log(
-        `${name.padEnd(28)} ${config.padEnd(42)} ${ms.toFixed(0).padStart(7)} ${(mp / (ms / 1000)).toPrecision(2).padStart(7)} ${(ms / times[0]!).toFixed(1).padStart(9)}`,
+        `${label.padEnd(50)} ${ms.toFixed(0).padStart(9)} ${((TILE * TILE) / 1e6 / (ms / 1000)).toFixed(4).padStart(8)} ${base ? `${(ms / base).toFixed(1)}×`.padStart(12) : ''}`,
       );
+    console.log(
+      `${'architecture'.padEnd(50)} ${'ms / tile'.padStart(9)} ${'MP/s'.padStart(8)} ${'× compact'.padStart(12)}`,
+    );
+    const baselineFile = path.join(ONNX_DIR, BASELINE);
+    const base = existsSync(baselineFile) ? await msPerTile(baselineFile, input, runs) : null;
+    if (base) line(`baseline: ${BASELINE} (SRVGGNetCompact ×4)`, base, null);
+    if (!pick || pick.includes('RRDBNet')) {
+      // ESRGAN x4plus sizes, from the TypeScript random-weight generator.
+      const rrdb = randomRrdb({ layout: 'basicsr', numBlocks: 23, scale: 4, numFeat: 64, numGrowCh: 32 });
+      const onnx = (await convertBytes(writeSafetensors(rrdb.dict), 'safetensors')).onnx;
+      line('RRDBNet ×4 (ESRGAN: 64 feat, 23 blocks, 32 grow)', await msPerTile(onnx, input, runs), base);
     }
-    for (const s of sessions) await s.release();
+    for (const [i, row] of SR_ROWS.entries()) {
+      if (pick && !pick.some((p) => row.label.startsWith(`${p} `))) continue;
+      const dir = path.join(tmp, `sr${i}`);
+      mkdirSync(dir, { recursive: true });
+      // sr_reference.py tames its random network on one input: a 16² patch of the same photo.
+      const small = path.join(tmp, 'small.bin');
+      writeFileSync(small, await photoCrop({ name: 'small', image: 'set14/baboon.png', width: 16, height: 16 }, 3));
+      const inputs = [{ file: small, c: 3, h: 16, w: 16 }];
+      const job = { dir, seed: 100 + i, wrapper: 'params_ema', inputs, ...row.options };
+      execFileSync(PYTHON, [SR_SCRIPT, JSON.stringify([job])], { stdio: 'pipe' });
+      const onnx = (await convertBytes(readFileSync(path.join(dir, 'model.safetensors')), 'safetensors')).onnx;
+      line(row.label, await msPerTile(onnx, input, runs), base);
+    }
+    for (const [i, row] of rows.entries()) {
+      if (quick && row.large) {
+        console.log(`${row.label.padEnd(50)} ${'(QUICK: left out)'.padStart(18)}`);
+        continue;
+      }
+      const id = `row${i}`;
+      const refs = await runReference(
+        row.script,
+        tmp,
+        [{ id, seed: i + 1, config: row.config, inputs: [] }],
+        () => row.config.in_chans,
+        () => 1,
+      );
+      line(row.label, await msPerTile((await convertModelFile(refs.get(id)!.pth)).onnx, input, runs), base);
+    }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -1,0 +1,62 @@
+"""Shared plumbing of the test-only PyTorch references (test code only, never shipped).
+
+Each reference script builds its architecture from a JSON config, gives every parameter and buffer a random
+value at a scale a trained network has (so wrong indexing, a missed bias or a swapped branch shows in the
+output), saves the state dict as model.pth ({'params': state_dict}, what BasicSR / traiNNer write) and as
+model.safetensors, and runs the model on each <name>.bin (float32 planar 1×C×H×W, 0–1 pixels) into
+<name>.out.bin, for the jobs support/transformerReference.ts writes.
+
+usage: /usr/bin/python3 <arch>_reference.py JOBS_JSON
+"""
+import json
+import math
+import os
+import sys
+
+import numpy
+import torch
+
+from safetensors_write import save_safetensors
+
+
+def randomize(model, seed, skip=()):
+    """Random weights: fan-in scaled for Linear/Conv, near-one norms, varied BatchNorm statistics."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, t in list(model.state_dict(keep_vars=True).items()):
+            if not t.is_floating_point() or any(s in name for s in skip):
+                continue
+            leaf = name.rsplit('.', 1)[-1]
+            if leaf == 'running_var':
+                t.copy_(0.5 + torch.rand(t.shape, generator=g))
+            elif leaf == 'running_mean':
+                t.copy_(0.1 * torch.randn(t.shape, generator=g))
+            elif leaf == 'num_batches_tracked':
+                continue
+            elif t.dim() >= 2 and 'relative_position_bias_table' not in name:
+                fan_in = t[0].numel()
+                t.copy_(torch.randn(t.shape, generator=g) / math.sqrt(fan_in))
+            elif leaf == 'weight' or leaf == 'temperature':
+                t.copy_(1 + 0.2 * torch.randn(t.shape, generator=g))
+            else:
+                t.copy_(0.3 * torch.randn(t.shape, generator=g))
+
+
+def main(build, skip=()):
+    """Runs the jobs transformerReference.ts writes: [{dir, seed, config, wrapper, inputs: [{name, shape}]}]."""
+    jobs = json.load(open(sys.argv[1]))
+    torch.set_num_threads(1)
+    for job in jobs:
+        torch.manual_seed(job['seed'])
+        model = build(job['config']).eval()
+        randomize(model, job['seed'], skip)
+        # Every buffer stays, as in released files (relative_position_index, attn masks, num_batches_tracked).
+        state = model.state_dict()
+        torch.save({job.get('wrapper', 'params'): state}, os.path.join(job['dir'], 'model.pth'))
+        save_safetensors(state, os.path.join(job['dir'], 'model.safetensors'))
+        for inp in job['inputs']:
+            base = os.path.join(job['dir'], inp['name'])
+            x = torch.from_numpy(numpy.fromfile(base + '.bin', dtype='float32').reshape(inp['shape']).copy())
+            with torch.no_grad():
+                y = model(x)
+            y.numpy().astype('float32').tofile(base + '.out.bin')
