@@ -1,8 +1,8 @@
 // The layer rule, enforced: renderer → (preload API) → electron → app → engine, never the other way.
-// `npm run lint` runs only these import rules; types and style are tsc's job. README › Architecture.
+// `npm run lint` runs only these import rules; types and style are tsc's job. docs/architecture.md.
 import tseslint from 'typescript-eslint';
 
-const LAYERS = 'README › Architecture: renderer → electron → app → engine';
+const LAYERS = 'docs/architecture.md: renderer → electron → app → engine';
 const noUi = [
   { name: 'electron', message: `Electron is only for electron/ (${LAYERS}).` },
   { name: 'react', message: `React is only for renderer/ (${LAYERS}).` },

@@ -311,7 +311,6 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     return task;
   };
 
-
   async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
     // Read the registry per task so a model imported while the engine runs is usable at once.
     const custom =
@@ -340,7 +339,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         throw errors.badRequest(opts.operatorLog ? publicMessage(e, undefined, opts.operatorLog) : e.message);
       throw e;
     }
-    const preModel = input.preModel === undefined ? undefined : await checkPreModel(input.preModel, custom, modelSources);
+    const preModel =
+      input.preModel === undefined ? undefined : await checkPreModel(input.preModel, custom, modelSources);
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
     await assertTaskQuota(quotas, caller, count);
     // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).

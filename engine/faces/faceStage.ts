@@ -5,7 +5,7 @@
  *
  * Crops come from the input, as GFPGAN does: restorers are trained on degraded low-resolution faces, the
  * input is in memory on every path (the upscaled output may be on disk), and a crop from the input does
- * not depend on the tile plan — see README "Face enhancement" for the measurement.
+ * not depend on the tile plan — see docs/cli.md "Face enhancement" for the measurement.
  */
 import type { GraphSession, Inference } from '../inference/index.js';
 import { allocRaster, type Raster } from '../pipeline/raster.js';

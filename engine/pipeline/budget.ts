@@ -1,6 +1,6 @@
 /**
  * What a job will need, estimated from the header before any pixel is decoded, and the refusal when the disk
- * cannot hold it. The formulas are the README's "Memory and disk" table:
+ * cannot hold it. The formulas are docs/limits.md's "Memory and disk" table:
  *
  *   B = bytes per sample (2 for a 16-bit PNG, else 1), C = output channels (3, or 4 with alpha)
  *   output raster  R = W·H·C·B                       (W×H the requested output)

@@ -27,7 +27,7 @@ const INT8_SET5_MAX_MEAN_DROP_DB = 0.1;
 const INT8_SET5_MAX_DROP_DB = 0.15;
 /**
  * int8 against fp32 on whole Set5 images: the bench target is 40 dB; measured 40.6–49.2 dB except
- * butterfly (34.6 dB: its saturated colours reach past the calibrated ranges), see README "int8 on the CPU".
+ * butterfly (34.6 dB: its saturated colours reach past the calibrated ranges), see docs/models.md "int8 on the CPU".
  */
 const INT8_SET5_MIN_MEAN_VS_FP32_DB = 40;
 const INT8_SET5_MIN_VS_FP32_DB = 33;
