@@ -154,7 +154,7 @@ export async function archBench(): Promise<void> {
     );
     const baselineFile = path.join(ONNX_DIR, BASELINE);
     const base = existsSync(baselineFile) ? await msPerTile(baselineFile, input, runs) : null;
-    if (base) line(`baseline: ${BASELINE} (SRVGGNetCompact ×4)`, base, null);
+    if (base) line(`${BASELINE.replace('.onnx', '')} (Compact ×4, baseline)`, base, null);
     for (const [i, row] of rows.entries()) {
       const id = `row${i}`;
       const refs = await runReference(
