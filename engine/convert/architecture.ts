@@ -2,9 +2,11 @@
  * Architecture descriptions shared by the state-dict and ncnn front ends and the ONNX builders.
  */
 import { describeDat, type DatSpec } from './dat.js';
+import type { HatSpec } from './hat.js';
 import { describeSrformer, type SrformerSpec } from './srformer.js';
 import type { Tensor } from './stateDict.js';
-import { describeSwinir, type SwinirSpec } from './swinir.js';
+import { hatRelativeCost, swinirRelativeCost } from './transformerCost.js';
+import type { SwinirSpec } from './swinir.js';
 
 export type SrvggActivation = 'prelu' | 'relu' | 'leakyrelu';
 
@@ -33,7 +35,102 @@ export interface RrdbSpec {
   scale: number;
 }
 
-export type ArchSpec = SrvggSpec | RrdbSpec | SwinirSpec | DatSpec | SrformerSpec;
+/** SPAN (Swift Parameter-free Attention Network): six SPAB blocks of Conv3XC layers, fused at conversion. */
+export interface SpanSpec {
+  kind: 'span';
+  inChannels: number;
+  outChannels: number;
+  numFeat: number;
+  scale: number;
+  /** Subtracts the DIV2K RGB mean and multiplies by 255 first (absent "no_norm" buffer). */
+  norm: boolean;
+}
+
+/** RealPLKSR (partial large-kernel CNN), with a PixelShuffle or a DySample upsampler. */
+export interface RealPlksrSpec {
+  kind: 'realplksr';
+  inChannels: number;
+  outChannels: number;
+  dim: number;
+  numBlocks: number;
+  kernelSize: number;
+  /** Channels the large kernel convolves (dim × split ratio). */
+  partialDim: number;
+  useEa: boolean;
+  layerNorm: boolean;
+  dysample: boolean;
+  scale: number;
+}
+
+/** OmniSR: residual groups of OSA blocks (block/grid window attention + channel attention) and ESA. */
+export interface OmniSrSpec {
+  kind: 'omnisr';
+  inChannels: number;
+  outChannels: number;
+  numFeat: number;
+  /** OSA blocks per group. */
+  blockNum: number;
+  /** Residual groups (OSAG). */
+  resNum: number;
+  windowSize: number;
+  /** Relative position bias in the window attention. */
+  pe: boolean;
+  bias: boolean;
+  scale: number;
+}
+
+export type ArchSpec =
+  SrvggSpec | RrdbSpec | SpanSpec | RealPlksrSpec | OmniSrSpec | SwinirSpec | HatSpec | DatSpec | SrformerSpec;
+
+/** The architecture's display name. */
+export const ARCH_NAMES: Record<ArchSpec['kind'], string> = {
+  srvgg: 'SRVGGNetCompact',
+  rrdb: 'RRDBNet',
+  span: 'SPAN',
+  realplksr: 'RealPLKSR',
+  omnisr: 'OmniSR',
+  swinir: 'SwinIR',
+  hat: 'HAT',
+  dat: 'DAT',
+  srformer: 'SRFormer',
+};
+
+/**
+ * What the tile planner needs to know: the side an input must be a multiple of (the graph pads inside, so
+ * tiles that already are waste nothing), the smallest side it accepts, and the cost per input pixel relative
+ * to SRVGGNetCompact (measured with `npm run bench -- --only arch`; figures in docs/models.md).
+ */
+export interface ArchTiling {
+  window: number;
+  minSide: number;
+  relativeCost: number;
+}
+
+export function tilingOf(spec: ArchSpec): ArchTiling {
+  switch (spec.kind) {
+    // The graphs reflect-pad to the window, which needs a tile of at least one window.
+    case 'swinir':
+      return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: swinirRelativeCost(spec) };
+    case 'hat':
+      return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: hatRelativeCost(spec) };
+    // DAT and SRFormer pad inside their graphs; figures from i28c's bench rows are theirs to fill in.
+    case 'dat':
+      return { window: 1, minSide: 1, relativeCost: 60 };
+    case 'srformer':
+      return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: 60 };
+    case 'omnisr':
+      // ESA's stride-2 conv and 7×7 max pool need 16 pixels after padding.
+      return { window: spec.windowSize, minSide: 16, relativeCost: 8 };
+    case 'realplksr':
+      return { window: 1, minSide: 1, relativeCost: 6 };
+    case 'span':
+      return { window: 1, minSide: 1, relativeCost: 2 };
+    case 'rrdb':
+      return { window: 1, minSide: 1, relativeCost: 10 };
+    case 'srvgg':
+      return { window: 1, minSide: 1, relativeCost: 1 };
+  }
+}
 
 export interface ConvWeights {
   weight: Tensor;
@@ -44,12 +141,34 @@ export class UnsupportedArchitectureError extends Error {
   override readonly name = 'UnsupportedArchitectureError';
 }
 
+function channels(spec: ArchSpec): string {
+  if (spec.inChannels === 3 && spec.outChannels === 3) return '';
+  const name = (c: number) => (c === 1 ? 'grey' : c === 3 ? 'RGB' : c === 4 ? 'RGBA' : `${c} channels`);
+  return spec.inChannels === spec.outChannels
+    ? `, ${name(spec.inChannels)}`
+    : `, ${name(spec.inChannels)} → ${name(spec.outChannels)}`;
+}
+
 export function describeSpec(spec: ArchSpec): string {
-  if (spec.kind === 'swinir') return describeSwinir(spec);
-  if (spec.kind === 'dat') return describeDat(spec);
-  if (spec.kind === 'srformer') return describeSrformer(spec);
-  if (spec.kind === 'srvgg') {
-    return `SRVGGNetCompact x${spec.scale} (${spec.numFeat} feat, ${spec.numConv} conv, ${spec.activation})`;
+  const ch = channels(spec);
+  switch (spec.kind) {
+    case 'srvgg':
+      return `SRVGGNetCompact x${spec.scale} (${spec.numFeat} feat, ${spec.numConv} conv, ${spec.activation}${ch})`;
+    case 'rrdb':
+      return `RRDBNet x${spec.scale} (${spec.layout} keys, ${spec.numBlocks} blocks, ${spec.numFeat} feat, ${spec.numGrowCh} grow${ch})`;
+    case 'span':
+      return `SPAN x${spec.scale} (${spec.numFeat} feat${spec.norm ? '' : ', no norm'}${ch})`;
+    case 'realplksr':
+      return `RealPLKSR x${spec.scale} (${spec.dim} dim, ${spec.numBlocks} blocks, kernel ${spec.kernelSize}, ${spec.dysample ? 'DySample' : 'PixelShuffle'}${spec.layerNorm ? ', LayerNorm' : ''}${spec.useEa ? '' : ', no EA'}${ch})`;
+    case 'omnisr':
+      return `OmniSR x${spec.scale} (${spec.numFeat} feat, ${spec.resNum} groups × ${spec.blockNum} blocks, window ${spec.windowSize}${spec.pe ? '' : ', no position bias'}${ch})`;
+    case 'swinir':
+      return `SwinIR ${spec.variant} x${spec.scale} (embed ${spec.embedDim}, depths ${spec.depths.join('/')}, heads ${spec.numHeads.join('/')}, window ${spec.windowSize}, mlp ${spec.mlpRatio}, ${spec.resiConnection}${spec.imgRange === 1 ? '' : `, range ${spec.imgRange}`}${ch})`;
+    case 'hat':
+      return `${spec.variant} x${spec.scale} (embed ${spec.embedDim}, depths ${spec.depths.join('/')}, heads ${spec.numHeads.join('/')}, window ${spec.windowSize}, overlap window ${spec.overlapWindow}, mlp ${spec.mlpRatio}, CAB ${spec.cabChannels}/${spec.squeezeChannels}${spec.resiConnection === '1conv' ? '' : ', no residual conv'}${ch})`;
+    case 'dat':
+      return describeDat(spec);
+    case 'srformer':
+      return describeSrformer(spec);
   }
-  return `RRDBNet x${spec.scale} (${spec.layout} keys, ${spec.numBlocks} blocks, ${spec.numFeat} feat, ${spec.numGrowCh} grow)`;
 }

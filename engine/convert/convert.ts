@@ -13,6 +13,10 @@ import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
 import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
 import { readSafetensors } from './safetensors.js';
+import { buildHatOnnx } from './hat.js';
+import { buildOmniSrOnnx } from './omnisr.js';
+import { buildRealPlksrOnnx } from './realplksr.js';
+import { buildSpanOnnx } from './span.js';
 import { buildSrformerOnnx } from './srformer.js';
 import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
@@ -45,15 +49,30 @@ export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetens
 
 export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
   const spec = detectArchitecture(dict, opts);
-  if (spec.kind === 'swinir') return { onnx: buildSwinirOnnx(dict, spec), spec };
-  if (spec.kind === 'dat') return buildDatOnnx(dict, spec);
-  if (spec.kind === 'srformer') return buildSrformerOnnx(dict, spec);
-  if (spec.kind === 'srvgg') {
-    const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
-    return { onnx: buildSrvggOnnx(s, weights), spec: s };
+  switch (spec.kind) {
+    case 'srvgg': {
+      const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
+      return { onnx: buildSrvggOnnx(s, weights), spec: s };
+    }
+    case 'rrdb': {
+      const { spec: r, weights } = detectRrdb(dict);
+      return { onnx: buildRrdbOnnx(r, weights), spec: r };
+    }
+    case 'span':
+      return { onnx: buildSpanOnnx(spec, dict), spec };
+    case 'realplksr':
+      return { onnx: buildRealPlksrOnnx(spec, dict), spec };
+    case 'omnisr':
+      return { onnx: buildOmniSrOnnx(spec, dict), spec };
+    case 'swinir':
+      return { onnx: buildSwinirOnnx(dict, spec), spec };
+    case 'hat':
+      return { onnx: buildHatOnnx(dict, spec), spec };
+    case 'dat':
+      return buildDatOnnx(dict, spec);
+    case 'srformer':
+      return buildSrformerOnnx(dict, spec);
   }
-  const { spec: r, weights } = detectRrdb(dict);
-  return { onnx: buildRrdbOnnx(r, weights), spec: r };
 }
 
 export function formatOf(file: string): SourceFormat {

@@ -19,6 +19,8 @@ export type SwinirUpsampler = 'pixelshuffle' | 'pixelshuffledirect' | 'nearest+c
 
 export interface SwinirSpec {
   kind: 'swinir';
+  /** The SwinIR paper's task family, from the upsampler. */
+  variant: 'classical' | 'lightweight' | 'real-world' | 'restoration';
   upsampler: SwinirUpsampler;
   inChannels: number;
   outChannels: number;
@@ -44,6 +46,12 @@ export function looksLikeSwinir(dict: StateDict): boolean {
     dict.has(`${BLOCK0}.norm1.weight`) &&
     dict.has(`${BLOCK0}.attn.relative_position_bias_table`) &&
     dict.has(`${BLOCK0}.mlp.fc1.weight`) &&
+    dict.has(`${BLOCK0}.attn.qkv.weight`) &&
+    // SRFormer's permuted self-attention has the same block names but q/kv projections and this index.
+    !dict.has(`${BLOCK0}.attn.aligned_relative_position_index`) &&
+    // Swin2SR (Swin V2: cosine attention with a logit scale and a continuous position-bias MLP) is named by
+    // unsupportedArchitectures.ts.
+    !dict.has(`${BLOCK0}.attn.logit_scale`) &&
     (dict.has('conv_first.weight') || dict.has('conv_first.1.weight')) &&
     !dict.has(`${BLOCK0}.conv_block.cab.0.weight`) &&
     !dict.has('layers.0.residual_group.overlap_attn.qkv.weight')
@@ -73,8 +81,6 @@ export function detectSwinir(dict: StateDict): SwinirSpec {
     throw new UnsupportedArchitectureError(
       'this SwinIR checkpoint starts with a pixel-unshuffle (conv_first.1); that SwinIR variant is not supported',
     );
-  if (dict.has(`${BLOCK0}.attn.logit_scale`) || dict.has(`${BLOCK0}.attn.cpb_mlp.0.weight`))
-    throw new UnsupportedArchitectureError('this is a Swin2SR checkpoint; Swin2SR is not supported');
   const first = get('conv_first.weight');
   const [embedDim, inChannels] = first.shape as [number, number];
   const numLayers = countSeq(dict, 'layers', 'residual_group.blocks.0.norm1.weight');
@@ -123,6 +129,7 @@ export function detectSwinir(dict: StateDict): SwinirSpec {
   const hidden = get(`${BLOCK0}.mlp.fc1.weight`).shape[0]!;
   return {
     kind: 'swinir',
+    variant: VARIANT[upsampler],
     upsampler,
     inChannels,
     outChannels,
@@ -138,16 +145,12 @@ export function detectSwinir(dict: StateDict): SwinirSpec {
   };
 }
 
-const VARIANT: Record<SwinirUpsampler, string> = {
+const VARIANT: Record<SwinirUpsampler, SwinirSpec['variant']> = {
   pixelshuffle: 'classical',
   pixelshuffledirect: 'lightweight',
   'nearest+conv': 'real-world',
   none: 'restoration',
 };
-
-export function describeSwinir(s: SwinirSpec): string {
-  return `SwinIR ${VARIANT[s.upsampler]} x${s.scale} (${s.inChannels} ch, embed ${s.embedDim}, depths ${s.depths.join('/')}, heads ${s.numHeads.join('/')}, window ${s.windowSize}, mlp ${s.mlpRatio}, ${s.resiConnection}, upsampler ${s.upsampler})`;
-}
 
 /** The RSTB / conv_after_body residual conv: one 3×3 conv, or 3×3 → 1×1 → 3×3 with LeakyReLU(0.2). */
 export function residualConv(

@@ -3,7 +3,7 @@
  * the test-only PyTorch references, converted by Crisp), fp32 on the CPU provider, on a 256×256 tile of a
  * real photo: milliseconds per tile and input megapixels per second. Building the checkpoints needs Debian's
  * python3-torch (as the conversion tests do); without it the section says so and skips.
- * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three;
+ * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three, the largest rows left out;
  * CRISP_BENCH_ARCH=DAT-light,SRFormer-light: only the rows whose label starts with one of those names).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +23,8 @@ interface ArchRow {
   script: string;
   /** Constructor config of the released model. */
   config: Record<string, unknown> & { in_chans: number };
+  /** Left out of CRISP_BENCH_QUICK runs (minutes per tile on a small, shared CPU). */
+  large?: boolean;
 }
 
 /** Released configurations (the authors' ×4 option files). */
@@ -71,7 +73,87 @@ const ROWS: ArchRow[] = [
       upsampler: 'pixelshuffledirect',
     }),
   },
+  {
+    label: 'SwinIR-S lightweight ×4 (60 dim, 4×6 blocks, window 8)',
+    script: 'swinir_reference.py',
+    config: swinirConfig({
+      embed_dim: 60,
+      depths: [6, 6, 6, 6],
+      num_heads: [6, 6, 6, 6],
+      upsampler: 'pixelshuffledirect',
+    }),
+  },
+  {
+    label: 'SwinIR-M classical ×4 (180 dim, 6×6 blocks, window 8)',
+    script: 'swinir_reference.py',
+    config: swinirConfig({}),
+  },
+  {
+    label: 'SwinIR-L real-world ×4 (240 dim, 9×6 blocks, 3conv)',
+    script: 'swinir_reference.py',
+    config: swinirConfig({
+      embed_dim: 240,
+      depths: new Array<number>(9).fill(6),
+      num_heads: new Array<number>(9).fill(8),
+      upsampler: 'nearest+conv',
+      resi_connection: '3conv',
+    }),
+    large: true,
+  },
+  {
+    label: 'HAT-S ×4 (144 dim, 6×6 blocks, window 16, CAB ÷24)',
+    script: 'hat_reference.py',
+    config: hatConfig({ embed_dim: 144, compress_ratio: 24, squeeze_factor: 24 }),
+  },
+  {
+    label: 'HAT ×4 (180 dim, 6×6 blocks, window 16, CAB ÷3)',
+    script: 'hat_reference.py',
+    config: hatConfig({}),
+    large: true,
+  },
+  {
+    label: 'HAT-L ×4 (180 dim, 12×6 blocks, window 16, CAB ÷3)',
+    script: 'hat_reference.py',
+    config: hatConfig({ depths: new Array<number>(12).fill(6), num_heads: new Array<number>(12).fill(6) }),
+    large: true,
+  },
 ];
+
+/** SwinIR's released ×4 option files: window 8, mlp ratio 2, 64 tail features. */
+function swinirConfig(over: Record<string, unknown>): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    img_size: 64,
+    embed_dim: 180,
+    depths: [6, 6, 6, 6, 6, 6],
+    num_heads: [6, 6, 6, 6, 6, 6],
+    window_size: 8,
+    mlp_ratio: 2,
+    upscale: 4,
+    upsampler: 'pixelshuffle',
+    resi_connection: '1conv',
+    num_feat: 64,
+    ...over,
+  };
+}
+
+/** HAT's released ×4 option files: window 16, overlap ratio 0.5, mlp ratio 2, squeeze 30, compress 3. */
+function hatConfig(over: Record<string, unknown>): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    embed_dim: 180,
+    depths: [6, 6, 6, 6, 6, 6],
+    num_heads: [6, 6, 6, 6, 6, 6],
+    window_size: 16,
+    compress_ratio: 3,
+    squeeze_factor: 30,
+    overlap_ratio: 0.5,
+    mlp_ratio: 2,
+    upscale: 4,
+    num_feat: 64,
+    ...over,
+  };
+}
 
 function datConfig(over: Record<string, unknown>): ArchRow['config'] {
   return {
@@ -139,7 +221,8 @@ export async function archBench(): Promise<void> {
     console.log('skipped: building the checkpoints needs python3-torch');
     return;
   }
-  const runs = process.env.CRISP_BENCH_QUICK === '1' ? 1 : 3;
+  const quick = process.env.CRISP_BENCH_QUICK === '1';
+  const runs = quick ? 1 : 3;
   const pick = process.env.CRISP_BENCH_ARCH?.split(',').filter(Boolean);
   const rows = pick ? ROWS.filter((r) => pick.some((p) => r.label.startsWith(`${p} `))) : ROWS;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-arch-bench-'));
@@ -156,6 +239,10 @@ export async function archBench(): Promise<void> {
     const base = existsSync(baselineFile) ? await msPerTile(baselineFile, input, runs) : null;
     if (base) line(`${BASELINE.replace('.onnx', '')} (Compact ×4, baseline)`, base, null);
     for (const [i, row] of rows.entries()) {
+      if (quick && row.large) {
+        console.log(`${row.label.padEnd(50)} ${'(QUICK: left out)'.padStart(18)}`);
+        continue;
+      }
       const id = `row${i}`;
       const refs = await runReference(
         row.script,

@@ -11,6 +11,7 @@
  *                 For the large input, whole-image inference would need several GB of activations,
  *                 so the baseline is the bare session on its central 512×512 crop (marked *).
  */
+import { archBench } from './archBench.js';
 import { faceCropBench } from './faceCropBench.js';
 import { facesBench } from './facesBench.js';
 import { execFileSync } from 'node:child_process';
@@ -158,7 +159,6 @@ import { runInt8Bench } from './int8Bench.js';
 import { uxBench } from './uxBench.js';
 import { hugeBench } from './hugeBench.js';
 import { startupBench } from './startupBench.js';
-import { archBench } from './archBench.js';
 
 async function pipelineBench(): Promise<void> {
   const quick = process.env.CRISP_BENCH_QUICK === '1';

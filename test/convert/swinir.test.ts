@@ -11,6 +11,7 @@ import { convertBytes } from '../../engine/convert/convert.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
+import { writeSafetensors } from './support/torchWriters.js';
 import { hasTorch, runReference, type RefCase, type RefResult } from './support/transformerReference.js';
 
 interface SwinirCase extends RefCase {
@@ -123,10 +124,41 @@ describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const installed = path.join(models, 'custom', 'swinir-rw.onnx');
     expect(r.stdout.trim()).toBe(
-      `${ref.safetensors}: imported as swinir-rw (x4, SwinIR real-world x4 (3 ch, embed 16, depths 2/2, heads 2/4, window 8, mlp 2, 1conv, upsampler nearest+conv)) → ${installed}`,
+      `${ref.safetensors}: imported as swinir-rw (x4, SwinIR real-world x4 (embed 16, depths 2/2, heads 2/4, window 8, mlp 2, 1conv)) → ${installed}`,
     );
     const inp = ref.inputs.get('odd')!;
     const y = await runOnnx(installed, inp.data, inp.dims);
     expect(maxAbsDiff(y.data, inp.expected)).toBeLessThanOrEqual(1e-4);
   }, 120_000);
+});
+
+describe('SwinIR-like checkpoints that cannot be converted are named', () => {
+  const t = (shape: number[]) => ({ shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)) });
+  const block = 'layers.0.residual_group.blocks.0';
+  const swinKeys = (): Array<[string, { shape: number[]; data: Float32Array }]> => [
+    ['conv_first.weight', t([16, 3, 3, 3])],
+    [`${block}.norm1.weight`, t([16])],
+    [`${block}.attn.relative_position_bias_table`, t([225, 2])],
+    [`${block}.attn.relative_position_index`, t([64, 64])],
+    [`${block}.attn.qkv.weight`, t([48, 16])],
+    [`${block}.mlp.fc1.weight`, t([32, 16])],
+  ];
+
+  it('Swin2SR (cosine attention, logit scale) is refused by name', async () => {
+    const dict = new Map([
+      ...swinKeys(),
+      ['patch_embed.proj.weight', t([16, 16, 1, 1])],
+      [`${block}.attn.logit_scale`, t([2, 1, 1])],
+    ]);
+    await expect(convertBytes(writeSafetensors(dict), 'safetensors')).rejects.toThrow(
+      /^this is a Swin2SR checkpoint \(a Swin V2 transformer\); Swin2SR is not supported$/,
+    );
+  });
+
+  it('SwinIR with a leading pixel-unshuffle (conv_first.1) is refused by name', async () => {
+    const dict = new Map(swinKeys().map(([k, v]) => [k === 'conv_first.weight' ? 'conv_first.1.weight' : k, v]));
+    await expect(convertBytes(writeSafetensors(dict), 'safetensors')).rejects.toThrow(
+      'this SwinIR checkpoint starts with a pixel-unshuffle (conv_first.1); that SwinIR variant is not supported',
+    );
+  });
 });

@@ -1,0 +1,135 @@
+/**
+ * Test-only driver for support/sr_reference.py (PyTorch reference implementations of SPAN, RealPLKSR and OmniSR):
+ * cuts real photo patches, runs one Python process for a list of configurations (random weights, saved as
+ * .pth and .safetensors, plus the reference outputs), and compares Crisp's conversion of both files with them.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { expect } from 'vitest';
+import type { ArchSpec } from '../../../engine/convert/architecture.js';
+import { convertBytes } from '../../../engine/convert/convert.js';
+import { IMAGES_DIR } from '../../helpers/paths.js';
+import { maxAbsDiff, runOnnx } from './onnxRun.js';
+
+export const PYTHON = '/usr/bin/python3';
+export const hasTorch = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
+const SCRIPT = path.join(import.meta.dirname, 'sr_reference.py');
+
+export interface PatchSpec {
+  image: string;
+  left: number;
+  top: number;
+  w: number;
+  h: number;
+  /** 3: RGB; 1: grey (luma); 4: RGB plus a smooth alpha ramp (real RGBA photos are rare in test sets). */
+  c: 1 | 3 | 4;
+}
+
+export interface Patch extends PatchSpec {
+  data: Float32Array;
+}
+
+/** A planar float32 0..1 [1, c, h, w] patch of a real photo. */
+export async function photoPatch(p: PatchSpec): Promise<Patch> {
+  const { data } = await sharp(path.join(IMAGES_DIR, p.image))
+    .removeAlpha()
+    .extract({ left: p.left, top: p.top, width: p.w, height: p.h })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const n = p.w * p.h;
+  const out = new Float32Array(p.c * n);
+  for (let i = 0; i < n; i++) {
+    const [r, g, b] = [data[i * 3]! / 255, data[i * 3 + 1]! / 255, data[i * 3 + 2]! / 255];
+    if (p.c === 1) {
+      out[i] = 0.299 * r + 0.587 * g + 0.114 * b;
+      continue;
+    }
+    out[i] = r;
+    out[n + i] = g;
+    out[2 * n + i] = b;
+    if (p.c === 4) out[3 * n + i] = (i % p.w) / (p.w - 1);
+  }
+  return { ...p, data: out };
+}
+
+export interface RefCase {
+  name: string;
+  arch: 'span' | 'realplksr' | 'omnisr';
+  seed: number;
+  wrapper: string | null;
+  inputs: PatchSpec[];
+  /** Architecture options passed to the Python constructor. */
+  options: Record<string, unknown>;
+  /** What the converter must detect. */
+  expected: Partial<ArchSpec> & { kind: ArchSpec['kind']; scale: number };
+}
+
+export interface RefResult {
+  dir: string;
+  pth: string;
+  safetensors: string;
+  inputs: Patch[];
+  outputs: Float32Array[];
+}
+
+/** Runs every case's PyTorch reference in one Python process, under `root`. */
+export async function runReferences(root: string, cases: RefCase[]): Promise<Map<string, RefResult>> {
+  const configs: unknown[] = [];
+  const results = new Map<string, RefResult>();
+  for (const c of cases) {
+    const dir = path.join(root, c.name);
+    mkdirSync(dir, { recursive: true });
+    const inputs = await Promise.all(c.inputs.map(photoPatch));
+    const files = inputs.map((p, i) => {
+      const file = path.join(dir, `in${i}.bin`);
+      writeFileSync(file, new Uint8Array(p.data.buffer, p.data.byteOffset, p.data.byteLength));
+      return { file, c: p.c, h: p.h, w: p.w };
+    });
+    configs.push({ dir, arch: c.arch, seed: c.seed, wrapper: c.wrapper, inputs: files, ...c.options });
+    results.set(c.name, {
+      dir,
+      pth: path.join(dir, 'model.pth'),
+      safetensors: path.join(dir, 'model.safetensors'),
+      inputs,
+      outputs: [],
+    });
+  }
+  execFileSync(PYTHON, [SCRIPT, JSON.stringify(configs)], { stdio: 'pipe' });
+  for (const [name, r] of results) {
+    const c = cases.find((x) => x.name === name)!;
+    r.outputs = c.inputs.map((_, i) => {
+      const b = readFileSync(path.join(r.dir, `out${i}.bin`));
+      return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4).slice();
+    });
+  }
+  return results;
+}
+
+/**
+ * Converts the case's .pth and .safetensors, checks the detected spec, and runs both graphs on every input:
+ * each output must match PyTorch's shape and values (max abs diff ≤ 1e-4, on outputs of a real spread).
+ */
+export async function expectMatchesReference(c: RefCase, r: RefResult): Promise<number> {
+  let worst = 0;
+  for (const format of ['pth', 'safetensors'] as const) {
+    const converted = await convertBytes(readFileSync(format === 'pth' ? r.pth : r.safetensors), format);
+    expect(converted.spec).toMatchObject(c.expected);
+    for (let i = 0; i < r.inputs.length; i++) {
+      const p = r.inputs[i]!;
+      const ours = await runOnnx(converted.onnx, p.data, [1, p.c, p.h, p.w]);
+      const outC = (c.expected as { outChannels?: number }).outChannels ?? p.c;
+      expect(ours.dims).toEqual([1, outC, p.h * c.expected.scale, p.w * c.expected.scale]);
+      const ref = r.outputs[i]!;
+      // The comparison proves something only if the output is not flat.
+      const mean = ref.reduce((a, b) => a + b, 0) / ref.length;
+      const std = Math.sqrt(ref.reduce((a, b) => a + (b - mean) ** 2, 0) / ref.length);
+      expect(std).toBeGreaterThan(0.05);
+      const d = maxAbsDiff(ours.data, ref);
+      expect(d, `${c.name} ${format} input ${i}`).toBeLessThanOrEqual(1e-4);
+      worst = Math.max(worst, d);
+    }
+  }
+  return worst;
+}
