@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UnsupportedArchitectureError } from '../../engine/convert/architecture.js';
+import { tilingOf, UnsupportedArchitectureError } from '../../engine/convert/architecture.js';
 import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
 import { datShifted, detectDat, type DatSpec } from '../../engine/convert/dat.js';
 import { readSafetensors } from '../../engine/convert/safetensors.js';
@@ -204,6 +204,9 @@ describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real
       expect(fromPth.description).toBe(c.description);
       // Same tensors from either container → byte-identical graphs.
       expect(Buffer.from(fromSafetensors.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+      // The tile planner's figures; the released light models were benched at 4.6× and 4.2× the compact model.
+      if (c.id === 'datlight-released')
+        expect(tilingOf(fromPth.spec!)).toEqual({ window: 32, minSide: 1, relativeCost: 5 });
 
       const [w, h] = c.size;
       const s = c.config.upscale;
