@@ -264,7 +264,7 @@ export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict)): 
   const ws = spec.windowSize;
   const mean = spec.inChannels === 3 ? SWINIR_RGB_MEAN : null;
   // HAT normalises before padding; reflect padding commutes with the per-channel affine map.
-  const padded = w.padToMultiple('input', ws, 'reflect');
+  const padded = w.reflectPadToMultiple('input', ws);
   const feat = w.conv(normalizeInput(w, padded.x, mean, 1), 'conv_first', get);
   let tokens = w.toNhwc(feat);
   if (dict.has('patch_embed.norm.weight'))

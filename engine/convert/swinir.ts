@@ -225,7 +225,7 @@ export function buildSwinirOnnx(dict: StateDict, spec: SwinirSpec = detectSwinir
   const w = new WindowGraph(new GraphBuilder('SwinIR'));
   const ws = spec.windowSize;
   const mean = spec.inChannels === 3 ? SWINIR_RGB_MEAN : null;
-  const padded = w.padToMultiple('input', ws, 'reflect');
+  const padded = w.reflectPadToMultiple('input', ws);
   const x = normalizeInput(w, padded.x, mean, spec.imgRange);
   const feat = w.conv(x, 'conv_first', get);
 

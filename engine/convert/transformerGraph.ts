@@ -125,12 +125,6 @@ export class TokenGraph extends WindowGraph {
     return { weight: { shape: w.shape, data }, bias };
   }
 
-  /** (multiple − n mod multiple) mod multiple: the padding that makes n a multiple. */
-  private padAmount(n: string, multiple: number): string {
-    const m = this.i64([multiple]);
-    return this.node('Mod', [this.node('Sub', [m, this.node('Mod', [n, m])]), m]);
-  }
-
   /** Zero-pads an NHWC map at the bottom and right to multiples of `multiple` (F.pad's default). */
   padNhwc(x: string, multiple: number): string {
     const pads = this.concat(
@@ -143,32 +137,6 @@ export class TokenGraph extends WindowGraph {
       0,
     );
     return this.node('Pad', [x, pads], { mode: attr.string('constant') });
-  }
-
-  /**
-   * F.pad(x, (0, pw, 0, ph), 'reflect') to multiples of `multiple` on NCHW, as SRFormer's check_image_size
-   * does, and still defined where a reflection cannot reach (PyTorch and onnxruntime refuse a pad ≥ the side,
-   * e.g. a 6-pixel-wide image with a 16-pixel window): there the first side−1 pixels are reflected and the
-   * rest repeats the edge. Sizes PyTorch accepts get exactly its padding. Returns the original H and W.
-   */
-  reflectPadToMultiple(x: string, multiple: number): { x: string; h: string; w: string } {
-    const h = this.dim(x, 2);
-    const w = this.dim(x, 3);
-    const zero = this.i64([0]);
-    const one = this.i64([1]);
-    const two = this.i64([2]);
-    const sub = (a: string, b: string) => this.node('Sub', [a, b]);
-    const pads = (ph: string, pw: string) => this.concat([this.i64([0, 0, 0, 0, 0, 0]), ph, pw], 0);
-    // A side of 1 has nothing to reflect: repeat it once first (only inputs PyTorch cannot run).
-    const grow = (n: string) => this.node('Max', [sub(two, n), zero]);
-    const [gh, gw] = [grow(h), grow(w)];
-    const y0 = this.node('Pad', [x, pads(gh, gw)], { mode: attr.string('edge') });
-    const [th, tw] = [sub(this.padAmount(h, multiple), gh), sub(this.padAmount(w, multiple), gw)];
-    const reach = (pad: string, n: string, g: string) => this.node('Min', [pad, sub(this.add(n, g), one)]);
-    const [rh, rw] = [reach(th, h, gh), reach(tw, w, gw)];
-    const y1 = this.node('Pad', [y0, pads(rh, rw)], { mode: attr.string('reflect') });
-    const y2 = this.node('Pad', [y1, pads(sub(th, rh), sub(tw, rw))], { mode: attr.string('edge') });
-    return { x: y2, h, w };
   }
 
   /** x[:, :H, :W] of an NHWC map, H and W as int64 [1]. */

@@ -189,21 +189,40 @@ export class WindowGraph {
     return this.linear(h, `${prefix}.fc2`, get(`${prefix}.fc2.weight`), get(`${prefix}.fc2.bias`));
   }
 
-  /**
-   * Pads an NCHW image at the bottom and right to a multiple of `multiple` (torch F.pad(x, (0, pw, 0, ph),
-   * mode)), as SwinIR/HAT's check_image_size does. Returns the padded image and the original H and W
-   * (int64 [1] each) for {@link cropToScaled}.
-   */
-  padToMultiple(x: string, multiple: number, mode: 'reflect' | 'constant'): { x: string; h: string; w: string } {
-    const h = this.shape(x, 2, 3);
-    const w = this.shape(x, 3, 4);
+  /** (multiple − n mod multiple) mod multiple: the padding that makes n (int64 [1]) a multiple. */
+  protected padAmount(n: string, multiple: number): string {
     const m = this.i64([multiple]);
-    const padOf = (d: string) => this.g.node('Mod', [this.g.node('Sub', [m, this.g.node('Mod', [d, m])]), m]);
-    const pads = this.concat([this.i64([0, 0, 0, 0, 0, 0]), padOf(h), padOf(w)], 0);
-    return { x: this.g.node('Pad', [x, pads], { mode: attr.string(mode) }), h, w };
+    return this.g.node('Mod', [this.g.node('Sub', [m, this.g.node('Mod', [n, m])]), m]);
   }
 
-  /** x[:, :, :h·scale, :w·scale] — the crop back after {@link padToMultiple}. */
+  /**
+   * F.pad(x, (0, pw, 0, ph), 'reflect') to multiples of `multiple` on NCHW, as the transformers'
+   * check_image_size does, and still defined where a reflection cannot reach (PyTorch refuses a pad ≥ the side
+   * and onnxruntime a side of 1, e.g. a 6-pixel-wide image with a 16-pixel window): there the first side−1
+   * pixels are reflected and the rest repeats the edge. Sizes PyTorch accepts get exactly its padding.
+   * Returns the padded image and the original H and W (int64 [1] each) for {@link cropToScaled}.
+   */
+  reflectPadToMultiple(x: string, multiple: number): { x: string; h: string; w: string } {
+    const h = this.shape(x, 2, 3);
+    const w = this.shape(x, 3, 4);
+    const zero = this.i64([0]);
+    const one = this.i64([1]);
+    const two = this.i64([2]);
+    const sub = (a: string, b: string) => this.g.node('Sub', [a, b]);
+    const pads = (ph: string, pw: string) => this.concat([this.i64([0, 0, 0, 0, 0, 0]), ph, pw], 0);
+    // A side of 1 has nothing to reflect: repeat it once first (only inputs PyTorch cannot run).
+    const grow = (n: string) => this.g.node('Max', [sub(two, n), zero]);
+    const [gh, gw] = [grow(h), grow(w)];
+    const y0 = this.g.node('Pad', [x, pads(gh, gw)], { mode: attr.string('edge') });
+    const [th, tw] = [sub(this.padAmount(h, multiple), gh), sub(this.padAmount(w, multiple), gw)];
+    const reach = (pad: string, n: string, g: string) => this.g.node('Min', [pad, sub(this.add(n, g), one)]);
+    const [rh, rw] = [reach(th, h, gh), reach(tw, w, gw)];
+    const y1 = this.g.node('Pad', [y0, pads(rh, rw)], { mode: attr.string('reflect') });
+    const y2 = this.g.node('Pad', [y1, pads(sub(th, rh), sub(tw, rw))], { mode: attr.string('edge') });
+    return { x: y2, h, w };
+  }
+
+  /** x[:, :, :h·scale, :w·scale] — the crop back after {@link reflectPadToMultiple}. */
   cropToScaled(x: string, h: string, w: string, scale: number, output?: string): string {
     const s = this.i64([scale]);
     const ends = this.concat([this.mul(h, s), this.mul(w, s)], 0);

@@ -50,7 +50,11 @@ const CASES: HatCase[] = [
     id: 'hat-x4-window8',
     seed: 12,
     config: { ...small, depths: [3], num_heads: [4], window_size: 8, upscale: 4 },
-    inputs: [{ ...odd, width: 21, height: 19 }],
+    // 6×5 is smaller than one window (PyTorch still reflects 2 and 3 pixels).
+    inputs: [
+      { ...odd, width: 21, height: 19 },
+      { ...odd, name: 'tiny', width: 6, height: 5 },
+    ],
     expected: { scale: 4, windowSize: 8, overlapWindow: 12, cabChannels: 4, squeezeChannels: 3 },
   },
   {

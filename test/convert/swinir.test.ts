@@ -28,7 +28,8 @@ const CASES: SwinirCase[] = [
     id: 'classical-x2',
     seed: 1,
     config: { ...small, img_size: 32, in_chans: 3, window_size: 8, upscale: 2, upsampler: 'pixelshuffle' },
-    inputs: [odd, even],
+    // 6×5: smaller than one window; PyTorch still reflects 2 and 3 pixels.
+    inputs: [odd, even, { ...odd, name: 'tiny', width: 6, height: 5 }],
     expected: { upsampler: 'pixelshuffle', scale: 2, windowSize: 8, depths: [2, 2], numHeads: [2, 4] },
   },
   {
@@ -116,6 +117,32 @@ describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
     },
     60_000,
   );
+
+  it('inputs a reflection cannot pad (a side of 1) still run: edge pixels repeat, as a constant image does', async () => {
+    const ref = refs.get('classical-x2')!;
+    const { onnx } = await convertBytes(readFileSync(ref.pth), 'pth');
+    const pixel = [0.8, 0.3, 0.1];
+    const one = await runOnnx(onnx, Float32Array.from(pixel), [1, 3, 1, 1]);
+    expect(one.dims).toEqual([1, 3, 2, 2]);
+    // 1×1 pads to an 8×8 image of that pixel: the same output as the constant 8×8 image, cropped.
+    const flat = await runOnnx(
+      onnx,
+      Float32Array.from({ length: 3 * 64 }, (_, i) => pixel[Math.floor(i / 64)]!),
+      [1, 3, 8, 8],
+    );
+    const crop = Float32Array.from({ length: 12 }, (_, i) => {
+      const [c, y, x] = [Math.floor(i / 4), Math.floor((i % 4) / 2), i % 2];
+      return flat.data[(c * 16 + y) * 16 + x]!;
+    });
+    expect(maxAbsDiff(one.data, crop)).toBeLessThanOrEqual(1e-5);
+    const row = await runOnnx(
+      onnx,
+      Float32Array.from({ length: 27 }, (_, i) => (i % 9) / 9),
+      [1, 3, 1, 9],
+    );
+    expect(row.dims).toEqual([1, 3, 2, 18]);
+    expect(row.data.every(Number.isFinite)).toBe(true);
+  });
 
   it('crisp models import prints the detected SwinIR parameters and installs a model equal to PyTorch', async () => {
     const ref = refs.get('realworld-x4')!;
