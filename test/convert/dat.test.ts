@@ -266,6 +266,10 @@ describe('DAT detection', () => {
     await expect(convertBytes(writeSafetensors(noNorm), 'safetensors')).rejects.toThrow(
       'not a DAT checkpoint: layers.0.blocks.1.ffn.sg.norm.weight is missing',
     );
+    const noBuffers = new Map([...dict].filter(([k]) => !k.endsWith('.rpe_biases')));
+    await expect(convertBytes(writeSafetensors(noBuffers), 'safetensors')).rejects.toThrow(
+      'this DAT checkpoint lacks the rpe_biases buffers its window size is read from (was it saved without buffers?)',
+    );
     const odd = new Map(dict);
     const rpe = dict.get('layers.0.blocks.0.attn.attns.0.rpe_biases')!;
     const data = Float32Array.from(rpe.data);
