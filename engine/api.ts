@@ -40,6 +40,11 @@ export interface StartTaskInput {
    * again (×4 twice is ×16). Not a contract field: a service prices one pass per task.
    */
   passes?: 1 | 2;
+  /**
+   * extension (in-process callers only): a 1× restoration model (a catalog or `custom:` name) run over each
+   * image before the upscaler, in the same task. Not a contract field: a service prices one model per task.
+   */
+  preModel?: string;
 }
 
 export interface StoredPart {

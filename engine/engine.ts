@@ -19,6 +19,8 @@ import {
   type TaskStatusData,
   type UploadSession,
   type CompleteMultipartUploadResult,
+  CUSTOM_MODEL_PREFIX,
+  type TaskModelName,
 } from './contract/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
@@ -32,7 +34,7 @@ import {
 } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
-import { resolveTaskModelField } from './models/modelNames.js';
+import { resolveModelName, resolveTaskModelField } from './models/modelNames.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
 import { KeyedMutex } from './storage/mutex.js';
@@ -288,6 +290,27 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     return task;
   };
 
+  /** The chain's first model: known, installed, and 1× (a restoration model; it must not change the size). */
+  async function checkPreModel(name: string, custom: ReadonlySet<string> | undefined): Promise<TaskModelName> {
+    const r = resolveModelName(name, {
+      customNames: [...(custom ?? [])].map((n) => n.slice(CUSTOM_MODEL_PREFIX.length)),
+    });
+    if (!r.ok) throw errors.badRequest(`preModel: ${r.message}`);
+    let model;
+    try {
+      model = await resolveTaskModel({ model: r.name }, modelSources, { build: false });
+    } catch (e) {
+      if (e instanceof ModelNotInstalledError) throw errors.badRequest(`preModel: ${e.message}`);
+      throw e;
+    }
+    if (model.entry.scale !== 1) {
+      throw errors.badRequest(
+        `preModel: ${r.name} upscales ×${model.entry.scale}; the model run before the upscaler must be a 1× restoration model`,
+      );
+    }
+    return r.name;
+  }
+
   async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
     // Read the registry per task so a model imported while the engine runs is usable at once.
     const custom =
@@ -314,6 +337,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       if (e instanceof ModelNotInstalledError) throw errors.badRequest(e.message);
       throw e;
     }
+    const preModel = input.preModel === undefined ? undefined : await checkPreModel(input.preModel, custom);
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
     await assertTaskQuota(quotas, caller, count);
     // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
@@ -379,6 +403,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
           ? { destination: path.resolve(input.outputPath) }
           : {}),
         ...(input.passes === 2 ? { passes: 2 as const } : {}),
+        ...(preModel ? { preModel } : {}),
       };
       await store.save(task);
       if (objects) await rm(taskDir, { recursive: true, force: true });

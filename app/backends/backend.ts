@@ -22,6 +22,8 @@ export interface UpscaleSettings {
   precision?: 'fp32' | 'int8';
   /** extension (local engine only): 2 = double upscale; absent = one pass. The contract has no such field. */
   passes?: 2;
+  /** extension (local engine only): a 1× model run before the upscaler (chain); absent = none. */
+  preModel?: string;
 }
 
 export interface Dimensions {

@@ -37,8 +37,9 @@ export function readUpscaleFlags(raw: Record<string, unknown>): ParsedUpscaleFla
       out[key] = spec.cli.unsetByDefault ? undefined : UPSCALE_DEFAULTS[key];
       continue;
     }
-    // Whether a model exists depends on the imported models on disk: resolved by the run (resolveCliModel).
-    if (key === 'model') {
+    // Whether a model exists depends on the imported models on disk: resolved by the run (resolveCliModel;
+    // the engine for --pre-model, which also checks it is 1×).
+    if (key === 'model' || key === 'preModel') {
       out[key] = String(given);
       continue;
     }

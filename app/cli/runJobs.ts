@@ -137,6 +137,12 @@ async function runChecked(
       '--passes 2 (double upscale) runs on this computer only: a service upscales each image once per task. Drop --remote, or send the result through the service again.',
     );
   }
+  if (mode === 'cloud' && flags.preModel) {
+    throw new UserError(
+      'usage',
+      '--pre-model runs on this computer only: a service runs one model per task. Drop --remote, or restore the images first.',
+    );
+  }
   if (flags.outputFolder) await prepareOutputFolder(flags.outputFolder);
   const settings = jobSettingsFrom(
     { ...flags, model, outputFolder: flags.outputFolder ? path.resolve(flags.outputFolder) : '' },

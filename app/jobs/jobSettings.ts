@@ -13,7 +13,7 @@ export type JobSettings = Pick<
   UpscaleOptions,
   'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'
 > &
-  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision' | 'passes'>> & {
+  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision' | 'passes' | 'preModel'>> & {
     /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
     denoise?: number;
     /** Local-only extensions (precision, face model and strength) go to the local engine only; absent = local. */
@@ -36,6 +36,7 @@ export function jobSettingsFrom(
     faceStrength: options.faceStrength,
     precision: options.precision,
     passes: options.passes,
+    preModel: options.preModel,
     outputFolder: options.outputFolder,
     template: options.template,
     overwrite: options.overwrite,
@@ -66,6 +67,8 @@ export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
       : {}),
     // Sent in Cloud mode too, so the remote backend can refuse it in words instead of running one pass silently.
     ...(job.passes === 2 ? { passes: 2 as const } : {}),
+    // Sent in Cloud mode too, for the same reason.
+    ...(job.preModel ? { preModel: job.preModel } : {}),
   };
 }
 

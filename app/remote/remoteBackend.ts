@@ -34,6 +34,10 @@ import { writeCheckedOutput } from './outputCheck.js';
 export const CLOUD_PASSES_REFUSAL =
   'Double upscale (2 passes) runs only in Local mode: a service upscales each image once per task. Choose 1 pass, or use Again on the finished image to send its result once more.';
 
+/** A chain (a restoration model before the upscaler) needs the local engine: the contract has one model per task. */
+export const CLOUD_PRE_MODEL_REFUSAL =
+  'A restoration model before the upscaler runs only in Local mode: a service runs one model per task. Choose no pre-model.';
+
 export interface RemoteBackendOptions {
   baseUrl: string;
   apiKey: string;
@@ -187,6 +191,7 @@ export function createRemoteBackend(
       if (signal?.aborted) throw new CancelledError();
       let status: TaskStatusData | undefined;
       if (req.settings.passes === 2) throw new BadRequestError(CLOUD_PASSES_REFUSAL);
+      if (req.settings.preModel) throw new BadRequestError(CLOUD_PRE_MODEL_REFUSAL);
       const resumable = resumedTaskId(req);
       if (resumable) {
         // The app stopped (or the item was cancelled) after the service accepted this image: the task

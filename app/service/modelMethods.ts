@@ -25,6 +25,7 @@ import {
 import { sanitizeFileName } from '../../engine/contract/index.js';
 import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
 import { customModelName } from '../../engine/models/taskModel.js';
+import { customModelSummary, licenceLabel } from '../../engine/models/licence.js';
 import { FACE_MODELS, installedFaceModels } from '../../engine/faces/faceModels.js';
 import { BadRequestError } from '../backends/errors.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
@@ -91,11 +92,11 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       custom = (await listCustomModels(modelsDir)).map((m) => ({
         name: customModelName(m.name),
         title: m.name,
-        description: `Imported from ${m.source} (${m.description}).`,
+        description: `Imported from ${m.source} (${m.description}); ${customModelSummary(m)}.`,
         kind: 'custom',
         scale: m.scale,
         installed: true,
-        licence: 'as imported',
+        licence: licenceLabel(m.licence),
       }));
     } catch {
       // A damaged registry must not hide the catalog; "crisp models list" reports the damage.

@@ -131,6 +131,15 @@ export const UPSCALE_OPTIONS = {
     cli: { flags: '--denoise', unsetByDefault: true, defaultText: 'not applied' },
   }),
   face: flag({ default: false, help: 'enhance faces', cli: { flags: '--face' } }),
+  preModel: text<string | null>({
+    default: null,
+    nullable: true,
+    maxLength: 200,
+    valueName: 'name',
+    help: 'local: a 1× restoration model (de-JPEG, denoise…; catalog name or custom:<name>) run over each image before the upscaler',
+    cli: { flags: '--pre-model', defaultText: 'none' },
+    check: modelProblem,
+  }),
   faceModel: text<string | null>({
     default: null,
     nullable: true,

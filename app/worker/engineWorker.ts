@@ -41,10 +41,11 @@ async function upscale(msg: Extract<ToWorker, { type: 'upscale' }>): Promise<voi
   try {
     if (!engine) throw new Error('the engine is not ready');
     // passes is not a start-task field but the engine's in-process extension.
-    const { passes, ...fields } = msg.fields;
+    const { passes, preModel, ...fields } = msg.fields;
     const { taskId } = await engine.startTask(LOCAL_CALLER, {
       fields,
       ...(passes === 2 ? { passes: 2 as const } : {}),
+      ...(typeof preModel === 'string' && preModel !== '' ? { preModel } : {}),
       file: [{ originalFileName: msg.inputName, data: { path: msg.inputPath } }],
       outputPath: msg.outputPath,
     });

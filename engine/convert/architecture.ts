@@ -97,8 +97,9 @@ export const ARCH_NAMES: Record<ArchSpec['kind'], string> = {
 
 /**
  * What the tile planner needs to know: the side an input must be a multiple of (the graph pads inside, so
- * tiles that already are waste nothing), the smallest side it accepts, and the cost per input pixel relative
- * to SRVGGNetCompact (measured with `npm run bench -- --only arch`; figures in docs/models.md).
+ * tiles that already are waste nothing), the smallest side it accepts, and the CPU time per input pixel relative
+ * to SRVGGNetCompact at the released sizes (`npm run bench -- --only arch`, two runs on 2026-11-25, averaged and
+ * rounded; figures in docs/models.md).
  */
 export interface ArchTiling {
   window: number;
@@ -121,13 +122,13 @@ export function tilingOf(spec: ArchSpec): ArchTiling {
       return { window: spec.windowSize, minSide: 1, relativeCost: srformerRelativeCost(spec) };
     case 'omnisr':
       // ESA's stride-2 conv and 7×7 max pool need 16 pixels after padding.
-      return { window: spec.windowSize, minSide: 16, relativeCost: 8 };
+      return { window: spec.windowSize, minSide: 16, relativeCost: 2.3 };
     case 'realplksr':
-      return { window: 1, minSide: 1, relativeCost: 6 };
+      return { window: 1, minSide: 1, relativeCost: spec.dysample ? 6.7 : 6.3 };
     case 'span':
-      return { window: 1, minSide: 1, relativeCost: 2 };
+      return { window: 1, minSide: 1, relativeCost: 0.35 };
     case 'rrdb':
-      return { window: 1, minSide: 1, relativeCost: 10 };
+      return { window: 1, minSide: 1, relativeCost: 12 };
     case 'srvgg':
       return { window: 1, minSide: 1, relativeCost: 1 };
   }
@@ -171,5 +172,20 @@ export function describeSpec(spec: ArchSpec): string {
       return describeDat(spec);
     case 'srformer':
       return describeSrformer(spec);
+  }
+}
+
+/**
+ * The tiling needs of a converted model, from the spec Crisp writes into its ONNX doc string (null for models
+ * converted elsewhere: they get the CNN defaults).
+ */
+export function tilingFromDoc(doc: string | undefined): ArchTiling | null {
+  if (!doc?.startsWith('{')) return null;
+  try {
+    const spec = JSON.parse(doc) as Partial<ArchSpec>;
+    if (typeof spec.kind !== 'string' || !(spec.kind in ARCH_NAMES)) return null;
+    return tilingOf(spec as ArchSpec);
+  } catch {
+    return null;
   }
 }

@@ -12,7 +12,7 @@ import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js'
 import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
 import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
-import { readSafetensors } from './safetensors.js';
+import { readSafetensors, readSafetensorsMetadata } from './safetensors.js';
 import { buildHatOnnx } from './hat.js';
 import { buildOmniSrOnnx } from './omnisr.js';
 import { buildRealPlksrOnnx } from './realplksr.js';
@@ -31,9 +31,16 @@ export interface ConvertedModel {
   /** The detected architecture; null for ncnn and ONNX inputs (translated / passed through as graphs). */
   spec: ArchSpec | null;
   description: string;
+  /** Weights in the checkpoint (null for ncnn and ONNX inputs). */
+  parameters: number | null;
+  /** A .safetensors file's __metadata__ strings ({} otherwise). */
+  metadata: Record<string, string>;
 }
 
-export type ConvertOptions = DetectOptions;
+export interface ConvertOptions extends DetectOptions {
+  /** Wrap 1- and 4-channel models so they run on the pipeline's RGB tiles (imports do; comparisons don't). */
+  rgbPorts?: boolean;
+}
 
 export class ConvertError extends Error {
   override readonly name = 'ConvertError';
@@ -59,15 +66,15 @@ export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { 
       return { onnx: buildRrdbOnnx(r, weights), spec: r };
     }
     case 'span':
-      return { onnx: buildSpanOnnx(spec, dict), spec };
+      return { onnx: buildSpanOnnx(spec, dict, opts), spec };
     case 'realplksr':
-      return { onnx: buildRealPlksrOnnx(spec, dict), spec };
+      return { onnx: buildRealPlksrOnnx(spec, dict, opts), spec };
     case 'omnisr':
-      return { onnx: buildOmniSrOnnx(spec, dict), spec };
+      return { onnx: buildOmniSrOnnx(spec, dict, opts), spec };
     case 'swinir':
-      return { onnx: buildSwinirOnnx(dict, spec), spec };
+      return { onnx: buildSwinirOnnx(dict, spec, opts), spec };
     case 'hat':
-      return { onnx: buildHatOnnx(dict, spec), spec };
+      return { onnx: buildHatOnnx(dict, spec, opts), spec };
     case 'dat':
       return buildDatOnnx(dict, spec);
     case 'srformer':
@@ -138,10 +145,21 @@ export async function convertBytes(
         `ONNX model must have one input and one output (has ${info.inputs.length} and ${info.outputs.length})`,
       );
     }
-    return { onnx: bytes, format, spec: null, description: `ONNX (${info.nodes.length} nodes, opset ${info.opset})` };
+    return {
+      onnx: bytes,
+      format,
+      spec: null,
+      description: `ONNX (${info.nodes.length} nodes, opset ${info.opset})`,
+      parameters: null,
+      metadata: {},
+    };
   }
-  const { onnx, spec } = convertStateDict(await readStateDict(bytes, format), opts);
-  return { onnx, format, spec, description: describeSpec(spec) };
+  const dict = await readStateDict(bytes, format);
+  const { onnx, spec } = convertStateDict(dict, opts);
+  let parameters = 0;
+  for (const t of dict.values()) parameters += t.data.length;
+  const metadata = format === 'safetensors' ? readSafetensorsMetadata(bytes) : {};
+  return { onnx, format, spec, description: describeSpec(spec), parameters, metadata };
 }
 
 /**
@@ -168,7 +186,14 @@ export async function convertModelFile(file: string, opts: ConvertOptions = {}):
     await assertSize(`${base}.bin`, MAX_MODEL_FILE_BYTES);
     const [param, bin] = await Promise.all([readFile(`${base}.param`, 'utf8'), readFile(`${base}.bin`)]);
     const { onnx, layerTypes } = convertNcnn(param, bin);
-    return { onnx, format, spec: null, description: `ncnn model (${layerTypes.join(', ')})` };
+    return {
+      onnx,
+      format,
+      spec: null,
+      description: `ncnn model (${layerTypes.join(', ')})`,
+      parameters: null,
+      metadata: {},
+    };
   }
   await assertSize(file, MAX_MODEL_FILE_BYTES);
   return convertBytes(await readFile(file), format, opts);

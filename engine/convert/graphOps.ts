@@ -157,13 +157,17 @@ export function dims(g: GraphBuilder, x: string, start: number, end: number): st
 
 /**
  * Zero-pads an NCHW tensor at the bottom and right to the next multiple of `multiple` (torch
- * F.pad(x, (0, pw, 0, ph)) as in the architectures' check_image_size). Returns the padded tensor.
+ * F.pad(x, (0, pw, 0, ph)) as in the architectures' check_image_size), and to at least `minSide` first when
+ * the network cannot run on less (the reference would fail there; Crisp pads instead). Returns the padded tensor.
  */
-export function padToMultiple(g: GraphBuilder, x: string, multiple: number): string {
-  if (multiple <= 1) return x;
+export function padToMultiple(g: GraphBuilder, x: string, multiple: number, minSide = 1): string {
+  if (multiple <= 1 && minSide <= 1) return x;
   const hw = dims(g, x, 2, 4);
-  const m = int64Const(g, [multiple]);
-  const extra = g.node('Mod', [g.node('Sub', [m, g.node('Mod', [hw, m])]), m]);
+  const m = int64Const(g, [Math.max(1, multiple)]);
+  const side = minSide > 1 ? g.node('Max', [hw, int64Const(g, [minSide, minSide])]) : hw;
+  // ceil(side / m) · m − hw
+  const target = g.node('Mul', [g.node('Div', [g.node('Add', [side, g.node('Sub', [m, int64Const(g, [1])])]), m]), m]);
+  const extra = g.node('Sub', [target, hw]);
   const pads = g.node('Concat', [int64Const(g, [0, 0, 0, 0, 0, 0]), extra], { axis: attr.int(0) });
   return g.node('Pad', [x, pads], { mode: attr.string('constant') });
 }
@@ -188,3 +192,54 @@ export function scaleAndChannels(outputs: number, inChannels: number): { scale: 
 }
 
 export { attr, GraphBuilder };
+
+/** BT.601 luma weights: how an RGB pixel becomes the grey a 1-channel model was trained on. */
+const LUMA = [0.299, 0.587, 0.114];
+
+/**
+ * The graph's image ports. Crisp's pipeline runs every upscaler on RGB tiles ([n,3,h,w] → [n,3,H,W]; a
+ * picture's alpha goes through as its own grey pass), so with `rgb` a model of another channel count is
+ * wrapped: a grey model gets the tile's luma (exactly the grey value on grey pictures and on the alpha pass)
+ * and its output is repeated into R, G and B; an RGBA model gets the tile with an opaque alpha and its RGB
+ * output is kept. Without `rgb` the ports are the model's own channels (what the PyTorch comparison runs).
+ */
+export function imagePorts(
+  g: GraphBuilder,
+  channels: { inChannels: number; outChannels: number },
+  rgb: boolean,
+): { input: string; finish: (x: string) => void; inChannels: number; outChannels: number } {
+  if (!rgb || (channels.inChannels === 3 && channels.outChannels === 3)) {
+    return {
+      input: 'input',
+      finish: (x) => void g.node('Identity', [x], {}, 'output'),
+      inChannels: channels.inChannels,
+      outChannels: channels.outChannels,
+    };
+  }
+  let input = 'input';
+  if (channels.inChannels === 1) {
+    input = g.conv('input', g.weight('rgb_to_luma', [1, 3, 1, 1], Float32Array.from(LUMA)), null, [1, 1], [0, 0, 0, 0]);
+  } else if (channels.inChannels === 4) {
+    const first = g.node('Slice', ['input', int64Const(g, [0]), int64Const(g, [1]), int64Const(g, [1])]);
+    const opaque = g.node('Add', [g.node('Mul', [first, constant(g, 0)]), constant(g, 1)]);
+    input = g.node('Concat', ['input', opaque], { axis: attr.int(1) });
+  } else if (channels.inChannels !== 3) {
+    throw new UnsupportedArchitectureError(`a model with ${channels.inChannels} input channels cannot run on images`);
+  }
+  const finish = (x: string): void => {
+    if (channels.outChannels === 1) g.node('Concat', [x, x, x], { axis: attr.int(1) }, 'output');
+    else if (channels.outChannels === 4)
+      g.node('Slice', [x, int64Const(g, [0]), int64Const(g, [3]), int64Const(g, [1])], {}, 'output');
+    else if (channels.outChannels === 3) g.node('Identity', [x], {}, 'output');
+    else
+      throw new UnsupportedArchitectureError(
+        `a model with ${channels.outChannels} output channels cannot run on images`,
+      );
+  };
+  return { input, finish, inChannels: 3, outChannels: 3 };
+}
+
+export interface BuildOptions {
+  /** Wrap 1- and 4-channel models for Crisp's RGB pipeline (see imagePorts). */
+  rgbPorts?: boolean;
+}

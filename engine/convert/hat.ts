@@ -9,6 +9,7 @@
  * overlap_ratio·window wider, which is torch's nn.Unfold with zero padding, expressed here as a Gather).
  */
 import { UnsupportedArchitectureError } from './architecture.js';
+import { imagePorts, type BuildOptions } from './graphOps.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
 import type { StateDict, Tensor } from './stateDict.js';
 import { countSeq, denormalizeOutput, normalizeInput, SWINIR_RGB_MEAN, windowFromTable } from './swinir.js';
@@ -258,13 +259,15 @@ function ocab(
   return w.add(y, w.mlp(m, `${prefix}.mlp`, get));
 }
 
-export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict)): Uint8Array {
+export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict), opts: BuildOptions = {}): Uint8Array {
   const get = tensorGetter(dict, 'HAT');
   const w = new WindowGraph(new GraphBuilder('HAT'));
   const ws = spec.windowSize;
   const mean = spec.inChannels === 3 ? SWINIR_RGB_MEAN : null;
   // HAT normalises before padding; reflect padding commutes with the per-channel affine map.
-  const padded = w.reflectPadToMultiple('input', ws);
+  // Grey and RGBA models get RGB ports for the pipeline when asked (imports); tests compare the bare model.
+  const ports = imagePorts(w.g, spec, opts.rgbPorts ?? false);
+  const padded = w.reflectPadToMultiple(ports.input, ws);
   const feat = w.conv(normalizeInput(w, padded.x, mean, 1), 'conv_first', get);
   let tokens = w.toNhwc(feat);
   if (dict.has('patch_embed.norm.weight'))
@@ -304,10 +307,10 @@ export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict)): 
     });
   }
   const out = denormalizeOutput(w, w.conv(y, 'conv_last', get), mean, 1);
-  w.cropToScaled(out, padded.h, padded.w, spec.scale, 'output');
+  ports.finish(w.cropToScaled(out, padded.h, padded.w, spec.scale));
   return w.g.toBytes({
-    inChannels: spec.inChannels,
-    outChannels: spec.outChannels,
+    inChannels: ports.inChannels,
+    outChannels: ports.outChannels,
     producer: 'crisp-convert (HAT)',
     doc: JSON.stringify(spec),
   });

@@ -12,6 +12,7 @@
 import { UnsupportedArchitectureError, type OmniSrSpec } from './architecture.js';
 import {
   attr,
+  type BuildOptions,
   channelLayerNorm,
   constant,
   convFrom,
@@ -19,6 +20,7 @@ import {
   dims,
   gelu,
   GraphBuilder,
+  imagePorts,
   int64Const,
   padToMultiple,
   pixelShuffle,
@@ -35,6 +37,8 @@ const LN_EPS = 1e-5;
 const LN2D_EPS = 1e-6;
 
 const BLOCK = 'residual_layer.0.residual_layer.0.layer';
+/** ESA's stride-2 3×3 conv then 7×7 max pool need 16 pixels; smaller inputs are padded up to it. */
+export const OMNISR_MIN_SIDE = 16;
 
 export function looksLikeOmniSr(dict: StateDict): boolean {
   return dict.has(`${BLOCK}.0.fn.0.weight`) && dict.has('input.weight') && dict.has('up.0.weight');
@@ -98,7 +102,7 @@ function relativeBias(table: Tensor, ws: number): { dims: number[]; data: Float3
   return { dims: [heads, n, n], data };
 }
 
-export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict): Uint8Array {
+export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict, opts: BuildOptions = {}): Uint8Array {
   const w = new Weights(dict, 'OmniSR');
   const g = new GraphBuilder('OmniSR');
   const C = spec.numFeat;
@@ -106,7 +110,8 @@ export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict): Uint8Array {
   const heads = C / Math.floor(C / 4);
   const dh = C / heads;
 
-  const x0 = padToMultiple(g, 'input', ws);
+  const ports = imagePorts(g, spec, opts.rgbPorts ?? false);
+  const x0 = padToMultiple(g, ports.input, ws, OMNISR_MIN_SIDE);
   // Window counts of the padded input, for the window reshapes.
   const hw = dims(g, x0, 2, 4);
   const nhw = g.node('Div', [hw, int64Const(g, [ws])]);
@@ -290,10 +295,10 @@ export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict): Uint8Array {
   }
   const out = g.node('Add', [convFrom(g, w, x, 'output'), residual]);
   const up = pixelShuffle(g, convFrom(g, w, out, 'up.0'), spec.scale);
-  cropToScaled(g, up, 'input', spec.scale, 'output');
+  ports.finish(cropToScaled(g, up, ports.input, spec.scale));
   return g.toBytes({
-    inChannels: spec.inChannels,
-    outChannels: spec.outChannels,
+    inChannels: ports.inChannels,
+    outChannels: ports.outChannels,
     producer: 'crisp-convert',
     doc: JSON.stringify(spec),
   });

@@ -48,6 +48,8 @@ export interface OnnxModelInfo {
   irVersion: number;
   opset: number;
   producer: string;
+  /** ModelProto.doc_string ('' when absent); Crisp's converters put the detected spec there as JSON. */
+  doc: string;
   nodes: OnnxNodeInfo[];
   initializers: OnnxTensorInfo[];
   inputs: OnnxValueInfo[];
@@ -183,6 +185,7 @@ export function readOnnx(model: Uint8Array): OnnxModelInfo {
     irVersion: 0,
     opset: 0,
     producer: '',
+    doc: '',
     nodes: [],
     initializers: [],
     inputs: [],
@@ -192,6 +195,7 @@ export function readOnnx(model: Uint8Array): OnnxModelInfo {
   for (const f of top) {
     if (f.field === 1 && f.wire === 0) info.irVersion = fieldInt(f);
     else if (f.field === 2 && f.wire === 2) info.producer = fieldString(f);
+    else if (f.field === 6 && f.wire === 2) info.doc = fieldString(f);
     else if (f.field === 7 && f.wire === 2) graph = fieldBytes(f);
     else if (f.field === 8 && f.wire === 2) {
       const op = readFields(fieldBytes(f));

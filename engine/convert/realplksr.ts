@@ -11,6 +11,7 @@
 import { UnsupportedArchitectureError, type RealPlksrSpec } from './architecture.js';
 import {
   attr,
+  type BuildOptions,
   channelLayerNorm,
   constant,
   convFrom,
@@ -18,6 +19,7 @@ import {
   dims,
   GraphBuilder,
   groupNorm,
+  imagePorts,
   int64Const,
   mish,
   pixelShuffle,
@@ -31,11 +33,6 @@ const NORM_GROUPS = 4;
 
 export function looksLikeRealPlksr(dict: StateDict): boolean {
   return dict.has('feats.0.weight') && dict.has('feats.1.lk.conv.weight') && dict.has('feats.1.channel_mixer.0.weight');
-}
-
-/** The original PLKSR spells it "channe_mixer"; its sparse/rectangular kernels are not converted. */
-export function looksLikePlksr(dict: StateDict): boolean {
-  return dict.has('feats.0.weight') && dict.has('feats.1.channe_mixer.0.weight');
 }
 
 export function detectRealPlksr(dict: StateDict): RealPlksrSpec {
@@ -83,7 +80,7 @@ function repeatInterleave(g: GraphBuilder, x: string, channels: number, r: numbe
 }
 
 /** DySample: offsets → sampling grid in [-1, 1] → GridSample per group → optional 1×1 end conv. */
-function dysample(g: GraphBuilder, w: Weights, x: string, spec: RealPlksrSpec, output: string): string {
+function dysample(g: GraphBuilder, w: Weights, x: string, spec: RealPlksrSpec): string {
   const s = spec.scale;
   const cin = spec.inChannels * s * s;
   const groups = w.get('to_img.offset.weight').shape[0]! / (2 * s * s);
@@ -145,14 +142,15 @@ function dysample(g: GraphBuilder, w: Weights, x: string, spec: RealPlksrSpec, o
     align_corners: attr.int(0),
   });
   const merged = g.node('Reshape', [sampled, int64Const(g, [-1, cin, 0, 0])]);
-  if (w.has('to_img.end_conv.weight')) return convFrom(g, w, merged, 'to_img.end_conv', { output });
-  return g.node('Identity', [merged], {}, output);
+  return w.has('to_img.end_conv.weight') ? convFrom(g, w, merged, 'to_img.end_conv') : merged;
 }
 
-export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict): Uint8Array {
+export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict, opts: BuildOptions = {}): Uint8Array {
   const w = new Weights(dict, 'RealPLKSR');
   const g = new GraphBuilder('RealPLKSR');
-  let x = convFrom(g, w, 'input', 'feats.0');
+  const ports = imagePorts(g, spec, opts.rgbPorts ?? false);
+  const input = ports.input;
+  let x = convFrom(g, w, input, 'feats.0');
   const p = spec.partialDim;
   for (let b = 1; b <= spec.numBlocks; b++) {
     const pre = `feats.${b}`;
@@ -175,16 +173,16 @@ export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict): Uint8A
   const s = spec.scale;
   const feats = convFrom(g, w, x, last);
   if (spec.dysample) {
-    const base = s === 1 ? 'input' : repeatInterleave(g, 'input', spec.inChannels, s * s);
-    dysample(g, w, g.node('Add', [feats, base]), spec, 'output');
+    const base = s === 1 ? input : repeatInterleave(g, input, spec.inChannels, s * s);
+    ports.finish(dysample(g, w, g.node('Add', [feats, base]), spec));
   } else {
     // PixelShuffle(feats + repeat_interleave(x)) = PixelShuffle(feats) + nearest ×s of x.
     const up = pixelShuffle(g, feats, s);
-    g.node('Add', [up, s === 1 ? 'input' : g.resizeNearest('input', s, s)], {}, 'output');
+    ports.finish(g.node('Add', [up, s === 1 ? input : g.resizeNearest(input, s, s)]));
   }
   return g.toBytes({
-    inChannels: spec.inChannels,
-    outChannels: spec.outChannels,
+    inChannels: ports.inChannels,
+    outChannels: ports.outChannels,
     producer: 'crisp-convert',
     doc: JSON.stringify(spec),
   });

@@ -97,3 +97,18 @@ function unwrapPrefixes(dict: StateDict): StateDict {
   }
   return dict;
 }
+
+/** The `__metadata__` strings of a .safetensors file (licence, author…), or {} when absent or unreadable. */
+export function readSafetensorsMetadata(bytes: Uint8Array): Record<string, string> {
+  if (bytes.length < 8) return {};
+  const len = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(0, true);
+  if (len > BigInt(Math.min(bytes.length - 8, MAX_SAFETENSORS_HEADER_BYTES))) return {};
+  try {
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + Number(len)))) as Record<string, unknown>;
+    const meta = header.__metadata__;
+    if (typeof meta !== 'object' || meta === null) return {};
+    return Object.fromEntries(Object.entries(meta).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return {};
+  }
+}

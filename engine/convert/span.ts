@@ -8,10 +8,12 @@
  */
 import { UnsupportedArchitectureError, type SpanSpec } from './architecture.js';
 import {
+  type BuildOptions,
   constant,
   convFrom,
   convWith,
   GraphBuilder,
+  imagePorts,
   pixelShuffle,
   scaleAndChannels,
   silu,
@@ -103,14 +105,15 @@ export function fuseConv3xc(w: Weights, prefix: string): { weight: Tensor; bias:
   return { weight: { shape: [cout, cin, 3, 3], data: weight }, bias: { shape: [cout], data: bias } };
 }
 
-export function buildSpanOnnx(spec: SpanSpec, dict: StateDict): Uint8Array {
+export function buildSpanOnnx(spec: SpanSpec, dict: StateDict, opts: BuildOptions = {}): Uint8Array {
   const w = new Weights(dict, 'SPAN');
   const g = new GraphBuilder('SPAN');
   const conv3xc = (x: string, prefix: string): string => {
     const f = fuseConv3xc(w, prefix);
     return convWith(g, x, prefix, f.weight, f.bias);
   };
-  let x = 'input';
+  const ports = imagePorts(g, spec, opts.rgbPorts ?? false);
+  let x = ports.input;
   if (spec.norm) {
     x = g.node('Mul', [g.node('Sub', [x, constant(g, RGB_MEAN, [1, 3, 1, 1])]), constant(g, IMG_RANGE)]);
   }
@@ -134,10 +137,10 @@ export function buildSpanOnnx(spec: SpanSpec, dict: StateDict): Uint8Array {
   const b6 = conv3xc(cur, 'conv_2');
   const cat = g.node('Concat', [feature, b6, b1.out, b6out1], { axis: { kind: 'int', value: 1 } });
   const up = convFrom(g, w, convFrom(g, w, cat, 'conv_cat'), 'upsampler.0');
-  pixelShuffle(g, up, spec.scale, 'output');
+  ports.finish(pixelShuffle(g, up, spec.scale));
   return g.toBytes({
-    inChannels: spec.inChannels,
-    outChannels: spec.outChannels,
+    inChannels: ports.inChannels,
+    outChannels: ports.outChannels,
     producer: 'crisp-convert',
     doc: JSON.stringify(spec),
   });

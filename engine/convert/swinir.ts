@@ -11,6 +11,7 @@
  * output back, so any size runs.
  */
 import { UnsupportedArchitectureError } from './architecture.js';
+import { imagePorts, type BuildOptions } from './graphOps.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
 import type { StateDict, Tensor } from './stateDict.js';
 import { relativePositionIndex, tensorGetter, WindowGraph, type WindowGrid } from './windowAttention.js';
@@ -220,12 +221,18 @@ export function denormalizeOutput(w: WindowGraph, x: string, mean: number[] | nu
   return y;
 }
 
-export function buildSwinirOnnx(dict: StateDict, spec: SwinirSpec = detectSwinir(dict)): Uint8Array {
+export function buildSwinirOnnx(
+  dict: StateDict,
+  spec: SwinirSpec = detectSwinir(dict),
+  opts: BuildOptions = {},
+): Uint8Array {
   const get = tensorGetter(dict, 'SwinIR');
   const w = new WindowGraph(new GraphBuilder('SwinIR'));
   const ws = spec.windowSize;
   const mean = spec.inChannels === 3 ? SWINIR_RGB_MEAN : null;
-  const padded = w.reflectPadToMultiple('input', ws);
+  // Grey and RGBA models get RGB ports for the pipeline when asked (imports); tests compare the bare model.
+  const ports = imagePorts(w.g, spec, opts.rgbPorts ?? false);
+  const padded = w.reflectPadToMultiple(ports.input, ws);
   const x = normalizeInput(w, padded.x, mean, spec.imgRange);
   const feat = w.conv(x, 'conv_first', get);
 
@@ -276,10 +283,10 @@ export function buildSwinirOnnx(dict: StateDict, spec: SwinirSpec = detectSwinir
     out = w.add(x, w.conv(body, 'conv_last', get));
   }
   out = denormalizeOutput(w, out, mean, spec.imgRange);
-  w.cropToScaled(out, padded.h, padded.w, spec.scale, 'output');
+  ports.finish(w.cropToScaled(out, padded.h, padded.w, spec.scale));
   return w.g.toBytes({
-    inChannels: spec.inChannels,
-    outChannels: spec.outChannels,
+    inChannels: ports.inChannels,
+    outChannels: ports.outChannels,
     producer: 'crisp-convert (SwinIR)',
     doc: JSON.stringify(spec),
   });

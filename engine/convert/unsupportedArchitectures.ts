@@ -38,8 +38,8 @@ const SIGNATURES: Signature[] = [
     keys: ['sft.weight', 'UFONE.0.ITLs.0.attn.temperature', 'conv_after_body.weight'],
   },
   {
-    name: 'original PLKSR',
-    what: 'the first PLKSR release ("channe_mixer" keys)',
+    name: 'PLKSR',
+    what: 'the original PLKSR, not RealPLKSR',
     keys: ['feats.0.weight', 'feats.1.channe_mixer.0.weight'],
   },
   {

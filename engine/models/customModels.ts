@@ -10,7 +10,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ConvertOptions, SourceFormat } from '../convert/convert.js';
+import { ARCH_NAMES } from '../convert/architecture.js';
 import type { SmokeRunner } from './install.js';
+import { licenceFromFile } from './licence.js';
 
 export const CUSTOM_DIR = 'custom';
 export const CUSTOM_REGISTRY = 'custom-models.json';
@@ -26,6 +28,11 @@ const customModelSchema = z.object({
   description: z.string(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   importedAt: z.string(),
+  // Recorded since issue 28; registries written before lack them.
+  architecture: z.string().max(64).optional(),
+  parameters: z.number().int().nonnegative().optional(),
+  bytes: z.number().int().nonnegative().optional(),
+  licence: z.string().max(100).optional(),
 });
 
 export type CustomModel = z.infer<typeof customModelSchema> & { format: SourceFormat };
@@ -78,6 +85,8 @@ export interface ImportOptions extends ConvertOptions {
   modelsDir: string;
   /** Name to list the model under (default: the file name without extension). */
   name?: string;
+  /** The licence the user states (else read from the file's metadata or name when present). */
+  licence?: string;
   smokeRun?: SmokeRunner;
 }
 
@@ -101,13 +110,14 @@ export async function importCustomModel(file: string, opts: ImportOptions): Prom
     import('../convert/convert.js'),
     import('./install.js'),
   ]);
-  const converted = await convertModelFile(file, opts);
+  const converted = await convertModelFile(file, { ...opts, rgbPorts: true });
   const fileName = `${name}.onnx`;
   const installed = await installModel(converted.onnx, {
     modelsDir: customModelsDir(opts.modelsDir),
     fileName,
     ...(opts.smokeRun ? { run: opts.smokeRun } : {}),
   });
+  const licence = opts.licence?.trim() || licenceFromFile(path.basename(file), converted.metadata);
   const entry: CustomModel = {
     name,
     file: fileName,
@@ -117,6 +127,10 @@ export async function importCustomModel(file: string, opts: ImportOptions): Prom
     description: converted.description,
     sha256: createHash('sha256').update(converted.onnx).digest('hex'),
     importedAt: new Date().toISOString(),
+    architecture: converted.spec ? ARCH_NAMES[converted.spec.kind] : converted.format === 'ncnn' ? 'ncnn' : 'ONNX',
+    ...(converted.parameters !== null ? { parameters: converted.parameters } : {}),
+    bytes: converted.onnx.length,
+    ...(licence ? { licence: licence.slice(0, 100) } : {}),
   };
   const models = (await readRegistry(opts.modelsDir)).filter((m) => m.name !== name);
   models.push(entry);

@@ -38,7 +38,30 @@ export function chooseTileSize(width: number, height: number, provider: Executio
   return Math.max(width, height) <= limit ? Math.max(width, height) : limit;
 }
 
-export function planTiles(width: number, height: number, tileSize: number, overlap = DEFAULT_OVERLAP): TilePlan {
+/**
+ * Grows a padded span [p0, p0 + len) inside [0, total) to a multiple of `window` where the image allows (right
+ * first, then left): a window-attention model pads its input to that multiple anyway, so the extra pixels are
+ * real context instead of zeros, at no extra cost.
+ */
+function alignSpan(p0: number, len: number, total: number, window: number): [number, number] {
+  if (window <= 1) return [p0, len];
+  const want = Math.min(total, Math.ceil(len / window) * window);
+  const right = Math.min(total, p0 + want) - (p0 + len);
+  const left = Math.min(p0, want - len - right);
+  return [p0 - left, len + right + left];
+}
+
+/**
+ * @param window the side the model's input must be a multiple of (architecture window, 1 for CNNs; see
+ *        tilingOf in engine/convert/architecture.ts): padded tiles are grown to it where the image allows.
+ */
+export function planTiles(
+  width: number,
+  height: number,
+  tileSize: number,
+  overlap = DEFAULT_OVERLAP,
+  window = 1,
+): TilePlan {
   const size = Math.max(16, Math.floor(tileSize));
   // Split evenly so the last tile is not a sliver (same work per call, less padding waste).
   const nx = Math.ceil(width / size);
@@ -53,10 +76,18 @@ export function planTiles(width: number, height: number, tileSize: number, overl
       const w = Math.min(tw, width - x);
       const h = Math.min(th, height - y);
       if (w <= 0 || h <= 0) continue;
-      const px = Math.max(0, x - overlap);
-      const py = Math.max(0, y - overlap);
-      const pw = Math.min(width, x + w + overlap) - px;
-      const ph = Math.min(height, y + h + overlap) - py;
+      const [px, pw] = alignSpan(
+        Math.max(0, x - overlap),
+        Math.min(width, x + w + overlap) - Math.max(0, x - overlap),
+        width,
+        window,
+      );
+      const [py, ph] = alignSpan(
+        Math.max(0, y - overlap),
+        Math.min(height, y + h + overlap) - Math.max(0, y - overlap),
+        height,
+        window,
+      );
       tiles.push({ x, y, w, h, px, py, pw, ph });
     }
   }

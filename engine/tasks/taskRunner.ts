@@ -14,7 +14,7 @@
 import type { FaceStageOptions } from '../faces/faceStage.js';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
+import { OUTPUT_MIME_TYPES, type FileData, type TaskModelName } from '../contract/index.js';
 import { fetchImage } from '../inputs/fetchImage.js';
 import type { Inference } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
@@ -23,6 +23,7 @@ import { upscaleImage, type UpscaleJob, type UpscaleResult } from '../pipeline/i
 import { removeTemp, tempRasterPath } from '../pipeline/tempFiles.js';
 import { checkedInput } from './taskInputs.js';
 import { outputFileName } from './outputNames.js';
+import { withPreModel, type PassRunner } from './preModel.js';
 import type { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
 import { userMessage } from './userMessage.js';
@@ -72,6 +73,7 @@ interface Job {
   /** Index of the next image to upscale. */
   next: number;
   model?: ResolvedTaskModel;
+  preModel?: ResolvedTaskModel;
   taken: Set<string>;
   currentName?: string;
   /** Set while one of its images runs (cancel waits for it). */
@@ -294,6 +296,8 @@ export class TaskRunner {
         throw new Error('face enhancement is not set up on the worker that took this task (crisp worker --face-model)');
       await this.deps.stageInputs?.(task);
       job.model = await resolveTaskModel(task.settings, this.deps.models);
+      if (task.preModel)
+        job.preModel = await resolveTaskModel({ model: task.preModel as TaskModelName }, this.deps.models);
       await mkdir(outDir, { recursive: true });
     }
     const inference = this.deps.getInference();
@@ -330,13 +334,12 @@ export class TaskRunner {
       },
     };
     const clamp = (f: number) => Math.min(1, Math.max(0, f));
-    const result =
-      task.passes === 2
-        ? await upscaleTwice(job1, inference, (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta))
-        : await upscaleImage(
-            { ...job1, onProgress: (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta) },
-            inference,
-          );
+    const upscale: PassRunner = (j, onProgress) =>
+      task.passes === 2 ? upscaleTwice(j, inference, onProgress) : upscaleImage({ ...j, onProgress }, inference);
+    const report = (f: number, eta?: number) => this.setProgress(task, (i + clamp(f)) / n, eta);
+    const result = job.preModel
+      ? await withPreModel(job1, job.preModel, inference, report, upscale)
+      : await upscale(job1, report);
     task.provider = result.provider;
     for (const w of result.warnings ?? []) if (!task.warnings.includes(w)) task.warnings.push(w);
     const createdAt = now();

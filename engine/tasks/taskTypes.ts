@@ -39,6 +39,8 @@ export interface StoredTask {
   destination?: string;
   /** 2 when the in-process caller asked for a double upscale (StartTaskInput.passes); absent = one pass. */
   passes?: 2;
+  /** A 1× model run over each image before the upscaler (StartTaskInput.preModel); absent = none. */
+  preModel?: string;
   /** Execution provider that ran the model (diagnostics). */
   provider?: string;
   /** How many start-ups found this task unfinished (crash recovery; see MAX_RESUMES in engine.ts). */

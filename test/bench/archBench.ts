@@ -1,20 +1,26 @@
 /**
  * Architecture bench: one row per imported architecture in its released configuration (random weights from
- * the test-only PyTorch references, converted by Crisp), fp32 on the CPU provider, on a 256×256 tile of a
- * real photo: milliseconds per tile and input megapixels per second. Building the checkpoints needs Debian's
- * python3-torch (as the conversion tests do); without it the section says so and skips.
+ * the test-only PyTorch references — sr_reference.py for SPAN/RealPLKSR/OmniSR, the transformer references for
+ * SwinIR/HAT/DAT/SRFormer — and the TypeScript RRDBNet generator, converted by Crisp), fp32 on the CPU
+ * provider, on a 256×256 tile of a real photo: milliseconds per tile, input megapixels per second, and the cost
+ * relative to the shipped SRVGGNetCompact in the same run (the figure tilingOf carries). Building the
+ * checkpoints needs Debian's python3-torch (as the conversion tests do); without it the section says so and skips.
  * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three, the largest rows left out;
  * CRISP_BENCH_ARCH=DAT-light,SRFormer-light: only the rows whose label starts with one of those names).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { convertModelFile } from '../../engine/convert/convert.js';
-import { hasTorch, photoCrop, runReference } from '../convert/support/transformerReference.js';
+import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
+import { randomRrdb } from '../convert/support/reference.js';
+import { writeSafetensors } from '../convert/support/torchWriters.js';
+import { hasTorch, photoCrop, PYTHON, runReference } from '../convert/support/transformerReference.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 
 const TILE = 256;
+const SR_SCRIPT = path.join(import.meta.dirname, '..', 'convert', 'support', 'sr_reference.py');
 
 interface ArchRow {
   /** Row label: architecture and configuration. */
@@ -27,7 +33,60 @@ interface ArchRow {
   large?: boolean;
 }
 
-/** Released configurations (the authors' ×4 option files). */
+/** A row whose checkpoint sr_reference.py builds from its options (SPAN, RealPLKSR, OmniSR). */
+interface SrRow {
+  label: string;
+  options: Record<string, unknown>;
+}
+
+const SR_ROWS: SrRow[] = [
+  { label: 'SPAN ×4 (48 feat)', options: { arch: 'span', in: 3, out: 3, feat: 48, scale: 4, norm: true } },
+  {
+    label: 'RealPLKSR ×4 (64 dim, 28 blocks, kernel 17)',
+    options: {
+      arch: 'realplksr',
+      dim: 64,
+      blocks: 28,
+      scale: 4,
+      kernel: 17,
+      split: 0.25,
+      ea: true,
+      layerNorm: false,
+      dysample: false,
+    },
+  },
+  {
+    label: 'RealPLKSR DySample ×4 (64 dim, 28 blocks, LayerNorm)',
+    options: {
+      arch: 'realplksr',
+      dim: 64,
+      blocks: 28,
+      scale: 4,
+      kernel: 17,
+      split: 0.25,
+      ea: true,
+      layerNorm: true,
+      dysample: true,
+    },
+  },
+  {
+    label: 'OmniSR ×4 (64 feat, 5 groups × 1 block, window 8)',
+    options: {
+      arch: 'omnisr',
+      in: 3,
+      out: 3,
+      feat: 64,
+      blocks: 1,
+      groups: 5,
+      window: 8,
+      pe: true,
+      bias: true,
+      scale: 4,
+    },
+  },
+];
+
+/** Released configurations (the authors' ×4 option files), built by the transformer references. */
 const ROWS: ArchRow[] = [
   {
     label: 'DAT ×4 (180 dim, 6×6 blocks, 8×32, ffn ×4)',
@@ -241,7 +300,26 @@ export async function archBench(): Promise<void> {
     );
     const baselineFile = path.join(ONNX_DIR, BASELINE);
     const base = existsSync(baselineFile) ? await msPerTile(baselineFile, input, runs) : null;
-    if (base) line(`${BASELINE.replace('.onnx', '')} (Compact ×4, baseline)`, base, null);
+    if (base) line(`baseline: ${BASELINE} (SRVGGNetCompact ×4)`, base, null);
+    if (!pick || pick.includes('RRDBNet')) {
+      // ESRGAN x4plus sizes, from the TypeScript random-weight generator.
+      const rrdb = randomRrdb({ layout: 'basicsr', numBlocks: 23, scale: 4, numFeat: 64, numGrowCh: 32 });
+      const onnx = (await convertBytes(writeSafetensors(rrdb.dict), 'safetensors')).onnx;
+      line('RRDBNet ×4 (ESRGAN: 64 feat, 23 blocks, 32 grow)', await msPerTile(onnx, input, runs), base);
+    }
+    for (const [i, row] of SR_ROWS.entries()) {
+      if (pick && !pick.some((p) => row.label.startsWith(`${p} `))) continue;
+      const dir = path.join(tmp, `sr${i}`);
+      mkdirSync(dir, { recursive: true });
+      // sr_reference.py tames its random network on one input: a 16² patch of the same photo.
+      const small = path.join(tmp, 'small.bin');
+      writeFileSync(small, await photoCrop({ name: 'small', image: 'set14/baboon.png', width: 16, height: 16 }, 3));
+      const inputs = [{ file: small, c: 3, h: 16, w: 16 }];
+      const job = { dir, seed: 100 + i, wrapper: 'params_ema', inputs, ...row.options };
+      execFileSync(PYTHON, [SR_SCRIPT, JSON.stringify([job])], { stdio: 'pipe' });
+      const onnx = (await convertBytes(readFileSync(path.join(dir, 'model.safetensors')), 'safetensors')).onnx;
+      line(row.label, await msPerTile(onnx, input, runs), base);
+    }
     for (const [i, row] of rows.entries()) {
       if (quick && row.large) {
         console.log(`${row.label.padEnd(50)} ${'(QUICK: left out)'.padStart(18)}`);

@@ -200,9 +200,12 @@ describe.skipIf(!hasTorch)('HAT conversion against PyTorch', () => {
     const r = await runCli(['models', 'import', ref.pth, '--name', 'hat-test', '--dir', models]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const installed = path.join(models, 'custom', 'hat-test.onnx');
-    expect(r.stdout.trim()).toBe(
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe(
       `${ref.pth}: imported as hat-test (x2, HAT x2 (embed 12, depths 2/2, heads 2/3, window 16, overlap window 24, mlp 2, CAB 4/3)) → ${installed}`,
     );
+    // The summary line: architecture, scale, parameters of the checkpoint, size of the converted graph, licence.
+    expect(lines[1]).toMatch(/^ {2}HAT ×2, [\d.]+ k parameters, [\d.]+ MB, licence /);
     const inp = ref.inputs.get('odd')!;
     expect(maxAbsDiff((await runOnnx(installed, inp.data, inp.dims)).data, inp.expected)).toBeLessThanOrEqual(1e-4);
   }, 120_000);

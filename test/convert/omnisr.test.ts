@@ -2,11 +2,17 @@
  * OmniSR checkpoints → ONNX, against PyTorch (support/sr_reference.py, random weights, released key layout) on
  * real photo patches, including sizes that are not a multiple of the window (padded in the graph, cropped back).
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tilingFromDoc } from '../../engine/convert/architecture.js';
+import { convertBytes } from '../../engine/convert/convert.js';
+import { readOnnx } from '../../engine/convert/onnxReader.js';
+import { runOnnx } from './support/onnxRun.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import {
   expectMatchesReference,
   hasTorch,
+  photoPatch,
   runReferences,
   type RefCase,
   type RefResult,
@@ -73,4 +79,21 @@ describe.skipIf(!hasTorch)('OmniSR conversion against PyTorch', () => {
     },
     60_000,
   );
+});
+
+describe.skipIf(!hasTorch)('OmniSR on small inputs', () => {
+  it('pads inputs under 16 pixels (where the reference fails in ESA) and crops back', async () => {
+    const converted = await convertBytes(readFileSync(refs.get('x4-window8')!.pth), 'pth');
+    const p = await photoPatch({ image: 'set14/baboon.png', left: 5, top: 9, w: 12, h: 10, c: 3 });
+    const out = await runOnnx(converted.onnx, p.data, [1, 3, 10, 12]);
+    expect(out.dims).toEqual([1, 3, 40, 48]);
+    expect(out.data.every(Number.isFinite)).toBe(true);
+  });
+});
+
+describe.skipIf(!hasTorch)('OmniSR tiling', () => {
+  it('the converted graph tells the tile planner its window', async () => {
+    const converted = await convertBytes(readFileSync(refs.get('x3-rgba-window4')!.safetensors), 'safetensors');
+    expect(tilingFromDoc(readOnnx(converted.onnx).doc)).toEqual({ window: 4, minSide: 16, relativeCost: 2.3 });
+  });
 });

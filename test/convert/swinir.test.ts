@@ -7,7 +7,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tilingFromDoc } from '../../engine/convert/architecture.js';
 import { convertBytes } from '../../engine/convert/convert.js';
+import { readOnnx } from '../../engine/convert/onnxReader.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
@@ -105,6 +107,9 @@ describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
       expect(fromPth.spec).toMatchObject({ kind: 'swinir', embedDim: 16, ...c.expected });
       expect(fromSt.spec).toEqual(fromPth.spec);
       expect(Buffer.from(fromSt.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+      // The tile planner reads the window and cost back from the graph's doc string.
+      const ws = (c.expected.windowSize as number | undefined) ?? 8;
+      expect(tilingFromDoc(readOnnx(fromPth.onnx).doc)).toMatchObject({ window: ws, minSide: ws });
       const scale = c.config.upscale as number;
       for (const [name, inp] of ref.inputs) {
         const y = await runOnnx(fromPth.onnx, inp.data, inp.dims);
@@ -117,6 +122,21 @@ describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
     },
     60_000,
   );
+
+  it('a grey model imported for the RGB pipeline takes the luma and answers grey in R, G and B', async () => {
+    const ref = refs.get('jpeg-x1-grey')!;
+    const { onnx } = await convertBytes(readFileSync(ref.pth), 'pth', { rgbPorts: true });
+    const inp = ref.inputs.get('odd')!;
+    // A grey picture (R = G = B = the reference's grey input): its luma is exactly that grey.
+    const rgb = new Float32Array(3 * inp.data.length);
+    for (let c = 0; c < 3; c++) rgb.set(inp.data, c * inp.data.length);
+    const y = await runOnnx(onnx, rgb, [1, 3, inp.dims[2]!, inp.dims[3]!]);
+    expect(y.dims).toEqual([1, 3, inp.dims[2], inp.dims[3]]);
+    for (let c = 0; c < 3; c++) {
+      const plane = y.data.subarray(c * inp.expected.length, (c + 1) * inp.expected.length);
+      expect(maxAbsDiff(plane, inp.expected)).toBeLessThanOrEqual(1e-4);
+    }
+  });
 
   it('inputs a reflection cannot pad (a side of 1) still run: edge pixels repeat, as a constant image does', async () => {
     const ref = refs.get('classical-x2')!;
@@ -150,9 +170,12 @@ describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
     const r = await runCli(['models', 'import', ref.safetensors, '--name', 'swinir-rw', '--dir', models]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const installed = path.join(models, 'custom', 'swinir-rw.onnx');
-    expect(r.stdout.trim()).toBe(
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe(
       `${ref.safetensors}: imported as swinir-rw (x4, SwinIR real-world x4 (embed 16, depths 2/2, heads 2/4, window 8, mlp 2, 1conv)) → ${installed}`,
     );
+    // The summary line: architecture, scale, parameters of the checkpoint, size of the converted graph, licence.
+    expect(lines[1]).toMatch(/^ {2}SwinIR ×4, [\d.]+ k parameters, [\d.]+ MB, licence /);
     const inp = ref.inputs.get('odd')!;
     const y = await runOnnx(installed, inp.data, inp.dims);
     expect(maxAbsDiff(y.data, inp.expected)).toBeLessThanOrEqual(1e-4);

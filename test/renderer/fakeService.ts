@@ -124,9 +124,10 @@ function scriptedModels(
         title: name,
         description: `Imported from ${fileName} (${bytes.byteLength} bytes).`,
         kind: 'custom',
-        scale: 4,
+        // As the real import measures it; here from the file name's "1x"/"2x"… prefix (OpenModelDB's naming).
+        scale: Number(/^(\d)x/i.exec(name)?.[1] ?? 4),
         installed: true,
-        licence: 'as imported',
+        licence: /-NC$/.test(name) ? 'CC-BY-NC-4.0 (non-commercial)' : 'unknown',
       };
       custom.push(info);
       emit({ type: 'modelsChanged' });

@@ -12,6 +12,7 @@ interface ImportCommandOptions {
   activation?: string;
   face?: boolean;
   int8?: boolean;
+  licence?: string;
 }
 
 export function registerModelsImport(models: Command): void {
@@ -26,15 +27,20 @@ export function registerModelsImport(models: Command): void {
       'import a face restorer (GFPGAN v1.3/v1.4 .pth, or .onnx: 1×3×512×512 RGB in [-1, 1]) for face enhancement',
     )
     .option('--activation <act>', 'SRVGGNetCompact without PReLU weights: relu or leakyrelu', 'leakyrelu')
+    .option(
+      '--licence <id>',
+      "the model's licence (SPDX id such as CC-BY-NC-SA-4.0), recorded and shown when the file does not state one",
+    )
     .option('--int8', 'also make the int8 variant for faster CPU upscaling (minutes; see "crisp models quantize")')
     .action(async (files: string[], opts: ImportCommandOptions) => {
       if (opts.name && files.length > 1) throw new CliError('--name can only be used with a single file');
       if (opts.int8 && opts.face) throw new CliError('--int8 applies to upscaling models, not face models');
       const act = opts.activation;
       if (act !== 'relu' && act !== 'leakyrelu') throw new CliError('--activation must be relu or leakyrelu');
-      const [{ userModelsDir }, { importCustomModel }] = await Promise.all([
+      const [{ userModelsDir }, { importCustomModel }, { customModelSummary }] = await Promise.all([
         import('../../../engine/models/catalog.js'),
         import('../../../engine/models/customModels.js'),
+        import('../../../engine/models/licence.js'),
       ]);
       const modelsDir = opts.dir ?? userModelsDir();
       let failed = 0;
@@ -51,8 +57,15 @@ export function registerModelsImport(models: Command): void {
             modelsDir,
             srvggActivation: act,
             ...(opts.name ? { name: opts.name } : {}),
+            ...(opts.licence ? { licence: opts.licence } : {}),
           });
           process.stdout.write(`${file}: imported as ${m.name} (x${m.scale}, ${m.description}) → ${m.path}\n`);
+          process.stdout.write(`  ${customModelSummary(m)}\n`);
+          if (!m.licence) {
+            process.stdout.write(
+              '  the file states no licence: check its source and record it with --licence (e.g. CC-BY-NC-SA-4.0)\n',
+            );
+          }
           if (opts.int8 && !(await int8AfterInstall(m.name, m.path))) failed++;
         } catch (e) {
           failed++;

@@ -4,15 +4,16 @@ import { formatTable } from '../table.js';
 import { FACE_MODELS, findDetector, installedFaceModels } from '../../../engine/faces/faceModels.js';
 import type { Int8Variant } from '../../../engine/inference/int8Variant.js';
 import { architectureOf, customModelName } from '../../../engine/models/modelNames.js';
+import { licenceLabel } from '../../../engine/models/licence.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
 function customRow(m: CustomModelListing) {
   return {
     name: customModelName(m.name),
     model: m.source,
-    architecture: architectureOf(m.description),
+    architecture: m.architecture ?? architectureOf(m.description),
     scale: m.scale,
-    licence: 'custom',
+    licence: licenceLabel(m.licence),
     kind: 'custom' as const,
     format: m.format,
     description: m.description,

@@ -38,7 +38,14 @@ export function CustomModels() {
           {custom.map((m) => (
             <li key={m.name}>
               <span className="model-download-name">
-                {m.title} <span className="muted small">×{m.scale}</span>
+                {m.title} <span className="muted small">×{m.scale}</span>{' '}
+                <span className="muted small">{t('custom.licence', { licence: m.licence })}</span>
+                {/non-commercial/.test(m.licence) ? (
+                  <strong className="small noncommercial" title={t('custom.nonCommercial')}>
+                    {' '}
+                    NC
+                  </strong>
+                ) : null}
                 <span className="hint model-download-desc">{m.description}</span>
               </span>
               <button

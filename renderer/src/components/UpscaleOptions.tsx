@@ -19,6 +19,7 @@ export function UpscaleOptions() {
   // Locally, faces need an installed face model; in Cloud mode the list carries the service's answer
   // (get-capabilities), and a service that does not say keeps the toggle (it answers 400 itself).
   const faceReady = models.some((m) => m.kind === 'face' && m.installed);
+  const restorers = models.filter((m) => m.kind === 'custom' && m.installed && m.scale === 1);
   const { updateSettings } = useActions();
   const { desktop } = useApp();
   const id = useId();
@@ -154,6 +155,24 @@ export function UpscaleOptions() {
           </p>
         ) : null}
       </div>
+      {!isCloud && (restorers.length > 0 || settings.preModel) ? (
+        // A chain: an imported 1× restoration model (de-JPEG, denoise…) over the image before the upscaler.
+        <div className="field">
+          <label htmlFor={`${id}-pre-model`}>{t('options.preModel')}</label>
+          <select
+            id={`${id}-pre-model`}
+            value={settings.preModel ?? ''}
+            onChange={(e) => void updateSettings({ preModel: e.target.value === '' ? null : e.target.value })}
+          >
+            <option value="">{t('options.preModelNone')}</option>
+            {restorers.map((m) => (
+              <option key={m.name} value={m.name}>
+                {m.title}
+              </option>
+            ))}
+          </select>
+        </div>
+      ) : null}
       <div className="field">
         <label htmlFor={`${id}-compression`}>{t('options.compression')}</label>
         <div className="range-row">

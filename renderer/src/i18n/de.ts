@@ -105,6 +105,8 @@ export const de: Catalog = {
   'custom.import': 'Modelldatei importieren …',
   'custom.importLabel': 'Modelldatei importieren',
   'custom.openFolder': 'Modellordner öffnen',
+  'custom.licence': 'Lizenz: {licence}',
+  'custom.nonCommercial': 'nur nicht-kommerzielle Nutzung',
 
   'empty.title': 'Hochskalieren in drei Schritten',
   'empty.step1': 'Bilder hinzufügen',
@@ -253,6 +255,8 @@ export const de: Catalog = {
   'options.faceHint':
     'Kein Gesichtsmodell installiert. Laden Sie eines mit {command} (GFPGAN v1.4), importieren Sie ein GFPGAN-.pth- oder ONNX-Gesichtsmodell oder wechseln Sie zu Cloud.',
   'options.faceModel': 'Gesichtsmodell',
+  'options.preModel': 'Vorher restaurieren mit',
+  'options.preModelNone': 'Nichts (nur vergrößern)',
   'options.faceModelBest': 'Bestes installiertes',
   'options.faceStrength': 'Stärke der Gesichtsverbesserung',
   'options.faceHintCloud':

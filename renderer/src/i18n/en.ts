@@ -108,6 +108,8 @@ export const en = {
   'custom.import': 'Import a model file…',
   'custom.importLabel': 'Import a model file',
   'custom.openFolder': 'Open the models folder',
+  'custom.licence': 'licence: {licence}',
+  'custom.nonCommercial': 'non-commercial use only',
 
   'empty.title': 'Upscale in three steps',
   'empty.step1': 'Add images',
@@ -251,6 +253,8 @@ export const en = {
   'options.faceHint':
     'No face model is installed. Get one with {command} (GFPGAN v1.4), import a GFPGAN .pth or ONNX face model, or switch to Cloud.',
   'options.faceModel': 'Face model',
+  'options.preModel': 'Restore first with',
+  'options.preModelNone': 'Nothing (upscale only)',
   'options.faceModelBest': 'Best installed',
   'options.faceStrength': 'Face strength',
   'options.faceHintCloud': 'This service does not offer face enhancement. Switch to Local with a face model installed.',

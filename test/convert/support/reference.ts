@@ -175,3 +175,23 @@ export function randomRrdb(
   map('conv_last', `model.${3 * numUpsample + 4}`);
   return { dict, basicsr, unshuffle, numUpsample };
 }
+
+/** A 1× SRVGGNetCompact close to the identity (output = input + a small learned residual), as a restorer is. */
+export function nearIdentity(): TestStateDict {
+  const rand = rng(5);
+  const conv = (o: number, i: number) => ({
+    shape: [o, i, 3, 3],
+    data: Float32Array.from({ length: o * i * 9 }, () => (rand() - 0.5) * 0.2),
+  });
+  const vec = (n: number, v: number) => ({ shape: [n], data: new Float32Array(n).fill(v) });
+  return new Map([
+    ['body.0.weight', conv(8, 3)],
+    ['body.0.bias', vec(8, 0.01)],
+    ['body.1.weight', vec(8, 0.25)],
+    ['body.2.weight', conv(8, 8)],
+    ['body.2.bias', vec(8, 0)],
+    ['body.3.weight', vec(8, 0.25)],
+    ['body.4.weight', conv(3, 8)],
+    ['body.4.bias', vec(3, -0.02)],
+  ]);
+}

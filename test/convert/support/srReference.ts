@@ -25,6 +25,8 @@ export interface PatchSpec {
   h: number;
   /** 3: RGB; 1: grey (luma); 4: RGB plus a smooth alpha ramp (real RGBA photos are rare in test sets). */
   c: 1 | 3 | 4;
+  /** For c = 4: a horizontal ramp (default) or fully opaque. */
+  alpha?: 'ramp' | 'opaque';
 }
 
 export interface Patch extends PatchSpec {
@@ -49,7 +51,7 @@ export async function photoPatch(p: PatchSpec): Promise<Patch> {
     out[i] = r;
     out[n + i] = g;
     out[2 * n + i] = b;
-    if (p.c === 4) out[3 * n + i] = (i % p.w) / (p.w - 1);
+    if (p.c === 4) out[3 * n + i] = p.alpha === 'opaque' ? 1 : (i % p.w) / (p.w - 1);
   }
   return { ...p, data: out };
 }

@@ -435,8 +435,8 @@ def randomise(model, gen):
             p.data = 0.05 * torch.randn(p.shape, generator=gen)
 
 
-def save_safetensors(sd, path):
-    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+def save_safetensors(sd, path, metadata):
+    header, blobs, offset = {"__metadata__": {"format": "pt", **metadata}}, [], 0
     for k, t in sd.items():
         b = t.detach().contiguous().to(torch.float32).numpy().tobytes()
         header[k] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
@@ -485,7 +485,7 @@ def run(out_dir, cfg):
                 sd[f"{name}.{counter}" if name else counter] = torch.zeros(1, dtype=torch.float64)
     wrapper = cfg.get("wrapper")
     torch.save({wrapper: sd} if wrapper else sd, os.path.join(out_dir, "model.pth"))
-    save_safetensors(sd, os.path.join(out_dir, "model.safetensors"))
+    save_safetensors(sd, os.path.join(out_dir, "model.safetensors"), cfg.get("metadata", {}))
     for i, o in enumerate(outs):
         with open(os.path.join(out_dir, f"out{i}.bin"), "wb") as f:
             f.write(o.contiguous().numpy().astype("float32").tobytes())
