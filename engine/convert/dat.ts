@@ -100,6 +100,9 @@ export function detectDat(dict: StateDict): DatSpec {
         `DAT group ${i}: ${h} heads do not divide ${embedDim} channels in two branches`,
       );
   }
+  // The position-bias MLP is (C/2)/16 wide: below 32 channels it has no width (no released model is that narrow).
+  if (need(dict, 'layers.0.blocks.0.attn.attns.0.pos.pos_proj.weight').shape[0] === 0)
+    throw new UnsupportedArchitectureError(`DAT with ${embedDim} channels has an empty position-bias MLP`);
   const up = detectUpsampler(dict, inChannels, ARCH);
   if (up.kind !== 'pixelshuffle' && up.kind !== 'pixelshuffledirect')
     throw new UnsupportedArchitectureError(`DAT checkpoint with an unknown reconstruction tail (${up.kind})`);

@@ -270,6 +270,11 @@ describe('DAT detection', () => {
     await expect(convertBytes(writeSafetensors(noBuffers), 'safetensors')).rejects.toThrow(
       'this DAT checkpoint lacks the rpe_biases buffers its window size is read from (was it saved without buffers?)',
     );
+    const narrow = new Map(dict).set('layers.0.blocks.0.attn.attns.0.pos.pos_proj.weight', {
+      shape: [0, 2],
+      data: new Float32Array(0),
+    });
+    expect(() => detectDat(narrow)).toThrow('DAT with 40 channels has an empty position-bias MLP');
     const odd = new Map(dict);
     const rpe = dict.get('layers.0.blocks.0.attn.attns.0.rpe_biases')!;
     const data = Float32Array.from(rpe.data);
