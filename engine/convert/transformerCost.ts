@@ -69,12 +69,16 @@ export function hatRelativeCost(s: HatSpec): number {
 /**
  * DAT and SRFormer attend over many more keys per token than SwinIR (256 in DAT's 8×32 windows), and the
  * memory-bound work around the score matrix (bias and mask adds, softmax) grows with heads × keys, not with
- * the MACs; their MACs also run less efficiently (depth-wise convs, per-branch transposes). Both constants
- * were fitted to the DAT-light (4.6×), SRFormer-light (4.2×) and DAT-2 (29.5× compact) bench rows, which they
- * reproduce (5, 4 and 29) with PER_BLOCK.
+ * the MACs. Each architecture's two constants are fitted to its two released sizes measured on a quiet
+ * machine (`npm run bench -- --only arch`, compact 2.2 s per 256² tile): DAT-light 1.6× and DAT-2 19×,
+ * SRFormer-light 1.5× and SRFormer 14×.
  */
-const WINDOW_MAC_FACTOR = 2.14;
-const PER_SCORE = 1.6e-4;
+const DAT_FIT = { macs: 1.67, perScore: 3.4e-5 };
+const SRFORMER_FIT = { macs: 1.25, perScore: 5e-5 };
+
+function fitted(macs: number, scores: number, fit: { macs: number; perScore: number }): number {
+  return Math.max(0.1, Math.round(((macs / COMPACT_MACS) * fit.macs + fit.perScore * scores) * 10) / 10);
+}
 
 /** 1conv: one 3×3 C→C; 3conv: 3×3 C→C/4, 1×1, 3×3 C/4→C. */
 function resiMacs(e: number, kind: '1conv' | '3conv'): number {
@@ -112,8 +116,7 @@ export function datRelativeCost(s: DatSpec): number {
       if (j % 2 === 0) scores += heads * n;
     }
   });
-  const blocks = s.depths.reduce((a, b) => a + b, 0);
-  return Math.max(1, Math.round((macs / COMPACT_MACS) * WINDOW_MAC_FACTOR + PER_BLOCK * blocks + PER_SCORE * scores));
+  return fitted(macs, scores, DAT_FIT);
 }
 
 export function srformerRelativeCost(s: SrformerSpec): number {
@@ -126,5 +129,5 @@ export function srformerRelativeCost(s: SrformerSpec): number {
   const macs =
     9 * s.inChannels * e + blocks * block + (s.depths.length + 1) * resiMacs(e, s.resiConnection) + tailMacs(e, s);
   const scores = s.depths.reduce((a, d, i) => a + d * s.heads[i]! * keys, 0);
-  return Math.max(1, Math.round((macs / COMPACT_MACS) * WINDOW_MAC_FACTOR + PER_BLOCK * blocks + PER_SCORE * scores));
+  return fitted(macs, scores, SRFORMER_FIT);
 }
