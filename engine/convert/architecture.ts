@@ -5,7 +5,7 @@ import { describeDat, type DatSpec } from './dat.js';
 import type { HatSpec } from './hat.js';
 import { describeSrformer, type SrformerSpec } from './srformer.js';
 import type { Tensor } from './stateDict.js';
-import { hatRelativeCost, swinirRelativeCost } from './transformerCost.js';
+import { datRelativeCost, hatRelativeCost, srformerRelativeCost, swinirRelativeCost } from './transformerCost.js';
 import type { SwinirSpec } from './swinir.js';
 
 export type SrvggActivation = 'prelu' | 'relu' | 'leakyrelu';
@@ -114,11 +114,12 @@ export function tilingOf(spec: ArchSpec): ArchTiling {
       return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: swinirRelativeCost(spec) };
     case 'hat':
       return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: hatRelativeCost(spec) };
-    // DAT and SRFormer pad inside their graphs; figures from i28c's bench rows are theirs to fill in.
+    // DAT pads q/k/v inside each attention to its longer window side; SRFormer reflect-pads (and repeats the
+    // edge where a reflection cannot reach), so both take any tile down to 1×1.
     case 'dat':
-      return { window: 1, minSide: 1, relativeCost: 60 };
+      return { window: Math.max(...spec.splitSize), minSide: 1, relativeCost: datRelativeCost(spec) };
     case 'srformer':
-      return { window: spec.windowSize, minSide: spec.windowSize, relativeCost: 60 };
+      return { window: spec.windowSize, minSide: 1, relativeCost: srformerRelativeCost(spec) };
     case 'omnisr':
       // ESA's stride-2 conv and 7×7 max pool need 16 pixels after padding.
       return { window: spec.windowSize, minSide: 16, relativeCost: 2.3 };

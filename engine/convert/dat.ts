@@ -42,12 +42,10 @@ const ARCH = 'DAT';
 /** RGB mean DAT subtracts from 3-channel input (DF2K); other channel counts use zero. */
 const RGB_MEAN = [0.4488, 0.4371, 0.404];
 
+/** DAT's own keys: the LayerNorm before the groups and SGFN's spatial gate (RGT, its sibling, has an Mlp). */
 export function looksLikeDat(dict: StateDict): boolean {
   return (
-    dict.has('conv_first.weight') &&
-    dict.has('before_RG.1.weight') &&
-    dict.has('layers.0.blocks.0.ffn.sg.norm.weight') &&
-    dict.has('layers.0.blocks.0.attn.attns.0.rpe_biases')
+    dict.has('conv_first.weight') && dict.has('before_RG.1.weight') && dict.has('layers.0.blocks.0.ffn.sg.norm.weight')
   );
 }
 
@@ -83,7 +81,11 @@ export function detectDat(dict: StateDict): DatSpec {
     );
   }
   // rpe_biases holds every relative offset (dh, dw) of the first branch's window; the last is (H_sp−1, W_sp−1).
-  const rpe = need(dict, 'layers.0.blocks.0.attn.attns.0.rpe_biases');
+  const rpe = dict.get('layers.0.blocks.0.attn.attns.0.rpe_biases');
+  if (!rpe)
+    throw new UnsupportedArchitectureError(
+      'this DAT checkpoint lacks the rpe_biases buffers its window size is read from (was it saved without buffers?)',
+    );
   const rows = rpe.shape[0]!;
   const splitSize: [number, number] = [rpe.data[2 * rows - 2]! + 1, rpe.data[2 * rows - 1]! + 1];
   const [a, b] = splitSize;
@@ -98,6 +100,9 @@ export function detectDat(dict: StateDict): DatSpec {
         `DAT group ${i}: ${h} heads do not divide ${embedDim} channels in two branches`,
       );
   }
+  // The position-bias MLP is (C/2)/16 wide: below 32 channels it has no width (no released model is that narrow).
+  if (need(dict, 'layers.0.blocks.0.attn.attns.0.pos.pos_proj.weight').shape[0] === 0)
+    throw new UnsupportedArchitectureError(`DAT with ${embedDim} channels has an empty position-bias MLP`);
   const up = detectUpsampler(dict, inChannels, ARCH);
   if (up.kind !== 'pixelshuffle' && up.kind !== 'pixelshuffledirect')
     throw new UnsupportedArchitectureError(`DAT checkpoint with an unknown reconstruction tail (${up.kind})`);

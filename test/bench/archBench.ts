@@ -92,16 +92,19 @@ const ROWS: ArchRow[] = [
     label: 'DAT ×4 (180 dim, 6×6 blocks, 8×32, ffn ×4)',
     script: 'dat_reference.py',
     config: datConfig({ expansion_factor: 4, split_size: [8, 32] }),
+    large: true,
   },
   {
     label: 'DAT-S ×4 (180 dim, 6×6 blocks, 8×16, ffn ×2)',
     script: 'dat_reference.py',
     config: datConfig({ expansion_factor: 2, split_size: [8, 16] }),
+    large: true,
   },
   {
     label: 'DAT-2 ×4 (180 dim, 6×6 blocks, 8×32, ffn ×2)',
     script: 'dat_reference.py',
     config: datConfig({ expansion_factor: 2, split_size: [8, 32] }),
+    large: true,
   },
   {
     label: 'DAT-light ×4 (60 dim, 1×18 blocks, 8×32)',
@@ -120,6 +123,7 @@ const ROWS: ArchRow[] = [
     label: 'SRFormer ×4 (180 dim, 6×6 blocks, window 22)',
     script: 'srformer_reference.py',
     config: srformerConfig({}),
+    large: true,
   },
   {
     label: 'SRFormer-light ×4 (60 dim, 4×6 blocks, window 16)',

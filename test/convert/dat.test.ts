@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UnsupportedArchitectureError } from '../../engine/convert/architecture.js';
+import { tilingOf, UnsupportedArchitectureError } from '../../engine/convert/architecture.js';
 import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
 import { datShifted, detectDat, type DatSpec } from '../../engine/convert/dat.js';
 import { readSafetensors } from '../../engine/convert/safetensors.js';
@@ -204,6 +204,9 @@ describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real
       expect(fromPth.description).toBe(c.description);
       // Same tensors from either container → byte-identical graphs.
       expect(Buffer.from(fromSafetensors.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+      // The tile planner's figures; the released light models were benched at 1.6× and 1.4–1.6× the compact model.
+      if (c.id === 'datlight-released')
+        expect(tilingOf(fromPth.spec!)).toEqual({ window: 32, minSide: 1, relativeCost: 1.6 });
 
       const [w, h] = c.size;
       const s = c.config.upscale;
@@ -263,6 +266,15 @@ describe('DAT detection', () => {
     await expect(convertBytes(writeSafetensors(noNorm), 'safetensors')).rejects.toThrow(
       'not a DAT checkpoint: layers.0.blocks.1.ffn.sg.norm.weight is missing',
     );
+    const noBuffers = new Map([...dict].filter(([k]) => !k.endsWith('.rpe_biases')));
+    await expect(convertBytes(writeSafetensors(noBuffers), 'safetensors')).rejects.toThrow(
+      'this DAT checkpoint lacks the rpe_biases buffers its window size is read from (was it saved without buffers?)',
+    );
+    const narrow = new Map(dict).set('layers.0.blocks.0.attn.attns.0.pos.pos_proj.weight', {
+      shape: [0, 2],
+      data: new Float32Array(0),
+    });
+    expect(() => detectDat(narrow)).toThrow('DAT with 40 channels has an empty position-bias MLP');
     const odd = new Map(dict);
     const rpe = dict.get('layers.0.blocks.0.attn.attns.0.rpe_biases')!;
     const data = Float32Array.from(rpe.data);

@@ -8,6 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tilingOf } from '../../engine/convert/architecture.js';
 import { convertModelFile } from '../../engine/convert/convert.js';
 import { detectSrformer, type SrformerSpec } from '../../engine/convert/srformer.js';
 import { readSafetensors } from '../../engine/convert/safetensors.js';
@@ -179,6 +180,9 @@ describe.skipIf(!hasTorch)('SRFormer conversion against PyTorch (random weights,
       expect(fromPth.spec).toMatchObject({ kind: 'srformer', ...c.expect });
       expect(fromPth.description).toBe(c.description);
       expect(Buffer.from(fromSafetensors.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+      // The tile planner's figures; the released light models were benched at 1.6× and 1.4–1.6× the compact model.
+      if (c.id === 'srformer-light-released')
+        expect(tilingOf(fromPth.spec!)).toEqual({ window: 16, minSide: 1, relativeCost: 1.5 });
 
       const [w, h] = c.size;
       const s = c.config.upscale;
