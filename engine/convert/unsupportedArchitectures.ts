@@ -108,28 +108,6 @@ const SIGNATURES: Signature[] = [
   },
   { name: 'LaMa', what: 'an inpainting network', keys: ['model.model.1.bn_l.running_mean'] },
   { name: 'LaMa', what: 'an inpainting network', keys: ['generator.model.1.bn_l.running_mean'] },
-  // Transformers issue 28 adds converters for; until those are merged they are named here. Their own
-  // detection runs first, so these lines only speak when it is absent.
-  {
-    name: 'HAT',
-    what: 'a hybrid attention transformer',
-    keys: ['relative_position_index_SA', 'layers.0.residual_group.blocks.0.conv_block.cab.0.weight'],
-  },
-  {
-    name: 'SRFormer',
-    what: 'a permuted self-attention transformer',
-    keys: ['layers.0.residual_group.blocks.0.attn.aligned_relative_position_index'],
-  },
-  {
-    name: 'SwinIR',
-    what: 'a Swin transformer',
-    keys: ['layers.0.residual_group.blocks.0.attn.relative_position_index'],
-  },
-  {
-    name: 'DAT',
-    what: 'a dual aggregation transformer',
-    keys: ['before_RG.1.weight', 'layers.0.blocks.0.ffn.sg.conv.weight'],
-  },
 ];
 
 function message(s: Signature): string {
