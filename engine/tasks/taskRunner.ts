@@ -294,14 +294,8 @@ export class TaskRunner {
     const i = job.next;
     // Test-only (CRISP_TEST_GATE_DIR): lets a test act while this task is mid-run; a no-op in production.
     // Before the ownership check, so a worker frozen here and thawed later still finds out it lost the lease.
-    await holdPoint(
-      [
-        `task-${task.id}-image-${i}`,
-        `image-${i}`,
-        `input-${task.inputs[i]!.originalFileName.replace(/[^\w.-]/g, '_')}`,
-      ],
-      signal,
-    );
+    // (`input-<name>` is core's own point, at the start of each job: see engine/core/index.ts.)
+    await holdPoint([`task-${task.id}-image-${i}`, `image-${i}`], signal);
     await this.deps.confirmOwnership?.(task);
     if (!job.prepared) {
       // A queued task may reach a worker started without --face-model: fail it (nothing charged) rather
