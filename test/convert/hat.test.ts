@@ -4,10 +4,9 @@
  * saves random-weight models and their outputs on crops of real photos; the converted graphs must reproduce
  * them at max abs diff ≤ 1e-4 (fp32, 0–1 pixels), including sizes that are not a multiple of the window.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertBytes } from '../../engine/convert/convert.js';
 import { describeSpec, tilingOf } from '../../engine/convert/architecture.js';
 import { detectArchitecture } from '../../engine/convert/detectArchitecture.js';
 import { ocaRelativePositionIndex } from '../../engine/convert/hat.js';
@@ -16,7 +15,13 @@ import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { hasTorch, runReference, type RefCase, type RefResult } from './support/transformerReference.js';
+import {
+  expectMatchesPyTorch,
+  hasTorch,
+  runReference,
+  type RefCase,
+  type RefResult,
+} from './support/transformerReference.js';
 
 interface HatCase extends RefCase {
   expected: Record<string, unknown>;
@@ -176,20 +181,11 @@ describe.skipIf(!hasTorch)('HAT conversion against PyTorch', () => {
   it.each(CASES)(
     '$id: .pth and .safetensors convert to the same graph, equal to PyTorch',
     async (c) => {
-      const ref = refs.get(c.id)!;
-      const fromPth = await convertBytes(readFileSync(ref.pth), 'pth');
-      const fromSt = await convertBytes(readFileSync(ref.safetensors), 'safetensors');
-      expect(fromPth.spec).toMatchObject({ kind: 'hat', ...c.expected });
-      expect(fromSt.spec).toEqual(fromPth.spec);
-      expect(Buffer.from(fromSt.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
-      const scale = c.config.upscale as number;
-      for (const [name, inp] of ref.inputs) {
-        const y = await runOnnx(fromPth.onnx, inp.data, inp.dims);
-        const [, ch, h, w] = inp.dims as [number, number, number, number];
-        expect(y.dims, name).toEqual([1, ch, h * scale, w * scale]);
-        expect(Math.max(...inp.expected.map(Math.abs)), name).toBeGreaterThan(0.1);
-        expect(maxAbsDiff(y.data, inp.expected), `${c.id}/${name}`).toBeLessThanOrEqual(1e-4);
-      }
+      await expectMatchesPyTorch(c.id, refs.get(c.id)!, {
+        spec: { kind: 'hat', ...c.expected },
+        scale: c.config.upscale as number,
+        peak: 0.1,
+      });
     },
     90_000,
   );

@@ -14,7 +14,13 @@ import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { hasTorch, runReference, type RefCase, type RefResult } from './support/transformerReference.js';
+import {
+  expectMatchesPyTorch,
+  hasTorch,
+  runReference,
+  type RefCase,
+  type RefResult,
+} from './support/transformerReference.js';
 
 interface SwinirCase extends RefCase {
   expected: Record<string, unknown>;
@@ -101,24 +107,14 @@ describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
   it.each(CASES)(
     '$id: .pth and .safetensors convert to the same graph, equal to PyTorch',
     async (c) => {
-      const ref = refs.get(c.id)!;
-      const fromPth = await convertBytes(readFileSync(ref.pth), 'pth');
-      const fromSt = await convertBytes(readFileSync(ref.safetensors), 'safetensors');
-      expect(fromPth.spec).toMatchObject({ kind: 'swinir', embedDim: 16, ...c.expected });
-      expect(fromSt.spec).toEqual(fromPth.spec);
-      expect(Buffer.from(fromSt.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+      const fromPth = await expectMatchesPyTorch(c.id, refs.get(c.id)!, {
+        spec: { kind: 'swinir', embedDim: 16, ...c.expected },
+        scale: c.config.upscale as number,
+        peak: 0.1,
+      });
       // The tile planner reads the window and cost back from the graph's doc string.
       const ws = (c.expected.windowSize as number | undefined) ?? 8;
       expect(tilingFromDoc(readOnnx(fromPth.onnx).doc)).toMatchObject({ window: ws, minSide: ws });
-      const scale = c.config.upscale as number;
-      for (const [name, inp] of ref.inputs) {
-        const y = await runOnnx(fromPth.onnx, inp.data, inp.dims);
-        const [, ch, h, w] = inp.dims as [number, number, number, number];
-        expect(y.dims, name).toEqual([1, ch, h * scale, w * scale]);
-        // A non-trivial output, or the comparison would prove nothing.
-        expect(Math.max(...inp.expected.map(Math.abs)), name).toBeGreaterThan(0.1);
-        expect(maxAbsDiff(y.data, inp.expected), `${c.id}/${name}`).toBeLessThanOrEqual(1e-4);
-      }
     },
     60_000,
   );
