@@ -7,8 +7,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { convertModelFile, type ConvertedModel } from '../../../engine/convert/convert.js';
+import { removeDir, tempDir } from '../../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
 import { maxAbsDiff, runOnnx } from './onnxRun.js';
 
@@ -115,6 +116,33 @@ export async function runReference(
     });
   }
   return out;
+}
+
+/** A test file's reference run: filled in by beforeAll, so read it inside tests only. */
+export interface ReferenceRun {
+  dir: string;
+  refs: Map<string, RefResult>;
+}
+
+/**
+ * The setup every transformer conversion test file shares: a temp dir for the file (removed after it) and, where
+ * torch is installed, one python run of `script` that builds every case's checkpoints and outputs.
+ */
+export function referenceRun(
+  script: string,
+  tempPrefix: string,
+  cases: RefCase[],
+  channelsOf: (c: RefCase) => number,
+  scaleOf: (c: RefCase) => number,
+  timeoutMs: number,
+): ReferenceRun {
+  const run: ReferenceRun = { dir: '', refs: new Map() };
+  beforeAll(async () => {
+    run.dir = await tempDir(tempPrefix);
+    if (hasTorch) run.refs = await runReference(script, run.dir, cases, channelsOf, scaleOf);
+  }, timeoutMs);
+  afterAll(async () => removeDir(run.dir));
+  return run;
 }
 
 export interface ReferenceCheck {
