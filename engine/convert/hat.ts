@@ -13,7 +13,13 @@ import { imagePorts, type BuildOptions } from './graphOps.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
 import type { StateDict, Tensor } from './stateDict.js';
 import { countSeq, denormalizeOutput, normalizeInput, SWINIR_RGB_MEAN, windowFromTable } from './swinir.js';
-import { relativePositionIndex, tensorGetter, WindowGraph, type WindowGrid } from './windowAttention.js';
+import {
+  pixelShuffleTail,
+  relativePositionIndex,
+  tensorGetter,
+  WindowGraph,
+  type WindowGrid,
+} from './windowAttention.js';
 
 export interface HatSpec {
   kind: 'hat';
@@ -296,17 +302,7 @@ export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict), o
   let body = w.toNchw(tokens);
   if (spec.resiConnection === '1conv') body = w.conv(body, 'conv_after_body', get);
   body = w.add(body, feat);
-  // nn.LeakyReLU() with its default slope.
-  let y = w.node('LeakyRelu', [w.conv(body, 'conv_before_upsample.0', get)], { alpha: attr.float(0.01) });
-  const numFeat = get('conv_before_upsample.0.weight').shape[0]!;
-  for (let i = 0; dict.has(`upsample.${i}.weight`); i += 2) {
-    const r = Math.round(Math.sqrt(get(`upsample.${i}.weight`).shape[0]! / numFeat));
-    y = w.node('DepthToSpace', [w.conv(y, `upsample.${i}`, get)], {
-      blocksize: attr.int(r),
-      mode: attr.string('CRD'),
-    });
-  }
-  const out = denormalizeOutput(w, w.conv(y, 'conv_last', get), mean, 1);
+  const out = denormalizeOutput(w, pixelShuffleTail(w, body, dict, get), mean, 1);
   ports.finish(w.cropToScaled(out, padded.h, padded.w, spec.scale));
   return w.g.toBytes({
     inChannels: ports.inChannels,

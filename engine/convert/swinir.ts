@@ -14,7 +14,13 @@ import { UnsupportedArchitectureError } from './architecture.js';
 import { imagePorts, type BuildOptions } from './graphOps.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
 import type { StateDict, Tensor } from './stateDict.js';
-import { relativePositionIndex, tensorGetter, WindowGraph, type WindowGrid } from './windowAttention.js';
+import {
+  pixelShuffleTail,
+  relativePositionIndex,
+  tensorGetter,
+  WindowGraph,
+  type WindowGrid,
+} from './windowAttention.js';
 
 export type SwinirUpsampler = 'pixelshuffle' | 'pixelshuffledirect' | 'nearest+conv' | 'none';
 
@@ -264,14 +270,7 @@ export function buildSwinirOnnx(
   const shuffle = (v: string, r: number) =>
     w.node('DepthToSpace', [v], { blocksize: attr.int(r), mode: attr.string('CRD') });
   if (spec.upsampler === 'pixelshuffle') {
-    // nn.LeakyReLU() with its default slope.
-    let y = w.node('LeakyRelu', [w.conv(body, 'conv_before_upsample.0', get)], { alpha: attr.float(0.01) });
-    const numFeat = get('conv_before_upsample.0.weight').shape[0]!;
-    for (let i = 0; dict.has(`upsample.${i}.weight`); i += 2) {
-      const r = Math.round(Math.sqrt(get(`upsample.${i}.weight`).shape[0]! / numFeat));
-      y = shuffle(w.conv(y, `upsample.${i}`, get), r);
-    }
-    out = w.conv(y, 'conv_last', get);
+    out = pixelShuffleTail(w, body, dict, get);
   } else if (spec.upsampler === 'pixelshuffledirect') {
     out = shuffle(w.conv(body, 'upsample.0', get), spec.scale);
   } else if (spec.upsampler === 'nearest+conv') {

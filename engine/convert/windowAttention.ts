@@ -372,3 +372,18 @@ export class WindowGraph {
     return this.linear(out, `${name}.proj`, w.projWeight, w.projBias);
   }
 }
+
+/**
+ * The classical reconstruction tail of SwinIR and HAT (one definition, so the two cannot drift): conv_before_upsample
+ * and nn.LeakyReLU() with its default slope, then each upsample.{0,2,…} conv and a pixel shuffle by the root of its
+ * outputs over conv_before_upsample's (×2 or ×3, validated at detection), then conv_last.
+ */
+export function pixelShuffleTail(w: WindowGraph, body: string, dict: StateDict, get: (key: string) => Tensor): string {
+  let y = w.node('LeakyRelu', [w.conv(body, 'conv_before_upsample.0', get)], { alpha: attr.float(0.01) });
+  const numFeat = get('conv_before_upsample.0.weight').shape[0]!;
+  for (let i = 0; dict.has(`upsample.${i}.weight`); i += 2) {
+    const r = Math.round(Math.sqrt(get(`upsample.${i}.weight`).shape[0]! / numFeat));
+    y = w.node('DepthToSpace', [w.conv(y, `upsample.${i}`, get)], { blocksize: attr.int(r), mode: attr.string('CRD') });
+  }
+  return w.conv(y, 'conv_last', get);
+}

@@ -7,15 +7,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tilingOf, UnsupportedArchitectureError } from '../../engine/convert/architecture.js';
 import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
 import { datShifted, detectDat, type DatSpec } from '../../engine/convert/dat.js';
 import { readSafetensors } from '../../engine/convert/safetensors.js';
-import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { runCli } from '../helpers/runCli.js';
-import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
-import { hasTorch, runReference, type RefResult } from './support/transformerReference.js';
+import { runOnnx } from './support/onnxRun.js';
+import { expectMatchesPyTorch, hasTorch, referenceRun } from './support/transformerReference.js';
 import { writeSafetensors } from './support/torchWriters.js';
 
 interface Case {
@@ -171,50 +170,34 @@ const CASES: Case[] = [
   },
 ];
 
-let dir: string;
-let refs: Map<string, RefResult>;
-beforeAll(async () => {
-  dir = await tempDir('crisp-dat-');
-  if (!hasTorch) return;
-  // One python run builds every case's checkpoints and outputs.
-  refs = await runReference(
-    'dat_reference.py',
-    dir,
-    CASES.map((c) => ({
-      id: c.id,
-      seed: 11,
-      config: c.config,
-      inputs: [{ name: 'photo', image: c.photo, width: c.size[0], height: c.size[1], left: 40, top: 30 }],
-    })),
-    (r) => CASES.find((c) => c.id === r.id)!.config.in_chans,
-    (r) => CASES.find((c) => c.id === r.id)!.config.upscale,
-  );
-}, 300_000);
-afterAll(async () => removeDir(dir));
+const run = referenceRun(
+  'dat_reference.py',
+  'crisp-dat-',
+  CASES.map((c) => ({
+    id: c.id,
+    seed: 11,
+    config: c.config,
+    inputs: [{ name: 'photo', image: c.photo, width: c.size[0], height: c.size[1], left: 40, top: 30 }],
+  })),
+  (r) => CASES.find((c) => c.id === r.id)!.config.in_chans,
+  (r) => CASES.find((c) => c.id === r.id)!.config.upscale,
+  300_000,
+);
 
 describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real photo crops)', () => {
   it.each(CASES)(
     '$name',
     async (c) => {
-      const ref = refs.get(c.id)!;
-      const photo = ref.inputs.get('photo')!;
-      const fromPth = await convertModelFile(ref.pth);
-      const fromSafetensors = await convertModelFile(ref.safetensors);
-      expect(fromPth.spec).toMatchObject({ kind: 'dat', ...c.expect });
-      expect(fromPth.description).toBe(c.description);
-      // Same tensors from either container → byte-identical graphs.
-      expect(Buffer.from(fromSafetensors.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+      const fromPth = await expectMatchesPyTorch(c.id, run.refs.get(c.id)!, {
+        spec: { kind: 'dat', ...c.expect },
+        description: c.description,
+        scale: c.config.upscale,
+        inputs: ['photo'],
+        spread: 0.5,
+      });
       // The tile planner's figures; the released light models were benched at 1.6× and 1.4–1.6× the compact model.
       if (c.id === 'datlight-released')
         expect(tilingOf(fromPth.spec!)).toEqual({ window: 32, minSide: 1, relativeCost: 1.6 });
-
-      const [w, h] = c.size;
-      const s = c.config.upscale;
-      const ours = await runOnnx(fromPth.onnx, photo.data, photo.dims);
-      expect(ours.dims).toEqual([1, c.config.in_chans, h * s, w * s]);
-      // A reference that barely moves would prove nothing.
-      expect(Math.max(...photo.expected) - Math.min(...photo.expected)).toBeGreaterThan(0.5);
-      expect(maxAbsDiff(ours.data, photo.expected)).toBeLessThanOrEqual(1e-4);
     },
     120_000,
   );
@@ -222,7 +205,7 @@ describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real
 
 describe.skipIf(!hasTorch)('DAT on inputs far smaller than its windows', () => {
   it('pads inside attention, so 1×1 to 7×3 inputs upscale to finite pixels of the right size', async () => {
-    const ref = refs.get('datlight-x2-rgba')!;
+    const ref = run.refs.get('datlight-x2-rgba')!;
     const converted = await convertModelFile(ref.pth);
     for (const [h, w] of [
       [1, 1],
@@ -238,8 +221,8 @@ describe.skipIf(!hasTorch)('DAT on inputs far smaller than its windows', () => {
 
 describe.skipIf(!hasTorch)('crisp models import with a DAT checkpoint', () => {
   it('prints the detected architecture and parameters and installs a model that runs', async () => {
-    const ref = refs.get('dats-x3')!;
-    const models = path.join(dir, 'models');
+    const ref = run.refs.get('dats-x3')!;
+    const models = path.join(run.dir, 'models');
     const r = await runCli(['models', 'import', ref.pth, '--name', 'dat-s', '--dir', models]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')[0]).toBe(
@@ -255,7 +238,7 @@ describe('DAT detection', () => {
   });
 
   it.skipIf(!hasTorch)('names what is missing in a damaged DAT checkpoint, and refuses odd windows', async () => {
-    const dict = readSafetensors(await readFile(refs.get('dat2-x2')!.safetensors));
+    const dict = readSafetensors(await readFile(run.refs.get('dat2-x2')!.safetensors));
     const noTemperature = new Map(dict);
     noTemperature.delete('layers.2.blocks.1.attn.temperature');
     expect(() => detectDat(noTemperature)).toThrow(

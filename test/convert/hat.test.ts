@@ -4,19 +4,17 @@
  * saves random-weight models and their outputs on crops of real photos; the converted graphs must reproduce
  * them at max abs diff ≤ 1e-4 (fp32, 0–1 pixels), including sizes that are not a multiple of the window.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertBytes } from '../../engine/convert/convert.js';
+import { describe, expect, it } from 'vitest';
 import { describeSpec, tilingOf } from '../../engine/convert/architecture.js';
 import { detectArchitecture } from '../../engine/convert/detectArchitecture.js';
 import { ocaRelativePositionIndex } from '../../engine/convert/hat.js';
 import type { StateDict } from '../../engine/convert/stateDict.js';
-import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { hasTorch, runReference, type RefCase, type RefResult } from './support/transformerReference.js';
+import { expectMatchesPyTorch, hasTorch, referenceRun, type RefCase } from './support/transformerReference.js';
 
 interface HatCase extends RefCase {
   expected: Record<string, unknown>;
@@ -92,20 +90,14 @@ const CASES: HatCase[] = [
   },
 ];
 
-let dir: string;
-let refs: Map<string, RefResult>;
-beforeAll(async () => {
-  dir = await tempDir('crisp-hat-');
-  if (!hasTorch) return;
-  refs = await runReference(
-    'hat_reference.py',
-    dir,
-    CASES,
-    (c) => (c.config.in_chans as number | undefined) ?? 3,
-    (c) => c.config.upscale as number,
-  );
-}, 180_000);
-afterAll(async () => removeDir(dir));
+const run = referenceRun(
+  'hat_reference.py',
+  'crisp-hat-',
+  CASES,
+  (c) => (c.config.in_chans as number | undefined) ?? 3,
+  (c) => c.config.upscale as number,
+  180_000,
+);
 
 describe('HAT relative position index for the overlapping windows', () => {
   it("wraps HAT's negative entries into the table, covering it without going past its end", () => {
@@ -176,27 +168,18 @@ describe.skipIf(!hasTorch)('HAT conversion against PyTorch', () => {
   it.each(CASES)(
     '$id: .pth and .safetensors convert to the same graph, equal to PyTorch',
     async (c) => {
-      const ref = refs.get(c.id)!;
-      const fromPth = await convertBytes(readFileSync(ref.pth), 'pth');
-      const fromSt = await convertBytes(readFileSync(ref.safetensors), 'safetensors');
-      expect(fromPth.spec).toMatchObject({ kind: 'hat', ...c.expected });
-      expect(fromSt.spec).toEqual(fromPth.spec);
-      expect(Buffer.from(fromSt.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
-      const scale = c.config.upscale as number;
-      for (const [name, inp] of ref.inputs) {
-        const y = await runOnnx(fromPth.onnx, inp.data, inp.dims);
-        const [, ch, h, w] = inp.dims as [number, number, number, number];
-        expect(y.dims, name).toEqual([1, ch, h * scale, w * scale]);
-        expect(Math.max(...inp.expected.map(Math.abs)), name).toBeGreaterThan(0.1);
-        expect(maxAbsDiff(y.data, inp.expected), `${c.id}/${name}`).toBeLessThanOrEqual(1e-4);
-      }
+      await expectMatchesPyTorch(c.id, run.refs.get(c.id)!, {
+        spec: { kind: 'hat', ...c.expected },
+        scale: c.config.upscale as number,
+        peak: 0.1,
+      });
     },
     90_000,
   );
 
   it('crisp models import prints the detected HAT parameters and installs a model equal to PyTorch', async () => {
-    const ref = refs.get('hat-x2')!;
-    const models = path.join(dir, 'models');
+    const ref = run.refs.get('hat-x2')!;
+    const models = path.join(run.dir, 'models');
     const r = await runCli(['models', 'import', ref.pth, '--name', 'hat-test', '--dir', models]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const installed = path.join(models, 'custom', 'hat-test.onnx');
@@ -215,7 +198,7 @@ describe('HAT checkpoints that cannot be converted', () => {
   it('a HAT checkpoint with an overlapping window that cannot be centred is refused by name, nothing installed', async () => {
     const t = (shape: number[]) => ({ shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)) });
     // Window 7 with overlap ratio 0.5 gives a 10-wide window: (10 − 7) / 2 is not a whole padding.
-    const file = path.join(dir, 'odd-overlap.safetensors');
+    const file = path.join(run.dir, 'odd-overlap.safetensors');
     writeFileSync(
       file,
       writeSafetensors(
@@ -229,7 +212,7 @@ describe('HAT checkpoints that cannot be converted', () => {
         ]),
       ),
     );
-    const models = path.join(dir, 'refused');
+    const models = path.join(run.dir, 'refused');
     const r = await runCli(['models', 'import', file, '--dir', models]);
     expect(r.code).toBe(1);
     expect(r.stdout.trim()).toBe(

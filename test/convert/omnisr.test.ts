@@ -5,23 +5,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tilingFromDoc } from '../../engine/convert/architecture.js';
 import { convertBytes } from '../../engine/convert/convert.js';
 import { readOnnx } from '../../engine/convert/onnxReader.js';
 import { runOnnx } from './support/onnxRun.js';
 import { LOCAL_CALLER } from '../../engine/api.js';
 import { importCustomModel } from '../../engine/models/customModels.js';
-import { makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
+import { makeEngine, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
-import {
-  expectMatchesReference,
-  hasTorch,
-  photoPatch,
-  runReferences,
-  type RefCase,
-  type RefResult,
-} from './support/srReference.js';
+import { hasTorch, photoPatch, referenceSuite, type RefCase } from './support/srReference.js';
 
 const base = { in: 3, out: 3, feat: 16, blocks: 1, groups: 1, window: 8, pe: true, bias: true };
 const CASES: RefCase[] = [
@@ -67,28 +60,11 @@ const CASES: RefCase[] = [
   },
 ];
 
-let root: string;
-let refs: Map<string, RefResult>;
-beforeAll(async () => {
-  root = await tempDir('crisp-omnisr-');
-  if (hasTorch) refs = await runReferences(root, CASES);
-}, 120_000);
-afterAll(async () => removeDir(root));
-
-describe.skipIf(!hasTorch)('OmniSR conversion against PyTorch', () => {
-  it.each(CASES.map((c) => [c.name, c] as const))(
-    '%s',
-    async (_name, c) => {
-      const worst = await expectMatchesReference(c, refs.get(c.name)!);
-      expect(worst).toBeLessThanOrEqual(1e-4);
-    },
-    60_000,
-  );
-});
+const suite = referenceSuite('OmniSR', 'crisp-omnisr-', CASES);
 
 describe.skipIf(!hasTorch)('OmniSR on small inputs', () => {
   it('pads inputs under 16 pixels (where the reference fails in ESA) and crops back', async () => {
-    const converted = await convertBytes(readFileSync(refs.get('x4-window8')!.pth), 'pth');
+    const converted = await convertBytes(readFileSync(suite.refs.get('x4-window8')!.pth), 'pth');
     const p = await photoPatch({ image: 'set14/baboon.png', left: 5, top: 9, w: 12, h: 10, c: 3 });
     const out = await runOnnx(converted.onnx, p.data, [1, 3, 10, 12]);
     expect(out.dims).toEqual([1, 3, 40, 48]);
@@ -98,17 +74,17 @@ describe.skipIf(!hasTorch)('OmniSR on small inputs', () => {
 
 describe.skipIf(!hasTorch)('OmniSR tiling', () => {
   it('an imported OmniSR records its window, and the engine upscales with tiles grown to it', async () => {
-    const models = path.join(root, 'models');
-    const m = await importCustomModel(refs.get('x4-window8')!.pth, { modelsDir: models, name: 'omni' });
+    const models = path.join(suite.root, 'models');
+    const m = await importCustomModel(suite.refs.get('x4-window8')!.pth, { modelsDir: models, name: 'omni' });
     expect(m).toMatchObject({ architecture: 'OmniSR', scale: 4, window: 8 });
-    const photo = path.join(root, 'crop.png');
+    const photo = path.join(suite.root, 'crop.png');
     await sharp(path.join(IMAGES_DIR, 'set14/lenna.png'))
       .extract({ left: 200, top: 200, width: 70, height: 53 })
       .toFile(photo);
     // 20-pixel tiles: every padded tile is grown from 20 + overlap to a multiple of 8 inside the image.
     const engine = await makeEngine({ customModelsDir: models, tileSize: 20 });
     try {
-      const out = path.join(root, 'omni-out.png');
+      const out = path.join(suite.root, 'omni-out.png');
       const { taskId } = await engine.startTask(LOCAL_CALLER, {
         fields: { model: 'custom:omni', scale: 4, saveImageAs: 'png', enhanceFace: false },
         file: [{ originalFileName: 'crop.png', data: { path: photo } }],
@@ -124,7 +100,7 @@ describe.skipIf(!hasTorch)('OmniSR tiling', () => {
   }, 180_000);
 
   it('the converted graph tells the tile planner its window', async () => {
-    const converted = await convertBytes(readFileSync(refs.get('x3-rgba-window4')!.safetensors), 'safetensors');
+    const converted = await convertBytes(readFileSync(suite.refs.get('x3-rgba-window4')!.safetensors), 'safetensors');
     expect(tilingFromDoc(readOnnx(converted.onnx).doc)).toEqual({ window: 4, minSide: 16, relativeCost: 2.3 });
   });
 });

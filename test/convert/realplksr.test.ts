@@ -2,15 +2,7 @@
  * RealPLKSR checkpoints (PixelShuffle and DySample upsamplers, GroupNorm and LayerNorm variants) → ONNX, against
  * PyTorch (support/sr_reference.py, random weights, released key layout) on real photo patches.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeDir, tempDir } from '../helpers/engineHarness.js';
-import {
-  expectMatchesReference,
-  hasTorch,
-  runReferences,
-  type RefCase,
-  type RefResult,
-} from './support/srReference.js';
+import { referenceSuite, type RefCase } from './support/srReference.js';
 
 const base = { dim: 16, blocks: 2, kernel: 9, split: 0.25, ea: true, layerNorm: false, dysample: false };
 const CASES: RefCase[] = [
@@ -64,21 +56,4 @@ const CASES: RefCase[] = [
   },
 ];
 
-let root: string;
-let refs: Map<string, RefResult>;
-beforeAll(async () => {
-  root = await tempDir('crisp-realplksr-');
-  if (hasTorch) refs = await runReferences(root, CASES);
-}, 120_000);
-afterAll(async () => removeDir(root));
-
-describe.skipIf(!hasTorch)('RealPLKSR conversion against PyTorch', () => {
-  it.each(CASES.map((c) => [c.name, c] as const))(
-    '%s',
-    async (_name, c) => {
-      const worst = await expectMatchesReference(c, refs.get(c.name)!);
-      expect(worst).toBeLessThanOrEqual(1e-4);
-    },
-    60_000,
-  );
-});
+referenceSuite('RealPLKSR', 'crisp-realplksr-', CASES);

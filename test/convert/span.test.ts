@@ -4,18 +4,11 @@
  */
 import { copyFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { importCustomModel, listCustomModels } from '../../engine/models/customModels.js';
-import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
-import {
-  expectMatchesReference,
-  hasTorch,
-  runReferences,
-  type RefCase,
-  type RefResult,
-} from './support/srReference.js';
+import { hasTorch, referenceSuite, type RefCase } from './support/srReference.js';
 
 const CASES: RefCase[] = [
   {
@@ -71,29 +64,12 @@ const CASES: RefCase[] = [
   },
 ];
 
-let root: string;
-let refs: Map<string, RefResult>;
-beforeAll(async () => {
-  root = await tempDir('crisp-span-');
-  if (hasTorch) refs = await runReferences(root, CASES);
-}, 120_000);
-afterAll(async () => removeDir(root));
-
-describe.skipIf(!hasTorch)('SPAN conversion against PyTorch', () => {
-  it.each(CASES.map((c) => [c.name, c] as const))(
-    '%s',
-    async (_name, c) => {
-      const worst = await expectMatchesReference(c, refs.get(c.name)!);
-      expect(worst).toBeLessThanOrEqual(1e-4);
-    },
-    60_000,
-  );
-});
+const suite = referenceSuite('SPAN', 'crisp-span-', CASES);
 
 describe.skipIf(!hasTorch)('SPAN models imported for the RGB pipeline', () => {
   it('a grey model runs on RGB tiles: luma in, its output repeated in R, G and B', async () => {
-    const r = refs.get('x3-grey')!;
-    const models = path.join(root, 'grey-models');
+    const r = suite.refs.get('x3-grey')!;
+    const models = path.join(suite.root, 'grey-models');
     const m = await importCustomModel(r.safetensors, { modelsDir: models, name: 'grey' });
     expect(m).toMatchObject({ scale: 3, architecture: 'SPAN', description: 'SPAN x3 (8 feat, no norm, grey)' });
     const p = r.inputs[0]!;
@@ -110,8 +86,8 @@ describe.skipIf(!hasTorch)('SPAN models imported for the RGB pipeline', () => {
   });
 
   it('an RGBA model runs on RGB tiles with an opaque alpha, and its RGB output is kept', async () => {
-    const r = refs.get('x1-rgba')!;
-    const m = await importCustomModel(r.pth, { modelsDir: path.join(root, 'rgba-models'), name: 'rgba' });
+    const r = suite.refs.get('x1-rgba')!;
+    const m = await importCustomModel(r.pth, { modelsDir: path.join(suite.root, 'rgba-models'), name: 'rgba' });
     expect(m.description).toBe('SPAN x1 (8 feat, no norm, RGBA)');
     const p = r.inputs[1]!; // the opaque patch
     const n = p.w * p.h;
@@ -121,9 +97,9 @@ describe.skipIf(!hasTorch)('SPAN models imported for the RGB pipeline', () => {
   });
 
   it('crisp models import prints the architecture, parameters and licence, and records them', async () => {
-    const models = path.join(root, 'cli-models');
-    const r = refs.get('x4-rgb')!;
-    const file = path.join(root, '4x-SPAN-test-CC-BY-NC-SA-4.0.pth');
+    const models = path.join(suite.root, 'cli-models');
+    const r = suite.refs.get('x4-rgb')!;
+    const file = path.join(suite.root, '4x-SPAN-test-CC-BY-NC-SA-4.0.pth');
     copyFileSync(r.pth, file);
     const a = await runCli(['models', 'import', file, '--name', 'span4', '--dir', models]);
     expect(a.code, a.stdout + a.stderr).toBe(0);
@@ -137,8 +113,8 @@ describe.skipIf(!hasTorch)('SPAN models imported for the RGB pipeline', () => {
     expect(lines).toHaveLength(2);
 
     // No licence in the file: the user is told to record one, and --licence does.
-    const plain = path.join(root, 'span-x1.pth');
-    copyFileSync(refs.get('x1-rgba')!.pth, plain);
+    const plain = path.join(suite.root, 'span-x1.pth');
+    copyFileSync(suite.refs.get('x1-rgba')!.pth, plain);
     const b = await runCli(['models', 'import', plain, '--dir', models]);
     expect(b.code).toBe(0);
     expect(b.stdout).toMatch(
@@ -148,7 +124,15 @@ describe.skipIf(!hasTorch)('SPAN models imported for the RGB pipeline', () => {
     expect(c.stdout).toMatch(/licence Apache-2\.0\n$/);
 
     // A .safetensors file's own metadata names its licence.
-    const d = await runCli(['models', 'import', refs.get('x2-rgb')!.safetensors, '--name', 'meta', '--dir', models]);
+    const d = await runCli([
+      'models',
+      'import',
+      suite.refs.get('x2-rgb')!.safetensors,
+      '--name',
+      'meta',
+      '--dir',
+      models,
+    ]);
     expect(d.stdout).toMatch(/, licence MIT\n$/);
 
     const listed = await listCustomModels(models);

@@ -6,15 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tilingFromDoc } from '../../engine/convert/architecture.js';
 import { convertBytes } from '../../engine/convert/convert.js';
 import { readOnnx } from '../../engine/convert/onnxReader.js';
-import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { hasTorch, runReference, type RefCase, type RefResult } from './support/transformerReference.js';
+import { expectMatchesPyTorch, hasTorch, referenceRun, type RefCase } from './support/transformerReference.js';
 
 interface SwinirCase extends RefCase {
   expected: Record<string, unknown>;
@@ -82,49 +81,33 @@ const CASES: SwinirCase[] = [
   },
 ];
 
-let dir: string;
-let refs: Map<string, RefResult>;
-beforeAll(async () => {
-  dir = await tempDir('crisp-swinir-');
-  if (!hasTorch) return;
-  refs = await runReference(
-    'swinir_reference.py',
-    dir,
-    CASES,
-    (c) => (c.config.in_chans as number | undefined) ?? 3,
-    (c) => c.config.upscale as number,
-  );
-}, 120_000);
-afterAll(async () => removeDir(dir));
+const run = referenceRun(
+  'swinir_reference.py',
+  'crisp-swinir-',
+  CASES,
+  (c) => (c.config.in_chans as number | undefined) ?? 3,
+  (c) => c.config.upscale as number,
+  120_000,
+);
 
 describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
   it.each(CASES)(
     '$id: .pth and .safetensors convert to the same graph, equal to PyTorch',
     async (c) => {
-      const ref = refs.get(c.id)!;
-      const fromPth = await convertBytes(readFileSync(ref.pth), 'pth');
-      const fromSt = await convertBytes(readFileSync(ref.safetensors), 'safetensors');
-      expect(fromPth.spec).toMatchObject({ kind: 'swinir', embedDim: 16, ...c.expected });
-      expect(fromSt.spec).toEqual(fromPth.spec);
-      expect(Buffer.from(fromSt.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+      const fromPth = await expectMatchesPyTorch(c.id, run.refs.get(c.id)!, {
+        spec: { kind: 'swinir', embedDim: 16, ...c.expected },
+        scale: c.config.upscale as number,
+        peak: 0.1,
+      });
       // The tile planner reads the window and cost back from the graph's doc string.
       const ws = (c.expected.windowSize as number | undefined) ?? 8;
       expect(tilingFromDoc(readOnnx(fromPth.onnx).doc)).toMatchObject({ window: ws, minSide: ws });
-      const scale = c.config.upscale as number;
-      for (const [name, inp] of ref.inputs) {
-        const y = await runOnnx(fromPth.onnx, inp.data, inp.dims);
-        const [, ch, h, w] = inp.dims as [number, number, number, number];
-        expect(y.dims, name).toEqual([1, ch, h * scale, w * scale]);
-        // A non-trivial output, or the comparison would prove nothing.
-        expect(Math.max(...inp.expected.map(Math.abs)), name).toBeGreaterThan(0.1);
-        expect(maxAbsDiff(y.data, inp.expected), `${c.id}/${name}`).toBeLessThanOrEqual(1e-4);
-      }
     },
     60_000,
   );
 
   it('a grey model imported for the RGB pipeline takes the luma and answers grey in R, G and B', async () => {
-    const ref = refs.get('jpeg-x1-grey')!;
+    const ref = run.refs.get('jpeg-x1-grey')!;
     const { onnx } = await convertBytes(readFileSync(ref.pth), 'pth', { rgbPorts: true });
     const inp = ref.inputs.get('odd')!;
     // A grey picture (R = G = B = the reference's grey input): its luma is exactly that grey.
@@ -139,7 +122,7 @@ describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
   });
 
   it('inputs a reflection cannot pad (a side of 1) still run: edge pixels repeat, as a constant image does', async () => {
-    const ref = refs.get('classical-x2')!;
+    const ref = run.refs.get('classical-x2')!;
     const { onnx } = await convertBytes(readFileSync(ref.pth), 'pth');
     const pixel = [0.8, 0.3, 0.1];
     const one = await runOnnx(onnx, Float32Array.from(pixel), [1, 3, 1, 1]);
@@ -165,8 +148,8 @@ describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
   });
 
   it('crisp models import prints the detected SwinIR parameters and installs a model equal to PyTorch', async () => {
-    const ref = refs.get('realworld-x4')!;
-    const models = path.join(dir, 'models');
+    const ref = run.refs.get('realworld-x4')!;
+    const models = path.join(run.dir, 'models');
     const r = await runCli(['models', 'import', ref.safetensors, '--name', 'swinir-rw', '--dir', models]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const installed = path.join(models, 'custom', 'swinir-rw.onnx');

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ref_common import main
+from ref_common import main, resi_conv
 
 
 def img2windows(img, hs, ws):
@@ -211,13 +211,6 @@ class DATB(nn.Module):
     def forward(self, x, h, w):
         x = x + self.attn(self.norm1(x), h, w)
         return x + self.ffn(self.norm2(x), h, w)
-
-
-def resi_conv(dim, kind):
-    if kind == '1conv':
-        return nn.Conv2d(dim, dim, 3, 1, 1)
-    return nn.Sequential(nn.Conv2d(dim, dim // 4, 3, 1, 1), nn.LeakyReLU(0.2), nn.Conv2d(dim // 4, dim // 4, 1),
-                         nn.LeakyReLU(0.2), nn.Conv2d(dim // 4, dim, 3, 1, 1))
 
 
 class ResidualGroup(nn.Module):

@@ -7,19 +7,16 @@ released HAT-S, HAT and HAT-L checkpoints.
 
 usage: /usr/bin/python3 hat_reference.py JOBS.json   (the job format of swinir_reference.py)
 """
-import json
-import math
 import os
 import sys
 
-import numpy
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from safetensors_write import save_safetensors  # noqa: E402
-from swinir_reference import Mlp, image, randomize, relative_index, shift_mask, tokens, window_partition, window_reverse  # noqa: E402,E501
+from swinir_reference import Mlp, image, pixelshuffle_upsample, relative_index, shift_mask, tokens  # noqa: E402
+from swinir_reference import main as swinir_main, window_partition, window_reverse  # noqa: E402
 
 
 def oca_index(ws, ows):
@@ -193,13 +190,7 @@ class HAT(nn.Module):
         self.norm = nn.LayerNorm(embed_dim)
         self.conv_after_body = nn.Conv2d(embed_dim, embed_dim, 3, 1, 1) if resi_connection == '1conv' else nn.Identity()
         self.conv_before_upsample = nn.Sequential(nn.Conv2d(embed_dim, num_feat, 3, 1, 1), nn.LeakyReLU(inplace=True))
-        m = []
-        if upscale & (upscale - 1) == 0:
-            for _ in range(int(math.log2(upscale))):
-                m += [nn.Conv2d(num_feat, 4 * num_feat, 3, 1, 1), nn.PixelShuffle(2)]
-        else:
-            m += [nn.Conv2d(num_feat, 9 * num_feat, 3, 1, 1), nn.PixelShuffle(3)]
-        self.upsample = nn.Sequential(*m)
+        self.upsample = pixelshuffle_upsample(num_feat, upscale)
         self.conv_last = nn.Conv2d(num_feat, in_chans, 3, 1, 1)
 
     def features(self, x):
@@ -225,22 +216,7 @@ class HAT(nn.Module):
 
 
 def main():
-    jobs = json.load(open(sys.argv[1]))
-    torch.set_num_threads(1)
-    for job in jobs:
-        net = HAT(**job['config']).eval()
-        randomize(net, job['seed'])
-        sd = net.state_dict()
-        torch.save({job.get('wrapper', 'params_ema'): sd}, os.path.join(job['dir'], 'model.pth'))
-        save_safetensors(sd, os.path.join(job['dir'], 'model.safetensors'))
-        for inp in job['inputs']:
-            base = os.path.join(job['dir'], inp['name'])
-            x = torch.from_numpy(numpy.fromfile(base + '.bin', dtype='float32').reshape(inp['shape']).copy())
-            with torch.no_grad():
-                y = net(x)
-            y.numpy().astype('float32').tofile(base + '.out.bin')
-            print(job['dir'], inp['name'], tuple(y.shape), f'{y.min().item():.3f}..{y.max().item():.3f}')
-
+    swinir_main(lambda cfg: HAT(**cfg), default_wrapper='params_ema')
 
 if __name__ == '__main__':
     main()

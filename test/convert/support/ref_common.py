@@ -15,8 +15,18 @@ import sys
 
 import numpy
 import torch
+from torch import nn
 
 from safetensors_write import save_safetensors
+
+
+def resi_conv(dim, kind):
+    """The residual conv after each group and the body (SwinIR, DAT, SRFormer): one 3×3, or '3conv'
+    (3×3 to dim/4, 1×1, 3×3 back, LeakyReLU 0.2 between), the same Sequential indices as the released keys."""
+    if kind == '1conv':
+        return nn.Conv2d(dim, dim, 3, 1, 1)
+    return nn.Sequential(nn.Conv2d(dim, dim // 4, 3, 1, 1), nn.LeakyReLU(0.2), nn.Conv2d(dim // 4, dim // 4, 1),
+                         nn.LeakyReLU(0.2), nn.Conv2d(dim // 4, dim, 3, 1, 1))
 
 
 def randomize(model, seed, skip=()):

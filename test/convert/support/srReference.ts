@@ -7,9 +7,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArchSpec } from '../../../engine/convert/architecture.js';
 import { convertBytes } from '../../../engine/convert/convert.js';
+import { removeDir, tempDir } from '../../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
 import { maxAbsDiff, runOnnx } from './onnxRun.js';
 
@@ -134,4 +135,35 @@ export async function expectMatchesReference(c: RefCase, r: RefResult): Promise<
     }
   }
   return worst;
+}
+
+/** A test file's reference run: filled in by beforeAll, so read it inside tests only. */
+export interface ReferenceSuite {
+  root: string;
+  refs: Map<string, RefResult>;
+}
+
+/**
+ * The block every SPAN / RealPLKSR / OmniSR test file starts with: one Python run for all of its cases in a
+ * temp dir (removed after the file), then one test per case: both containers match PyTorch (max abs diff ≤ 1e-4).
+ */
+export function referenceSuite(arch: string, tempPrefix: string, cases: RefCase[]): ReferenceSuite {
+  const suite: ReferenceSuite = { root: '', refs: new Map() };
+  beforeAll(async () => {
+    suite.root = await tempDir(tempPrefix);
+    if (hasTorch) suite.refs = await runReferences(suite.root, cases);
+  }, 120_000);
+  afterAll(async () => removeDir(suite.root));
+
+  describe.skipIf(!hasTorch)(`${arch} conversion against PyTorch`, () => {
+    it.each(cases.map((c) => [c.name, c] as const))(
+      '%s',
+      async (_name, c) => {
+        const worst = await expectMatchesReference(c, suite.refs.get(c.name)!);
+        expect(worst).toBeLessThanOrEqual(1e-4);
+      },
+      60_000,
+    );
+  });
+  return suite;
 }

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ref_common import main
+from ref_common import main, resi_conv
 
 
 def window_partition(x, ws):
@@ -125,13 +125,6 @@ class PSABlock(nn.Module):
             x = torch.roll(x, shifts=(self.shift, self.shift), dims=(1, 2))
         x = shortcut + x.view(b, h * w, c)
         return x + self.mlp(self.norm2(x), size)
-
-
-def resi_conv(dim, kind):
-    if kind == '1conv':
-        return nn.Conv2d(dim, dim, 3, 1, 1)
-    return nn.Sequential(nn.Conv2d(dim, dim // 4, 3, 1, 1), nn.LeakyReLU(0.2), nn.Conv2d(dim // 4, dim // 4, 1),
-                         nn.LeakyReLU(0.2), nn.Conv2d(dim // 4, dim, 3, 1, 1))
 
 
 class ResidualGroupBody(nn.Module):

@@ -20,6 +20,7 @@ from torch import nn
 from torch.nn import functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ref_common import resi_conv  # noqa: E402
 from safetensors_write import save_safetensors  # noqa: E402
 
 
@@ -132,14 +133,6 @@ class BasicLayer(nn.Module):
         return x
 
 
-def resi_conv(dim, kind):
-    if kind == '1conv':
-        return nn.Conv2d(dim, dim, 3, 1, 1)
-    return nn.Sequential(nn.Conv2d(dim, dim // 4, 3, 1, 1), nn.LeakyReLU(0.2, True),
-                         nn.Conv2d(dim // 4, dim // 4, 1, 1, 0), nn.LeakyReLU(0.2, True),
-                         nn.Conv2d(dim // 4, dim, 3, 1, 1))
-
-
 def tokens(x):
     return x.flatten(2).transpose(1, 2)
 
@@ -164,6 +157,17 @@ class PatchEmbed(nn.Module):
         self.norm = nn.LayerNorm(dim)
 
 
+def pixelshuffle_upsample(num_feat, upscale):
+    """BasicSR's Upsample (SwinIR's and HAT's classical tail): a conv and ×2 shuffle per power of two, or one ×3."""
+    m = []
+    if upscale & (upscale - 1) == 0:
+        for _ in range(int(math.log2(upscale))):
+            m += [nn.Conv2d(num_feat, 4 * num_feat, 3, 1, 1), nn.PixelShuffle(2)]
+    else:
+        m += [nn.Conv2d(num_feat, 9 * num_feat, 3, 1, 1), nn.PixelShuffle(3)]
+    return nn.Sequential(*m)
+
+
 class SwinIR(nn.Module):
     def __init__(self, img_size=64, in_chans=3, embed_dim=96, depths=(6, 6, 6, 6), num_heads=(6, 6, 6, 6),
                  window_size=7, mlp_ratio=4.0, upscale=2, img_range=1.0, upsampler='', resi_connection='1conv',
@@ -180,13 +184,7 @@ class SwinIR(nn.Module):
         self.conv_after_body = resi_conv(embed_dim, resi_connection)
         if upsampler == 'pixelshuffle':
             self.conv_before_upsample = nn.Sequential(nn.Conv2d(embed_dim, num_feat, 3, 1, 1), nn.LeakyReLU(inplace=True))
-            m = []
-            if upscale & (upscale - 1) == 0:
-                for _ in range(int(math.log2(upscale))):
-                    m += [nn.Conv2d(num_feat, 4 * num_feat, 3, 1, 1), nn.PixelShuffle(2)]
-            else:
-                m += [nn.Conv2d(num_feat, 9 * num_feat, 3, 1, 1), nn.PixelShuffle(3)]
-            self.upsample = nn.Sequential(*m)
+            self.upsample = pixelshuffle_upsample(num_feat, upscale)
             self.conv_last = nn.Conv2d(num_feat, in_chans, 3, 1, 1)
         elif upsampler == 'pixelshuffledirect':
             self.upsample = nn.Sequential(nn.Conv2d(embed_dim, upscale ** 2 * in_chans, 3, 1, 1), nn.PixelShuffle(upscale))
@@ -252,15 +250,15 @@ def randomize(net, seed):
                 p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(fan_in))
 
 
-def main():
+def main(build=lambda cfg: SwinIR(**cfg), default_wrapper='params'):
+    """Runs the jobs (the format above; hat_reference.py shares it, with its own model and wrapper)."""
     jobs = json.load(open(sys.argv[1]))
     torch.set_num_threads(1)
     for job in jobs:
-        cfg = job['config']
-        net = SwinIR(**cfg).eval()
+        net = build(job['config']).eval()
         randomize(net, job['seed'])
         sd = net.state_dict()
-        torch.save({job.get('wrapper', 'params'): sd}, os.path.join(job['dir'], 'model.pth'))
+        torch.save({job.get('wrapper', default_wrapper): sd}, os.path.join(job['dir'], 'model.pth'))
         save_safetensors(sd, os.path.join(job['dir'], 'model.safetensors'))
         for inp in job['inputs']:
             base = os.path.join(job['dir'], inp['name'])
@@ -270,7 +268,6 @@ def main():
                 y = net(x)
             y.numpy().astype('float32').tofile(base + '.out.bin')
             print(job['dir'], inp['name'], tuple(y.shape), f'{y.min().item():.3f}..{y.max().item():.3f}')
-
 
 if __name__ == '__main__':
     main()

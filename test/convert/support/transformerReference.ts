@@ -1,5 +1,5 @@
 /**
- * Test-only: runs the PyTorch reference scripts (swinir_reference.py, hat_reference.py) once per test file for
+ * Test-only: runs the PyTorch reference scripts (swinir, hat, dat, srformer _reference.py) once per test file for
  * a list of cases, on crops of real photos, and returns the checkpoints they saved (.pth and .safetensors,
  * random weights) with PyTorch's outputs. Everything lives in one temp dir per run, so python starts once.
  */
@@ -7,7 +7,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { convertModelFile, type ConvertedModel } from '../../../engine/convert/convert.js';
+import { removeDir, tempDir } from '../../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
+import { maxAbsDiff, runOnnx } from './onnxRun.js';
 
 export const PYTHON = '/usr/bin/python3';
 export const hasTorch = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
@@ -112,4 +116,75 @@ export async function runReference(
     });
   }
   return out;
+}
+
+/** A test file's reference run: filled in by beforeAll, so read it inside tests only. */
+export interface ReferenceRun {
+  dir: string;
+  refs: Map<string, RefResult>;
+}
+
+/**
+ * The setup every transformer conversion test file shares: a temp dir for the file (removed after it) and, where
+ * torch is installed, one python run of `script` that builds every case's checkpoints and outputs.
+ */
+export function referenceRun(
+  script: string,
+  tempPrefix: string,
+  cases: RefCase[],
+  channelsOf: (c: RefCase) => number,
+  scaleOf: (c: RefCase) => number,
+  timeoutMs: number,
+): ReferenceRun {
+  const run: ReferenceRun = { dir: '', refs: new Map() };
+  beforeAll(async () => {
+    run.dir = await tempDir(tempPrefix);
+    if (hasTorch) run.refs = await runReference(script, run.dir, cases, channelsOf, scaleOf);
+  }, timeoutMs);
+  afterAll(async () => removeDir(run.dir));
+  return run;
+}
+
+export interface ReferenceCheck {
+  /** What detection must find in the .pth (toMatchObject); the .safetensors must give the same spec. */
+  spec: Record<string, unknown>;
+  /** The exact description, where the test pins it. */
+  description?: string;
+  scale: number;
+  /** The inputs compared with PyTorch; default all of the case's. */
+  inputs?: string[];
+  /**
+   * A reference that barely moves would prove nothing: its max − min must exceed `spread`, and/or its
+   * largest magnitude must exceed `peak` (each test keeps the bound it was written with).
+   */
+  spread?: number;
+  peak?: number;
+}
+
+/**
+ * The per-case body shared by the transformer conversion tests (SwinIR, HAT, DAT, SRFormer): converts the
+ * case's .pth and .safetensors, which must detect the same spec and give byte-identical graphs (same tensors
+ * from either container), then runs the graph on each input: PyTorch's dims, and max abs diff ≤ 1e-4.
+ * Returns the .pth's conversion for a test's own checks.
+ */
+export async function expectMatchesPyTorch(id: string, ref: RefResult, check: ReferenceCheck): Promise<ConvertedModel> {
+  const fromPth = await convertModelFile(ref.pth);
+  const fromSt = await convertModelFile(ref.safetensors);
+  expect(fromPth.spec).toMatchObject(check.spec);
+  expect(fromSt.spec).toEqual(fromPth.spec);
+  if (check.description !== undefined) expect(fromPth.description).toBe(check.description);
+  expect(Buffer.from(fromSt.onnx).equals(Buffer.from(fromPth.onnx))).toBe(true);
+  const names = check.inputs ?? [...ref.inputs.keys()];
+  expect(names.length).toBeGreaterThan(0);
+  for (const name of names) {
+    const inp = ref.inputs.get(name)!;
+    const y = await runOnnx(fromPth.onnx, inp.data, inp.dims);
+    const [, ch, h, w] = inp.dims as [number, number, number, number];
+    expect(y.dims, name).toEqual([1, ch, h * check.scale, w * check.scale]);
+    if (check.spread !== undefined)
+      expect(Math.max(...inp.expected) - Math.min(...inp.expected), name).toBeGreaterThan(check.spread);
+    if (check.peak !== undefined) expect(Math.max(...inp.expected.map(Math.abs)), name).toBeGreaterThan(check.peak);
+    expect(maxAbsDiff(y.data, inp.expected), `${id}/${name}`).toBeLessThanOrEqual(1e-4);
+  }
+  return fromPth;
 }
