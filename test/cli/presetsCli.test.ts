@@ -84,6 +84,7 @@ describe('presets on the command line', () => {
             template: '{name}-tiny.{ext}',
             metadata: 'strip',
             overwrite: 'replace',
+            preModel: null,
           },
         },
       ],

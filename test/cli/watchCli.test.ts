@@ -116,6 +116,7 @@ describe('crisp watch', () => {
       template: '{name}_{model}_x{scale}.{ext}',
       metadata: 'keep',
       overwrite: 'keep',
+      preModel: null,
     };
     await writeFile(
       path.join(dir, 'tiny.json'),

@@ -167,7 +167,7 @@ describe('crisp CLI with custom models', () => {
     });
     const table = await runCli(['models', 'list'], { XDG_DATA_HOME: home });
     expect(table.stdout).toMatch(
-      /custom:anime\s+realesr-animevideov3\.pth\s+SRVGGNetCompact\s+custom\s+installed\s+x4/,
+      /custom:anime\s+realesr-animevideov3\.pth\s+SRVGGNetCompact\s+unknown\s+installed\s+x4/,
     );
   });
 
