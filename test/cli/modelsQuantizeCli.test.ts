@@ -96,7 +96,11 @@ describe('crisp models quantize and --precision', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/: imported as anime \(x4, /);
-    expect(lines[1]).toMatch(/^anime: .*int8 \(\d+ of \d+ convolutions, \w+ ranges\), [\d.]+ dB PSNR-Y against fp32/);
+    // Then the import's summary (architecture, parameters, size, licence) and the int8 step's line.
+    expect(lines[1]).toMatch(/^ {2}SRVGGNetCompact ×4, .* parameters, .*, licence /);
+    expect(lines.at(-1)).toMatch(
+      /^anime: .*int8 \(\d+ of \d+ convolutions, \w+ ranges\), [\d.]+ dB PSNR-Y against fp32/,
+    );
     expect(r.stderr).toContain('anime: making the int8 variant (the bundled calibration set)');
     const list = await runCli(['models', 'list', '--json'], env);
     expect(list.code, list.stderr).toBe(0);

@@ -101,6 +101,7 @@ describe('crisp ui command', () => {
         const ms = performance.now() - t0;
         expect(res.status).toBe(422); // the bridge's answer to a refused argument (BadRequestError)
         expect(await res.json()).toEqual({
+          code: 'bad-request',
           error: `Cannot use the output folder ${folder}: it (or a folder above it) does not exist, and it cannot be created there. Check the path.`,
         });
         expect(ms).toBeLessThan(2_000);

@@ -92,6 +92,7 @@ describe('preset picker', () => {
       template: '{name}-big.{ext}',
       metadata: 'strip',
       overwrite: 'keep',
+      preModel: null,
     };
     const good = JSON.stringify({ crispPresets: 1, presets: [{ name: 'Comics', options }] });
     await user.upload(input, new File([good], 'presets.json', { type: 'application/json' }));
