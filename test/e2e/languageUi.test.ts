@@ -52,7 +52,8 @@ describe('crisp ui in German', () => {
     await page.getByRole('combobox', { name: 'Sprache' }).selectOption('en');
     await page.getByRole('heading', { name: 'Queue' }).waitFor();
     expect(await page.evaluate('document.documentElement.lang')).toBe('en');
-    expect((await ui.ui.service.getSettings()).language).toBe('en');
+    // The page switches at once; the setting is saved by a request that may still be on its way.
+    await expect.poll(async () => (await ui.ui.service.getSettings()).language).toBe('en');
 
     expect(states).toEqual({ empty: [], queued: [], done: [], shortcuts: [] });
     expect(problems).toEqual([]);
