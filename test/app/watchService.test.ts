@@ -114,8 +114,11 @@ describe('watched folders in the app', () => {
         .png()
         .toFile(path.join(watched, `p${i}.png`));
     const list = () => svc.listWatches();
-    let views = await until('3 done', list, (v) => v[0]?.counts.done === 3);
+    // Settled: three done and nothing left pending (an arrival is counted pending before its size is stable).
+    let views = await until('3 done', list, (v) => v[0]?.counts.done === 3 && v[0].counts.pending === 0);
     expect(views[0]!.counts).toEqual({ done: 3, failed: 0, pending: 0 });
+    // Each image exactly once: nothing (an output, a temp file) was taken as a fourth.
+    expect(calls).toHaveLength(3);
     expect(
       calls.map((c) => [path.basename(c.inputPath), c.settings.scale, c.settings.saveImageAs, c.settings.metadata]),
     ).toEqual(
