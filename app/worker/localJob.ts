@@ -21,13 +21,11 @@ import { ModelNotInstalledError } from '../../engine/models/catalog.js';
 import { resolveTaskModelField } from '../../engine/models/modelNames.js';
 import { checkPreModel } from '../../engine/models/preModel.js';
 import { metadataRequest } from '../../engine/core/provenance.js';
-import { METADATA_POLICIES, type MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
+import { isMetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from '../../engine/models/taskModel.js';
 import { checkPassesFit, ImageInputError } from '../../engine/pipeline/index.js';
 import { checkedInput } from '../../engine/tasks/taskInputs.js';
 import type { LocalUpscale, WorkerEngineOptions } from './protocol.js';
-
-const isMetadataPolicy = (v: string): v is MetadataPolicy => (METADATA_POLICIES as readonly string[]).includes(v);
 
 export interface LocalJobContext {
   options: WorkerEngineOptions;
@@ -97,8 +95,7 @@ export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise
   }
   const precision = msg.fields.precision;
   // The policy is the app's extension, not a start-task field; absent: what a service's outputs carry.
-  const metadata =
-    typeof msg.fields.metadata === 'string' && isMetadataPolicy(msg.fields.metadata) ? msg.fields.metadata : undefined;
+  const metadata = isMetadataPolicy(msg.fields.metadata) ? msg.fields.metadata : undefined;
   const preModel =
     typeof msg.fields.preModel === 'string' && msg.fields.preModel !== ''
       ? await checkPreModel(

@@ -4,7 +4,7 @@
  * a pool of worker threads (workerPool.ts); the caller's event loop only passes messages. It knows nothing
  * of users, credits, tasks or HTTP: the service (engine.ts, tasks/) and the app call it.
  */
-import { holdPoint } from './testGate.js';
+import { holdPoint, inputPoint } from './testGate.js';
 import os from 'node:os';
 import path from 'node:path';
 import { modelSearchDirs } from '../models/catalog.js';
@@ -66,7 +66,7 @@ export function createCore(opts: CoreOptions = {}): Core {
     async upscaleFile(job, o) {
       // Test-only (CRISP_TEST_GATE_DIR; a no-op in production): hold a job by its input's name, on this side
       // of the pool, so a test can act on the desktop's work (Stop, a killed engine) at a known point.
-      await holdPoint(`input-${job.inputName.replace(/[^\w.-]/g, '_')}`, o?.signal);
+      await holdPoint(inputPoint(job.inputName), o?.signal);
       return pool.run(job, o);
     },
     warm: () => pool.warm(),

@@ -14,6 +14,9 @@ import path from 'node:path';
 
 export const TEST_GATE_ENV = 'CRISP_TEST_GATE_DIR';
 
+/** The point a job holds at as it starts, named after its input file (one spelling for core and the tests). */
+export const inputPoint = (fileName: string): string => `input-${fileName.replace(/[^\w.-]/g, '_')}`;
+
 const POLL_MS = 20;
 
 /** The hold file's token, or undefined once the test has deleted it. */

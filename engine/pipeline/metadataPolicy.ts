@@ -7,3 +7,7 @@
  */
 export const METADATA_POLICIES = ['keep', 'keep-no-gps', 'strip'] as const;
 export type MetadataPolicy = (typeof METADATA_POLICIES)[number];
+
+/** A policy named in untyped input (a worker message, a settings file), or false. */
+export const isMetadataPolicy = (v: unknown): v is MetadataPolicy =>
+  typeof v === 'string' && (METADATA_POLICIES as readonly string[]).includes(v);

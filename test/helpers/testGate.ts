@@ -60,5 +60,5 @@ export async function createTestGate(opts: { inProcess?: boolean } = {}): Promis
  */
 export const imagePoint = (taskId: string, index: number): string => `task-${taskId}-image-${index}`;
 export const anyImagePoint = (index: number): string => `image-${index}`;
-/** The point the task runner holds at before an input with this file name (any task). */
-export const inputPoint = (fileName: string): string => `input-${fileName.replace(/[^\w.-]/g, '_')}`;
+/** The point core holds at as a job for an input with this file name starts (any task, any local job). */
+export { inputPoint } from '../../engine/core/testGate.js';
