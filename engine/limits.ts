@@ -1,9 +1,14 @@
 /** Engine limits: defaults chosen for a desktop machine and a small self-hosted server; all overridable. */
+import { DEFAULT_LIMITS as IMAGE_LIMITS } from './pipeline/probe.js';
+
 export interface EngineLimits {
   /** Largest input file accepted (direct part, upload or URL), in bytes. */
   maxFileSize: number;
   maxFilesPerTask: number;
-  /** Largest decoded input, in pixels; checked from the header before any decoding. */
+  /**
+   * Largest decoded input, in pixels; checked from the header before any decoding. By default the same as the
+   * output limit: an input is accepted whenever its output fits (see pipeline/probe.ts DEFAULT_LIMITS).
+   */
   maxInputPixels: number;
   /** Largest output, in pixels. Outputs above streamAboveBytes stream to a temp raster on disk (3 bytes a pixel for 8-bit RGB). */
   maxOutputPixels: number;
@@ -41,10 +46,9 @@ const HOUR = 3_600_000;
 export const DEFAULT_LIMITS: EngineLimits = {
   maxFileSize: 100 * MiB,
   maxFilesPerTask: 50,
-  maxInputPixels: 40_000_000,
-  // 2^30 (32768², 1.07 gigapixels): a 8192² image at ×4. Large outputs stream to disk, so memory stays
-  // under 1 GB; the temp raster needs 3 bytes a pixel (3.2 GB at the limit for 8-bit RGB).
-  maxOutputPixels: 2 ** 30,
+  // The pixel limits are the pipeline's (one source): see pipeline/probe.ts for why input = output limit.
+  maxInputPixels: IMAGE_LIMITS.maxInputPixels,
+  maxOutputPixels: IMAGE_LIMITS.maxOutputPixels,
   streamAboveBytes: 64 * MiB,
   diskReserveBytes: 64 * MiB,
   uploadTtlMs: 1 * HOUR,

@@ -5,7 +5,7 @@
 import type { SaveImageAs, Scale, TaskSettings } from '../contract/index.js';
 import type { DetectOptions } from '../faces/detect.js';
 import type { FaceReport } from '../faces/faceStage.js';
-import type { ExecutionProvider, PrecisionRequest } from '../inference/index.js';
+import type { ExecutionProvider, Precision, PrecisionRequest } from '../inference/index.js';
 import type { MetadataRequest } from '../pipeline/metadata.js';
 import type { ImageLimits } from '../pipeline/probe.js';
 
@@ -58,6 +58,8 @@ export interface UpscaleFileResult {
   /** Bytes of the written file. */
   bytes: number;
   provider: ExecutionProvider;
+  /** The precision the model ran at (int8 only on the CPU provider). */
+  precision: Precision;
   /** Whether the output streamed through a disk raster (huge images). */
   streamed: boolean;
   warnings: string[];

@@ -64,6 +64,7 @@ export async function runJob(
     height: r.height,
     bytes: r.bytes,
     provider: r.provider,
+    precision: r.precision,
     streamed: r.budget.streamed,
     warnings: r.warnings ?? [],
     ...(r.faces ? { faces: r.faces } : {}),

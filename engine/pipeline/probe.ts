@@ -22,13 +22,19 @@ export interface ImageLimits {
   diskReserveBytes: number;
 }
 
+/** 2^30 pixels (32768², about 1.07 gigapixels): a 8192² image at ×4. */
+const MAX_OUTPUT_PIXELS = 2 ** 30;
+
 /**
- * 2^30 output pixels (32768², about 1.07 gigapixels): large outputs stream to a disk raster, so memory does
- * not grow with them; the temp disk does (3 bytes a pixel for 8-bit RGB, see budget.ts). Inputs up to 16384².
+ * Large outputs stream to a disk raster, so memory does not grow with them; the temp disk does (3 bytes a
+ * pixel for 8-bit RGB, see budget.ts, checked against the free space before any work). Large inputs are
+ * decoded to disk the same way (inputRaster.ts), so an input's size costs disk, not memory: an input is
+ * accepted whenever its output fits. The input limit is therefore the output limit (an image at ×1 is its own
+ * output); it still bounds what the decoder will ever be asked to decode, from the header alone.
  */
 export const DEFAULT_LIMITS: ImageLimits = {
-  maxInputPixels: 16384 * 16384,
-  maxOutputPixels: 2 ** 30,
+  maxInputPixels: MAX_OUTPUT_PIXELS,
+  maxOutputPixels: MAX_OUTPUT_PIXELS,
   streamAboveBytes: 64 * 1024 * 1024,
   diskReserveBytes: 64 * 1024 * 1024,
 };

@@ -11,12 +11,13 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { SaveImageAs, Scale } from '../contract/index.js';
-import type { ExecutionProvider, Inference } from '../inference/index.js';
+import type { ExecutionProvider, Inference, Precision } from '../inference/index.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { writeFileAtomic } from '../core/atomicFile.js';
 import { enhanceFaces, type FaceReport, type FaceStageOptions, type OutputRegions } from '../faces/faceStage.js';
 import { checkDiskBudget, estimateJob, type FreeDiskReader, type JobBudget, type OutputMode } from './budget.js';
 import { decodeImage } from './decode.js';
+import { ImageInputError } from './errors.js';
 import { DiskRaster, MemoryRaster, type OutputRaster } from './diskRaster.js';
 import { encodeDiskRaster, encodeRaster, type EncodeOptions } from './encode.js';
 import { carriedMetadata, iccProfileFile, type MetadataRequest } from './metadata.js';
@@ -27,6 +28,12 @@ import { JobProgress, type ProgressListener } from './progress.js';
 import { allocRaster } from './raster.js';
 import { removeTemp, sweepStaleTemps, tempRasterPath } from './tempFiles.js';
 import { chooseTileSize, DEFAULT_OVERLAP, planTiles } from './tiles.js';
+
+/**
+ * Faces are detected on the whole input held in memory (faceStage.ts), so face enhancement keeps the input
+ * bound the engine had before inputs were streamed: 40 MP is 120 MB of 8-bit RGB.
+ */
+export const FACE_MAX_INPUT_PIXELS = 40_000_000;
 
 export interface UpscaleJob {
   input: ImageSource;
@@ -72,6 +79,8 @@ export interface UpscaleResult {
   /** Size of the written file. */
   bytes: number;
   provider: ExecutionProvider;
+  /** The precision the model ran at (int8 only on the CPU provider). */
+  precision: Precision;
   /** What the job was estimated to need, and whether it streamed. */
   budget: JobBudget;
   warnings?: string[];
@@ -104,6 +113,12 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     name,
     maxOutputPixels: limits.maxOutputPixels,
   });
+  if (job.faces && info.width * info.height > FACE_MAX_INPUT_PIXELS) {
+    throw new ImageInputError(
+      name,
+      `"${name}" is ${info.width}×${info.height} pixels: face enhancement works on images up to ${FACE_MAX_INPUT_PIXELS / 1e6} megapixel. Turn off Enhance faces for this image.`,
+    );
+  }
   const session = await inference.session(job.model);
   const tileSize = job.tileSize ?? chooseTileSize(info.width, info.height, session.provider);
   // 16 bits survive only into PNG; for JPEG/WebP the stitch writes 8-bit directly (half the memory).
@@ -226,6 +241,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       height: result.height,
       bytes: result.bytes,
       provider: session.provider,
+      precision: session.precision ?? 'fp32',
       budget,
       ...(result.warnings.length > 0 || faceWarnings.length > 0
         ? { warnings: [...result.warnings, ...faceWarnings] }

@@ -95,6 +95,33 @@ describe('bad input', () => {
     expect((await probeImage({ data: hugePng(300, 200) }, 'ok.png')).width).toBe(300);
   });
 
+  it('accepts an input over 40 megapixel whenever its output fits; face enhancement keeps the 40 MP bound', async () => {
+    // 8000×8000 = 64 MP: above the old fixed input limit. Inputs that large decode to disk, so only the output
+    // limit (2^30 pixels) and the format's side limit decide.
+    const file = path.join(inDir, 'big.png');
+    writeFileSync(file, hugePng(8000, 8000));
+    const info = await probeImage({ path: file }, 'big.png');
+    expect([info.width, info.height]).toEqual([8000, 8000]);
+    expect(checkOutputFits(8000, 8000, 1, 'png', { name: 'big.png' })).toEqual({ width: 8000, height: 8000 });
+    expect(checkOutputFits(8000, 8000, 4, 'png', { name: 'big.png' })).toEqual({ width: 32000, height: 32000 });
+    expect(() => checkOutputFits(8000, 8000, 8, 'png', { name: 'big.png' })).toThrow(
+      /"big.png" at ×8 would be 64000×64000 pixels, more than the 1074 megapixel output limit/,
+    );
+    expect(() => checkOutputFits(8000, 8000, 4, 'webp', { name: 'big.png' })).toThrow(/WEBP holds at most/);
+    // With faces it is refused before any work, saying what to change.
+    await expectRefused(
+      { path: file },
+      'big.png',
+      /8000×8000 pixels: face enhancement works on images up to 40 megapixel/,
+      {
+        scale: 1,
+        faces: { detectorPath: 'unused.onnx', restorerPath: 'unused.onnx', restorerName: 'gfpgan-1.4' },
+      },
+    );
+    // Without faces the size is not what stops it: this header-only file fails where decoding starts.
+    await expectRefused({ path: file }, 'big.png', /could not be decoded/, { scale: 1 });
+  });
+
   it('refuses outputs the format cannot hold', async () => {
     const wide = await sharp({ create: { width: 4100, height: 8, channels: 3, background: '#808080' } })
       .png()
