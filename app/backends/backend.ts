@@ -62,6 +62,14 @@ export interface UpscaleOutcome {
   warnings: string[];
   /** With face enhancement: faces found in the image and how many were enhanced (absent when not reported). */
   faces?: FaceCounts;
+  /** Local engine: the device that ran the model (auto may have fallen back to the CPU) and its precision. */
+  device?: DeviceUsed;
+}
+
+export interface DeviceUsed {
+  /** The execution provider: cpu, webgpu, cuda, dml or coreml. */
+  provider: string;
+  precision: 'fp32' | 'int8';
 }
 
 export interface FaceCounts {
@@ -86,5 +94,10 @@ export interface UpscaleBackend {
    * not say (an older or third-party service, or none reachable): every contract model is then offered.
    */
   offeredModels?(): Promise<string[] | null>;
+  /**
+   * Local engine only: the execution providers onnxruntime can use on this computer, best first (the order
+   * Automatic tries them; cpu last). Asked of the engine process, the only one that loads onnxruntime.
+   */
+  devices?(): Promise<string[]>;
   close(): Promise<void>;
 }

@@ -335,6 +335,7 @@ export class JobQueue {
       item.fileSize = out.fileSize;
       if (out.warnings.length > 0) item.warnings = out.warnings;
       if (out.faces) item.faces = out.faces;
+      if (out.device) item.device = out.device;
       if (backend.mode === 'cloud') item.creditsDeducted = out.creditsDeducted;
       item.percent = 100;
       item.durationMs = Date.now() - startedAt;

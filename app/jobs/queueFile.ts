@@ -34,6 +34,7 @@ const itemSchema = z.object({
     })
     .optional(),
   durationMs: z.number().min(0).optional(),
+  device: z.object({ provider: z.string().min(1).max(16), precision: z.enum(['fp32', 'int8']) }).optional(),
   downloaded: z.boolean().optional(),
 });
 const fileSchema = z.object({

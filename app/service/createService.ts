@@ -151,7 +151,11 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
       });
 
   return {
-    ...settingsMethods(settings, deps.secrets, events),
+    ...settingsMethods(settings, deps.secrets, events, async () => {
+      // Always the local engine: the list describes this computer whatever the mode.
+      const backend = await backends.backendFor({ ...(await settings.get()), mode: 'local' });
+      return (await backend.devices?.()) ?? [];
+    }),
     ...presetMethods(presets, settings, events),
     ...watchMethods(watches),
     ...models.methods,

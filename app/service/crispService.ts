@@ -72,6 +72,8 @@ export interface JobItem {
   madeWith?: ItemSettings;
   /** How long the run of this item took, in ms (done items; persisted, so it survives a reload). */
   durationMs?: number;
+  /** Local engine: the device that ran the model and its precision (Engine settings shows the latest). */
+  device?: { provider: string; precision: 'fp32' | 'int8' };
   /** Browser UI: the result was downloaded at least once. */
   downloaded?: boolean;
   /**
@@ -136,6 +138,11 @@ export interface CrispService {
   /** Stored through the secret store, never in the settings file. null clears it. */
   setApiKey(key: string | null): Promise<void>;
   hasApiKey(): Promise<boolean>;
+  /**
+   * The execution providers the local engine can use on this computer, best first (the order Automatic tries;
+   * cpu last). Asked of the engine process (started if needed), the only one that loads onnxruntime.
+   */
+  listDevices(): Promise<string[]>;
   /** Built-in presets first, then the user's; `chosen` is the one last chosen (the default of `crisp FILE…`). */
   listPresets(): Promise<{ presets: Preset[]; chosen: string }>;
   /** Writes the preset's options into the settings and makes it the chosen one; answers the settings. */

@@ -30,6 +30,7 @@ export const SERVICE_TABLE = {
   updateSettings: { subject: 'settings', wire: 'json' },
   setApiKey: { subject: 'settings', wire: 'json' },
   hasApiKey: { subject: 'settings', wire: 'json' },
+  listDevices: { subject: 'settings', wire: 'json' },
   listPresets: { subject: 'presets', wire: 'json' },
   choosePreset: { subject: 'presets', wire: 'json' },
   savePreset: { subject: 'presets', wire: 'json' },

@@ -40,6 +40,8 @@ export function settingsMethods(
   store: SettingsStore,
   secrets: SecretStore,
   events: ServiceEvents,
+  /** The local engine's usable execution providers (the backend asks its engine process). */
+  devices: () => Promise<string[]>,
 ): SubjectService<'settings'> {
   return {
     getSettings: () => store.get(),
@@ -56,5 +58,6 @@ export function settingsMethods(
       await secrets.set(API_KEY_SECRET, key === null ? null : key.trim());
     },
     hasApiKey: async () => Boolean(await secrets.get(API_KEY_SECRET)),
+    listDevices: devices,
   };
 }

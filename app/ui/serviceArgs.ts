@@ -36,6 +36,7 @@ export const SERVICE_ARGS = {
   updateSettings: z.tuple([settingsPatchSchema]),
   setApiKey: z.tuple([z.string().max(1024).nullable()]),
   hasApiKey: z.tuple([]),
+  listDevices: z.tuple([]),
   listPresets: z.tuple([]),
   choosePreset: z.tuple([presetName]),
   savePreset: z.tuple([presetName]),

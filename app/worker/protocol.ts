@@ -32,7 +32,8 @@ export type ToWorker =
   | { type: 'shutdown' };
 
 export type FromWorker =
-  | { type: 'ready' }
+  /** devices: the execution providers this runtime can use here, best first (what Automatic tries; cpu last). */
+  | { type: 'ready'; devices: string[] }
   | { type: 'initFailed'; message: string }
   | { type: 'progress'; jobId: string; percent: number; etaSeconds?: number }
   | { type: 'done'; jobId: string; outputPath: string; result: UpscaleFileResult }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { isContractError } from '../../engine/contract/index.js';
 import { createCore, type Core } from '../../engine/core/index.js';
 import { resolveFaceModel } from '../../engine/faces/faceModels.js';
-import type { ExecutionProviderChoice } from '../../engine/inference/index.js';
+import { autoProviders, type ExecutionProviderChoice } from '../../engine/inference/index.js';
 import { resolveLimits, type EngineLimits } from '../../engine/limits.js';
 import { modelSearchDirs } from '../../engine/models/catalog.js';
 import type { TaskModelSources } from '../../engine/models/taskModel.js';
@@ -48,7 +48,7 @@ export function startWorkerMain(
       });
       core.warm();
       ctx = { options, sources, limits: resolveLimits(), core };
-      channel.send({ type: 'ready' });
+      channel.send({ type: 'ready', devices: autoProviders() });
     } catch (e) {
       channel.send({ type: 'initFailed', message: e instanceof Error ? e.message : String(e) });
     }

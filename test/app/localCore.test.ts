@@ -53,8 +53,15 @@ describe('a local upscale calls core directly', () => {
     let exited: number | undefined;
     const main = startWorkerMain({ send: (m) => sent.push(m), onMessage: () => undefined }, (code) => (exited = code));
     const dataDir = path.join(dir, 'worker-data');
-    main.handle({ type: 'init', options: { dataDir, modelDirs: [ONNX_DIR], executionProvider: 'cpu', tileSize: 64 } });
-    expect(sent).toEqual([{ type: 'ready' }]);
+    main.handle({
+      type: 'init',
+      options: { dataDir, modelDirs: [ONNX_DIR], executionProvider: 'cpu', tileSize: 64, precision: 'fp32' },
+    });
+    // Ready says which providers this runtime offers here, best first; the CPU is always there, last.
+    expect(sent).toEqual([{ type: 'ready', devices: expect.arrayContaining(['cpu']) }]);
+    const devices = sent[0]?.type === 'ready' ? sent[0].devices : [];
+    expect(devices.at(-1)).toBe('cpu');
+    for (const d of devices) expect(['webgpu', 'cuda', 'dml', 'coreml', 'cpu']).toContain(d);
     const outputPath = path.join(dir, 'out', 'bird-x2.png');
     main.handle({
       type: 'upscale',
@@ -77,7 +84,7 @@ describe('a local upscale calls core directly', () => {
     expect(done).toMatchObject({
       jobId: 'j1',
       outputPath,
-      result: { width: 256, height: 256, provider: 'cpu', streamed: false, warnings: [] },
+      result: { width: 256, height: 256, provider: 'cpu', precision: 'fp32', streamed: false, warnings: [] },
     });
     const meta = await sharp(outputPath).metadata();
     expect([meta.width, meta.height, meta.format]).toEqual([256, 256, 'png']);
@@ -93,8 +100,16 @@ describe('a local upscale calls core directly', () => {
 
   it('through the local backend (a real worker process): progress events from core, the output, no task record', async () => {
     const dataDir = path.join(dir, 'backend-data');
-    const local = createLocalBackend({ dataDir, modelDirs: [ONNX_DIR], executionProvider: 'cpu', tileSize: 64 });
+    const local = createLocalBackend({
+      dataDir,
+      modelDirs: [ONNX_DIR],
+      executionProvider: 'cpu',
+      tileSize: 64,
+      precision: 'fp32',
+    });
     try {
+      // The engine process answers which providers it can use (Engine settings lists only those).
+      expect((await local.devices()).at(-1)).toBe('cpu');
       const events: number[] = [];
       const outputPath = path.join(dir, 'out', 'bird-x4.jpg');
       const outcome = await local.upscale({
@@ -105,6 +120,8 @@ describe('a local upscale calls core directly', () => {
         onProgress: (p) => events.push(p),
       });
       expect(outcome.dimensions).toEqual({ width: 512, height: 512 });
+      // What ran it, for Engine settings' "Last image ran on …".
+      expect(outcome.device).toEqual({ provider: 'cpu', precision: 'fp32' });
       expect(outcome.creditsDeducted).toBe(0);
       const meta = await sharp(outputPath).metadata();
       expect([meta.width, meta.height, meta.format]).toEqual([512, 512, 'jpeg']);

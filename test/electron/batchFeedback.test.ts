@@ -67,8 +67,8 @@ describe('engine utility process', () => {
     expect(child.postMessage).toHaveBeenCalledWith({ type: 'cancel', jobId: 'j' });
     const got = vi.fn();
     handle.onMessage(got);
-    child.emit('message', { type: 'ready' });
-    expect(got).toHaveBeenCalledWith({ type: 'ready' });
+    child.emit('message', { type: 'ready', devices: ['cpu'] });
+    expect(got).toHaveBeenCalledWith({ type: 'ready', devices: ['cpu'] });
     const exit = vi.fn();
     handle.onExit(exit);
     child.emit('exit', 9);

@@ -21,6 +21,8 @@ export interface ScriptOptions {
   balance?: number;
   /** Inputs whose name matches fail with "not an image Crisp can read". */
   failNames?: RegExp;
+  /** Local engine: the providers its runtime offers, best first (default: a CPU-only Linux build). */
+  devices?: string[];
 }
 
 interface ActiveJob {
@@ -49,8 +51,13 @@ export class ScriptedEngine {
         mode === 'cloud'
           ? { available: true, email: 'user@example.test', currentCredits: this.balance, currentExtraCredits: 0 }
           : { available: false },
+      ...(mode === 'local' ? { devices: async () => this.devices() } : {}),
       close: async () => undefined,
     };
+  }
+
+  private devices(): string[] {
+    return this.options.devices ?? ['cpu'];
   }
 
   private accept(request: UpscaleRequest, mode: Mode): Promise<UpscaleOutcome> {
@@ -126,6 +133,8 @@ export class ScriptedEngine {
       creditsDeducted: credits,
       warnings: [],
       ...faces,
+      // Locally the engine says what ran the model: Automatic's first choice, in fp32.
+      ...(job.mode === 'local' ? { device: { provider: this.devices()[0] ?? 'cpu', precision: 'fp32' as const } } : {}),
     });
   }
 }

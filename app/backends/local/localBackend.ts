@@ -23,6 +23,7 @@ export interface LocalBackendOptions extends WorkerEngineOptions {
 export interface LocalBackend extends UpscaleBackend {
   /** The current worker's process id (diagnostics, tests); undefined when none runs. */
   workerPid(): number | undefined;
+  devices(): Promise<string[]>;
 }
 
 interface Pending {
@@ -35,6 +36,8 @@ interface Worker {
   exited: boolean;
   ready: Promise<void>;
   pending: Map<string, Pending>;
+  /** From its ready message: the providers its onnxruntime can use here, best first. */
+  devices?: string[];
 }
 
 function describeExit(e: WorkerExit): string {
@@ -62,6 +65,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     handle.onMessage((msg) => {
       if (msg.type === 'ready') {
         clearTimeout(timer);
+        w.devices = msg.devices;
         settleReady?.resolve();
       } else if (msg.type === 'initFailed') {
         clearTimeout(timer);
@@ -156,6 +160,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
       ...(result.result.faces
         ? { faces: { found: result.result.faces.found, enhanced: result.result.faces.enhanced } }
         : {}),
+      device: { provider: result.result.provider, precision: result.result.precision },
     };
   }
 
@@ -164,6 +169,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     upscale: (req) => lock.run(() => run(req)),
     estimate: async () => 0,
     getAccount: async (): Promise<AccountView> => ({ available: false }),
+    devices: async () => (await ensureWorker()).devices ?? [],
     workerPid: () => worker?.handle.pid,
     async close() {
       closed = true;

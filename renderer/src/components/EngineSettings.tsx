@@ -1,10 +1,10 @@
 /** Local engine knobs: execution provider, tile size, threads ("Automatic" is the default for each). */
 import { useEffect, useId, useState } from 'react';
 import { THREADS_RANGE } from '../optionRanges.js';
-import type { ExecutionProviderSetting, Settings } from '../../../app/service/crispService.js';
+import type { CrispService, ExecutionProviderSetting, Settings } from '../../../app/service/crispService.js';
 import { useT } from '../i18n/useT.js';
 import type { MessageKey } from '../i18n/catalog.js';
-import { useActions, useSettings } from '../stores/appContext.js';
+import { useActions, useApp, useQueue, useSettings } from '../stores/appContext.js';
 import { selectSettings } from '../stores/settingsStore.js';
 
 // Product names are the same in every language; the rest comes from the catalog.
@@ -16,6 +16,43 @@ const PROVIDERS: { value: ExecutionProviderSetting; label: string | { key: Messa
   { value: 'coreml', label: { key: 'engine.coreml' } },
   { value: 'webgpu', label: 'WebGPU' },
 ];
+type Translate = ReturnType<typeof useT>['t'];
+const labelOf = (value: string, t: Translate): string => {
+  const p = PROVIDERS.find((q) => q.value === value);
+  if (!p) return value;
+  return typeof p.label === 'string' ? p.label : t(p.label.key);
+};
+
+/**
+ * The providers onnxruntime offers on this computer, asked once per service of the engine process (the only
+ * one that loads onnxruntime, started for it if need be); undefined while asking or when it could not answer.
+ */
+const devicesAsked = new WeakMap<CrispService, Promise<string[] | undefined>>();
+
+function useDevices(): string[] | undefined {
+  const { service } = useApp();
+  const [devices, setDevices] = useState<string[] | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    let asked = devicesAsked.get(service);
+    if (!asked) {
+      asked = service.listDevices().then(
+        (list) => list,
+        () => {
+          devicesAsked.delete(service); // ask again next time the panel opens
+          return undefined;
+        },
+      );
+      devicesAsked.set(service, asked);
+    }
+    void asked.then((list) => live && setDevices(list));
+    return () => {
+      live = false;
+    };
+  }, [service]);
+  return devices;
+}
+
 const TILE_SIZES = [128, 192, 256, 384, 512, 768, 1024];
 const PRECISION_LABELS: Record<Settings['precision'], MessageKey> = {
   auto: 'engine.auto',
@@ -29,6 +66,9 @@ export function EngineSettings() {
   const id = useId();
   const { t } = useT();
   const [threads, setThreads] = useState(settings?.threads ? String(settings.threads) : '');
+  const devices = useDevices();
+  // What ran the latest local image (the engine reports it with each result).
+  const used = useQueue((s) => s.queue.items.findLast((i) => i.status === 'done' && i.device)?.device);
   useEffect(() => setThreads(settings?.threads ? String(settings.threads) : ''), [settings?.threads]);
   if (!settings) return null;
 
@@ -51,12 +91,31 @@ export function EngineSettings() {
           value={settings.executionProvider}
           onChange={(e) => void updateSettings({ executionProvider: e.target.value as ExecutionProviderSetting })}
         >
-          {PROVIDERS.map((p) => (
+          {/* Only what this computer's runtime has (plus a saved choice it lacks, said so); all while asking. */}
+          {PROVIDERS.filter(
+            (p) =>
+              p.value === 'auto' ||
+              p.value === settings.executionProvider ||
+              devices === undefined ||
+              devices.includes(p.value),
+          ).map((p) => (
             <option key={p.value} value={p.value}>
-              {typeof p.label === 'string' ? p.label : t(p.label.key)}
+              {devices && p.value !== 'auto' && !devices.includes(p.value)
+                ? t('engine.unavailable', { name: labelOf(p.value, t) })
+                : labelOf(p.value, t)}
             </option>
           ))}
         </select>
+        <p className="hint" data-testid="device-in-use" aria-live="polite">
+          {used
+            ? t('engine.inUse', {
+                device: labelOf(used.provider, t),
+                precision: t(used.precision === 'int8' ? 'engine.int8' : 'engine.fp32'),
+              })
+            : devices
+              ? t('engine.autoOrder', { devices: devices.map((d) => labelOf(d, t)).join(', ') })
+              : t('engine.checking')}
+        </p>
         <p className="hint">{t('engine.fallback')}</p>
       </div>
       <div className="field">
