@@ -14,7 +14,7 @@ import {
   type SaveImageAs,
   type TaskSettings,
 } from '../../engine/contract/index.js';
-import type { FaceJob, UpscaleFileJob } from '../../engine/core/index.js';
+import { checkedInput, type FaceJob, type UpscaleFileJob } from '../../engine/core/index.js';
 import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
 import type { EngineLimits } from '../../engine/limits.js';
 import { ModelNotInstalledError } from '../../engine/models/catalog.js';
@@ -24,7 +24,6 @@ import { metadataRequest } from '../../engine/core/provenance.js';
 import { isMetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from '../../engine/models/taskModel.js';
 import { checkPassesFit, ImageInputError } from '../../engine/pipeline/index.js';
-import { checkedInput } from '../../engine/tasks/taskInputs.js';
 import type { LocalUpscale, WorkerEngineOptions } from './protocol.js';
 
 export interface LocalJobContext {

@@ -16,12 +16,11 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
-import type { Core, FaceJob, UpscaleFileJob } from '../core/index.js';
+import { checkedInput, type Core, type FaceJob, type UpscaleFileJob } from '../core/index.js';
 import { metadataRequest } from '../core/provenance.js';
 import { holdPoint } from '../core/testGate.js';
 import { fetchImage } from '../inputs/fetchImage.js';
 import type { EngineLimits } from '../limits.js';
-import { checkedInput } from './taskInputs.js';
 import { outputFileName } from './outputNames.js';
 import type { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
