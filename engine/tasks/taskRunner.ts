@@ -315,7 +315,16 @@ export class TaskRunner {
     }
     const fileName = task.destination
       ? path.basename(task.destination)
-      : outputFileName(input.originalFileName, { ...task.settings, passes: task.passes ?? 1 }, job.taken);
+      : outputFileName(
+          input.originalFileName,
+          {
+            ...task.settings,
+            passes: task.passes ?? 1,
+            // A service's outputs say "-face" without naming its face model, which is the deployment's choice.
+            ...(task.settings.enhanceFace ? { face: { model: null } } : {}),
+          },
+          job.taken,
+        );
     job.taken.add(fileName);
     const outputPath = task.destination ?? path.join(outDir, fileName);
     const coreJob: UpscaleFileJob = {

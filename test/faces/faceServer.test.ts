@@ -105,7 +105,7 @@ describe('crisp serve --face-model', () => {
     const out = await backend.upscale({
       inputPath: path.join(IMAGES_DIR, 'set5-x2', 'lr', 'woman_LRBI_x2.png'),
       inputName: 'woman.png',
-      settings: { model: 'digital-art-4x', scale: 2, saveImageAs: 'png', compression: 0, enhanceFace: true },
+      settings: { model: 'digital-art-4x', scale: 2, saveImageAs: 'png', compression: 0, face: { model: null } },
       outputPath: path.join(outDir, 'woman.png'),
     });
     expect(out.faces).toEqual({ found: 1, enhanced: 1 });
