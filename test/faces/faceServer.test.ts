@@ -70,7 +70,7 @@ describe('crisp serve --face-model', () => {
       path.join(models, 'face', 'yunet_s_dynamic.onnx'),
     );
     writeModel(path.join(models, 'face'), 'custom-red.onnx', constantFaceModel([1, -1, -1]));
-    server = await startTestServer({ modelDirs: [ONNX_DIR, models], faces: { model: 'custom:red' } });
+    server = await startTestServer({ modelDirs: [ONNX_DIR, models], face: { model: 'custom:red' } });
   });
   afterAll(async () => server.stop());
 
