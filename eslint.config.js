@@ -22,7 +22,7 @@ const ENGINE_GROUPS = {
   server: ['server'],
 };
 /** Top-level files of engine/ that belong to the service group. */
-const SERVICE_FILES = ['engine', 'api', 'limits'];
+const SERVICE_FILES = ['engine', 'embeddedEngine', 'postgresEngine', 'localFiles', 's3Objects', 'api', 'limits'];
 const ENGINE_ORDER = ['contract', 'core', 'service', 'server'];
 const ENGINE_LAYERS = 'docs/architecture.md: inside engine/, contract ← core ← service ← server';
 const engineOnly = {
