@@ -206,14 +206,26 @@ export function crispError<C extends ErrorCode>(code: C, ...params: ParamsArg<C>
   return new CrispError(code, catalogMessage(code, ...params));
 }
 
+/** An error carrying a catalog code: a CrispError, or one rebuilt from it on the other side of a thread or process. */
+export type CodedError = Error & {
+  readonly code: ErrorCode;
+  readonly status?: number | undefined;
+  readonly retryAfterMs?: number | undefined;
+};
+
 /** Any error carrying a catalog code, whatever built it (a rebuilt error from a worker included). */
-export function isCrispError(e: unknown): e is Error & { code: ErrorCode } {
+export function isCrispError(e: unknown): e is CodedError {
   return e instanceof Error && isErrorCode((e as { code?: unknown }).code);
 }
 
 /** Whether `e` carries one of `codes`. */
-export function hasErrorCode(e: unknown, ...codes: ErrorCode[]): e is Error & { code: ErrorCode } {
+export function hasErrorCode(e: unknown, ...codes: ErrorCode[]): e is CodedError {
   return isCrispError(e) && codes.includes(e.code);
+}
+
+/** Whether trying the same thing again later can succeed without the person changing anything. */
+export function isRetryable(e: unknown): e is CodedError {
+  return isCrispError(e) && ERROR_CATALOG[e.code].retryable;
 }
 
 /** The exit status of the CLI for an error: its row's, or 1 for anything uncatalogued. */
