@@ -2,7 +2,7 @@
  * The contract's requests, checked: each parser runs the request's zod schema (schemas.ts) and turns the first
  * issue into the contract's refusal — "Bad Request: <field> <what is wrong>" — so every transport (the
  * in-process engine API, the HTTP server, the app's worker) refuses a request in the same words. What a field
- * accepts is said once, in REQUEST_FIELDS; a `custom` issue of a schema carries its own words.
+ * accepts is said once, in requestFields(); a `custom` issue of a schema carries its own words.
  */
 import type { z } from 'zod';
 import { INPUT_MIME_TYPES, MODEL_NAMES, OUTPUT_FORMATS, COMPRESSION_MAX, COMPRESSION_MIN } from './enums.js';

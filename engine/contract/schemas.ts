@@ -150,7 +150,7 @@ export function requestBodySchema<T extends z.ZodType>(data: T) {
 
 // ---- requests: what clients send, with the contract's checks -----------------------------------------------
 // These are the only validation of the contract's requests: parseRequest.ts runs them and words the first
-// issue. A refusal reads "<field> <what is wrong>": for ordinary issues the words come from REQUEST_FIELDS
+// issue. A refusal reads "<field> <what is wrong>": for ordinary issues the words come from requestFields()
 // (parseRequest.ts); a `custom` issue below carries its own words after the field name ({value}: the value sent).
 // `params: { whole: true }` marks one whose words are the whole detail, and `params: { code }` one that is
 // another catalog row than bad-request.
