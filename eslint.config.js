@@ -83,10 +83,11 @@ export default tseslint.config(
     rules: restrict(
       [
         {
-          // The page sees the service interface, the preload API's types, contract enums and the pure
-          // option declaration (control ranges); nothing else of the main process.
+          // The page sees the service interface, the preload API's types, contract enums, the error catalog
+          // (plain data: the codes it translates) and the pure option declaration (control ranges); nothing else
+          // of the main process.
           regex:
-            '(^|/)(engine/(?!contract/enums\\.js$)|app/(?!service/[\\w.-]+\\.js$|settings/upscaleOptions\\.js$)|electron/(?!preload/desktopApi\\.js$))',
+            '(^|/)(engine/(?!contract/(enums|errorCatalog)\\.js$)|app/(?!service/[\\w.-]+\\.js$|settings/upscaleOptions\\.js$)|electron/(?!preload/desktopApi\\.js$))',
           message: `renderer/ reaches the main process only through the typed preload API (${LAYERS}).`,
         },
       ],

@@ -1,10 +1,9 @@
-/** An error meant for the person at the terminal: printed as one line, exits with `exitCode`. */
-export class CliError extends Error {
-  override readonly name = 'CliError';
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
+import { CrispError } from '../../engine/contract/errorCatalog.js';
+
+/**
+ * A refusal of what the person typed (a flag, an argument, a missing setting): printed as one `crisp: error:`
+ * line; its catalog row (`usage`) gives the exit status.
+ */
+export function usageError(message: string): CrispError {
+  return new CrispError('usage', message);
 }

@@ -4,7 +4,7 @@
  * Heavy modules load on first use: every command module is imported when the CLI starts.
  */
 import type { Int8Variant } from '../../engine/inference/int8Variant.js';
-import { CliError } from './cliError.js';
+import { usageError } from './cliError.js';
 
 export interface Int8StepOptions {
   calibrationDir?: string;
@@ -23,7 +23,7 @@ export async function calibrationSource(calibrationDir: string | undefined): Pro
     : 'a generated calibration set: the bundled one is missing';
 }
 
-/** Makes and stores the int8 variant of `file`; calibration and quantization failures become CliErrors. */
+/** Makes and stores the int8 variant of `file`; calibration and quantization failures become usage errors. */
 export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int8Variant> {
   const [{ makeInt8Variant }, { CalibrationError }, { QuantizeError }] = await Promise.all([
     import('../../engine/convert/int8Build.js'),
@@ -39,7 +39,7 @@ export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int
     });
     return variant;
   } catch (e) {
-    if (e instanceof CalibrationError || e instanceof QuantizeError) throw new CliError(e.message);
+    if (e instanceof CalibrationError || e instanceof QuantizeError) throw usageError(e.message);
     throw e;
   }
 }

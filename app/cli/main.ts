@@ -2,13 +2,12 @@
  * `crisp` command line. Each command lives in commands/<name>.ts and registers itself here; heavy modules
  * (onnxruntime, sharp, fastify, undici, the job runner) are imported by the command that runs, so
  * `crisp --help` and `crisp models list` start in about the time Node does. Errors end as one sentence on
- * stderr and a non-zero exit code — a stack trace only with --verbose or CRISP_DEBUG=1.
+ * stderr and the exit code of its catalog row — a stack trace only with --verbose or CRISP_DEBUG=1.
  */
 import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CRISP_VERSION } from '../../engine/version.js';
-import { toUserError, UserError } from '../jobs/userErrors.js';
-import { CliError } from './cliError.js';
+import { toUserError } from '../jobs/userErrors.js';
 import { registerBatch } from './commands/batch.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerInfo } from './commands/info.js';
@@ -91,10 +90,11 @@ async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode;
-    const u = e instanceof CliError ? new UserError('usage', e.message) : toUserError(e);
+    // The sentence and the exit status come from the error's catalog row (engine/contract/errorCatalog.ts).
+    const u = toUserError(e);
     process.stderr.write(`${paint.error('crisp: error:')} ${u.message}\n`);
     if (verbose(argv)) console.error(u.cause ?? e);
-    return e instanceof CliError ? e.exitCode : 1;
+    return u.exitCode;
   }
 }
 

@@ -13,7 +13,7 @@ import {
   type UpscaleOptionKey,
   type UpscaleOptions,
 } from '../settings/upscaleOptions.js';
-import { CliError } from './cliError.js';
+import { usageError } from './cliError.js';
 
 /** The commander attribute name of a flag (`--face-model` → faceModel). */
 function attributeOf(flags: string): string {
@@ -30,7 +30,7 @@ export type ParsedUpscaleFlags = Omit<UpscaleOptions, 'model' | 'denoise'> & {
 };
 
 /**
- * Reads and checks every upscale flag; a bad value is a CliError naming the flag and what it accepts. With a
+ * Reads and checks every upscale flag; a bad value is a usage error naming the flag and what it accepts. With a
  * preset, an option without its flag takes the preset's value (already checked when the preset was stored).
  */
 export function readUpscaleFlags(raw: Record<string, unknown>, preset?: PresetOptions): ParsedUpscaleFlags {
@@ -55,7 +55,7 @@ export function readUpscaleFlags(raw: Record<string, unknown>, preset?: PresetOp
     const r = parseOptionText(key, given);
     if (!r.ok) {
       // The model's own sentence already says what to do ("Did you mean …?").
-      throw new CliError(
+      throw usageError(
         key === 'template' || key === 'faceModel'
           ? `${flag}: ${r.problem}`
           : `${flag} must be ${acceptedValues(spec)}, not '${String(given)}'`,

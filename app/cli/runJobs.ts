@@ -16,18 +16,19 @@ import { describeEstimate, estimateCredits } from '../credits/estimate.js';
 import { jobReport, type JobReport } from '../jobs/jobReport.js';
 import { jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import { prepareOutputFolder } from '../jobs/outputFolder.js';
-import { toUserError, UserError } from '../jobs/userErrors.js';
+import { toUserError } from '../jobs/userErrors.js';
+import { usageError } from './cliError.js';
+import { CrispError, ERROR_CATALOG, isErrorCode } from '../../engine/contract/errorCatalog.js';
 import type { PresetOptions } from '../settings/presets.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { JobItem } from '../service/crispService.js';
-import { CliError } from './cliError.js';
 import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
 
 function faceModelOrRefuse(name: string | undefined): void {
   try {
     resolveFaceModel(name, modelSearchDirs());
   } catch (e) {
-    if (e instanceof FaceModelMissingError) throw new CliError(e.message);
+    if (e instanceof FaceModelMissingError) throw usageError(e.message);
     throw e;
   }
 }
@@ -42,8 +43,16 @@ export interface JobCommand {
   recursive: boolean;
 }
 
-/** Exit codes, documented in `crisp help upscale`. */
-export const EXIT = { ok: 0, failed: 1, cancelled: 130 } as const;
+/**
+ * The exit status of a run (documented in `crisp help upscale`): 0 when nothing failed; otherwise the catalog
+ * row's exit status of an interruption, or the highest of the failed images' rows.
+ */
+export function runExitCode(report: JobReport, interrupted: boolean): number {
+  if (interrupted || report.cancelled > 0) return ERROR_CATALOG.cancelled.exitCode;
+  const failed = report.results.flatMap((r) => (r.status === 'failed' && r.error ? [r.error.code] : []));
+  if (failed.length === 0) return 0;
+  return Math.max(...failed.map((code) => ERROR_CATALOG[isErrorCode(code) ? code : 'internal'].exitCode));
+}
 
 function shellQuote(p: string): string {
   return /^[\w./~:-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
@@ -54,7 +63,7 @@ async function checkUpscaleInputs(inputs: string[]): Promise<void> {
   for (const input of inputs) {
     const st = await stat(input).catch(() => undefined);
     if (st?.isDirectory()) {
-      throw new CliError(
+      throw usageError(
         `${input} is a folder; crisp upscale takes image files. To upscale every image in it, run: crisp batch ${shellQuote(input)}`,
       );
     }
@@ -75,7 +84,7 @@ async function resolveCliModel(flags: ParsedUpscaleFlags, mode: Mode): Promise<s
       mode === 'cloud' && flags.model.startsWith('custom:')
         ? ' Imported models run on this computer only: drop --remote.'
         : '';
-    throw new UserError('unknown-model', `--model: ${r.message}${remoteHint}`);
+    throw new CrispError('unknown-model', `--model: ${r.message}${remoteHint}`);
   }
   return r.name;
 }
@@ -109,7 +118,7 @@ async function presetFor(run: RunFlags): Promise<PresetOptions | undefined> {
   try {
     return (run.preset !== undefined ? await store.get(run.preset) : await store.getDefault()).options;
   } catch (e) {
-    if (e instanceof PresetError) throw new CliError(`--preset: ${e.message}`);
+    if (e instanceof PresetError) throw usageError(`--preset: ${e.message}`);
     throw e;
   }
 }
@@ -122,9 +131,9 @@ export async function runJobs(inputs: string[], raw: Record<string, unknown>, cm
   } catch (e) {
     if (!run.json) throw e;
     // --json: the run's error is part of the one document on stdout, with its stable code.
-    const u = e instanceof CliError ? new UserError('usage', e.message) : toUserError(e);
+    const u = toUserError(e);
     printJson(jobReport(null, [], u));
-    return EXIT.failed;
+    return u.exitCode;
   }
 }
 
@@ -139,20 +148,20 @@ async function runChecked(
   if (cmd.command === 'upscale') await checkUpscaleInputs(inputs);
   const model = await resolveCliModel(flags, mode);
   if (flags.denoise !== undefined && model !== DENOISE_MODEL) {
-    throw new UserError(
+    throw new CrispError(
       'usage',
       `--denoise only works with --model ${DENOISE_MODEL} (the general photo model), not ${model}.`,
     );
   }
   if (mode === 'cloud' && flags.passes === 2) {
     // Refused before any upload; why a service does not run two passes: CLOUD_PASSES_REFUSAL in remoteBackend.ts.
-    throw new UserError(
+    throw new CrispError(
       'usage',
       '--passes 2 (double upscale) runs on this computer only: a service upscales each image once per task. Drop --remote, or send the result through the service again.',
     );
   }
   if (mode === 'cloud' && flags.preModel) {
-    throw new UserError(
+    throw new CrispError(
       'usage',
       '--pre-model runs on this computer only: a service runs one model per task. Drop --remote, or restore the images first.',
     );
@@ -168,7 +177,7 @@ async function runChecked(
   if (run.remote) {
     const { resolveCliApiKey } = await import('../secrets/apiKeySource.js');
     const apiKey = await resolveCliApiKey(run.apiKeyFile).catch((e: Error) => {
-      throw new CliError(e.message);
+      throw usageError(e.message);
     });
     const { createRemoteBackend } = await import('../remote/remoteBackend.js');
     backend = createRemoteBackend({ baseUrl: run.remote, apiKey });
@@ -225,7 +234,7 @@ async function runChecked(
   let interrupted = false;
   const onSigint = () => {
     // A second Ctrl-C does not wait for the engine to stop.
-    if (interrupted) process.exit(EXIT.cancelled);
+    if (interrupted) process.exit(ERROR_CATALOG.cancelled.exitCode);
     interrupted = true;
     void queue.cancel();
   };
@@ -237,7 +246,7 @@ async function runChecked(
     for (const i of added) report(i); // named files that are not images
     const runnable = added.filter((i) => i.status === 'queued').length;
     if (cmd.command === 'batch' && runnable === 0 && added.length === 0) {
-      throw new UserError(
+      throw new CrispError(
         'not-found',
         `No JPG, PNG or WEBP images in ${inputs.join(', ')}${cmd.recursive ? '' : ' (add --recursive for sub-folders)'}.`,
       );
@@ -279,6 +288,5 @@ async function runChecked(
       parts.push(`${result.creditsDeducted} credit${result.creditsDeducted === 1 ? '' : 's'} deducted`);
     process.stderr.write(`crisp: ${parts.join(', ')} (of ${result.results.length}).\n`);
   }
-  if (interrupted || result.cancelled > 0) return EXIT.cancelled;
-  return result.failed > 0 ? EXIT.failed : EXIT.ok;
+  return runExitCode(result, interrupted);
 }

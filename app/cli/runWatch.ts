@@ -12,7 +12,7 @@ import { jobOutputName, jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobS
 import { openPresetStore, PresetError } from '../settings/presetStore.js';
 import { UPSCALE_DEFAULTS } from '../settings/upscaleOptions.js';
 import { checkWatchFolders, FolderWatcher, FolderWatchError } from '../watch/folderWatcher.js';
-import { CliError } from './cliError.js';
+import { usageError } from './cliError.js';
 import { paint } from './terminal.js';
 
 /**
@@ -34,25 +34,25 @@ function testGate(dir: string | undefined): ((k: number) => Promise<void>) | und
 export async function runWatch(dir: string, flags: Record<string, unknown>): Promise<number> {
   const watched = path.resolve(dir);
   if (!(await stat(watched).catch(() => undefined))?.isDirectory())
-    throw new CliError(`${dir} is not a folder: crisp watch watches a folder for new images`);
+    throw usageError(`${dir} is not a folder: crisp watch watches a folder for new images`);
   const store = openPresetStore();
   let preset;
   try {
     preset = typeof flags.preset === 'string' ? await store.get(flags.preset) : await store.getDefault();
   } catch (e) {
-    if (e instanceof PresetError) throw new CliError(`--preset: ${e.message}`);
+    if (e instanceof PresetError) throw usageError(`--preset: ${e.message}`);
     throw e;
   }
   const poll = Number(flags.poll);
   if (!Number.isInteger(poll) || poll < 10 || poll > 600_000)
-    throw new CliError(`--poll must be a number of milliseconds from 10 to 600000, not '${String(flags.poll)}'`);
+    throw usageError(`--poll must be a number of milliseconds from 10 to 600000, not '${String(flags.poll)}'`);
   const outDir = path.resolve(
     typeof flags.out === 'string' ? flags.out : preset.options.outputFolder || path.join(watched, 'upscaled'),
   );
   try {
     checkWatchFolders(watched, outDir);
   } catch (e) {
-    if (e instanceof FolderWatchError) throw new CliError(e.message);
+    if (e instanceof FolderWatchError) throw usageError(e.message);
     throw e;
   }
   // A replaced input replaces its output: the same image, a newer version.
@@ -67,7 +67,7 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
     if (settings.face) resolveFaceModel(settings.faceModel || undefined, modelSearchDirs());
   } catch (e) {
     if (e instanceof ModelNotInstalledError || e instanceof FaceModelMissingError)
-      throw new CliError(`preset "${preset.name}": ${e.message}`);
+      throw usageError(`preset "${preset.name}": ${e.message}`);
     throw e;
   }
 
@@ -104,7 +104,7 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   } catch (e) {
     await backend.close();
     await rm(engineDir, { recursive: true, force: true });
-    if (e instanceof FolderWatchError) throw new CliError(e.message);
+    if (e instanceof FolderWatchError) throw usageError(e.message);
     throw e;
   }
   await watcher.start();

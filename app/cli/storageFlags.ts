@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseS3Location, type S3Location } from '../../engine/storage/objectStore.js';
-import { CliError } from './cliError.js';
+import { usageError } from './cliError.js';
 
 export interface StorageFlags {
   storage?: string;
@@ -28,23 +28,23 @@ export function addStorageOptions(command: Command, storageHelp: string): Comman
 export function resolveStorage(flags: StorageFlags, db: string | undefined): StorageChoice {
   if (!flags.storage) {
     if (flags.s3Endpoint && !process.env.CRISP_S3_ENDPOINT)
-      throw new CliError('--s3-endpoint needs --storage s3://bucket/prefix');
+      throw usageError('--s3-endpoint needs --storage s3://bucket/prefix');
     return { kind: 'default' };
   }
   let location: S3Location | undefined;
   try {
     location = parseS3Location(flags.storage, { endpoint: flags.s3Endpoint });
   } catch (e) {
-    throw new CliError(`--storage ${flags.storage}: ${(e as Error).message}`);
+    throw usageError(`--storage ${flags.storage}: ${(e as Error).message}`);
   }
   if (!location) {
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(flags.storage))
-      throw new CliError(`--storage ${flags.storage}: only directories and s3://bucket/prefix are supported`);
+      throw usageError(`--storage ${flags.storage}: only directories and s3://bucket/prefix are supported`);
     return { kind: 'dir', dir: path.resolve(flags.storage) };
   }
   // A bucket is for several processes, which meet in the database (queue, shared signing secret).
   if (!db)
-    throw new CliError(
+    throw usageError(
       '--storage s3://… needs --db postgres://… (or CRISP_DB_URL): the processes sharing the bucket share the queue there',
     );
   return { kind: 's3', location };

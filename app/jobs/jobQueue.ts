@@ -11,7 +11,6 @@ import { sniffImageType } from '../../engine/pipeline/imageSniff.js';
 import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
 import { Mutex } from '../../engine/storage/mutex.js';
 import type { UpscaleBackend } from '../backends/backend.js';
-import { CancelledError, ProcessingFailedError } from '../backends/errors.js';
 import type { ItemSettings, ItemStatus, JobItem, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
 import { probeImage, type ProbeResult } from './imageProbe.js';
 import { expandInputs } from './inputs.js';
@@ -20,6 +19,7 @@ import { prepareOutputFolder } from './outputFolder.js';
 import { decideOutput } from './outputNames.js';
 import { loadQueueFile, saveQueueFile } from './queueFile.js';
 import { guardStep, toUserError } from './userErrors.js';
+import { crispError, hasErrorCode } from '../../engine/contract/errorCatalog.js';
 
 /** Reading a newly added image's header and structure; a file that takes longer is reported, not waited on. */
 const PROBE_TIMEOUT_MS = 30_000;
@@ -224,7 +224,7 @@ export class JobQueue {
     const targets = id === undefined ? this.items : this.items.filter((i) => i.id === id);
     for (const item of targets) {
       if (item.status === 'queued') this.setStatus(item, 'cancelled');
-      else if (item.status === 'running') this.controllers.get(item.id)?.abort(new CancelledError('user'));
+      else if (item.status === 'running') this.controllers.get(item.id)?.abort(crispError('cancelled'));
     }
     await this.changed();
   }
@@ -253,7 +253,7 @@ export class JobQueue {
   /** Stops the active item (it will run again after a restart) and writes the state. */
   async close(): Promise<void> {
     this.closing = true;
-    for (const c of this.controllers.values()) c.abort(new CancelledError('shutdown'));
+    for (const c of this.controllers.values()) c.abort(crispError('shutting-down'));
     await this.idle();
     await this.saveLock.run(() => undefined);
   }
@@ -343,19 +343,14 @@ export class JobQueue {
       this.setStatus(item, 'done');
     } catch (e) {
       delete item.etaSeconds;
-      if (signal.aborted || e instanceof CancelledError) {
-        const reason =
-          signal.reason instanceof CancelledError
-            ? signal.reason.reason
-            : e instanceof CancelledError
-              ? e.reason
-              : 'user';
+      if (signal.aborted || hasErrorCode(e, 'cancelled', 'shutting-down')) {
+        const shutdown = hasErrorCode(signal.reason, 'shutting-down') || hasErrorCode(e, 'shutting-down');
         item.percent = 0;
         // Stopped by a shutdown: queued again so the next start resumes it.
-        this.setStatus(item, reason === 'shutdown' ? 'queued' : 'cancelled');
+        this.setStatus(item, shutdown ? 'queued' : 'cancelled');
       } else {
         // The service itself failed the task (nothing was charged): a retry must start a new one.
-        if (e instanceof ProcessingFailedError) delete this.resume[item.id];
+        if (hasErrorCode(e, 'processing-failed')) delete this.resume[item.id];
         const u = toUserError(e, { path: item.inputName });
         item.error = u.message;
         item.errorCode = u.code;

@@ -4,7 +4,7 @@
  * scripts read local and remote results alike. Documented in `crisp help upscale` and README.
  */
 import type { ItemStatus, JobItem } from '../service/crispService.js';
-import type { UserError } from './userErrors.js';
+import type { CrispError } from '../../engine/contract/errorCatalog.js';
 
 export interface JobErrorView {
   /** Stable: see ERROR_CODES in app/jobs/userErrors.ts. */
@@ -58,7 +58,7 @@ export function jobResult(item: JobItem): JobResult {
   };
 }
 
-export function jobReport(model: string | null, items: readonly JobItem[], runError?: UserError): JobReport {
+export function jobReport(model: string | null, items: readonly JobItem[], runError?: CrispError): JobReport {
   const results = items.map(jobResult);
   const count = (s: ItemStatus) => results.filter((r) => r.status === s).length;
   return {

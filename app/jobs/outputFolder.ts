@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { guardStep, toUserError, UserError } from './userErrors.js';
+import { CrispError, isCrispError } from '../../engine/contract/errorCatalog.js';
+import { guardStep, toUserError } from './userErrors.js';
 
 export interface FolderCheckOptions {
   signal?: AbortSignal | undefined;
@@ -19,7 +20,7 @@ export interface FolderCheckOptions {
 
 const DEFAULT_STEP_TIMEOUT_MS = 10_000;
 
-/** Creates `dir` (and missing parents) and proves it writable; throws a UserError naming `dir`. */
+/** Creates `dir` (and missing parents) and proves it writable; throws a CrispError naming `dir`. */
 export async function prepareOutputFolder(dir: string, opts: FolderCheckOptions = {}): Promise<void> {
   const label = opts.label ?? dir;
   const guard = <T>(p: Promise<T>, what: string) =>
@@ -36,7 +37,7 @@ export async function prepareOutputFolder(dir: string, opts: FolderCheckOptions 
       });
       if (st) {
         if (!st.isDirectory()) {
-          throw new UserError(
+          throw new CrispError(
             'not-a-folder',
             cur === abs
               ? `The output folder ${label} is a file, not a folder. Choose a folder.`
@@ -60,8 +61,8 @@ export async function prepareOutputFolder(dir: string, opts: FolderCheckOptions 
     await fh.close();
     await rm(probe, { force: true });
   } catch (e) {
-    if (e instanceof UserError) throw e;
+    if (isCrispError(e)) throw e;
     const u = toUserError(e, { path: label, action: 'use the output folder' });
-    throw new UserError(u.code, u.message, { cause: e });
+    throw new CrispError(u.code, u.message, { cause: e });
   }
 }

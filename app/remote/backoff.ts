@@ -1,5 +1,5 @@
 /** Exponential backoff with jitter, and an abortable sleep, for retries and status polling. */
-import { CancelledError } from '../backends/errors.js';
+import { crispError } from '../../engine/contract/errorCatalog.js';
 
 export interface BackoffPolicy {
   initialMs: number;
@@ -16,10 +16,10 @@ export function backoffDelay(policy: BackoffPolicy, attempt: number, random: () 
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new CancelledError());
+    if (signal?.aborted) return reject(crispError('cancelled'));
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new CancelledError());
+      reject(crispError('cancelled'));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

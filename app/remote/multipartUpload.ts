@@ -6,9 +6,9 @@
  */
 import { open } from 'node:fs/promises';
 import type { CompletedPart, FileData, InputMimeType, UploadSession } from '../../engine/contract/index.js';
-import { BackendError, CancelledError, ForbiddenError } from '../backends/errors.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import type { ContractClient } from './contractClient.js';
+import { crispError, hasErrorCode, isCrispError, isRetryable } from '../../engine/contract/errorCatalog.js';
 
 export interface MultipartOptions {
   concurrency: number;
@@ -29,7 +29,7 @@ export interface UploadInput {
 
 /** Failures worth another attempt at the same part: the connection, the server, or a rate limit. */
 function retryablePart(e: unknown): boolean {
-  return e instanceof BackendError && (e.kind === 'Network' || e.kind === 'ServerError' || e.kind === 'RateLimited');
+  return isRetryable(e);
 }
 
 async function uploadParts(
@@ -52,7 +52,7 @@ async function uploadParts(
         const bytes = new Uint8Array(length);
         await fh.read(bytes, 0, length, (part.partNumber - 1) * session.partSize);
         for (let attempt = 0; ; attempt++) {
-          if (signal?.aborted) throw new CancelledError();
+          if (signal?.aborted) throw crispError('cancelled');
           try {
             done.set(part.partNumber, await client.putPart(part.signedUrl, bytes, signal));
             opts.onPart?.(part.partNumber, attempt);
@@ -62,9 +62,7 @@ async function uploadParts(
           } catch (e) {
             if (!retryablePart(e) || attempt + 1 >= opts.partAttempts || signal?.aborted) throw e;
             const wait =
-              e instanceof BackendError && 'retryAfterMs' in e && typeof e.retryAfterMs === 'number'
-                ? e.retryAfterMs
-                : backoffDelay(opts.retry, attempt);
+              isCrispError(e) && e.retryAfterMs !== undefined ? e.retryAfterMs : backoffDelay(opts.retry, attempt);
             await sleep(wait, signal);
           }
         }
@@ -98,7 +96,7 @@ export async function uploadMultipart(
       await uploadParts(client, input, session, done, opts, signal);
     } catch (e) {
       // A 403 on a part means the signed URLs expired (or were refused): a new session is the only way on.
-      if (e instanceof ForbiddenError && sessionAttempt === 0) continue;
+      if (hasErrorCode(e, 'forbidden') && sessionAttempt === 0) continue;
       throw e;
     }
     const parts: CompletedPart[] = [...done.entries()]

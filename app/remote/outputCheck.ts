@@ -5,15 +5,16 @@
 import sharp, { type Metadata } from 'sharp';
 import type { FileData } from '../../engine/contract/index.js';
 import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
-import { InvalidOutputError } from '../backends/errors.js';
 import type { Dimensions } from '../backends/backend.js';
+import { CrispError } from '../../engine/contract/errorCatalog.js';
 
 export async function checkOutput(
   bytes: Uint8Array,
   file: Pick<FileData, 'fileSize' | 'dimensions' | 'fileName'>,
 ): Promise<Dimensions> {
   if (file.fileSize > 0 && bytes.length !== file.fileSize) {
-    throw new InvalidOutputError(
+    throw new CrispError(
+      'invalid-output',
       `The downloaded ${file.fileName} has ${bytes.length} bytes; the service said ${file.fileSize}.`,
     );
   }
@@ -23,11 +24,12 @@ export async function checkOutput(
     // metadata() reads headers only; a stats pass decodes every pixel, catching a truncated body.
     await sharp(bytes, { limitInputPixels: false }).stats();
   } catch {
-    throw new InvalidOutputError(`The downloaded ${file.fileName} is not a readable image.`);
+    throw new CrispError('invalid-output', `The downloaded ${file.fileName} is not a readable image.`);
   }
   const dims = { width: meta.width ?? 0, height: meta.height ?? 0 };
   if (file.dimensions && (dims.width !== file.dimensions.width || dims.height !== file.dimensions.height)) {
-    throw new InvalidOutputError(
+    throw new CrispError(
+      'invalid-output',
       `The downloaded ${file.fileName} is ${dims.width}×${dims.height}; the service said ${file.dimensions.width}×${file.dimensions.height}.`,
     );
   }

@@ -9,21 +9,13 @@ import type { Dispatcher } from 'undici';
 import { parseProgress, type TaskStatusData } from '../../engine/contract/index.js';
 import { sniffImageType } from '../../engine/pipeline/imageSniff.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest, UpscaleSettings } from '../backends/backend.js';
-import {
-  BackendError,
-  BadRequestError,
-  CancelledError,
-  InvalidOutputError,
-  NotFoundError,
-  ProcessingFailedError,
-  RateLimitedError,
-} from '../backends/errors.js';
 import { estimateCredits } from '../credits/estimate.js';
 import type { AccountView } from '../service/crispService.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import { createContractClient, type ContractClient, type StartTaskSource } from './contractClient.js';
 import { uploadMultipart } from './multipartUpload.js';
 import { writeCheckedOutput } from './outputCheck.js';
+import { CrispError, crispError, hasErrorCode, isCrispError, isRetryable } from '../../engine/contract/errorCatalog.js';
 
 /**
  * Double upscale is refused rather than run as two tasks: the contract has no passes field, so the second
@@ -94,7 +86,7 @@ export function createRemoteBackend(
       try {
         return await fn();
       } catch (e) {
-        if (!(e instanceof RateLimitedError) || attempt >= opts.rateLimitRetries) throw e;
+        if (!hasErrorCode(e, 'rate-limited') || attempt >= opts.rateLimitRetries) throw e;
         const wait = e.retryAfterMs ?? backoffDelay(opts.retry, attempt);
         if (wait > opts.maxRetryAfterMs) throw e;
         await sleep(wait, signal);
@@ -109,19 +101,15 @@ export function createRemoteBackend(
   ): Promise<TaskStatusData> {
     let failures = 0;
     for (let attempt = 0; ; attempt++) {
-      if (signal?.aborted) throw new CancelledError();
+      if (signal?.aborted) throw crispError('cancelled');
       let status: TaskStatusData | undefined;
       try {
         status = await rateLimited(() => client.getTaskStatus(taskId, signal), signal);
         failures = 0;
       } catch (e) {
         // Polling is idempotent, so a dropped connection or a passing 5xx costs only a later poll.
-        if (
-          !(e instanceof BackendError) ||
-          !(e.kind === 'Network' || e.kind === 'ServerError') ||
-          ++failures >= opts.pollAttempts
-        )
-          throw e;
+        // (A rate limit was already waited out by rateLimited().)
+        if (!isRetryable(e) || hasErrorCode(e, 'rate-limited') || ++failures >= opts.pollAttempts) throw e;
       }
       if (status) {
         report(UPLOAD_SHARE + ((PROCESS_END - UPLOAD_SHARE) * parseProgress(status.progress)) / 100);
@@ -141,7 +129,7 @@ export function createRemoteBackend(
       await fh.close();
     }
     const mime = sniffImageType(head);
-    if (!mime) throw new BadRequestError(`${req.inputName} is not a JPG, PNG or WEBP image.`);
+    if (!mime) throw new CrispError('bad-request', `${req.inputName} is not a JPG, PNG or WEBP image.`);
     if (size <= opts.multipartThreshold) {
       return { kind: 'file', fileName: req.inputName, bytes: new Uint8Array(await readFile(req.inputPath)), mime };
     }
@@ -188,16 +176,16 @@ export function createRemoteBackend(
         last = v;
         req.onProgress?.(v);
       };
-      if (signal?.aborted) throw new CancelledError();
+      if (signal?.aborted) throw crispError('cancelled');
       let status: TaskStatusData | undefined;
-      if (req.settings.passes === 2) throw new BadRequestError(CLOUD_PASSES_REFUSAL);
-      if (req.settings.preModel) throw new BadRequestError(CLOUD_PRE_MODEL_REFUSAL);
+      if (req.settings.passes === 2) throw new CrispError('bad-request', CLOUD_PASSES_REFUSAL);
+      if (req.settings.preModel) throw new CrispError('bad-request', CLOUD_PRE_MODEL_REFUSAL);
       const resumable = resumedTaskId(req);
       if (resumable) {
         // The app stopped (or the item was cancelled) after the service accepted this image: the task
         // may have run, and been paid for, already. Follow it rather than start a second one.
         status = await poll(resumable, signal, report).catch((e: unknown) => {
-          if (e instanceof NotFoundError) return undefined; // expired or swept: start afresh
+          if (hasErrorCode(e, 'not-found')) return undefined; // expired or swept: start afresh
           throw e;
         });
       }
@@ -209,14 +197,14 @@ export function createRemoteBackend(
         status = await poll(started.taskId, signal, report);
       }
       if (status.status === 'PROCESSING_FAILED') {
-        throw new ProcessingFailedError(status.error ?? 'The service could not upscale this image.');
+        throw new CrispError('processing-failed', status.error ?? 'The service could not upscale this image.');
       }
       const file = status.files[0];
       if (!file?.downloadLink)
-        throw new InvalidOutputError('The service finished the task but offered no download link.');
+        throw new CrispError('invalid-output', 'The service finished the task but offered no download link.');
       const { bytes } = await client.download(file.downloadLink, signal);
       report(98);
-      if (signal?.aborted) throw new CancelledError();
+      if (signal?.aborted) throw crispError('cancelled');
       const dims = await writeCheckedOutput(req.outputPath, bytes, file);
       report(100);
       return {
@@ -245,7 +233,7 @@ export function createRemoteBackend(
         };
       } catch (e) {
         // get-account is an extension: a service without it answers 404 (or 405); the balance is then not shown.
-        if (e instanceof NotFoundError || (e instanceof BackendError && e.status === 405)) return { available: false };
+        if (hasErrorCode(e, 'not-found') || (isCrispError(e) && e.status === 405)) return { available: false };
         throw e;
       }
     },

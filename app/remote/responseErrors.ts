@@ -1,28 +1,16 @@
 /**
- * HTTP answers and transport failures → typed BackendErrors. Error bodies are JSON strings (spec:
- * "plain JSON text messages"); the parsed string is the message, unchanged. The spec's own 400/404 rows
- * that mean "no or unknown key" (Missing User, Missing User ID, User not found) become Unauthorized so the
- * UI asks for a key instead of showing a bad request.
+ * HTTP answers and transport failures → catalogued CrispErrors (engine/contract/errorCatalog.ts). Error bodies
+ * are JSON strings (spec: "plain JSON text messages"); the parsed string is the message, unchanged. The spec's
+ * own 400/404 rows that mean "no or unknown key" (Missing User, Missing User ID, User not found) become
+ * `unauthorized` so the UI asks for a key instead of showing a bad request.
  */
+import { CrispError, crispError, type ErrorCode } from '../../engine/contract/errorCatalog.js';
 import { errors, SPEC_ERRORS } from '../../engine/contract/index.js';
-import { toUserError } from '../jobs/userErrors.js';
-import {
-  BackendError,
-  BadRequestError,
-  CancelledError,
-  ForbiddenError,
-  InsufficientCreditsError,
-  NetworkError,
-  NotFoundError,
-  PayloadTooLargeError,
-  RateLimitedError,
-  ServerError,
-  UnauthorizedError,
-} from '../backends/errors.js';
+import { ioError } from '../jobs/userErrors.js';
 
 const AUTH_MESSAGES = new Set<string>([
   ...SPEC_ERRORS.filter(
-    (e) => e.code === 'MISSING_USER' || e.code === 'MISSING_USER_ID' || e.code === 'USER_NOT_FOUND',
+    (e) => e.code === 'missing-user' || e.code === 'missing-user-id' || e.code === 'user-not-found',
   ).map((e) => e.message),
   errors.unauthorized().message,
 ]);
@@ -65,31 +53,37 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** What an HTTP error status means to a client, by its catalog row. */
+function codeOfStatus(status: number, message: string): ErrorCode {
+  if (status === 402) return 'insufficient-credits';
+  if (status === 401 || ((status === 400 || status === 404) && AUTH_MESSAGES.has(message))) return 'unauthorized';
+  if (status === 429) return 'rate-limited';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not-found';
+  if (status === 413) return 'too-large';
+  if (status >= 500) return 'server-error';
+  return 'bad-request';
+}
+
 export function errorFromResponse(
   status: number,
   bodyText: string,
   headers: Record<string, string | string[] | undefined>,
-): BackendError {
+): CrispError {
   const message = messageOfBody(bodyText, status);
-  if (status === 402) return new InsufficientCreditsError(message, status);
-  if (status === 401 || ((status === 400 || status === 404) && AUTH_MESSAGES.has(message)))
-    return new UnauthorizedError(message, status);
-  if (status === 429) return new RateLimitedError(message, retryAfterMs(headers['retry-after']), status);
-  if (status === 403) return new ForbiddenError(message, status);
-  if (status === 404) return new NotFoundError(message, status);
-  if (status === 413) return new PayloadTooLargeError(message, status);
-  if (status >= 500) return new ServerError(message, status);
-  return new BadRequestError(message, status);
+  const code = codeOfStatus(status, message);
+  const retryAfter = code === 'rate-limited' ? retryAfterMs(headers['retry-after']) : undefined;
+  return new CrispError(code, message, { status, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) });
 }
 
-/** undici and socket failures → Network (or Cancelled when our own signal aborted the request). */
-export function errorFromTransport(e: unknown, origin: string, signal?: AbortSignal): BackendError {
-  if (e instanceof BackendError) return e;
-  if (signal?.aborted) return new CancelledError();
+/** undici and socket failures → their network row (or cancelled when our own signal aborted the request). */
+export function errorFromTransport(e: unknown, origin: string, signal?: AbortSignal): CrispError {
+  if (e instanceof CrispError) return e;
+  if (signal?.aborted) return crispError('cancelled');
   // Socket error codes become the same sentences as everywhere else (app/jobs/userErrors.ts); the cause is
-  // kept so the stable code (connection-refused, timed-out, …) reaches --json and the UI.
-  const u = toUserError(e, { service: `the upscaling service at ${origin}` });
+  // kept for --verbose.
+  const io = ioError(e, { service: `the upscaling service at ${origin}` });
+  if (io) return io;
   const detail = e instanceof Error ? e.message.split('\n')[0] : String(e);
-  const message = u.code !== 'internal' ? u.message : `Could not reach the upscaling service at ${origin} (${detail}).`;
-  return Object.assign(new NetworkError(message), { cause: e });
+  return new CrispError('network', `Could not reach the upscaling service at ${origin} (${detail}).`, { cause: e });
 }

@@ -6,11 +6,11 @@
  */
 import path from 'node:path';
 import type { UpscaleBackend } from '../backends/backend.js';
-import { BadRequestError, UnauthorizedError } from '../backends/errors.js';
 import type { WorkerSpawner } from '../backends/local/workerSpawner.js';
 import { createRemoteBackend, type RemoteBackendOptions } from '../remote/remoteBackend.js';
 import { API_KEY_SECRET, type SecretStore } from '../secrets/secretStore.js';
 import type { Settings } from './crispService.js';
+import { CrispError } from '../../engine/contract/errorCatalog.js';
 
 /** How a backend is made once the settings are known (tests inject a scripted one). */
 export type BackendFactory = (
@@ -66,8 +66,8 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
         key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize, s.precision]);
       } else {
         apiKey = await deps.secrets.get(API_KEY_SECRET);
-        if (!s.baseUrl) throw new BadRequestError(NO_SERVICE_URL);
-        if (!apiKey) throw new UnauthorizedError(NO_API_KEY);
+        if (!s.baseUrl) throw new CrispError('bad-request', NO_SERVICE_URL);
+        if (!apiKey) throw new CrispError('unauthorized', NO_API_KEY);
         // The key is part of the cache identity but never stored in a readable form elsewhere.
         key = JSON.stringify(['cloud', s.baseUrl, apiKey]);
       }

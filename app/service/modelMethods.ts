@@ -29,11 +29,11 @@ import { customModelName } from '../../engine/models/taskModel.js';
 import { customModelSummary, licenceLabel } from '../../engine/models/licence.js';
 import { FACE_MODELS, installedFaceModels, type FaceCatalogEntry } from '../../engine/faces/faceModels.js';
 import { fetchFaceModel } from '../../engine/faces/fetchFaceModel.js';
-import { BadRequestError } from '../backends/errors.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { ModelInfo } from './crispService.js';
 import type { SubjectService } from './methodTable.js';
 import type { ServiceEvents } from './serviceEvents.js';
+import { CrispError } from '../../engine/contract/errorCatalog.js';
 
 export interface ModelDownloadOptions {
   /** Where and what to fetch for a catalog entry (default: the entry's own download spec). */
@@ -249,12 +249,12 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       },
       async downloadModel(name) {
         if ((await deps.settings.get()).mode === 'cloud')
-          throw new BadRequestError('Cloud mode needs no downloads: the service has every model.');
+          throw new CrispError('bad-request', 'Cloud mode needs no downloads: the service has every model.');
         const faceEntry = FACE_MODELS.find((e) => e.name === name);
         if (!isModelName(name) && !faceEntry)
-          throw new BadRequestError(`${JSON.stringify(name)} is not a model Crisp can download.`);
+          throw new CrispError('bad-request', `${JSON.stringify(name)} is not a model Crisp can download.`);
         const entry = faceEntry ?? loadCatalog().find((e) => e.name === name);
-        if (!entry) throw new BadRequestError(`${name} is missing from the model catalog.`);
+        if (!entry) throw new CrispError('bad-request', `${name} is missing from the model catalog.`);
         let running = downloads.get(name);
         if (!running) {
           running = runDownload(entry).finally(() => downloads.delete(name));
@@ -269,7 +269,8 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       async importModel(fileName, bytes) {
         const safe = sanitizeFileName(fileName);
         if (!IMPORTABLE.test(safe))
-          throw new BadRequestError(
+          throw new CrispError(
+            'bad-request',
             `${safe} is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with \`crisp models import\`).`,
           );
         await mkdir(deps.scratchDir, { recursive: true });
@@ -282,7 +283,8 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
           try {
             imported = await importCustomModel(file, { modelsDir, name });
           } catch (e) {
-            throw new BadRequestError(
+            throw new CrispError(
+              'bad-request',
               `Could not import ${safe}: ${((e as Error).message ?? String(e)).split('\n')[0]}`,
             );
           }
@@ -305,19 +307,19 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       },
       async modelPreview(name, itemId, which = 'after') {
         if ((await deps.settings.get()).mode === 'cloud')
-          throw new BadRequestError('Previews are made on this computer: switch to Local to see them.');
+          throw new CrispError('bad-request', 'Previews are made on this computer: switch to Local to see them.');
         const model = (await localModels()).find((m) => m.name === name);
-        if (!model) throw new BadRequestError(`${name} is not a model Crisp knows.`);
+        if (!model) throw new CrispError('bad-request', `${name} is not a model Crisp knows.`);
         // The input: the centre of the person's image when one is named, else the shipped sample crop.
         let input = PREVIEW_SAMPLE();
         if (itemId !== undefined) {
           const source = await deps.inputOf?.(itemId);
-          if (!source) throw new BadRequestError('That image is no longer in the queue: choose another one.');
+          if (!source) throw new CrispError('bad-request', 'That image is no longer in the queue: choose another one.');
           input = await previewCrop(source, path.join(deps.previewsDir, 'crops', `${safeName(itemId)}.png`));
         }
         if (which === 'before') return { mime: 'image/png', bytes: new Uint8Array(await readFile(input)) };
         if (!model.installed)
-          throw new BadRequestError(`${model.title} is not installed: download it first to see its preview.`);
+          throw new CrispError('bad-request', `${model.title} is not installed: download it first to see its preview.`);
         // One render per model and image, shared by concurrent asks; a failure is not cached.
         const key = itemId === undefined ? name : `${name}@${itemId}`;
         let pending = previews.get(key);
@@ -344,7 +346,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       async removeModel(name) {
         const id = name.replace(/^custom:/, '');
         if (!(await removeCustomModel(modelsDir, id)))
-          throw new BadRequestError(`${name} is not an imported model (it may have been removed already).`);
+          throw new CrispError('bad-request', `${name} is not an imported model (it may have been removed already).`);
         previews.delete(name);
         await rm(previewFile(name), { force: true });
         if ((await deps.settings.get()).model === name)
@@ -382,7 +384,7 @@ async function previewCrop(source: string, file: string): Promise<string> {
       .png()
       .toFile(file);
   } catch {
-    throw new BadRequestError('Crisp cannot read that image for a preview: choose another one.');
+    throw new CrispError('bad-request', 'Crisp cannot read that image for a preview: choose another one.');
   }
   return file;
 }

@@ -3,19 +3,19 @@
  * Choosing a preset writes its options into the settings (the options panel then shows them) and makes it the
  * default; saving one takes the current settings' preset fields. Refusals are sentences (BadRequestError).
  */
-import { BadRequestError } from '../backends/errors.js';
 import { PresetError, type PresetStore } from '../settings/presetStore.js';
 import { presetOptionsOf } from '../settings/presets.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { SubjectService } from './methodTable.js';
 import type { ServiceEvents } from './serviceEvents.js';
 import { outputFolderProblem } from './settingsMethods.js';
+import { CrispError } from '../../engine/contract/errorCatalog.js';
 
 async function refusing<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof PresetError) throw new BadRequestError(e.message);
+    if (e instanceof PresetError) throw new CrispError('bad-request', e.message);
     throw e;
   }
 }
@@ -35,7 +35,7 @@ export function presetMethods(
       refusing(async () => {
         const p = await presets.get(name);
         const problem = await outputFolderProblem(p.options.outputFolder);
-        if (problem) throw new BadRequestError(`Preset "${p.name}": ${problem}`);
+        if (problem) throw new CrispError('bad-request', `Preset "${p.name}": ${problem}`);
         const next = await settings.update(p.options);
         await presets.setDefault(p.name);
         events.emit({ type: 'settings', settings: next });

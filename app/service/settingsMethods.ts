@@ -1,12 +1,12 @@
 /** Subject "settings": the settings file and the API key (kept in the secret store, never in the file). */
 import path from 'node:path';
-import { BadRequestError } from '../backends/errors.js';
 import { prepareOutputFolder } from '../jobs/outputFolder.js';
 import { guardStep, toUserError } from '../jobs/userErrors.js';
 import { API_KEY_SECRET, type SecretStore } from '../secrets/secretStore.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { SubjectService } from './methodTable.js';
 import type { ServiceEvents } from './serviceEvents.js';
+import { CrispError } from '../../engine/contract/errorCatalog.js';
 
 /**
  * How long choosing an output folder may take before the answer is "that place does not respond": the
@@ -48,7 +48,7 @@ export function settingsMethods(
     async updateSettings(patch) {
       if (patch.outputFolder !== undefined) {
         const problem = await outputFolderProblem(patch.outputFolder);
-        if (problem) throw new BadRequestError(problem);
+        if (problem) throw new CrispError('bad-request', problem);
       }
       const next = await store.update(patch);
       events.emit({ type: 'settings', settings: next });

@@ -2,17 +2,17 @@
  * Subject "watch": the app's watched folders (app/watch/watchManager.ts), each with a preset, paused or
  * resumed, with counts. Refusals are sentences (BadRequestError).
  */
-import { BadRequestError } from '../backends/errors.js';
 import { PresetError } from '../settings/presetStore.js';
 import { FolderWatchError } from '../watch/folderWatcher.js';
 import type { WatchManager } from '../watch/watchManager.js';
 import type { SubjectService } from './methodTable.js';
+import { CrispError } from '../../engine/contract/errorCatalog.js';
 
 async function refusing<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof PresetError || e instanceof FolderWatchError) throw new BadRequestError(e.message);
+    if (e instanceof PresetError || e instanceof FolderWatchError) throw new CrispError('bad-request', e.message);
     throw e;
   }
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { apiKeyMatches, generateApiKey, hashApiKey } from './apiKey.js';
 import { openStateFile, type StateFile } from './jsonStateFile.js';
 import { emptyAccountsState, parseAccountsState, type AccountsState, type UserRecord } from './state.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 /** A user as shown to operators and routes: everything but the key digest. */
 export interface Account {
@@ -34,8 +35,12 @@ export interface AccountStore {
   getUser(userId: string): Promise<Account | undefined>;
 }
 
-export class AccountError extends Error {
+/** A catalog `account-refused` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class AccountError extends CrispError {
   override readonly name = 'AccountError';
+  constructor(message: string) {
+    super('account-refused', message);
+  }
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;

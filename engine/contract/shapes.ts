@@ -59,13 +59,14 @@ export interface TaskSettings {
   denoise?: number;
 }
 
+/** start-task's one image source. */
+export type StartTaskSource =
+  | { source: 'file'; file: SourceFile[] }
+  | { source: 'files'; files: UploadedFileRef[] }
+  | { source: 'urls'; urls: string[] };
+
 /** start-task after validation: settings plus exactly one source. */
-export type StartTaskRequest = TaskSettings &
-  (
-    | { source: 'file'; file: SourceFile[] }
-    | { source: 'files'; files: UploadedFileRef[] }
-    | { source: 'urls'; urls: string[] }
-  );
+export type StartTaskRequest = TaskSettings & StartTaskSource;
 
 export interface SuccessBody<T> {
   status: 'success';

@@ -7,6 +7,7 @@ import { describeSrformer, type SrformerSpec } from './srformer.js';
 import type { Tensor } from './stateDict.js';
 import { datRelativeCost, hatRelativeCost, srformerRelativeCost, swinirRelativeCost } from './transformerCost.js';
 import type { SwinirSpec } from './swinir.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export type SrvggActivation = 'prelu' | 'relu' | 'leakyrelu';
 
@@ -139,8 +140,12 @@ export interface ConvWeights {
   bias: Tensor | null;
 }
 
-export class UnsupportedArchitectureError extends Error {
+/** A catalog `unsupported-architecture` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class UnsupportedArchitectureError extends CrispError {
   override readonly name = 'UnsupportedArchitectureError';
+  constructor(message: string) {
+    super('unsupported-architecture', message);
+  }
 }
 
 function channels(spec: ArchSpec): string {

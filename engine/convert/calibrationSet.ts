@@ -12,6 +12,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp, { type OutputInfo } from 'sharp';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export interface CalibrationCrop {
   /** Planar float32 [3, size, size], RGB in 0..1. */
@@ -23,8 +24,12 @@ export interface CalibrationCrop {
 
 export const CALIBRATION_EXTENSIONS = ['.png', '.jpg', '.jpeg', '.webp'];
 
-export class CalibrationError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class CalibrationError extends CrispError {
   override readonly name = 'CalibrationError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 function planar(rgb: Uint8Array, size: number): Float32Array {

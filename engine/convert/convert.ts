@@ -22,6 +22,7 @@ import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
 import { buildSwinirOnnx } from './swinir.js';
 import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export type SourceFormat = 'pth' | 'safetensors' | 'ncnn' | 'onnx';
 
@@ -42,8 +43,12 @@ export interface ConvertOptions extends DetectOptions {
   rgbPorts?: boolean;
 }
 
-export class ConvertError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class ConvertError extends CrispError {
   override readonly name = 'ConvertError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 /** Reads a PyTorch checkpoint (zip or legacy) or safetensors file into float32 tensors. */

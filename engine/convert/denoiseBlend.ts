@@ -9,9 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, stat, writeFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ONNX_FLOAT, readOnnx } from './onnxReader.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
-export class DenoiseBlendError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class DenoiseBlendError extends CrispError {
   override readonly name = 'DenoiseBlendError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 function assertStrength(s: number): void {

@@ -6,9 +6,14 @@
  */
 import { attr, GraphBuilder } from './onnxWriter.js';
 import { halfToFloat } from './stateDict.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
-export class NcnnError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class NcnnError extends CrispError {
   override readonly name = 'NcnnError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 const NCNN_MAGIC = 7767517;

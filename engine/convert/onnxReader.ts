@@ -12,6 +12,7 @@ import {
   repeatedInts,
   type ProtoField,
 } from './protobuf.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export const ONNX_FLOAT = 1;
 export const ONNX_INT64 = 7;
@@ -56,8 +57,12 @@ export interface OnnxModelInfo {
   outputs: OnnxValueInfo[];
 }
 
-export class OnnxParseError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class OnnxParseError extends CrispError {
   override readonly name = 'OnnxParseError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 function absOffset(base: Uint8Array, sub: Uint8Array): number {

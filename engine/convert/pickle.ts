@@ -5,12 +5,21 @@
  * builtins.eval, a model class pickled whole...) is refused with an error naming it, because a
  * checkpoint downloaded from the internet is untrusted input.
  */
+import { CrispError } from '../contract/errorCatalog.js';
 
-export class UnsafePickleError extends Error {
+/** A catalog `unsafe-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class UnsafePickleError extends CrispError {
   override readonly name = 'UnsafePickleError';
+  constructor(message: string) {
+    super('unsafe-model-file', message);
+  }
 }
-export class PickleFormatError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class PickleFormatError extends CrispError {
   override readonly name = 'PickleFormatError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 export type StorageDtype =

@@ -3,6 +3,7 @@
  * length-delimited fields and packed repeated scalars, so a hand-written codec avoids a .proto
  * schema at runtime and lets denoiseBlend patch tensor bytes in place by offset.
  */
+import { CrispError } from '../contract/errorCatalog.js';
 
 export const WIRE_VARINT = 0;
 export const WIRE_I64 = 1;
@@ -18,8 +19,12 @@ export interface ProtoField {
   offset: number;
 }
 
-export class ProtoError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class ProtoError extends CrispError {
   override readonly name = 'ProtoError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 /** Reads all top-level fields of one message. Throws on truncated or malformed input. */

@@ -12,6 +12,7 @@
 import { editOnnx, type NewNode, type NewTensor, type NodeEntry } from './onnxEdit.js';
 import { attr } from './onnxWriter.js';
 import { ONNX_FLOAT, readOnnx, tensorFloats, type OnnxModelInfo } from './onnxReader.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 const ONNX_UINT8 = 2;
 const ONNX_INT8 = 3;
@@ -36,8 +37,12 @@ export interface PlanOptions {
   floatConvs?: ReadonlySet<number>;
 }
 
-export class QuantizeError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class QuantizeError extends CrispError {
   override readonly name = 'QuantizeError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 /** Which convs to quantize and which activations need ranges; throws QuantizeError when nothing qualifies. */

@@ -4,6 +4,7 @@
  * the containers training frameworks put around the weights (params / params_ema / state_dict).
  */
 import { isTensorRef, type StorageDtype, type TensorRef } from './pickle.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export interface Tensor {
   shape: number[];
@@ -12,8 +13,12 @@ export interface Tensor {
 
 export type StateDict = Map<string, Tensor>;
 
-export class CheckpointError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class CheckpointError extends CrispError {
   override readonly name = 'CheckpointError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 export const DTYPE_BYTES: Record<StorageDtype, number> = {

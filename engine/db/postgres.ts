@@ -4,6 +4,7 @@
  */
 import pg from 'pg';
 import { MIGRATIONS, type Migration } from './migrations.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -11,8 +12,12 @@ export type PoolClient = pg.PoolClient;
 /** Any 64-bit constant works; it only has to be the same in every Crisp process. */
 const MIGRATION_LOCK = 0x637269737001n;
 
-export class DatabaseError extends Error {
+/** A catalog `storage-failed` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class DatabaseError extends CrispError {
   override readonly name = 'DatabaseError';
+  constructor(message: string) {
+    super('storage-failed', message);
+  }
 }
 
 export function isPostgresUrl(url: string): boolean {

@@ -8,6 +8,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export const FACE_DIR = 'face';
 
@@ -67,8 +68,12 @@ export interface ResolvedFaceModel {
 export const HOW_TO_GET_A_FACE_MODEL =
   'Get one with "crisp models fetch gfpgan-1.4", or import one with "crisp models import FILE --face" (a GFPGAN v1.3/v1.4 .pth, or an ONNX face restorer: 1×3×512×512 RGB in [-1, 1]).';
 
-export class FaceModelMissingError extends Error {
+/** A catalog `face-model-missing` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class FaceModelMissingError extends CrispError {
   override readonly name = 'FaceModelMissingError';
+  constructor(message: string) {
+    super('face-model-missing', message);
+  }
 }
 
 function findIn(dirs: readonly string[], file: string): string | undefined {

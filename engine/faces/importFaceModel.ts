@@ -10,9 +10,14 @@ import { convertFaceBytes } from '../convert/convert.js';
 import { runModelBytes } from '../inference/index.js';
 import { FACE_DIR, customFaceFile } from './faceModels.js';
 import { FACE_SIZE } from './geometry.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
-export class FaceImportError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class FaceImportError extends CrispError {
   override readonly name = 'FaceImportError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 const NAME_RE = /^[A-Za-z0-9][\w.-]{0,63}$/;

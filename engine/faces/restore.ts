@@ -3,9 +3,14 @@
  * output the same shape and range (GFPGAN's convention; S = 512). The output is clamped to [−1, 1].
  */
 import type { GraphSession } from '../inference/index.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
-export class FaceModelError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class FaceModelError extends CrispError {
   override readonly name = 'FaceModelError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 export async function restoreFace(

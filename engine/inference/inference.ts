@@ -14,6 +14,7 @@ import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.j
 import { choosePrecision, type Precision, type PrecisionRequest } from './precision.js';
 
 import { EXECUTION_PROVIDERS, type ExecutionProviderRequest } from './providers.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export { EXECUTION_PROVIDERS, type ExecutionProviderRequest };
 /** Alias used by the engine's options. */
@@ -74,13 +75,15 @@ export interface Inference {
   release(): Promise<void>;
 }
 
-export class InferenceProviderError extends Error {
+/** The catalog's provider-unavailable row, naming the provider that failed. */
+export class InferenceProviderError extends CrispError {
   override readonly name = 'InferenceProviderError';
   constructor(
     readonly provider: ExecutionProvider,
     cause: unknown,
   ) {
     super(
+      'provider-unavailable',
       `The '${provider}' execution provider could not run the model: ${messageOf(cause)}. Choose the cpu or auto execution provider instead.`,
     );
   }

@@ -6,14 +6,14 @@
  *   nothing; IP-literal hosts, which skip DNS, are checked up front;
  * - a deadline for the whole fetch, a byte cap enforced while streaming to the target file (Content-Length
  *   is not trusted; the body is never held in memory), and the body must start with JPG/PNG/WEBP magic bytes.
- * Refusals are ContractError 400s whose message names the URL (without its query, which may hold the
+ * Refusals are bad-request CrispErrors (400) whose message names the URL (without its query, which may hold the
  * client's own credentials) and the reason.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { rm } from 'node:fs/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
-import { errors, sanitizeFileName, type ContractError } from '../contract/index.js';
+import { errors, isContractError, sanitizeFileName, type CrispError } from '../contract/index.js';
 import type { FetchedImage, FetchImageOptions } from './fetchImage.types.js';
 import { writeStreamAtomic } from '../storage/atomicFile.js';
 import { sniffImageType } from '../pipeline/imageSniff.js';
@@ -30,7 +30,7 @@ function shown(u: URL): string {
   return `${u.protocol}//${u.host}${u.pathname}`;
 }
 
-function refuse(u: URL, reason: string): ContractError {
+function refuse(u: URL, reason: string): CrispError {
   return errors.badRequest(`could not fetch ${shown(u)}: ${reason}`);
 }
 
@@ -161,7 +161,7 @@ export async function fetchImage(url: string, target: string, opts: FetchImageOp
         });
       } catch (e) {
         res.body.destroy();
-        if ((e as { name?: string }).name === 'ContractError') throw e;
+        if (isContractError(e)) throw e;
         if (deadline.aborted) throw refuse(current, `no complete answer within ${opts.timeoutMs} ms`);
         throw refuse(current, 'the download was interrupted');
       }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { MODEL_NAMES, type CustomModelName, type ModelName } from '../contract/index.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 const MODEL_KINDS = ['photo', 'illustration', 'denoise'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
@@ -73,7 +74,8 @@ export interface ResolvedModel<E extends CatalogEntry | CustomModelEntry = Catal
 /** `bundled`: the file found is the copy shipped inside the app (resources/models). */
 export type ListedModel = CatalogEntry & { installed: boolean; path?: string; bundled?: boolean };
 
-export class ModelNotInstalledError extends Error {
+/** The catalog's model-not-installed row, with the model and where it was looked for. */
+export class ModelNotInstalledError extends CrispError {
   override readonly name = 'ModelNotInstalledError';
   constructor(
     readonly model: ModelName,
@@ -82,6 +84,7 @@ export class ModelNotInstalledError extends Error {
   ) {
     const where = searched[0] ?? bundledModelsDir();
     super(
+      'model-not-installed',
       `Model '${model}' (${entry.model}) is not installed. Install it with "crisp models fetch ${model}" ` +
         `or put ${entry.file} in ${where}.`,
     );

@@ -13,6 +13,7 @@ import type { ConvertOptions, SourceFormat } from '../convert/convert.js';
 import { ARCH_NAMES, tilingOf } from '../convert/architecture.js';
 import type { SmokeRunner } from './install.js';
 import { licenceFromFile } from './licence.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export const CUSTOM_DIR = 'custom';
 export const CUSTOM_REGISTRY = 'custom-models.json';
@@ -43,8 +44,12 @@ export interface CustomModelListing extends CustomModel {
   path: string;
 }
 
-export class CustomModelError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class CustomModelError extends CrispError {
   override readonly name = 'CustomModelError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 export function customModelsDir(modelsDir: string): string {

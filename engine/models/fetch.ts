@@ -13,6 +13,7 @@ import { Transform } from 'node:stream';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import { convertBytes, type ConvertOptions } from '../convert/convert.js';
 import { installModel, type InstalledModel, type SmokeRunner } from './install.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
 export type DownloadFormat = 'onnx' | 'pth' | 'safetensors' | 'zip';
 
@@ -56,8 +57,12 @@ export interface FetchOptions extends DownloadOptions, ConvertOptions {
   smokeRun?: SmokeRunner;
 }
 
-export class FetchError extends Error {
+/** A catalog `download-failed` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class FetchError extends CrispError {
   override readonly name = 'FetchError';
+  constructor(message: string) {
+    super('download-failed', message);
+  }
 }
 
 /** Errors that mean "no route to the server": retrying will not help, report at once. */

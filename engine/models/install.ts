@@ -10,9 +10,14 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readOnnx } from '../convert/onnxReader.js';
 import { runModelBytes } from '../inference/index.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
-export class ModelInstallError extends Error {
+/** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class ModelInstallError extends CrispError {
   override readonly name = 'ModelInstallError';
+  constructor(message: string) {
+    super('bad-model-file', message);
+  }
 }
 
 export interface SmokeOutput {

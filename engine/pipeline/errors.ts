@@ -1,14 +1,17 @@
+import { CrispError } from '../contract/errorCatalog.js';
+
 /**
  * ImageInputError: a problem with the user's image (unreadable, too large, not representable in the chosen
- * format). Its message is shown to end users as is: it names the file and says what to do.
+ * format): the catalog's unusable-image row. Its message is shown to end users as is: it names the file and
+ * says what to do.
  */
-export class ImageInputError extends Error {
+export class ImageInputError extends CrispError {
   override readonly name = 'ImageInputError';
   constructor(
     readonly fileName: string,
     message: string,
   ) {
-    super(message);
+    super('unusable-image', message);
   }
 }
 

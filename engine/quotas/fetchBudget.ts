@@ -3,7 +3,7 @@
  * the task starts, whether the fetch later succeeds or fails. A failed fetch is refunded in credits, so
  * without this budget a user could keep the fetchers busy with dead hosts for free.
  */
-import { ContractError } from '../contract/index.js';
+import { CrispError } from '../contract/index.js';
 
 export class FetchBudget {
   /** Per user, when each fetch in the window was granted (oldest first). */
@@ -24,9 +24,8 @@ export class FetchBudget {
       this.granted.set(userId, list);
       const freeAt = list[Math.max(0, list.length + count - this.budget - 1)] ?? t;
       const minutes = Math.max(1, Math.ceil((freeAt + this.windowMs - t) / 60_000));
-      throw new ContractError(
-        'RATE_LIMITED',
-        429,
+      throw new CrispError(
+        'rate-limited',
         `Too Many Requests: this task asks for ${count} URL fetches but only ${Math.max(0, this.budget - list.length)} of your ${this.budget} per ${Math.round(this.windowMs / 60_000)} minutes are left; try again in ${minutes} min or upload the images instead`,
       );
     }

@@ -4,7 +4,7 @@
  * (429 for the task cap, which clears by itself) that say what is full and what to do.
  */
 import type { Caller } from '../api.js';
-import { ContractError, errors } from '../contract/index.js';
+import { CrispError, errors } from '../contract/index.js';
 import type { EngineLimits } from '../limits.js';
 import type { StoredTask } from '../tasks/taskTypes.js';
 import type { UploadUsage } from './uploadUsage.js';
@@ -74,9 +74,8 @@ export async function assertTaskQuota(ctx: QuotaContext, caller: Caller, imageCo
   const { limits } = ctx;
   const active = await ctx.activeTasksOf(caller.userId);
   if (active >= limits.maxTasksPerUser) {
-    throw new ContractError(
-      'RATE_LIMITED',
-      429,
+    throw new CrispError(
+      'rate-limited',
       `Too Many Requests: you have ${active} tasks waiting or running; the limit is ${limits.maxTasksPerUser}. Start this one when one of them has finished`,
     );
   }

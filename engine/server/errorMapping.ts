@@ -1,13 +1,14 @@
 /**
  * Turns anything thrown while handling a request into the contract's error shape: a JSON string body
- * with the spec's status. ContractErrors pass through unchanged; framework errors (bad JSON, body too
+ * with the spec's status. Catalogued refusals (ContractError: a CrispError whose row has a status) pass through
+ * unchanged; framework errors (bad JSON, body too
  * large, multipart limits, router and HTTP parser errors) become specific 4xx messages; everything else is logged with its stack and
  * answered with the endpoint's spec 500 message, so no stack or internal detail reaches a client.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { ContractError, errors, isContractError, type Endpoint } from '../contract/index.js';
+import { errors, isContractError, type ContractError, type Endpoint } from '../contract/index.js';
 import { MAX_OUTPUT_NAME_BYTES } from '../tasks/outputNames.js';
 import { START_TASK_TYPES } from './startTaskForm.js';
 

@@ -7,6 +7,7 @@
  *
  * This module has no SDK import; `openObjectStore` loads the S3 implementation only when it is asked for.
  */
+import { CrispError } from '../contract/errorCatalog.js';
 
 export interface S3Location {
   bucket: string;
@@ -53,14 +54,17 @@ export interface ObjectStore {
   close(): void;
 }
 
-/** An error the bucket answered (S3 error code such as InvalidPart), as opposed to a transport failure. */
-export class ObjectStoreError extends Error {
+/**
+ * An error the bucket answered (`s3Code`: the S3 error code such as InvalidPart), as opposed to a transport
+ * failure. Its catalog row is storage-failed.
+ */
+export class ObjectStoreError extends CrispError {
   override readonly name = 'ObjectStoreError';
   constructor(
-    readonly code: string,
+    readonly s3Code: string,
     message: string,
   ) {
-    super(message);
+    super('storage-failed', message);
   }
 }
 

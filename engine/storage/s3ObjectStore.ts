@@ -84,7 +84,7 @@ export class S3ObjectStore implements ObjectStore {
       const r = await this.wrap(this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) })));
       return { size: r.ContentLength ?? 0 };
     } catch (e) {
-      if (e instanceof ObjectStoreError && (e.code === 'NotFound' || e.code === 'NoSuchKey')) return undefined;
+      if (e instanceof ObjectStoreError && (e.s3Code === 'NotFound' || e.s3Code === 'NoSuchKey')) return undefined;
       throw e;
     }
   }
@@ -117,7 +117,7 @@ export class S3ObjectStore implements ObjectStore {
       const r = await this.wrap(this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) })));
       return JSON.parse(await (r.Body as { transformToString(): Promise<string> }).transformToString()) as T;
     } catch (e) {
-      if (e instanceof ObjectStoreError && (e.code === 'NoSuchKey' || e.code === 'NotFound')) return undefined;
+      if (e instanceof ObjectStoreError && (e.s3Code === 'NoSuchKey' || e.s3Code === 'NotFound')) return undefined;
       throw e;
     }
   }

@@ -14,9 +14,14 @@ import type { StoredTask } from './taskTypes.js';
 import type { TaskStats } from './taskStats.js';
 import type { TaskUsage } from '../quotas/userQuota.js';
 import { TASK_STATUSES, type TaskStatus } from '../contract/index.js';
+import { CrispError } from '../contract/errorCatalog.js';
 
-export class LeaseLostError extends Error {
+/** A catalog `lease-lost` failure (engine/contract/errorCatalog.ts); the message says what and why. */
+export class LeaseLostError extends CrispError {
   override readonly name = 'LeaseLostError';
+  constructor(message: string) {
+    super('lease-lost', message);
+  }
 }
 
 const TERMINAL = ['PROCESSED', 'PROCESSING_FAILED'];

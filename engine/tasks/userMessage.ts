@@ -3,13 +3,14 @@
  * message; anything else (a native crash message, an I/O error) is reduced to its first line and named
  * after the file it happened to — never a stack trace.
  */
-import { ContractError, isContractError } from '../contract/index.js';
+import { CrispError, hasErrorCode, isContractError } from '../contract/index.js';
 
-const KNOWN_USER_ERRORS = new Set(['ImageInputError', 'ModelNotInstalledError', 'ContractError', 'FetchImageError']);
+/** Failures whose message is already a sentence for the person who sent the image (catalog codes). */
+const KNOWN_USER_ERRORS = new Set<string>(['unusable-image', 'model-not-installed']);
 
 export function userMessage(e: unknown, fileName?: string): string {
   if (isContractError(e)) return e.message.replace(/^Bad Request: /, '');
-  if (e instanceof Error && KNOWN_USER_ERRORS.has(e.name)) return e.message;
+  if (e instanceof Error && KNOWN_USER_ERRORS.has(String((e as { code?: unknown }).code))) return e.message;
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   const where = fileName ? ` while upscaling ${fileName}` : '';
   if (code === 'ENOSPC') return `The disk is full${where}; free some space and try again.`;
@@ -27,7 +28,7 @@ const ABSOLUTE_PATH = /(?<![\w:/.])(?:[A-Za-z]:)?[\\/](?:[^\s'"`\\/]+[\\/])+[^\s
  * full message (install command, models folder) goes to `operatorLog`.
  */
 export function publicMessage(e: unknown, fileName: string | undefined, operatorLog: (detail: string) => void): string {
-  if (e instanceof Error && e.name === 'ModelNotInstalledError') {
+  if (hasErrorCode(e, 'model-not-installed')) {
     operatorLog(e.message);
     const model = (e as Error & { model?: string }).model;
     return `model '${model ?? 'unknown'}' is not installed on this server`;
@@ -39,9 +40,9 @@ export function publicMessage(e: unknown, fileName: string | undefined, operator
 }
 
 /** A refusal for an API user: the same error without absolute paths (the full message goes to `operatorLog`). */
-export function publicError(e: ContractError, operatorLog: (detail: string) => void): ContractError {
+export function publicError(e: CrispError, operatorLog: (detail: string) => void): CrispError {
   const cleaned = e.message.replace(ABSOLUTE_PATH, '(a server path)');
   if (cleaned === e.message) return e;
   operatorLog(e.message);
-  return new ContractError(e.code, e.status, cleaned);
+  return new CrispError(e.code, cleaned, { status: e.status });
 }

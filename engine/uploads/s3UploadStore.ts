@@ -109,7 +109,7 @@ export class S3UploadStore implements Uploads {
       try {
         await this.objects.completeMultipart(session.path, stored.s3UploadId, req.parts);
       } catch (e) {
-        if (e instanceof ObjectStoreError && PART_ERRORS[e.code]) {
+        if (e instanceof ObjectStoreError && PART_ERRORS[e.s3Code]) {
           // Another API process may have completed it a moment ago: then the bucket no longer knows the upload.
           const again = await this.load(req.uploadId);
           if (again?.completed) return { status: 'success' };

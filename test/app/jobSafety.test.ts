@@ -8,7 +8,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpscaleBackend } from '../../app/backends/backend.js';
-import { CancelledError, InsufficientCreditsError } from '../../app/backends/errors.js';
+import { crispError } from '../../engine/contract/errorCatalog.js';
 import { JobQueue } from '../../app/jobs/jobQueue.js';
 import { jobSettingsFrom } from '../../app/jobs/jobSettings.js';
 import { toUserError } from '../../app/jobs/userErrors.js';
@@ -90,7 +90,6 @@ describe('job runner safety', () => {
     while (backend.calls === 0) await new Promise((r) => setTimeout(r, 10));
     await queue.close();
     expect(queue.snapshot().items.map((i) => i.status)).toEqual(['queued']);
-    expect(new CancelledError('shutdown').reason).toBe('shutdown');
   });
 
   it('maps filesystem and network errors to sentences naming the path or service, with stable codes', () => {
@@ -125,7 +124,7 @@ describe('job runner safety', () => {
     ]);
     expect(toUserError(errno('ETIMEDOUT'), { service: 'http://gpu-box:8787' }).code).toBe('timed-out');
     expect(toUserError(errno('ENOTFOUND'), { service: 'https://upscale.example' }).code).toBe('host-not-found');
-    const credits = toUserError(new InsufficientCreditsError('Insufficient credits'));
+    const credits = toUserError(crispError('insufficient-credits'));
     expect([credits.code, credits.message]).toEqual(['insufficient-credits', 'Insufficient credits']);
   });
 

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ServerError } from '../../app/backends/errors.js';
+import type { CrispError } from '../../engine/contract/errorCatalog.js';
 import { createContractClient, type ContractClient } from '../../app/remote/contractClient.js';
 
 let answer: { status: number; type: string; body: string } = { status: 200, type: 'application/json', body: '{}' };
@@ -65,7 +65,7 @@ describe('remote client: every answer checked against the contract', () => {
   it('names the endpoint and the first wrong field', async () => {
     json({ status: 'success', data: { ...STATUS, status: 'DONE' } });
     const e = await failure(client.getTaskStatus('t1'));
-    expect(e).toBeInstanceOf(ServerError);
+    expect(e).toMatchObject({ code: 'server-error' });
     expect(e.message).toMatch(
       new RegExp(`^Unexpected response from the service at ${origin} to get-task-status: data\\.status: `),
     );
@@ -102,8 +102,8 @@ describe('remote client: every answer checked against the contract', () => {
     );
     answer = { status: 502, type: 'text/html', body: '<html><body>Bad gateway</body></html>' };
     const e = await failure(client.getTaskStatus('t1'));
-    expect(e).toBeInstanceOf(ServerError);
-    expect([(e as ServerError).status, (e as ServerError).retryable, e.message]).toEqual([
+    expect(e).toMatchObject({ code: 'server-error' });
+    expect([(e as CrispError).status, (e as CrispError).retryable, e.message]).toEqual([
       502,
       true,
       `Unexpected response from the service at ${origin} to get-task-status: HTTP 502, an HTML page.`,

@@ -120,30 +120,30 @@ describe('settings', () => {
 });
 
 describe('errors, backoff, estimates', () => {
-  it('maps statuses to typed errors with the server message', () => {
+  it('maps statuses to catalog codes with the server message', () => {
     const h = {};
     expect(errorFromResponse(402, '"Insufficient credits"', h)).toMatchObject({
-      kind: 'InsufficientCredits',
+      code: 'insufficient-credits',
       message: 'Insufficient credits',
     });
     expect(errorFromResponse(400, '"Bad Request: Missing User ID"', h)).toMatchObject({
-      kind: 'Unauthorized',
+      code: 'unauthorized',
       status: 400,
     });
     expect(errorFromResponse(404, '"Task not found"', h)).toMatchObject({
-      kind: 'NotFound',
+      code: 'not-found',
       message: 'Task not found',
     });
     expect(errorFromResponse(500, '"Error getting data"', h)).toMatchObject({
-      kind: 'ServerError',
+      code: 'server-error',
       message: 'Error getting data',
     });
     expect(errorFromResponse(502, '<html>bad gateway</html>', h)).toMatchObject({
-      kind: 'ServerError',
+      code: 'server-error',
       message: '<html>bad gateway</html>',
     });
     expect(errorFromResponse(429, '"Too Many Requests"', { 'retry-after': '7' })).toMatchObject({
-      kind: 'RateLimited',
+      code: 'rate-limited',
       retryAfterMs: 7000,
     });
     expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);

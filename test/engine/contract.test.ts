@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ContractError,
   errors,
+  isContractError,
+  type ContractError,
   formatProgress,
   MODEL_NAMES,
   OUTPUT_FORMATS,
@@ -23,7 +24,7 @@ function refusal(fn: () => unknown): ContractError {
   try {
     fn();
   } catch (e) {
-    if (e instanceof ContractError) return e;
+    if (isContractError(e)) return e;
     throw e;
   }
   throw new Error('expected a ContractError');

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { LOCAL_CALLER, type Caller } from '../../engine/api.js';
-import { ContractError, type TaskStatusData } from '../../engine/contract/index.js';
+import { isContractError, type ContractError, type TaskStatusData } from '../../engine/contract/index.js';
 import { expect } from 'vitest';
 import { createEmbeddedEngine, type EmbeddedEngineOptions } from '../../engine/embeddedEngine.js';
 import type { Engine } from '../../engine/engine.js';
@@ -67,6 +67,6 @@ export async function contractRefusal(p: Promise<unknown>): Promise<ContractErro
     () => undefined,
     (err: unknown) => err,
   );
-  expect(e).toBeInstanceOf(ContractError);
+  expect(isContractError(e)).toBe(true);
   return e as ContractError;
 }

@@ -7,8 +7,8 @@
 import { writeFile, rename } from 'node:fs/promises';
 import { estimateCredits } from '../../app/credits/estimate.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest } from '../../app/backends/backend.js';
-import { CancelledError, InsufficientCreditsError } from '../../app/backends/errors.js';
 import type { AccountView, Mode } from '../../app/service/crispService.js';
+import { CrispError, crispError } from '../../engine/contract/errorCatalog.js';
 
 // 1×1 PNG: enough for <img> and for byte round-trips.
 export const PNG_1x1 = Uint8Array.from(
@@ -65,7 +65,10 @@ export class ScriptedEngine {
       const price = estimateCredits(mode, request.settings, 1).credits;
       if (price > this.balance) {
         reject(
-          new InsufficientCreditsError('Insufficient credits: this image needs more credits than the account has.'),
+          new CrispError(
+            'insufficient-credits',
+            'Insufficient credits: this image needs more credits than the account has.',
+          ),
         );
         return;
       }
@@ -80,9 +83,9 @@ export class ScriptedEngine {
           else resolve(outcome);
         },
       };
-      const onAbort = () => job.settle(new CancelledError());
+      const onAbort = () => job.settle(crispError('cancelled'));
       if (request.signal?.aborted) {
-        reject(new CancelledError());
+        reject(crispError('cancelled'));
         return;
       }
       request.signal?.addEventListener('abort', onAbort, { once: true });

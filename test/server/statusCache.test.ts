@@ -187,12 +187,12 @@ describe('prettyLine', () => {
           status: 402,
           ms: 12.3,
           user: 'usr_1',
-          code: 'INSUFFICIENT_CREDITS',
+          code: 'insufficient-credits',
           msg: 'Insufficient credits',
         }),
       ),
     ).toBe(
-      '12:01:02.345 INFO  req-7 POST /start-task 402 12.3ms user=usr_1 code=INSUFFICIENT_CREDITS Insufficient credits',
+      '12:01:02.345 INFO  req-7 POST /start-task 402 12.3ms user=usr_1 code=insufficient-credits Insufficient credits',
     );
     const failure = prettyLine(
       JSON.stringify({

@@ -9,6 +9,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicMessage } from '../../engine/tasks/userMessage.js';
+import { errors } from '../../engine/contract/index.js';
 import { addUser, BASIC, postForm, postJson, SET5, startTestServer, taskForm, type TestServer } from './helpers.js';
 
 let s: TestServer;
@@ -112,7 +113,8 @@ describe('no server path or command in an answer', () => {
     );
     expect(logged).toEqual([expect.stringContaining('/srv/crisp/tasks/x/inputs/0')]);
     const url = 'could not fetch http://example.com/a/b.png: the server answered HTTP 404';
-    const fetchError = Object.assign(new Error(url), { name: 'FetchImageError' });
+    // What engine/inputs/fetchImage.ts throws for a URL it could not fetch.
+    const fetchError = errors.badRequest(url);
     expect(publicMessage(fetchError, undefined, log)).toBe(url);
   });
 

@@ -9,8 +9,8 @@ import { Mutex } from '../../../engine/storage/mutex.js';
 import type { AccountView } from '../../service/crispService.js';
 import type { FromWorker, WorkerEngineOptions } from '../../worker/protocol.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest } from '../backend.js';
-import { BadRequestError, CancelledError, ProcessingFailedError, WorkerCrashedError } from '../errors.js';
 import { createForkSpawner, type WorkerExit, type WorkerHandle, type WorkerSpawner } from './workerSpawner.js';
+import { CrispError, crispError } from '../../../engine/contract/errorCatalog.js';
 
 export interface LocalBackendOptions extends WorkerEngineOptions {
   spawner?: WorkerSpawner;
@@ -58,7 +58,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     let settleReady: { resolve: () => void; reject: (e: Error) => void } | undefined;
     const ready = new Promise<void>((resolve, reject) => (settleReady = { resolve, reject }));
     const timer = setTimeout(() => {
-      settleReady?.reject(new WorkerCrashedError('The local engine did not start in time.'));
+      settleReady?.reject(new CrispError('engine-crashed', 'The local engine did not start in time.'));
       handle.kill();
     }, opts.startupTimeoutMs ?? 60_000);
     const w: Worker = { handle, ready, pending, exited: false };
@@ -69,7 +69,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         settleReady?.resolve();
       } else if (msg.type === 'initFailed') {
         clearTimeout(timer);
-        settleReady?.reject(new WorkerCrashedError(`The local engine could not start: ${msg.message}`));
+        settleReady?.reject(new CrispError('engine-crashed', `The local engine could not start: ${msg.message}`));
         handle.kill();
       } else {
         pending.get(msg.jobId)?.onMessage(msg);
@@ -79,7 +79,9 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
       w.exited = true;
       clearTimeout(timer);
       if (worker === w) worker = undefined;
-      settleReady?.reject(new WorkerCrashedError(`The local engine could not start (${describeExit(exit)}).`));
+      settleReady?.reject(
+        new CrispError('engine-crashed', `The local engine could not start (${describeExit(exit)}).`),
+      );
       for (const p of pending.values()) p.onExit(exit);
       pending.clear();
     });
@@ -89,7 +91,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   }
 
   async function ensureWorker(): Promise<Worker> {
-    if (closed) throw new CancelledError('shutdown');
+    if (closed) throw crispError('shutting-down');
     worker ??= startWorker();
     const w = worker;
     await w.ready;
@@ -97,7 +99,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   }
 
   async function run(req: UpscaleRequest): Promise<UpscaleOutcome> {
-    if (req.signal?.aborted) throw new CancelledError();
+    if (req.signal?.aborted) throw crispError('cancelled');
     const w = await ensureWorker();
     const jobId = randomUUID();
     const result = await new Promise<Extract<FromWorker, { type: 'done' }>>((resolve, reject) => {
@@ -120,16 +122,18 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
             resolve(msg);
           } else if (msg.type === 'failed') {
             finish();
-            if (msg.cancelled || req.signal?.aborted) reject(new CancelledError());
-            else if (msg.status === 400) reject(new BadRequestError(msg.message.replace(/^Bad Request: /, ''), 400));
-            else reject(new ProcessingFailedError(msg.message));
+            if (msg.cancelled || req.signal?.aborted) reject(crispError('cancelled'));
+            else if (msg.status === 400)
+              reject(new CrispError('bad-request', msg.message.replace(/^Bad Request: /, '')));
+            else reject(new CrispError('processing-failed', msg.message));
           }
         },
         onExit(exit) {
           finish();
-          if (req.signal?.aborted) return reject(new CancelledError());
+          if (req.signal?.aborted) return reject(crispError('cancelled'));
           reject(
-            new WorkerCrashedError(
+            new CrispError(
+              'engine-crashed',
               `The local engine stopped unexpectedly while upscaling ${req.inputName} (${describeExit(exit)}; ` +
                 'possibly out of memory or a graphics driver fault). The next image starts a fresh engine.',
             ),
@@ -148,7 +152,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         outputPath: path.resolve(req.outputPath),
       });
     });
-    if (req.signal?.aborted) throw new CancelledError();
+    if (req.signal?.aborted) throw crispError('cancelled');
     req.onProgress?.(100);
     return {
       outputPath: req.outputPath,

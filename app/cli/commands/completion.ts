@@ -4,7 +4,7 @@
  * second list to keep in sync. Install: `crisp completion bash > ~/.local/share/bash-completion/completions/crisp`.
  */
 import type { Command } from 'commander';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 
 interface Node {
   path: string[];
@@ -78,7 +78,7 @@ export function registerCompletion(program: Command): void {
       walk(program, [], nodes);
       const script =
         shell === 'bash' ? bash(nodes) : shell === 'zsh' ? zsh(nodes) : shell === 'fish' ? fish(nodes) : undefined;
-      if (!script) throw new CliError(`completion: unknown shell '${shell}' (bash, zsh or fish)`);
+      if (!script) throw usageError(`completion: unknown shell '${shell}' (bash, zsh or fish)`);
       process.stdout.write(script);
     });
 }

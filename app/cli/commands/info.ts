@@ -3,7 +3,7 @@
  * for a Crisp output, the provenance record (software, version, model, scale, passes, face, date) from its XMP.
  */
 import type { Command } from 'commander';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 
 export function registerInfo(program: Command): void {
   program
@@ -20,7 +20,7 @@ export function registerInfo(program: Command): void {
         try {
           meta = await sharp(file).metadata();
         } catch {
-          throw new CliError(`${file} is not an image Crisp can read (JPG, PNG or WEBP)`);
+          throw usageError(`${file} is not an image Crisp can read (JPG, PNG or WEBP)`);
         }
         const provenance = meta.xmp ? readProvenance(meta.xmp.toString('utf8')) : undefined;
         docs.push({

@@ -3,7 +3,7 @@
  * face restorers) to ONNX, without installing it. OUT is written whole or not at all.
  */
 import type { Command } from 'commander';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 
 export function registerModelsConvert(models: Command): void {
   models
@@ -14,7 +14,7 @@ export function registerModelsConvert(models: Command): void {
     .argument('<in>', 'model file')
     .argument('<out>', 'ONNX file to write')
     .action(async (input: string, output: string) => {
-      if (!output.toLowerCase().endsWith('.onnx')) throw new CliError(`${output}: the output must be an .onnx file`);
+      if (!output.toLowerCase().endsWith('.onnx')) throw usageError(`${output}: the output must be an .onnx file`);
       // Loaded here: the converter and onnxruntime are heavy, and every command module is imported at startup.
       const [{ existsSync }, { rename, rm, writeFile }, path, { convertAnyFile }] = await Promise.all([
         import('node:fs'),
@@ -22,14 +22,13 @@ export function registerModelsConvert(models: Command): void {
         import('node:path'),
         import('../../../engine/convert/convert.js'),
       ]);
-      if (!existsSync(input)) throw new CliError(`${input} does not exist: check the path.`);
-      if (!existsSync(path.dirname(path.resolve(output))))
-        throw new CliError(`The folder of ${output} does not exist.`);
+      if (!existsSync(input)) throw usageError(`${input} does not exist: check the path.`);
+      if (!existsSync(path.dirname(path.resolve(output)))) throw usageError(`The folder of ${output} does not exist.`);
       let converted;
       try {
         converted = await convertAnyFile(input);
       } catch (e) {
-        throw new CliError(
+        throw usageError(
           `${path.basename(input)} could not be converted: ${((e as Error).message ?? String(e)).split('\n')[0]}`,
         );
       }
@@ -39,7 +38,7 @@ export function registerModelsConvert(models: Command): void {
         await rename(tmp, output);
       } catch (e) {
         await rm(tmp, { force: true });
-        throw new CliError(`${output} could not be written: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+        throw usageError(`${output} could not be written: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
       }
       const use =
         converted.kind === 'face'

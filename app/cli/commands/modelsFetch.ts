@@ -4,7 +4,7 @@
  */
 import { Command } from 'commander';
 import type { CatalogEntry } from '../../../engine/models/catalog.js';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 import { int8AfterInstall } from '../int8Step.js';
 
 interface FetchCommandOptions {
@@ -16,11 +16,11 @@ interface FetchCommandOptions {
 
 function pickEntries(catalog: CatalogEntry[], names: string[], all: boolean): CatalogEntry[] {
   if (all) return catalog;
-  if (names.length === 0) throw new CliError('name at least one model, or pass --all (see "crisp models list")');
+  if (names.length === 0) throw usageError('name at least one model, or pass --all (see "crisp models list")');
   return names.map((n) => {
     // Accept the contract name or the open model's own name (e.g. realesr-general-x4v3).
     const e = catalog.find((c) => c.name === n || c.model === n);
-    if (!e) throw new CliError(`unknown model '${n}' (see "crisp models list")`);
+    if (!e) throw usageError(`unknown model '${n}' (see "crisp models list")`);
     return e;
   });
 }
@@ -58,7 +58,7 @@ export function registerModelsFetch(models: Command): void {
       const modelsDir = opts.dir ?? userModelsDir();
       const connectTimeoutMs = Number(opts.connectTimeout ?? 5000);
       if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0)
-        throw new CliError('--connect-timeout must be a positive number of ms');
+        throw usageError('--connect-timeout must be a positive number of ms');
       const tty = Boolean(process.stderr.isTTY);
       const bar = tty
         ? new cliProgress.SingleBar(

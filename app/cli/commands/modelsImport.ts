@@ -3,7 +3,7 @@
  * .onnx file and install it as a custom model, with the scale the smoke test measured.
  */
 import { Command } from 'commander';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 import { int8AfterInstall } from '../int8Step.js';
 
 interface ImportCommandOptions {
@@ -33,10 +33,10 @@ export function registerModelsImport(models: Command): void {
     )
     .option('--int8', 'also make the int8 variant for faster CPU upscaling (minutes; see "crisp models quantize")')
     .action(async (files: string[], opts: ImportCommandOptions) => {
-      if (opts.name && files.length > 1) throw new CliError('--name can only be used with a single file');
-      if (opts.int8 && opts.face) throw new CliError('--int8 applies to upscaling models, not face models');
+      if (opts.name && files.length > 1) throw usageError('--name can only be used with a single file');
+      if (opts.int8 && opts.face) throw usageError('--int8 applies to upscaling models, not face models');
       const act = opts.activation;
-      if (act !== 'relu' && act !== 'leakyrelu') throw new CliError('--activation must be relu or leakyrelu');
+      if (act !== 'relu' && act !== 'leakyrelu') throw usageError('--activation must be relu or leakyrelu');
       const [{ userModelsDir }, { importCustomModel }, { customModelSummary }] = await Promise.all([
         import('../../../engine/models/catalog.js'),
         import('../../../engine/models/customModels.js'),

@@ -5,14 +5,14 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 import { calibrationSource, describeInt8, makeInt8 } from '../int8Step.js';
 
 /** --crops: a whole number of crops, 1–1024. */
 function cropCount(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new CliError('--crops must be an integer from 1 to 1024');
+  if (!Number.isInteger(n) || n < 1 || n > 1024) throw usageError('--crops must be an integer from 1 to 1024');
   return n;
 }
 
@@ -36,17 +36,15 @@ async function modelFile(target: string): Promise<string> {
   if (target.startsWith('custom:')) {
     const name = target.slice('custom:'.length);
     const found = (await listCustomModels(userModelsDir())).find((m) => m.name === name);
-    if (!found) throw new CliError(`No imported model named '${name}'. "crisp models list" shows the installed ones.`);
+    if (!found) throw usageError(`No imported model named '${name}'. "crisp models list" shows the installed ones.`);
     return found.path;
   }
   if (existsSync(target) && statSync(target).isFile()) {
     if (!target.toLowerCase().endsWith('.onnx'))
-      throw new CliError(`${target} is not an .onnx file. Import other formats first with "crisp models import".`);
+      throw usageError(`${target} is not an .onnx file. Import other formats first with "crisp models import".`);
     return target;
   }
-  throw new CliError(
-    `'${target}' is neither a model name nor an .onnx file. "crisp models list" shows the model names.`,
-  );
+  throw usageError(`'${target}' is neither a model name nor an .onnx file. "crisp models list" shows the model names.`);
 }
 
 export function registerModelsQuantize(models: Command): void {

@@ -4,7 +4,7 @@
  * stored; a refused one says why in a sentence.
  */
 import type { Command } from 'commander';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 
 async function store() {
   const { openPresetStore, PresetError } = await import('../../settings/presetStore.js');
@@ -17,7 +17,7 @@ async function refusing<T>(fn: (s: Awaited<ReturnType<typeof store>>['store']) =
   try {
     return await fn(s);
   } catch (e) {
-    if (e instanceof PresetError) throw new CliError(e.message);
+    if (e instanceof PresetError) throw usageError(e.message);
     throw e;
   }
 }
@@ -62,7 +62,7 @@ export function registerPresets(program: Command): void {
     .action(async (file: string) => {
       const { readFile } = await import('node:fs/promises');
       const text = await readFile(file, 'utf8').catch(() => {
-        throw new CliError(`cannot read ${file}: check the path`);
+        throw usageError(`cannot read ${file}: check the path`);
       });
       const added = await refusing((s) => s.importPresets(text));
       process.stdout.write(`Imported ${added.map((p) => `"${p.name}"`).join(', ')}\n`);

@@ -2,7 +2,7 @@
  * `crisp serve`: the upscaling contract over HTTP (engine/server). Every limit is a flag so operators
  * never need to edit code; defaults are documented in docs/deploy.md.
  */
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -276,12 +276,12 @@ export function register(program: Command): void {
     .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
     .action(async (flags: ServeFlags) => {
       if (!flags.db && (flags.workers !== 1 || flags.lease !== DEFAULT_LEASE_MS)) {
-        throw new CliError('--workers and --lease need --db (without a database this process runs every task itself)');
+        throw usageError('--workers and --lease need --db (without a database this process runs every task itself)');
       }
       const storage = resolveStorage(flags, flags.db);
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1)
-        throw new CliError('--face-strength must be a number from 0 to 1');
+        throw usageError('--face-strength must be a number from 0 to 1');
       if (flags.faceModel !== undefined) {
         // Refused before listening: a server that says it enhances faces must be able to.
         const [{ FaceModelMissingError, resolveFaceModel }, { modelSearchDirs }] = await Promise.all([
@@ -294,7 +294,7 @@ export function register(program: Command): void {
             flags.modelsDir ? flags.modelsDir.map((d) => path.resolve(d)) : modelSearchDirs(),
           );
         } catch (e) {
-          if (e instanceof FaceModelMissingError) throw new CliError(e.message);
+          if (e instanceof FaceModelMissingError) throw usageError(e.message);
           throw e;
         }
       }

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -39,9 +39,9 @@ export function registerUi(program: Command): void {
           ...(flags.modelsDir ? { modelDirs: flags.modelsDir.map((d) => path.resolve(d)) } : {}),
         });
       } catch (e) {
-        if (e instanceof UiNotBuiltError) throw new CliError(e.message);
+        if (e instanceof UiNotBuiltError) throw usageError(e.message);
         if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
-          throw new CliError(`port ${flags.port} is already in use: pick another with --port, or 0 for any`);
+          throw usageError(`port ${flags.port} is already in use: pick another with --port, or 0 for any`);
         throw e;
       }
       // Tests and scripts read this line to find the address.

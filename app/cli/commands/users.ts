@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { AccountStore } from '../../../engine/accounts/accountStore.js';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 import { formatTable } from '../table.js';
 import { DEFAULT_DATA_DIR } from './serve.js';
 
@@ -30,13 +30,13 @@ async function withStore<T>(where: StoreFlags, fn: (store: AccountStore) => Prom
   try {
     backend = await openAccounts({ dataDir: where.data, db: where.db });
   } catch (e) {
-    if (e instanceof DatabaseError) throw new CliError(e.message);
+    if (e instanceof DatabaseError) throw usageError(e.message);
     throw e;
   }
   try {
     return await fn(backend.accounts);
   } catch (e) {
-    if (e instanceof AccountError) throw new CliError(e.message);
+    if (e instanceof AccountError) throw usageError(e.message);
     throw e;
   } finally {
     await backend.close();
@@ -99,7 +99,7 @@ export function register(program: Command): void {
     .option('--add <n>', 'regular credits to add', count, 0)
     .option('--add-extra <n>', 'extra credits to add', count, 0)
     .action(async (o: StoreFlags & { email: string; add: number; addExtra: number }) => {
-      if (o.add === 0 && o.addExtra === 0) throw new CliError('nothing to add: pass --add N and/or --add-extra N');
+      if (o.add === 0 && o.addExtra === 0) throw usageError('nothing to add: pass --add N and/or --add-extra N');
       const a = await withStore(o, (s) => s.addCredits(o.email, { credits: o.add, extraCredits: o.addExtra }));
       process.stdout.write(`${a.email}: ${a.credits} credits, ${a.extraCredits} extra credits\n`);
     });

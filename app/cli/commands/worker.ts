@@ -10,7 +10,7 @@ import type { ExecutionProviderChoice } from '../../../engine/inference/index.js
 import { EXECUTION_PROVIDERS } from '../../../engine/inference/providers.js';
 import { SERVER_USER_LIMITS } from '../../../engine/limits.js';
 import { DEFAULT_LEASE_MS } from '../../../engine/tasks/queueWorker.js';
-import { CliError } from '../cliError.js';
+import { usageError } from '../cliError.js';
 import { positiveInt } from './serve.js';
 import { addStorageOptions, resolveStorage, type StorageFlags } from '../storageFlags.js';
 
@@ -54,21 +54,20 @@ export function register(program: Command): void {
     .option('--face-strength <0-1>', 'with --face-model: share of the restored face in the blend', '1')
     .option('--allow-private-urls', 'let task urls reach loopback/private addresses (trusted networks only)')
     .action(async (flags: WorkerFlags) => {
-      if (!flags.db)
-        throw new CliError('crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
+      if (!flags.db) throw usageError('crisp worker needs --db postgres://… (or CRISP_DB_URL): the queue lives there');
       const choice = resolveStorage(flags, flags.db);
       if (choice.kind === 'default')
-        throw new CliError(
+        throw usageError(
           'crisp worker needs --storage: the directory or s3://bucket/prefix the servers keep tasks in (their --storage)',
         );
       if (choice.kind === 'dir' && flags.data)
-        throw new CliError('--data is for --storage s3://…; with a shared directory the worker works in it');
+        throw usageError('--data is for --storage s3://…; with a shared directory the worker works in it');
       // With a bucket the worker keeps only working copies, on its own disk.
       const storage =
         choice.kind === 'dir' ? choice.dir : path.resolve(flags.data ?? path.join(os.tmpdir(), 'crisp-worker'));
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1)
-        throw new CliError('--face-strength must be a number from 0 to 1');
+        throw usageError('--face-strength must be a number from 0 to 1');
       const [{ openAccounts }, { createPostgresEngine }, { DatabaseError }, { openObjectStore }] = await Promise.all([
         import('../../../engine/accounts/openAccounts.js'),
         import('../../../engine/postgresEngine.js'),
@@ -79,11 +78,11 @@ export function register(program: Command): void {
       try {
         stores = await openAccounts({ dataDir: storage, db: flags.db });
       } catch (e) {
-        if (e instanceof DatabaseError) throw new CliError(e.message);
+        if (e instanceof DatabaseError) throw usageError(e.message);
         throw e;
       }
       const pool = stores.pool;
-      if (!pool) throw new CliError('crisp worker needs a PostgreSQL --db');
+      if (!pool) throw usageError('crisp worker needs a PostgreSQL --db');
       // The ledger is the meter: a task that fails or is given up frees its reservation here.
       const { FaceModelMissingError } = await import('../../../engine/faces/faceModels.js');
       const objects = choice.kind === 's3' ? await openObjectStore(choice.location) : undefined;
@@ -106,7 +105,7 @@ export function register(program: Command): void {
         objects?.close();
         await stores.close();
         // Refused before taking jobs: a worker that says it enhances faces must be able to.
-        if (e instanceof FaceModelMissingError) throw new CliError(e.message);
+        if (e instanceof FaceModelMissingError) throw usageError(e.message);
         throw e;
       });
       // A parent process (tests, supervisors) reads this line to know the worker is taking jobs.

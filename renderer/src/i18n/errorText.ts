@@ -1,6 +1,6 @@
 /**
- * Failures in the person's language. The app layer classifies every failure with a stable code
- * (app/jobs/userErrors.ts ErrorCode), sent beside the English message over both transports (the
+ * Failures in the person's language. The app layer classifies every failure with a stable code of the
+ * error catalog (engine/contract/errorCatalog.ts ErrorCode), sent beside the English message over both transports (the
  * `code` of a rejected call, an item's `errorCode`). Service-side failures are always worded from the
  * catalog: a service's own text can carry its paths, commands or jargon ("Unauthorized"). File failures
  * keep the app's English sentence in English (it names the user's path) and use the catalog otherwise.
@@ -8,10 +8,12 @@
  * service's own bad-request (the contract's "Bad Request: …") is worded from the catalog too.
  */
 import type { JobItem } from '../../../app/service/crispService.js';
+import type { ErrorCode } from '../../../engine/contract/errorCatalog.js';
 import type { MessageKey } from './catalog.js';
 import type { Translator } from './index.js';
 
-const SERVICE: Readonly<Record<string, MessageKey>> = {
+/** Keyed by the catalog's codes, so a code renamed or removed there is a compile error here. */
+const SERVICE: Readonly<Partial<Record<ErrorCode, MessageKey>>> = {
   unauthorized: 'error.unauthorized',
   forbidden: 'error.forbidden',
   'insufficient-credits': 'error.insufficientCredits',
@@ -28,7 +30,7 @@ const SERVICE: Readonly<Record<string, MessageKey>> = {
   'engine-crashed': 'error.engineCrashed',
 };
 
-const FILE: Readonly<Record<string, MessageKey>> = {
+const FILE: Readonly<Partial<Record<ErrorCode, MessageKey>>> = {
   'not-found': 'error.notFound',
   'permission-denied': 'error.permissionDenied',
   'is-a-folder': 'error.isAFolder',
@@ -54,12 +56,12 @@ export function codeOf(e: unknown): string | undefined {
 /** The sentence for a failure with this code; `message` when the code has none in this language. */
 export function errorText(code: string | undefined, message: string, tr: Translator, name = ''): string {
   if (!code) return message;
-  const service = SERVICE[code];
+  const service = SERVICE[code as ErrorCode];
   if (service) return tr.t(service, { name });
   // A service's 400 comes in the contract's "Bad Request: …" form (its detail may name server paths or
   // commands); the app's own refusals with this code are sentences written for the person and stay.
   if (code === 'bad-request' && SERVICE_REFUSAL.test(message)) return tr.t('error.badRequest', { name });
-  const file = FILE[code];
+  const file = FILE[code as ErrorCode];
   if (file && name && tr.locale !== 'en') return tr.t(file, { name });
   return message;
 }
