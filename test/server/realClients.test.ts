@@ -1,6 +1,6 @@
 /**
  * `crisp serve` as a real process, met the way real clients meet it (issue 27):
- * - a 99 MiB URL input is streamed to disk: the server's peak RSS (VmHWM) grows by under 50 MB;
+ * - a 99 MiB URL input is streamed to disk: the server's peak RSS (VmHWM) grows by far less than the body;
  * - an independent Python client posts a URL-only start-task with `requests.post(url, data={...,
  *   "urls": json.dumps([...])})`, i.e. `application/x-www-form-urlencoded` with quote_plus encoding — the
  *   bytes below are exactly what requests 2.x sends — and the task runs;
@@ -30,12 +30,12 @@ let bigSent = 0;
 
 beforeAll(async () => {
   bird = await sharp(path.join(SET5, 'bird.png')).resize(40, 40).png().toBuffer();
-  const header = hugePng(10_000, 10_000);
+  const header = hugePng(40_000, 40_000);
   images = createServer((req, res) => {
     if (req.url?.startsWith('/bird.png')) return void res.writeHead(200, { 'content-type': 'image/png' }).end(bird);
     if (req.url === '/small-huge.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(header);
     if (req.url === '/big.png') {
-      // A 100 MP PNG header and then zeros up to 99 MiB, generated chunk by chunk (never held here either).
+      // A 1.6 GP PNG header and then zeros up to 99 MiB, generated chunk by chunk (never held here either).
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(BIG) });
       bigSent = 0;
       const zeros = Buffer.alloc(MiB);
@@ -71,7 +71,7 @@ const urlTask = async (urls: string[]) => {
 };
 
 describe('URL inputs stream to disk', () => {
-  it('a 99 MiB URL input grows the server peak RSS by under 50 MB', async () => {
+  it('a 99 MiB URL input grows the server peak RSS by far less than its size', async () => {
     // Warm-up: the same path (fetch, header probe, refusal) on a small body, so the baseline includes it.
     const warm = await pollStatus(serve.url, key, await urlTask([`${imagesBase}/small-huge.png`]));
     expect(warm.status).toBe('PROCESSING_FAILED');
@@ -79,12 +79,15 @@ describe('URL inputs stream to disk', () => {
 
     const done = await pollStatus(serve.url, key, await urlTask([`${imagesBase}/big.png`]));
     expect(bigSent).toBe(BIG);
-    // Fetched whole, then refused from its header (100 MP > the 40 MP input cap) and charged nothing.
+    // Fetched whole, then refused from its header (1.6 GP > the 2^30-pixel input cap) and charged nothing.
     expect(done.status).toBe('PROCESSING_FAILED');
     expect(done.error).toMatch(/pixels|MP/);
     expect(done.creditsDeducted).toBe(false);
     const growth = (await serve.peakRss()) - before;
-    expect(growth).toBeLessThan(50 * 1_000_000);
+    // Holding the body would grow the peak by at least its 99 MiB (104 MB). Streamed, the growth is chunks in
+    // flight plus garbage not yet collected: ~30 MB on an idle machine, 55 MB measured with both cores busy
+    // (the consumer slows, chunks live longer and reach the old generation before a major GC frees them).
+    expect(growth).toBeLessThan(80 * 1_000_000);
   }, 120_000);
 });
 
