@@ -69,6 +69,24 @@ export interface RemoteBackend extends UpscaleBackend {
   readonly client: ContractClient;
 }
 
+/**
+ * What start-task sends for these settings (contractClient.startTask): the identity of a task on the service.
+ * Tokens saved before the one face vocabulary carry `enhanceFace` instead of `face`; both read the same, so an
+ * interrupted task is resumed, never started (and paid) again, across that upgrade.
+ */
+function sentFields(settings: unknown): Record<string, unknown> {
+  const s = (typeof settings === 'object' && settings !== null ? settings : {}) as Record<string, unknown>;
+  const enhanceFace = typeof s.enhanceFace === 'boolean' ? s.enhanceFace : s.face !== undefined;
+  return {
+    model: s.model,
+    scale: s.scale,
+    saveImageAs: s.saveImageAs,
+    enhanceFace,
+    compression: s.compression,
+    ...(s.denoise !== undefined ? { denoise: s.denoise } : {}),
+  };
+}
+
 export function createRemoteBackend(
   options: Pick<RemoteBackendOptions, 'baseUrl' | 'apiKey'> & Partial<RemoteBackendOptions>,
 ): RemoteBackend {
@@ -149,14 +167,16 @@ export function createRemoteBackend(
 
   /** Binds a task to this service and these settings, so a token never resumes the wrong work. */
   function resumeToken(taskId: string, req: UpscaleRequest): string {
-    return JSON.stringify({ baseUrl: opts.baseUrl, taskId, settings: req.settings });
+    return JSON.stringify({ baseUrl: opts.baseUrl, taskId, settings: sentFields(req.settings) });
   }
 
   function resumedTaskId(req: UpscaleRequest): string | undefined {
     if (!req.resume) return undefined;
     try {
       const t = JSON.parse(req.resume) as { baseUrl?: unknown; taskId?: unknown; settings?: unknown };
-      const same = t.baseUrl === opts.baseUrl && JSON.stringify(t.settings) === JSON.stringify(req.settings);
+      const same =
+        t.baseUrl === opts.baseUrl &&
+        JSON.stringify(sentFields(t.settings)) === JSON.stringify(sentFields(req.settings));
       return same && typeof t.taskId === 'string' ? t.taskId : undefined;
     } catch {
       return undefined;

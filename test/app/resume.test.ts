@@ -1,3 +1,4 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,7 +75,18 @@ describe('a cloud item the service already accepted is resumed, never paid twice
     expect(charged).toBe(done.deductedCredits);
     expect(charged).toBeGreaterThan(0);
 
-    // Reopen the queue from disk (as after a restart) and retry: it follows the same task.
+    // Reopen the queue from disk (as after a restart) and retry: it follows the same task. The token on disk is
+    // rewritten as a version before the one face vocabulary saved it (settings with enhanceFace, no face): an
+    // upgrade between the crash and the retry must resume too, never start and pay for the task again.
+    const stateFile = path.join(dir, 'queue.json');
+    const state = JSON.parse(await readFile(stateFile, 'utf8')) as { resume: Record<string, string> };
+    const saved = JSON.parse(state.resume[item!.id]!) as { baseUrl: string; taskId: string };
+    state.resume[item!.id] = JSON.stringify({
+      baseUrl: saved.baseUrl,
+      taskId: saved.taskId,
+      settings: { model: FAST_MODEL, scale: 2, saveImageAs: 'png', compression: 0, enhanceFace: false },
+    });
+    await writeFile(stateFile, JSON.stringify(state));
     queue = await JobQueue.open({
       stateFile: path.join(dir, 'queue.json'),
       backend: () => remote,
