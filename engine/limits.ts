@@ -1,5 +1,5 @@
 /** Engine limits: defaults chosen for a desktop machine and a small self-hosted server; all overridable. */
-import { DEFAULT_LIMITS as IMAGE_LIMITS } from './pipeline/probe.js';
+import { MAX_INPUT_PIXELS, MAX_OUTPUT_PIXELS } from './pipeline/pixelLimits.js';
 
 export interface EngineLimits {
   /** Largest input file accepted (direct part, upload or URL), in bytes. */
@@ -7,7 +7,7 @@ export interface EngineLimits {
   maxFilesPerTask: number;
   /**
    * Largest decoded input, in pixels; checked from the header before any decoding. By default the same as the
-   * output limit: an input is accepted whenever its output fits (see pipeline/probe.ts DEFAULT_LIMITS).
+   * output limit: an input is accepted whenever its output fits (see pipeline/pixelLimits.ts).
    */
   maxInputPixels: number;
   /** Largest output, in pixels. Outputs above streamAboveBytes stream to a temp raster on disk (3 bytes a pixel for 8-bit RGB). */
@@ -46,9 +46,9 @@ const HOUR = 3_600_000;
 export const DEFAULT_LIMITS: EngineLimits = {
   maxFileSize: 100 * MiB,
   maxFilesPerTask: 50,
-  // The pixel limits are the pipeline's (one source): see pipeline/probe.ts for why input = output limit.
-  maxInputPixels: IMAGE_LIMITS.maxInputPixels,
-  maxOutputPixels: IMAGE_LIMITS.maxOutputPixels,
+  // The pixel limits are the pipeline's (one source): see pipeline/pixelLimits.ts for why input = output limit.
+  maxInputPixels: MAX_INPUT_PIXELS,
+  maxOutputPixels: MAX_OUTPUT_PIXELS,
   streamAboveBytes: 64 * MiB,
   diskReserveBytes: 64 * MiB,
   uploadTtlMs: 1 * HOUR,

@@ -6,6 +6,7 @@ import { stat } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import { FORMAT_MAX_SIDE, type SaveImageAs } from '../contract/index.js';
 import { ImageInputError } from './errors.js';
+import { MAX_INPUT_PIXELS, MAX_OUTPUT_PIXELS } from './pixelLimits.js';
 import type { BitDepth } from './raster.js';
 
 export type ImageSource = { path: string } | { data: Uint8Array };
@@ -22,18 +23,13 @@ export interface ImageLimits {
   diskReserveBytes: number;
 }
 
-/** 2^30 pixels (32768², about 1.07 gigapixels): a 8192² image at ×4. */
-const MAX_OUTPUT_PIXELS = 2 ** 30;
-
 /**
  * Large outputs stream to a disk raster, so memory does not grow with them; the temp disk does (3 bytes a
- * pixel for 8-bit RGB, see budget.ts, checked against the free space before any work). Large inputs are
- * decoded to disk the same way (inputRaster.ts), so an input's size costs disk, not memory: an input is
- * accepted whenever its output fits. The input limit is therefore the output limit (an image at ×1 is its own
- * output); it still bounds what the decoder will ever be asked to decode, from the header alone.
+ * pixel for 8-bit RGB, see budget.ts, checked against the free space before any work). The pixel limits and
+ * why the input's is the output's: pixelLimits.ts.
  */
 export const DEFAULT_LIMITS: ImageLimits = {
-  maxInputPixels: MAX_OUTPUT_PIXELS,
+  maxInputPixels: MAX_INPUT_PIXELS,
   maxOutputPixels: MAX_OUTPUT_PIXELS,
   streamAboveBytes: 64 * 1024 * 1024,
   diskReserveBytes: 64 * 1024 * 1024,

@@ -150,7 +150,7 @@ describe('a local upscale calls core directly', () => {
           settings: { model: FAST_MODEL, scale: 4, saveImageAs: 'png', compression: 0, face: { model: null } },
         })
         .catch((e: unknown) => e);
-      expect(err).toMatchObject({ kind: 'BadRequest', status: 400 });
+      expect(err).toMatchObject({ code: 'bad-request', status: 400 });
       expect((err as Error).message).toMatch(
         /^Face enhancement needs a face model and none is installed\. Get one with /,
       );
