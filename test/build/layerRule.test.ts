@@ -21,9 +21,9 @@ describe('layer rule', () => {
       expect.stringContaining('engine/ is pure Node and imports no other layer'),
     ]);
     expect(
-      await problems('engine/pipeline/probe.ts', "import type { X } from '../../renderer/src/format.js';\n"),
+      await problems('engine/core/pipeline/probe.ts', "import type { X } from '../../renderer/src/format.js';\n"),
     ).toHaveLength(1);
-    expect(await problems('engine/probe.ts', "import { app } from 'electron';\n")).toEqual([
+    expect(await problems('engine/service/probe.ts', "import { app } from 'electron';\n")).toEqual([
       expect.stringContaining('Electron is only for electron/'),
     ]);
     expect(
@@ -43,7 +43,7 @@ describe('layer rule', () => {
   });
 
   it('lets the renderer see only the service interface, the preload API types and contract enums', async () => {
-    expect(await problems('renderer/src/probe.ts', "import '../../engine/pipeline/index.js';\n")).toEqual([
+    expect(await problems('renderer/src/probe.ts', "import '../../engine/core/pipeline/index.js';\n")).toEqual([
       expect.stringContaining('renderer/ reaches the main process only through the typed preload API'),
     ]);
     expect(await problems('renderer/src/probe.ts', "import '../../app/jobs/jobQueue.js';\n")).toHaveLength(1);
@@ -63,11 +63,11 @@ describe('layer rule', () => {
     const wrongWay = expect.stringContaining('imports only the groups below it');
     // core (pipeline, inference, faces, convert, models, core) never reaches the service or the server.
     expect(await problems('engine/core/probe.ts', "import '../tasks/taskStore.js';\n")).toEqual([wrongWay]);
-    expect(await problems('engine/pipeline/probe.ts', "import { createEngine } from '../engine.js';\n")).toEqual([
+    expect(await problems('engine/core/pipeline/probe.ts', "import { createEngine } from '../engine.js';\n")).toEqual([
       wrongWay,
     ]);
-    expect(await problems('engine/faces/probe.ts', "import '../storage/mutex.js';\n")).toEqual([wrongWay]);
-    expect(await problems('engine/models/probe.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/core/faces/probe.ts', "import '../storage/mutex.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/core/models/probe.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
     // contract is the floor: it imports none of the others.
     expect(await problems('engine/contract/probe.ts', "import '../pipeline/index.js';\n")).toEqual([wrongWay]);
     expect(await problems('engine/contract/probe.ts', "import type { Core } from '../core/index.js';\n")).toEqual([
@@ -75,8 +75,8 @@ describe('layer rule', () => {
     ]);
     expect(await problems('engine/contract/probe.ts', "import '../limits.js';\n")).toEqual([wrongWay]);
     // service never reaches the server.
-    expect(await problems('engine/tasks/probe.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
-    expect(await problems('engine/engine.ts', "import './server/app.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/service/tasks/probe.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/service/engine.ts', "import './server/app.js';\n")).toEqual([wrongWay]);
     // The right way is allowed, and the engine-wide rule still holds inside a group.
     const down = [
       "import '../contract/index.js';",
@@ -84,7 +84,7 @@ describe('layer rule', () => {
       "import '../pipeline/index.js';",
       "import '../storage/mutex.js';",
     ].join('\n');
-    expect(await problems('engine/tasks/probe.ts', `${down}\n`)).toEqual([]);
+    expect(await problems('engine/service/tasks/probe.ts', `${down}\n`)).toEqual([]);
     expect(
       await problems('engine/server/probe.ts', "import '../tasks/taskStore.js';\nimport '../engine.js';\n"),
     ).toEqual([]);
