@@ -165,10 +165,11 @@ function relativeSpec(dir, target, original, dotted) {
 function fixSpec(spec, fileNow, all, problems, dotted) {
   const dirNow = posix.dirname(fileNow);
   const fileThen = oldPlace(fileNow);
-  const now = posix.join(dirNow, spec);
+  const bare = spec.replace(/\/+$/, '') || '.';
+  const now = posix.join(dirNow, bare);
   if (now.startsWith('../') || now === '..') return spec; // outside the repository: not ours
   const nowOk = resolves(now, all);
-  const then = fileThen !== fileNow ? newPlace(posix.join(posix.dirname(fileThen), spec)) : undefined;
+  const then = fileThen !== fileNow ? newPlace(posix.join(posix.dirname(fileThen), bare)) : undefined;
   const thenOk = then !== undefined && resolves(then, all);
   const keep = dotted || spec.startsWith('.');
   if (nowOk && (!thenOk || then === now)) return spec;
@@ -240,7 +241,7 @@ export function layerEngine(root, { format = true, log = console.log } = {}) {
     // Longer paths can push an import past the print width; .prettierignore still applies to named files.
     execFileSync(prettier, ['--write', '--log-level', 'warn', ...formattable], { cwd: root, stdio: 'inherit' });
   }
-  log(`moved ${moves.length} files, rewrote paths in ${changed.length}`);
+  log(`files moved: ${moves.length}; files with paths rewritten: ${changed.length}`);
   for (const p of problems) log(`problem: ${p}`);
   return { moves, changed, problems };
 }
