@@ -2,10 +2,10 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { LOCAL_CALLER, type Caller } from '../../engine/service/api.js';
+import { LOCAL_CALLER, type Caller } from '../../engine/api.js';
 import { ContractError, type TaskStatusData } from '../../engine/contract/index.js';
 import { expect } from 'vitest';
-import { createEngine, type Engine, type EngineOptions } from '../../engine/service/engine.js';
+import { createEngine, type Engine, type EngineOptions } from '../../engine/engine.js';
 import { ONNX_DIR } from './paths.js';
 
 export const FAST_MODEL = 'digital-art-4x';

@@ -5,7 +5,7 @@
  * DOM-free (used by Node-side tests too).
  */
 import { writeFile, rename } from 'node:fs/promises';
-import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/service/credits/priceTable.js';
+import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest } from '../../app/backends/backend.js';
 import { CancelledError, InsufficientCreditsError } from '../../app/backends/errors.js';
 import type { AccountView, Mode } from '../../app/service/crispService.js';

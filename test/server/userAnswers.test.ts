@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publicMessage } from '../../engine/service/tasks/userMessage.js';
+import { publicMessage } from '../../engine/tasks/userMessage.js';
 import { addUser, BASIC, postForm, postJson, SET5, startTestServer, taskForm, type TestServer } from './helpers.js';
 
 let s: TestServer;
