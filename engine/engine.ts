@@ -1,8 +1,11 @@
 /**
- * createEngine: the upscaling contract run in-process. It owns the task queue (one inference job at a
- * time per device), persistence under a data directory, multipart uploads, and credit metering through
- * the CreditMeter interface; each image runs in engine/core's worker threads. `crisp serve`, `crisp worker`
- * and the CLI's server commands drive this object; the desktop's local upscales call core directly.
+ * The multi-tenant service, assembled: the contract's operations (uploads, start-task, status, records,
+ * downloads, cancel), credits through the CreditMeter, per-user quotas, the fair task runner and the sweep.
+ * It takes what differs between deployments as explicit parts (EngineParts): where task records live and who
+ * runs them (TaskRecords), and where uploads and task files live (TaskFiles). Each deployment is one small
+ * composition that builds its parts and hands them here: embeddedEngine.ts (one process: JSON records, local
+ * files), postgresEngine.ts (PostgreSQL records and queue, files in a shared folder or, with s3Objects.ts, a
+ * bucket). Each image runs in engine/core's worker threads; the desktop's local upscales call core directly.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
@@ -14,50 +17,42 @@ import {
   parseGetTaskStatus,
   parseGetUploadUrl,
   parseStartTask,
+  type CompleteMultipartUploadResult,
+  type FileData,
   type StartTaskRequest,
   type StartTaskResult,
   type TaskRecord,
   type TaskStatusData,
   type UploadSession,
-  type CompleteMultipartUploadResult,
 } from './contract/index.js';
+import { createCore, type Core, type FaceJob } from './core/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
-import { FetchBudget } from './quotas/fetchBudget.js';
-import { assertTaskQuota, assertUploadQuota, taskUsageIn, type QuotaContext } from './quotas/userQuota.js';
-import { createCore, type Core } from './core/index.js';
+import { resolveFaceModel } from './faces/faceModels.js';
 import type { ExecutionProviderChoice, PrecisionRequest } from './inference/index.js';
 import { resolveLimits, type EngineLimits } from './limits.js';
 import { listModels as listCatalogModels, modelSearchDirs, ModelNotInstalledError } from './models/catalog.js';
 import { resolveTaskModelField } from './models/modelNames.js';
 import { checkPreModel } from './models/preModel.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
-import { createUrlSigner, loadOrCreateSecret } from './security/urlSigner.js';
-import { KeyedMutex } from './storage/mutex.js';
 import { checkPassesFit, ImageInputError } from './pipeline/index.js';
+import { FetchBudget } from './quotas/fetchBudget.js';
+import { assertTaskQuota, assertUploadQuota, type QuotaContext, type TaskUsage } from './quotas/userQuota.js';
+import { KeyedMutex } from './storage/mutex.js';
 import { materializeInputs } from './tasks/taskInputs.js';
-import { TaskRunner } from './tasks/taskRunner.js';
-import { publicError, publicMessage } from './tasks/userMessage.js';
-import { crashPoint } from './tasks/crashPoint.js';
-import { taskStats, type TaskStats } from './tasks/taskStats.js';
-import { TaskStore } from './tasks/taskStore.js';
-import { PgTaskStore } from './tasks/pgTaskStore.js';
-import { QueueWorker, type QueueOptions } from './tasks/queueWorker.js';
-import type { StoredTask } from './tasks/taskTypes.js';
+import { TaskRunner, type TaskRunnerDeps } from './tasks/taskRunner.js';
+import type { TaskStats } from './tasks/taskStats.js';
+import type { TaskStore } from './tasks/taskStore.js';
+import type { StoredTask, TaskInput } from './tasks/taskTypes.js';
 import { toStatusData, toTaskRecord, type DecorateFile } from './tasks/statusView.js';
-import { UploadStore, type Uploads } from './uploads/uploadStore.js';
-import { S3UploadStore } from './uploads/s3UploadStore.js';
-import { PgUploadIndex } from './uploads/pgUploadIndex.js';
-import type { ObjectStore } from './storage/objectStore.js';
-import { publishInputs, publishOutputs, stageInputs, taskPrefix } from './tasks/taskObjects.js';
-import { resolveFaceModel } from './faces/faceModels.js';
-import type { DetectOptions } from './faces/detect.js';
+import { publicError, publicMessage } from './tasks/userMessage.js';
+import type { Uploads } from './uploads/uploadStore.js';
 
+/** What every deployment takes; what only one needs (a queue, a bucket, resuming at start) is its composition's. */
 export interface EngineOptions {
+  /** This process's folder: task records and files (embedded, shared storage) or only working copies (bucket). */
   dataDir: string;
   credits?: CreditMeter;
-  /** Origin used in presigned part URLs, e.g. `http://127.0.0.1:8787`. In-process use needs none. */
-  publicUrl?: string;
   allowPrivateUrls?: boolean;
   limits?: Partial<EngineLimits>;
   executionProvider?: ExecutionProviderChoice;
@@ -80,27 +75,12 @@ export interface EngineOptions {
   /** Injected upscaling core (a shared one); default: one made from executionProvider, threads and precision. */
   core?: Core;
   /**
-   * Face enhancement for tasks with enhanceFace: the face model (catalog name or custom:N, resolved in
-   * modelDirs; `null` = the best installed one) and the blend strength. Absent: enhanceFace is refused
-   * with the contract's 400 before anything is charged.
+   * The face of every task with the contract's enhanceFace (core's one face vocabulary, FaceJob): the face
+   * model (catalog name or custom:N, resolved in modelDirs; `null` = the best installed one) and strength.
+   * The contract has no per-task face model, so this deployment setting goes into each task's job. Absent:
+   * enhanceFace is refused with the contract's 400 before anything is charged.
    */
-  faces?: { model: string | null; strength?: number; detector?: DetectOptions };
-  /**
-   * Run tasks left unfinished by a crash again at start (`crisp serve`), up to MAX_RESUMES times each,
-   * instead of failing them. The app's own job queue retries items itself, so it leaves this off.
-   */
-  resumeInterrupted?: boolean;
-  /**
-   * Tasks as jobs in PostgreSQL (`--db`): records live in the `tasks` table, start-task only queues them, and
-   * `queue.workers` tasks at a time are claimed and run here (0: this process only serves the API). Files
-   * stay under dataDir, which every process must share (`--storage`). Absent: one process, tasks in dataDir.
-   */
-  queue?: QueueOptions;
-  /**
-   * Uploads, task inputs and outputs in a bucket (`--storage s3://…`) instead of dataDir, which then only
-   * holds this process's working copies. Needs `queue`: the bucket is for several processes.
-   */
-  objects?: ObjectStore;
+  face?: FaceJob;
   /**
    * Set by a server (`crisp serve`, `crisp worker`): answers and task errors go to API users, so they carry
    * no file-system path and no server command; the full detail goes to this log (the operator's). Absent
@@ -120,26 +100,73 @@ export interface Engine extends UpscalingEngine {
   stats(): Promise<TaskStats>;
 }
 
-const INTERRUPTED = 'Crisp stopped while this task was running. Start it again.';
 /** A task that was unfinished at this many start-ups in a row is likely what kills the process: stop retrying it. */
 export const MAX_RESUMES = 3;
-const GAVE_UP = `Crisp stopped ${MAX_RESUMES} times while this task was running, so it was not tried again. Start it again, or try a smaller image.`;
+/** The error of a task given up after MAX_RESUMES start-ups (embedded) or as many lost leases (queue). */
+export const GAVE_UP = `Crisp stopped ${MAX_RESUMES} times while this task was running, so it was not tried again. Start it again, or try a smaller image.`;
 
-/** A task can run again only if the bytes it was given are still there (URL inputs are fetched again). */
-async function inputsPresent(task: StoredTask): Promise<boolean> {
-  for (const input of task.inputs) {
-    if (input.url) continue;
-    if (!input.path) return false;
-    const ok = await stat(input.path).then(
-      (st) => st.isFile(),
-      () => false,
-    );
-    if (!ok) return false;
-  }
-  return true;
+/** What a deployment's parts are built from: the resolved common settings. */
+export interface EngineContext {
+  dataDir: string;
+  limits: EngineLimits;
+  now: () => number;
+  meter: CreditMeter;
 }
 
-export async function createEngine(opts: EngineOptions): Promise<Engine> {
+/**
+ * Where task records live and who runs them: the embedded JSON records and this process's runner, or
+ * PostgreSQL's tasks table and the queue workers that claim its rows.
+ */
+export interface TaskRecords {
+  readonly store: TaskStore;
+  /** Whether this process runs tasks: core's threads start at once (never in an API-only process). */
+  readonly runsTasks: boolean;
+  /** Queue mode: the runner's ownership hooks (a lost lease drops a task without failing it). */
+  readonly runnerHooks?: Pick<TaskRunnerDeps, 'owns' | 'confirmOwnership' | 'onEnded'>;
+  /**
+   * At start, with the runner built on this store: tasks a crash left unfinished are failed or resumed, and
+   * those to run again come back, oldest first, to be submitted before anything new.
+   */
+  start(runner: TaskRunner): Promise<StoredTask[]>;
+  /** Saves a new task with its credit reservation (one transaction where the records can); on a throw, neither stands. */
+  insert(task: StoredTask, caller: Caller, cost: number): Promise<void>;
+  /** A saved task is ready: run here, or wake whoever claims it. */
+  submit(task: StoredTask): void;
+  /** Tasks of a user waiting or running, and their outputs (quotas): this process's, or every process's. */
+  activeTasksOf(userId: string): number | Promise<number>;
+  taskUsageOf(userId: string): TaskUsage | Promise<TaskUsage>;
+  stats(): Promise<TaskStats>;
+  /** Terminal tasks past their files' lifetime that only the records know of (other processes' tasks). */
+  expiredElsewhere(now: number): Promise<string[]>;
+  /** Stops running: embedded, running tasks end; queue, they are handed back for another worker. */
+  close(): Promise<void>;
+}
+
+/** Where uploads and task files live: this process's (or a shared) folder, or a bucket. */
+export interface TaskFiles {
+  readonly uploads: Uploads;
+  /** The runner's hooks for files that live elsewhere: inputs brought to this disk, outputs published. */
+  readonly runnerHooks?: Pick<TaskRunnerDeps, 'stageInputs' | 'publishOutputs' | 'onEnded'>;
+  /** start-task, before the record exists: inputs put where any process can read them. */
+  publishInputs?(taskId: string, inputs: TaskInput[]): Promise<void>;
+  /** start-task, once the record exists: what this process kept only to publish can go. */
+  inserted?(task: StoredTask): Promise<void>;
+  /** A task's files outside its folder (a failed start, an expired task). */
+  remove(taskId: string): Promise<void>;
+  /** Where an output's bytes are served from; undefined when they are gone. */
+  locate(file: FileData): Promise<{ path: string; redirect?: string } | undefined>;
+}
+
+export interface EngineParts {
+  tasks: TaskRecords;
+  files: TaskFiles;
+}
+
+/** Builds a deployment's engine: common settings resolved, then its parts, then the shared service over them. */
+export async function assembleEngine(
+  opts: EngineOptions,
+  buildParts: (ctx: EngineContext) => EngineParts | Promise<EngineParts>,
+): Promise<Engine> {
   const dataDir = path.resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true });
   const limits = resolveLimits(opts.limits);
@@ -152,22 +179,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     denoiseCacheDir: path.join(dataDir, 'models-cache'),
   };
   const decorate: DecorateFile = opts.decorateFile ?? ((_t, f) => f);
-  const signer = createUrlSigner(await loadOrCreateSecret(dataDir));
-  const objects = opts.objects;
-  if (objects && !opts.queue) throw new Error('object storage (--storage s3://…) needs the PostgreSQL queue (--db)');
-  const uploads: Uploads = objects
-    ? new S3UploadStore(objects, limits, now, opts.queue ? new PgUploadIndex(opts.queue.pool) : undefined)
-    : new UploadStore(
-        dataDir,
-        signer,
-        (opts.publicUrl ?? 'crisp://local').replace(/\/$/, ''),
-        limits,
-        now,
-        opts.queue !== undefined,
-      );
-  const pgStore = opts.queue ? new PgTaskStore(dataDir, opts.queue.pool, limits.fileTtlMs, now) : undefined;
-  const store: TaskStore = pgStore ?? new TaskStore(dataDir);
-  let worker: QueueWorker | undefined;
+  // Resolved once at start so a missing model stops `crisp serve --face-model` before it listens.
+  const face: FaceJob | undefined = opts.face
+    ? { ...opts.face, model: resolveFaceModel(opts.face.model ?? undefined, modelDirs).name }
+    : undefined;
+  const { tasks, files } = await buildParts({ dataDir, limits, now, meter });
   const settleLock = new KeyedMutex();
   // The heavy work of every task runs in core's worker threads, so this process's event loop (the API,
   // the lease heartbeat) stays free; its threads start with the first image.
@@ -181,48 +197,10 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       models: modelSources,
     });
 
-  // Anything unfinished at start-up was running (or waiting) when the process died: it is resumed from
-  // its stored inputs (server) or fails (app), and never hangs. Either way the killed run may have left a
-  // temp file mid-write, so partial outputs go.
-  const resumable: StoredTask[] = [];
-  for (const task of await store.load()) {
-    task.outputs = [];
-    await rm(path.join(store.taskDir(task.id), 'outputs'), { recursive: true, force: true });
-    task.updatedAt = now();
-    task.resumes = (task.resumes ?? 0) + 1;
-    const canResume = opts.resumeInterrupted === true && task.resumes <= MAX_RESUMES && (await inputsPresent(task));
-    if (canResume) {
-      task.status = 'PROCESSING';
-      await store.save(task);
-      resumable.push(task);
-      continue;
-    }
-    task.status = 'PROCESSING_FAILED';
-    task.error = opts.resumeInterrupted === true && task.resumes > MAX_RESUMES ? GAVE_UP : INTERRUPTED;
-    await store.save(task);
-    await meter.release(task.id);
-  }
-
-  // The embedded store cannot write a charge and a task in one step: a kill between start-task's
-  // reservation and its task record leaves a charge without a task (and a folder without a record, which
-  // store.load() removed). Every such charge is released here, before anything new is reserved.
-  if (!pgStore && meter.reservedTaskIds) {
-    for (const id of await meter.reservedTaskIds()) if (!store.get(id)) await meter.release(id);
-  }
-
-  // Resolved once at start so a missing model stops `crisp serve --face-model` before it listens.
-  const faceModel = opts.faces ? resolveFaceModel(opts.faces.model ?? undefined, modelDirs) : undefined;
-  const faces = faceModel
-    ? {
-        model: faceModel.name,
-        strength: opts.faces?.strength ?? 1,
-        ...(opts.faces?.detector ? { detect: opts.faces.detector } : {}),
-      }
-    : undefined;
-
+  const onEnded = [tasks.runnerHooks?.onEnded, files.runnerHooks?.onEnded].filter((f) => f !== undefined);
   const runner = new TaskRunner({
-    ...(faces ? { face: faces } : {}),
-    store,
+    ...(face ? { face } : {}),
+    store: tasks.store,
     limits,
     now,
     core,
@@ -230,23 +208,11 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     onFailed: (task) => meter.release(task.id),
     ...(opts.operatorLog ? { explain: (e: unknown, name?: string) => publicMessage(e, name, opts.operatorLog!) } : {}),
-    ...(opts.queue
-      ? {
-          owns: (task: StoredTask) => worker?.owns(task) ?? false,
-          ...(pgStore ? { confirmOwnership: (task: StoredTask) => pgStore.confirmHeld(task.id) } : {}),
-          onEnded: (task: StoredTask) => {
-            worker?.ended(task);
-            // With a bucket the local folder was only a working copy.
-            if (objects) void rm(store.taskDir(task.id), { recursive: true, force: true }).catch(() => undefined);
-          },
-        }
-      : {}),
-    ...(objects
-      ? {
-          stageInputs: (task: StoredTask) => stageInputs(objects, store, task),
-          publishOutputs: (task: StoredTask) => publishOutputs(objects, store, task),
-        }
-      : {}),
+    ...(tasks.runnerHooks?.owns ? { owns: tasks.runnerHooks.owns } : {}),
+    ...(tasks.runnerHooks?.confirmOwnership ? { confirmOwnership: tasks.runnerHooks.confirmOwnership } : {}),
+    ...(onEnded.length > 0 ? { onEnded: (task: StoredTask) => onEnded.forEach((f) => f(task)) } : {}),
+    ...(files.runnerHooks?.stageInputs ? { stageInputs: files.runnerHooks.stageInputs } : {}),
+    ...(files.runnerHooks?.publishOutputs ? { publishOutputs: files.runnerHooks.publishOutputs } : {}),
     onInputsFetched: async (task) => {
       // URL images are quoted at the base size when the task starts; now that their size is known,
       // raise the reservation if they are larger (or fail the task, charging nothing).
@@ -267,25 +233,15 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         throw e;
       }
       task.creditsToDeduct = cost;
-      await store.save(task);
+      await tasks.store.save(task);
     },
   });
-  if (opts.queue && pgStore) {
-    worker = new QueueWorker(opts.queue, {
-      store: pgStore,
-      runner,
-      now,
-      release: (id) => meter.release(id),
-      gaveUpMessage: GAVE_UP,
-    });
-  }
   const fetchBudget = new FetchBudget(limits.urlFetchBudget, limits.urlFetchBudgetWindowMs, now);
   const quotas: QuotaContext = {
     limits,
-    uploadUsageOf: (userId) => uploads.usageOf(userId),
-    // With a queue a user's tasks wait, run and finish on any process: the database counts them all.
-    activeTasksOf: (userId) => (pgStore ? pgStore.activeCount(userId) : runner.activeTasksOf(userId)),
-    taskUsageOf: (userId) => (pgStore ? pgStore.usageOf(userId, now()) : taskUsageIn(store.all(), userId, now())),
+    uploadUsageOf: (userId) => files.uploads.usageOf(userId),
+    activeTasksOf: (userId) => tasks.activeTasksOf(userId),
+    taskUsageOf: (userId) => tasks.taskUsageOf(userId),
     now,
   };
   // Priced by output size and by the pixels the model produces (docs/api.md#prices).
@@ -299,14 +255,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale, work) : undefined)),
     );
 
-  // Oldest first, so resumed tasks keep their place ahead of anything submitted after the restart.
+  // Anything a crash left unfinished is failed or comes back to run again, before anything new is accepted.
+  const resumable = await tasks.start(runner);
   // A process that runs tasks starts core's threads now rather than on its first image; an API-only one never does.
-  if (!opts.queue || opts.queue.workers > 0) core.warm();
-  for (const task of resumable.sort((a, b) => a.createdAt - b.createdAt)) runner.enqueue(task);
-  worker?.start();
+  if (tasks.runsTasks) core.warm();
+  for (const task of resumable) tasks.submit(task);
 
   const ownTask = async (caller: Caller, taskId: string): Promise<StoredTask> => {
-    const task = /^[0-9a-f-]{36}$/.test(taskId) ? await store.fetch(taskId) : undefined;
+    const task = /^[0-9a-f-]{36}$/.test(taskId) ? await tasks.store.fetch(taskId) : undefined;
     if (!task || task.userId !== caller.userId) throw errors.taskNotFound();
     return task;
   };
@@ -330,7 +286,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`)
         : e;
     }
-    if (req.enhanceFace && !faces) throw errors.faceNotAvailable();
+    if (req.enhanceFace && !face) throw errors.faceNotAvailable();
     let nativeScale: number;
     try {
       nativeScale = (await resolveTaskModel(req, modelSources, { build: false })).entry.scale;
@@ -346,12 +302,12 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
     await meter.assertCanAfford(caller, meter.quote(req, count));
     const id = randomUUID();
-    const taskDir = store.taskDir(id);
+    const taskDir = tasks.store.taskDir(id);
     let cost = 0;
     let reserved = false;
     try {
       // Headers are read here (cheap), so the price can follow the output size before anything is reserved.
-      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), uploads, limits, {
+      const inputs = await materializeInputs(req, caller, path.join(taskDir, 'inputs'), files.uploads, limits, {
         move: input.moveFiles === true,
         // An in-process caller's chosen destination is where the output and its temp raster will need room.
         outputDir: input.outputPath ? path.dirname(input.outputPath) : undefined,
@@ -375,8 +331,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       cost = priceTask(req, inputs, { nativeScale, ...(input.passes === 2 ? { passes: 2 } : {}) });
       // Taken before the task exists: a refusal here (429) must not leave a saved task behind.
       if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
-      // Whichever worker claims the task reads its inputs from the bucket.
-      if (objects) await publishInputs(objects, id, inputs);
+      // Whichever worker claims the task reads its inputs from where every process can (a bucket).
+      await files.publishInputs?.(id, inputs);
       const t = now();
       const task: StoredTask = {
         id,
@@ -408,28 +364,16 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         ...(preModel ? { preModel } : {}),
         ...(input.metadata ? { metadata: input.metadata } : {}),
       };
-      if (pgStore && meter.reserveWith) {
-        // One transaction: the charge and the task row exist together or not at all.
-        await meter.reserveWith(caller, id, cost, async (db) => {
-          crashPoint('start-task:reserved');
-          await pgStore.insertNew(db, task);
-        });
-        reserved = true;
-      } else {
-        await meter.reserve(caller, id, cost);
-        reserved = true;
-        // A kill here leaves a charge without a task record: the next start-up releases it (above).
-        crashPoint('start-task:reserved');
-        await store.save(task);
-      }
-      if (objects) await rm(taskDir, { recursive: true, force: true });
-      // Queued: a worker (this process's or another's) claims the row; otherwise it runs here.
-      if (pgStore) worker?.poke();
-      else runner.enqueue(task);
+      // The charge and the record: one transaction where the records are in the database.
+      await tasks.insert(task, caller, cost);
+      reserved = true;
+      await files.inserted?.(task);
+      // Run here, or queued for whichever worker claims it.
+      tasks.submit(task);
     } catch (e) {
       if (reserved) await meter.release(id);
       await rm(taskDir, { recursive: true, force: true });
-      await objects?.removePrefix(taskPrefix(id)).catch(() => undefined);
+      await files.remove(id).catch(() => undefined);
       // e.g. the disk check names the folder it measured: the operator's detail, not the user's.
       if (isContractError(e)) throw opts.operatorLog ? publicError(e, opts.operatorLog) : e;
       throw errors.serverFailure('start-task');
@@ -447,7 +391,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         const s = await meter.settle(caller, task.id);
         task.creditsDeducted = s.creditsDeducted;
         task.deductedCredits = s.deductedCredits;
-        await store.save(task);
+        await tasks.store.save(task);
       });
     }
     return toStatusData(task, decorate);
@@ -467,20 +411,9 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     }
     const file = task.outputs.find((f) => f.fileName === fileName);
     if (!file || task.status !== 'PROCESSED' || now() > file.expiresAt) throw errors.notFound('File not found');
-    if (objects) {
-      if (!(await objects.head(file.path))) throw errors.notFound('File not found');
-      // Short-lived: the download link (ours, checked above) is what the user holds; this only carries the bytes.
-      const redirect = await objects.presignGet(file.path, {
-        fileName: file.fileName,
-        contentType: file.fileType,
-        expiresInSeconds: 300,
-      });
-      return { path: file.path, file: decorate(task, file), redirect };
-    }
-    const abs = path.isAbsolute(file.path) ? file.path : path.join(dataDir, file.path);
-    const st = await stat(abs).catch(() => undefined);
-    if (!st?.isFile()) throw errors.notFound('File not found');
-    return { path: abs, file: decorate(task, file) };
+    const found = await files.locate(file);
+    if (!found) throw errors.notFound('File not found');
+    return { ...found, file: decorate(task, file) };
   }
 
   /**
@@ -491,13 +424,13 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
    */
   async function removeTask(id: string): Promise<void> {
     await meter.release(id);
-    // Objects first: a row without objects is swept again next time; objects without a row would leak.
-    await objects?.removePrefix(taskPrefix(id));
-    await store.remove(id);
+    // Shared files first: a record without files is swept again next time; files without a record would leak.
+    await files.remove(id);
+    await tasks.store.remove(id);
   }
 
   async function sweep(): Promise<void> {
-    await uploads.sweep();
+    await files.uploads.sweep();
     // Start-task bodies stream into incoming/<id>/ and leave it at once; anything older is crash debris.
     const incoming = path.join(dataDir, 'incoming');
     for (const name of await readdir(incoming).catch(() => [] as string[])) {
@@ -506,14 +439,14 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
         await rm(path.join(incoming, name), { recursive: true, force: true });
     }
     const t = now();
-    for (const task of [...store.all()]) {
+    for (const task of [...tasks.store.all()]) {
       const terminal = task.status === 'PROCESSED' || task.status === 'PROCESSING_FAILED';
       const expired =
         task.outputs.length > 0 ? task.outputs.every((f) => t > f.expiresAt) : t > task.updatedAt + limits.fileTtlMs;
       if (terminal && expired) await removeTask(task.id);
     }
-    // Tasks finished on other processes are not in this one's memory: the database lists them.
-    if (pgStore) for (const id of await pgStore.expiredTerminal(t, limits.fileTtlMs)) await removeTask(id);
+    // Tasks finished on other processes are not in this one's memory: the records list them.
+    for (const id of await tasks.expiredElsewhere(t)) await removeTask(id);
   }
 
   const sweepTimer =
@@ -530,12 +463,12 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
       await meter.assertCanUpload(caller);
       const req = parseGetUploadUrl(body, { maxFileSize: limits.maxFileSize });
       await assertUploadQuota(quotas, caller, req.fileSize);
-      return uploads.create(caller, body);
+      return files.uploads.create(caller, body);
     },
     putUploadPart: (signedUrl: string, bytes: AsyncIterable<Uint8Array> | Uint8Array): Promise<StoredPart> =>
-      uploads.putPart(signedUrl, bytes),
+      files.uploads.putPart(signedUrl, bytes),
     completeMultipartUpload: (caller: Caller, body: unknown): Promise<CompleteMultipartUploadResult> =>
-      uploads.complete(caller, body),
+      files.uploads.complete(caller, body),
     startTask,
     getTaskStatus,
     getTaskRecord,
@@ -544,8 +477,8 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     cancelTask: async (caller, taskId) => runner.cancel(await ownTask(caller, taskId)),
     idle: () => runner.idle(),
     sweep,
-    stats: async () => (pgStore ? pgStore.stats() : taskStats(store.all())),
-    faceEnhancement: faces !== undefined,
+    stats: () => tasks.stats(),
+    faceEnhancement: face !== undefined,
     // Read per call, like startTask: a model fetched or imported while the server runs is listed at once.
     installedModels: async () => [
       ...listCatalogModels(modelDirs)
@@ -555,8 +488,7 @@ export async function createEngine(opts: EngineOptions): Promise<Engine> {
     ],
     close: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
-      if (worker) await worker.close();
-      else await runner.close();
+      await tasks.close();
       if (ownsCore) await core.close();
     },
   };

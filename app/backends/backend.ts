@@ -4,6 +4,7 @@
  * only ever sees this interface.
  */
 import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
+import type { FaceJob } from '../../engine/core/index.js';
 import type { MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import type { AccountView, Mode } from '../service/crispService.js';
 
@@ -13,12 +14,14 @@ export interface UpscaleSettings {
   scale: Scale;
   saveImageAs: SaveImageAs;
   compression: number;
-  enhanceFace: boolean;
+  /**
+   * Face enhancement of this job (core's one face vocabulary); absent: none. It travels per job, so a new
+   * strength never restarts the local engine. A service receives only its presence (the contract's
+   * `enhanceFace`) and applies its own face model and strength.
+   */
+  face?: FaceJob;
   /** extension: denoise strength 0–1, only for the contract's DENOISE_MODEL; absent = not asked for. */
   denoise?: number;
-  /** extension (local engine): the face model and the restored/unrestored blend, with enhanceFace. */
-  faceModel?: string;
-  faceStrength?: number;
   /** extension (local engine): fp32 or int8; absent = automatic. */
   precision?: 'fp32' | 'int8';
   /** extension (local engine only): 2 = double upscale; absent = one pass. The contract has no such field. */

@@ -23,9 +23,9 @@ import type { JobItem } from '../service/crispService.js';
 import { CliError } from './cliError.js';
 import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
 
-function faceModelOrRefuse(name: string | undefined): string {
+function faceModelOrRefuse(name: string | undefined): void {
   try {
-    return resolveFaceModel(name, modelSearchDirs()).name;
+    resolveFaceModel(name, modelSearchDirs());
   } catch (e) {
     if (e instanceof FaceModelMissingError) throw new CliError(e.message);
     throw e;
@@ -173,8 +173,9 @@ async function runChecked(
     const { createRemoteBackend } = await import('../remote/remoteBackend.js');
     backend = createRemoteBackend({ baseUrl: run.remote, apiKey });
   } else {
-    // --face locally needs a face model: refused here, before any work, with the ways to get one.
-    const faceModel = settings.face ? faceModelOrRefuse(flags.faceModel ?? undefined) : undefined;
+    // --face locally needs a face model: refused here, before any work, with the ways to get one. The
+    // model and strength then travel with each job (upscaleSettingsFor), not with the engine.
+    if (settings.face) faceModelOrRefuse(flags.faceModel ?? undefined);
     const dataDir = run.data ?? (engineDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-')));
     const { createLocalBackend } = await import('../backends/local/localBackend.js');
     backend = createLocalBackend({
@@ -186,7 +187,6 @@ async function runChecked(
       ...(flags.tileSize ? { tileSize: flags.tileSize } : {}),
       // --precision is an engine-wide choice (int8 variants are picked per model when sessions load).
       ...(flags.precision ? { precision: flags.precision } : {}),
-      ...(faceModel ? { faces: { model: faceModel, strength: flags.faceStrength ?? 1 } } : {}),
     });
   }
 

@@ -62,14 +62,9 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   );
 
   // Checked before watching, not on every arriving image: the model, and with faces the face model.
-  let faces: { model: string; strength: number } | undefined;
   try {
     if (isModelName(settings.model)) resolveModel(settings.model, modelSearchDirs());
-    if (settings.face)
-      faces = {
-        model: resolveFaceModel(settings.faceModel ?? undefined, modelSearchDirs()).name,
-        strength: settings.faceStrength ?? 1,
-      };
+    if (settings.face) resolveFaceModel(settings.faceModel || undefined, modelSearchDirs());
   } catch (e) {
     if (e instanceof ModelNotInstalledError || e instanceof FaceModelMissingError)
       throw new CliError(`preset "${preset.name}": ${e.message}`);
@@ -82,7 +77,6 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
     dataDir: engineDir,
     modelDirs: modelSearchDirs(),
     customModelsDir: userModelsDir(),
-    ...(faces ? { faces } : {}),
   });
   let watcher: FolderWatcher;
   try {

@@ -10,12 +10,17 @@ import type { CreditEstimate, Mode } from '../service/crispService.js';
 
 export function estimateCredits(
   mode: Mode,
-  settings: Pick<UpscaleSettings, 'scale' | 'enhanceFace'>,
+  settings: Pick<UpscaleSettings, 'scale' | 'face'>,
   items: number,
   table: PriceTable = DEFAULT_PRICE_TABLE,
 ): CreditEstimate {
   if (mode === 'local') return { mode, credits: 0, items };
-  return { mode, credits: priceOf(table, settings, items), items };
+  // Priced as start-task is: by the contract's enhanceFace, i.e. whether the job enhances faces at all.
+  return {
+    mode,
+    credits: priceOf(table, { scale: settings.scale, enhanceFace: settings.face !== undefined }, items),
+    items,
+  };
 }
 
 /** Words for a person, e.g. in the CLI before a batch starts. */

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { sanitizeFileName } from '../../engine/contract/index.js';
-import { sniffImageType } from '../../engine/storage/imageSniff.js';
+import { sniffImageType } from '../../engine/pipeline/imageSniff.js';
 import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
 import { Mutex } from '../../engine/storage/mutex.js';
 import type { UpscaleBackend } from '../backends/backend.js';

@@ -16,7 +16,7 @@ export type JobSettings = Pick<
   Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision' | 'passes' | 'preModel' | 'metadata'>> & {
     /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
     denoise?: number;
-    /** Local-only extensions (precision, face model and strength) go to the local engine only; absent = local. */
+    /** Local-only extensions (precision, metadata) go to the local engine only; absent = local. */
     mode?: Mode;
   };
 
@@ -55,14 +55,16 @@ export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
     scale: job.scale,
     saveImageAs: job.format,
     compression: job.compression,
-    enhanceFace: job.face,
-    ...(job.denoise !== undefined ? { denoise: job.denoise } : {}),
-    ...(job.mode !== 'cloud' && job.face
+    // The settings' three face fields become the job's one: an empty model name means the best installed one.
+    ...(job.face
       ? {
-          ...(job.faceStrength !== undefined ? { faceStrength: job.faceStrength } : {}),
-          ...(job.faceModel ? { faceModel: job.faceModel } : {}),
+          face: {
+            model: job.faceModel || null,
+            ...(job.faceStrength !== undefined ? { strength: job.faceStrength } : {}),
+          },
         }
       : {}),
+    ...(job.denoise !== undefined ? { denoise: job.denoise } : {}),
     ...(job.mode !== 'cloud' && job.precision !== undefined && job.precision !== 'auto'
       ? { precision: job.precision }
       : {}),
@@ -83,9 +85,7 @@ export function jobOutputName(job: JobSettings, inputPath: string): string {
     scale: job.scale,
     format: job.format,
     denoise: job.denoise,
-    enhanceFace: job.face,
-    faceModel: job.faceModel,
-    faceStrength: job.faceStrength,
+    ...(job.face ? { face: { model: job.faceModel ?? null, strength: job.faceStrength } } : {}),
     passes: job.passes,
   });
 }

@@ -204,7 +204,8 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       form.append('model', settings.model);
       form.append('scale', String(settings.scale));
       form.append('saveImageAs', settings.saveImageAs);
-      form.append('enhanceFace', String(settings.enhanceFace));
+      // The contract's name for the job's face: only whether it is asked for; the service picks model and strength.
+      form.append('enhanceFace', String(settings.face !== undefined));
       form.append('compression', String(settings.compression));
       if (settings.denoise !== undefined) form.append('denoise', String(settings.denoise));
       if (source.kind === 'file')

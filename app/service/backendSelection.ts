@@ -1,7 +1,8 @@
 /**
  * The backend the settings choose: the local worker process or a remote service. One instance is kept
  * while the settings that shape it stay the same, so a settings change (mode, URL, key, threads) applies
- * to the next item without restarting anything else.
+ * to the next item without restarting anything else. What travels with each job (model, scale, face model
+ * and strength, denoise…) is not part of that identity: changing it never restarts the local engine.
  */
 import path from 'node:path';
 import type { UpscaleBackend } from '../backends/backend.js';
@@ -50,7 +51,6 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
           executionProvider: s.executionProvider,
           ...(s.threads ? { threads: s.threads } : {}),
           ...(s.tileSize ? { tileSize: s.tileSize } : {}),
-          ...(s.face ? { faces: { model: s.faceModel || null, strength: s.faceStrength } } : {}),
           ...(s.precision ? { precision: s.precision } : {}),
           ...(deps.spawner ? { spawner: deps.spawner } : {}),
         })
@@ -62,16 +62,8 @@ export function createBackendSelection(deps: BackendSelectionDeps): BackendSelec
       let key: string;
       let apiKey: string | undefined;
       if (s.mode === 'local') {
-        key = JSON.stringify([
-          'local',
-          s.executionProvider,
-          s.threads,
-          s.tileSize,
-          s.precision,
-          s.face,
-          s.faceModel,
-          s.faceStrength,
-        ]);
+        // Exactly what createLocalBackend is given above: the worker process's own settings.
+        key = JSON.stringify(['local', s.executionProvider, s.threads, s.tileSize, s.precision]);
       } else {
         apiKey = await deps.secrets.get(API_KEY_SECRET);
         if (!s.baseUrl) throw new BadRequestError(NO_SERVICE_URL);

@@ -141,7 +141,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
           await backend.upscale({
             inputPath: input,
             inputName: 'preview-sample.png',
-            settings: { model, scale: 4, saveImageAs: 'png', compression: 0, enhanceFace: false },
+            settings: { model, scale: 4, saveImageAs: 'png', compression: 0 },
             outputPath: output,
           });
         },

@@ -1,6 +1,7 @@
 /** Subject "credits": what the waiting images will cost, and the account's balance (Cloud mode). */
 import type { UpscaleBackend } from '../backends/backend.js';
 import { estimateCredits } from '../credits/estimate.js';
+import { jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { Settings } from './crispService.js';
@@ -14,7 +15,8 @@ export function creditMethods(
   return {
     async estimate() {
       const s = await settings.get();
-      return estimateCredits(s.mode, { scale: s.scale, enhanceFace: s.face }, queue.queuedItems().length);
+      // Priced from the job the queue would send, so the estimate and the run read the settings alike.
+      return estimateCredits(s.mode, upscaleSettingsFor(jobSettingsFrom(s, s.mode)), queue.queuedItems().length);
     },
     async getAccount() {
       const s = await settings.get();

@@ -14,7 +14,8 @@ import {
   type SaveImageAs,
   type TaskSettings,
 } from '../../engine/contract/index.js';
-import type { FaceJob, UpscaleFileJob } from '../../engine/core/index.js';
+import { checkedInput, type FaceJob, type UpscaleFileJob } from '../../engine/core/index.js';
+import type { UpscaleSettings } from '../backends/backend.js';
 import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
 import type { EngineLimits } from '../../engine/limits.js';
 import { ModelNotInstalledError } from '../../engine/models/catalog.js';
@@ -24,7 +25,6 @@ import { metadataRequest } from '../../engine/core/provenance.js';
 import { isMetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from '../../engine/models/taskModel.js';
 import { checkPassesFit, ImageInputError } from '../../engine/pipeline/index.js';
-import { checkedInput } from '../../engine/tasks/taskInputs.js';
 import type { LocalUpscale, WorkerEngineOptions } from './protocol.js';
 
 export interface LocalJobContext {
@@ -39,10 +39,12 @@ function badRequest(e: unknown): never {
   throw e;
 }
 
-async function settingsOf(fields: LocalUpscale['fields'], customModelsDir: string | undefined): Promise<TaskSettings> {
+async function settingsOf(request: UpscaleSettings, customModelsDir: string | undefined): Promise<TaskSettings> {
   // Read the registry per job so a model imported while the app runs is usable at once.
   const custom = customModelsDir === undefined ? undefined : await customModelNames(customModelsDir);
-  const named = resolveTaskModelField(fields, custom);
+  // Checked as start-task's fields, where the job's face is the contract's enhanceFace.
+  const { face, ...fields } = request;
+  const named = resolveTaskModelField({ ...fields, enhanceFace: face !== undefined }, custom);
   try {
     return parseTaskSettings(named.fields, custom ? { extraModels: (name) => custom.has(name) } : {});
   } catch (e) {
@@ -52,27 +54,26 @@ async function settingsOf(fields: LocalUpscale['fields'], customModelsDir: strin
   }
 }
 
-/** The face part of a job: per-job model and strength when the request names them, else the worker's. */
-function faceOf(fields: LocalUpscale['fields'], options: WorkerEngineOptions, modelDirs: string[]): FaceJob {
+/** The job's face as it will run: the model checked now, the strength kept within 0..1 (default 1). */
+function checkedFace(face: FaceJob, modelDirs: string[]): FaceJob {
   // An empty name means "the best installed one", as in the settings.
-  const named = typeof fields.faceModel === 'string' && fields.faceModel !== '' ? fields.faceModel : undefined;
-  const model = named ?? options.faces?.model;
-  if (model === undefined) throw errors.faceNotAvailable();
-  const strength = typeof fields.faceStrength === 'number' ? fields.faceStrength : (options.faces?.strength ?? 1);
+  const model = face.model || null;
   // Checked here so a missing face model is a refusal before any work, as start-task refused it.
   try {
     resolveFaceModel(model ?? undefined, modelDirs);
   } catch (e) {
     badRequest(e);
   }
-  return { model, strength: Math.min(1, Math.max(0, strength)) };
+  const strength = typeof face.strength === 'number' && Number.isFinite(face.strength) ? face.strength : 1;
+  return { model, strength: Math.min(1, Math.max(0, strength)), ...(face.detect ? { detect: face.detect } : {}) };
 }
 
 export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise<UpscaleFileJob> {
   const { options, sources, limits } = ctx;
-  const settings = await settingsOf(msg.fields, sources.customModelsDir);
+  const request = msg.settings;
+  const settings = await settingsOf(request, sources.customModelsDir);
   const inputName = sanitizeFileName(msg.inputName);
-  const face = settings.enhanceFace ? faceOf(msg.fields, options, sources.modelDirs) : undefined;
+  const face = request.face ? checkedFace(request.face, sources.modelDirs) : undefined;
   try {
     await resolveTaskModel(settings, sources, { build: false });
   } catch (e) {
@@ -81,7 +82,7 @@ export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise
   // The output's folder is where its temp raster goes too: the disk check measures it, so it must exist.
   await mkdir(path.dirname(msg.outputPath), { recursive: true });
   const input = await checkedInput(msg.inputPath, inputName, settings, limits, path.dirname(msg.outputPath));
-  const passes = msg.fields.passes === 2 ? 2 : 1;
+  const passes = request.passes === 2 ? 2 : 1;
   if (passes === 2 && input.dimensions) {
     try {
       checkPassesFit(input.dimensions.width, input.dimensions.height, settings.scale, 2, settings.saveImageAs, {
@@ -93,13 +94,13 @@ export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise
       badRequest(e);
     }
   }
-  const precision = msg.fields.precision;
+  const precision = request.precision;
   // The policy is the app's extension, not a start-task field; absent: what a service's outputs carry.
-  const metadata = isMetadataPolicy(msg.fields.metadata) ? msg.fields.metadata : undefined;
+  const metadata = isMetadataPolicy(request.metadata) ? request.metadata : undefined;
   const preModel =
-    typeof msg.fields.preModel === 'string' && msg.fields.preModel !== ''
+    typeof request.preModel === 'string' && request.preModel !== ''
       ? await checkPreModel(
-          msg.fields.preModel,
+          request.preModel,
           sources.customModelsDir === undefined ? undefined : await customModelNames(sources.customModelsDir),
           sources,
         )
@@ -122,7 +123,7 @@ export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise
             model: settings.model,
             scale: settings.scale,
             passes,
-            face: settings.enhanceFace,
+            face: face !== undefined,
           }),
         }
       : {}),

@@ -1,5 +1,6 @@
 /** Messages between the app and the engine worker process (structured-clone / JSON safe). */
 import type { UpscaleFileResult } from '../../engine/core/index.js';
+import type { UpscaleSettings } from '../backends/backend.js';
 
 export interface WorkerEngineOptions {
   dataDir: string;
@@ -9,18 +10,19 @@ export interface WorkerEngineOptions {
   executionProvider?: string;
   threads?: number;
   tileSize?: number;
-  /** Face enhancement for enhanceFace jobs that name no face model: face model name (null = best installed) and strength. */
-  faces?: { model: string | null; strength?: number };
   precision?: 'auto' | 'fp32' | 'int8';
 }
 
-/** One local upscale: the UpscaleSettings fields (named after start-task's) plus the local extensions. */
+/**
+ * One local upscale: the backend request's settings as they are (start-task's names plus the local extensions,
+ * and the job's `face`: model and strength travel with each job, never with the worker).
+ */
 export interface LocalUpscale {
   type: 'upscale';
   jobId: string;
   inputPath: string;
   inputName: string;
-  fields: Record<string, string | number | boolean>;
+  settings: UpscaleSettings;
   /** Written there directly (temp + rename). */
   outputPath: string;
 }

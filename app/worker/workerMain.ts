@@ -6,7 +6,6 @@
 import path from 'node:path';
 import { isContractError } from '../../engine/contract/index.js';
 import { createCore, type Core } from '../../engine/core/index.js';
-import { resolveFaceModel } from '../../engine/faces/faceModels.js';
 import { autoProviders, type ExecutionProviderChoice } from '../../engine/inference/index.js';
 import { resolveLimits, type EngineLimits } from '../../engine/limits.js';
 import { modelSearchDirs } from '../../engine/models/catalog.js';
@@ -33,8 +32,6 @@ export function startWorkerMain(
   function init(options: WorkerEngineOptions): void {
     try {
       const modelDirs = options.modelDirs ?? modelSearchDirs();
-      // A face model named at start that is missing stops the worker now, with the reason (as before).
-      if (options.faces) resolveFaceModel(options.faces.model ?? undefined, modelDirs);
       const sources: TaskModelSources = {
         modelDirs,
         ...(options.customModelsDir !== undefined ? { customModelsDir: path.resolve(options.customModelsDir) } : {}),

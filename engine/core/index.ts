@@ -15,6 +15,7 @@ import { WorkerPool } from './workerPool.js';
 
 export type { CoreProgress, FaceJob, UpscaleFileJob, UpscaleFileOptions, UpscaleFileResult } from './job.js';
 export { TEST_GATE_ENV } from './testGate.js';
+export { checkedInput, fileTooLarge, type CheckedInput, type InputLimits, type InputTarget } from './inputs.js';
 
 export interface CoreOptions {
   /** auto (default), cpu, webgpu, cuda, dml or coreml. */

@@ -16,7 +16,7 @@ import { Agent, request } from 'undici';
 import { errors, sanitizeFileName, type ContractError } from '../contract/index.js';
 import type { FetchedImage, FetchImageOptions } from './fetchImage.types.js';
 import { writeStreamAtomic } from '../storage/atomicFile.js';
-import { sniffImageType } from '../storage/imageSniff.js';
+import { sniffImageType } from '../pipeline/imageSniff.js';
 import { isPrivateAddress } from './ipPolicy.js';
 
 export type { FetchedImage, FetchImageOptions } from './fetchImage.types.js';

@@ -1,4 +1,5 @@
 /** Configuration of `crisp serve` (CLI flags map 1:1; see docs/deploy.md for defaults and reasons). */
+import type { FaceJob } from '../core/index.js';
 import type { ExecutionProviderChoice } from '../inference/index.js';
 import type { EngineLimits } from '../limits.js';
 import type { S3Location } from '../storage/objectStore.js';
@@ -88,8 +89,11 @@ export interface ServerConfig {
   /** CPU threads for inference. */
   threads?: number;
   logLevel?: string;
-  /** Enables enhanceFace: the face model (catalog name or custom:N in modelDirs) and blend strength. */
-  faces?: { model: string; strength?: number };
+  /**
+   * Enables enhanceFace: the face of every such task (core's FaceJob: the face model, a catalog name or
+   * custom:N in modelDirs, and the blend strength).
+   */
+  face?: FaceJob;
   /** json (default): one JSON object a line; pretty: short human-readable lines. */
   logFormat?: LogFormat;
   /** Bearer token that unlocks GET /metrics; absent: no /metrics route. */

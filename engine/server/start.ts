@@ -15,7 +15,9 @@ import type { UpscalingEngine } from '../api.js';
 import type { CreditMeter } from '../credits/meter.js';
 import type { Ledger } from '../credits/ledger.js';
 import { DEFAULT_LEDGER_RETENTION_MS } from '../credits/ledgerCompaction.js';
-import { createEngine, type Engine } from '../engine.js';
+import type { Engine, EngineOptions } from '../engine.js';
+import { createEmbeddedEngine } from '../embeddedEngine.js';
+import { createPostgresEngine } from '../postgresEngine.js';
 import { SERVER_USER_LIMITS } from '../limits.js';
 import { createUrlSigner, loadOrCreateSecret } from '../security/urlSigner.js';
 import { loadOrCreateSharedSecret } from '../db/sharedSecret.js';
@@ -84,33 +86,39 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     const links = createDownloadLinks(createUrlSigner(secret), publicUrl, serverLimits.downloadLinkTtlMs);
     // Filled in once the app (and its logger) exists; until then details go to stderr.
     let operatorLog = (detail: string) => console.warn(detail);
-    const created = await createEngine({
+    // Settings every deployment takes; the deployment (embedded, or PostgreSQL with a shared folder or a
+    // bucket) is picked below, each from its own composition.
+    const common: EngineOptions = {
       operatorLog: (detail) => operatorLog(detail),
       // With a bucket, the data directory only holds this process's working copies.
       dataDir: objects ? dataDir : storageDir,
-      ...(objects ? { objects } : {}),
-      ...(stores.pool
-        ? {
-            queue: {
-              pool: stores.pool,
-              workers: config.workers ?? 1,
-              ...(config.leaseMs ? { leaseMs: config.leaseMs } : {}),
-            },
-          }
-        : {}),
       ...(config.now ? { now: config.now } : {}),
       credits: meter,
-      publicUrl,
       allowPrivateUrls: config.allowPrivateUrls,
-      // A task cut off by a crash or restart runs again from its stored inputs; its reservation stands.
-      resumeInterrupted: true,
       limits: { ...SERVER_USER_LIMITS, ...config.engineLimits },
       ...(config.modelDirs ? { modelDirs: config.modelDirs } : {}),
       ...(config.executionProvider ? { executionProvider: config.executionProvider } : {}),
       ...(config.threads ? { threads: config.threads } : {}),
-      ...(config.faces ? { faces: config.faces } : {}),
+      ...(config.face ? { face: config.face } : {}),
       decorateFile: downloadLinkDecorator(links),
-    });
+    };
+    const created = stores.pool
+      ? await createPostgresEngine({
+          ...common,
+          queue: {
+            pool: stores.pool,
+            workers: config.workers ?? 1,
+            ...(config.leaseMs ? { leaseMs: config.leaseMs } : {}),
+          },
+          ...(objects ? { objects } : {}),
+          publicUrl,
+        })
+      : await createEmbeddedEngine({
+          ...common,
+          publicUrl,
+          // A task cut off by a crash or restart runs again from its stored inputs; its reservation stands.
+          resumeInterrupted: true,
+        });
     engine = created;
     const routesEngine = overrides.engine ? overrides.engine(created) : created;
     const health: ServerHealth = {

@@ -20,7 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { StartTaskInput } from '../api.js';
 import { errors, isContractError, type SourceFile } from '../contract/index.js';
-import { sniffImageType } from '../storage/imageSniff.js';
+import { sniffImageType } from '../pipeline/imageSniff.js';
 
 export interface FormLimits {
   maxFileSize: number;

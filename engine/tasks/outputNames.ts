@@ -28,10 +28,8 @@ export interface NameParts {
   scale: Scale;
   format: SaveImageAs;
   denoise?: number | undefined;
-  enhanceFace?: boolean | undefined;
-  /** The face model asked for; absent or null: the engine's default face model. */
-  faceModel?: string | null | undefined;
-  faceStrength?: number | undefined;
+  /** Face enhancement (core's FaceJob); a null or empty model: the engine's default face model. */
+  face?: { model: string | null; strength?: number | undefined } | undefined;
   /** Double upscale: `{scale}` is the total (×4 twice names as x16), so the name says what the file is. */
   passes?: number | undefined;
 }
@@ -59,9 +57,9 @@ export function outputModelLabel(parts: Omit<NameParts, 'originalFileName' | 'sc
   let label = parts.model.replace(UNSAFE, '-');
   // Strength 1 is the plain model (the same pixels), so it names like no denoise at all.
   if (parts.denoise !== undefined && parts.denoise !== 1) label += `-dn${parts.denoise}`;
-  if (parts.enhanceFace) {
-    label += parts.faceModel ? `-face-${parts.faceModel.replace(UNSAFE, '-')}` : '-face';
-    if (parts.faceStrength !== undefined && parts.faceStrength !== 1) label += `-fs${parts.faceStrength}`;
+  if (parts.face) {
+    label += parts.face.model ? `-face-${parts.face.model.replace(UNSAFE, '-')}` : '-face';
+    if (parts.face.strength !== undefined && parts.face.strength !== 1) label += `-fs${parts.face.strength}`;
   }
   return label;
 }
@@ -134,9 +132,7 @@ export function outputFileName(
     scale: Scale;
     saveImageAs: SaveImageAs;
     denoise?: number;
-    enhanceFace?: boolean;
-    faceModel?: string;
-    faceStrength?: number;
+    face?: NameParts['face'];
     passes?: number;
   },
   taken: ReadonlySet<string>,

@@ -16,12 +16,11 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../contract/index.js';
-import type { Core, FaceJob, UpscaleFileJob } from '../core/index.js';
+import { checkedInput, type Core, type FaceJob, type UpscaleFileJob } from '../core/index.js';
 import { metadataRequest } from '../core/provenance.js';
 import { holdPoint } from '../core/testGate.js';
 import { fetchImage } from '../inputs/fetchImage.js';
 import type { EngineLimits } from '../limits.js';
-import { checkedInput } from './taskInputs.js';
 import { outputFileName } from './outputNames.js';
 import type { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
@@ -316,7 +315,16 @@ export class TaskRunner {
     }
     const fileName = task.destination
       ? path.basename(task.destination)
-      : outputFileName(input.originalFileName, { ...task.settings, passes: task.passes ?? 1 }, job.taken);
+      : outputFileName(
+          input.originalFileName,
+          {
+            ...task.settings,
+            passes: task.passes ?? 1,
+            // A service's outputs say "-face" without naming its face model, which is the deployment's choice.
+            ...(task.settings.enhanceFace ? { face: { model: null } } : {}),
+          },
+          job.taken,
+        );
     job.taken.add(fileName);
     const outputPath = task.destination ?? path.join(outDir, fileName);
     const coreJob: UpscaleFileJob = {

@@ -16,7 +16,7 @@ import {
   type UploadSession,
 } from '../contract/index.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/objectStore.js';
-import { MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
+import { MIME_LABEL, sniffImageType } from '../pipeline/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
 import type { UploadUsage } from '../quotas/uploadUsage.js';
 import type { PgUploadIndex } from './pgUploadIndex.js';

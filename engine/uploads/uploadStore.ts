@@ -28,7 +28,7 @@ import {
 } from '../contract/index.js';
 import { readJson, tempPathFor, writeJsonAtomic } from '../storage/atomicFile.js';
 import { withFileLock } from '../storage/fileLock.js';
-import { MIME_EXTENSION, MIME_LABEL, sniffImageType } from '../storage/imageSniff.js';
+import { MIME_EXTENSION, MIME_LABEL, sniffImageType } from '../pipeline/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
 import { uploadUsageOf, type UploadUsage } from '../quotas/uploadUsage.js';
 import type { UrlSigner } from '../security/urlSigner.js';

@@ -68,7 +68,7 @@ describe('a local upscale calls core directly', () => {
       jobId: 'j1',
       inputPath: BIRD,
       inputName: 'bird.png',
-      fields: { model: FAST_MODEL, scale: 2, saveImageAs: 'png', compression: 0, enhanceFace: false },
+      settings: { model: FAST_MODEL, scale: 2, saveImageAs: 'png', compression: 0 },
       outputPath,
     });
     await main.idle();
@@ -116,7 +116,7 @@ describe('a local upscale calls core directly', () => {
         inputPath: BIRD,
         inputName: 'bird.png',
         outputPath,
-        settings: { model: FAST_MODEL, scale: 4, saveImageAs: 'jpg', compression: 10, enhanceFace: false },
+        settings: { model: FAST_MODEL, scale: 4, saveImageAs: 'jpg', compression: 10 },
         onProgress: (p) => events.push(p),
       });
       expect(outcome.dimensions).toEqual({ width: 512, height: 512 });
@@ -146,11 +146,14 @@ describe('a local upscale calls core directly', () => {
           inputPath: BIRD,
           inputName: 'bird.png',
           outputPath: path.join(dir, 'out', 'never.png'),
-          settings: { model: FAST_MODEL, scale: 4, saveImageAs: 'png', compression: 0, enhanceFace: true },
+          // The job asks for faces (the best installed face model) and this models folder has none.
+          settings: { model: FAST_MODEL, scale: 4, saveImageAs: 'png', compression: 0, face: { model: null } },
         })
         .catch((e: unknown) => e);
       expect(err).toMatchObject({ kind: 'BadRequest', status: 400 });
-      expect((err as Error).message).toBe('face enhancement is not available on this server');
+      expect((err as Error).message).toMatch(
+        /^Face enhancement needs a face model and none is installed\. Get one with /,
+      );
       expect(await allFiles(path.join(dir, 'out'))).not.toContain('never.png');
     } finally {
       await local.close();

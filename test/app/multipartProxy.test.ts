@@ -55,7 +55,6 @@ describe('a ~30 MiB input through multipart, with the connection cut mid-part', 
       scale: 1 as const,
       saveImageAs: 'png' as const,
       compression: 0,
-      enhanceFace: false,
     };
     const outPath = path.join(dir, 'out', 'huge_x1.png');
     const result = await remote.upscale({
@@ -76,7 +75,7 @@ describe('a ~30 MiB input through multipart, with the connection cut mid-part', 
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
     expect(progress.at(-1)).toBe(100);
 
-    const cost = priceOf(DEFAULT_PRICE_TABLE, settings, 1);
+    const cost = priceOf(DEFAULT_PRICE_TABLE, { scale: settings.scale, enhanceFace: false }, 1);
     expect(result.creditsDeducted).toBe(cost);
     const after = await remote.getAccount();
     expect(before.currentCredits! - after.currentCredits!).toBe(cost);

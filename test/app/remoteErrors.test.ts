@@ -21,7 +21,6 @@ const SETTINGS: UpscaleSettings = {
   scale: 2,
   saveImageAs: 'png',
   compression: 0,
-  enhanceFace: false,
 };
 
 async function failure(backend: UpscaleBackend, settings: UpscaleSettings, out: string): Promise<BackendError> {

@@ -79,7 +79,6 @@ describe('remote client: every answer checked against the contract', () => {
       scale: 2 as const,
       saveImageAs: 'png' as const,
       compression: 0,
-      enhanceFace: false,
     };
     const started = await failure(
       client.startTask(form, { kind: 'file', fileName: 'a.png', bytes: new Uint8Array([1]), mime: 'image/png' }),

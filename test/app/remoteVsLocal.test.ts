@@ -33,7 +33,6 @@ describe('local worker backend and remote backend give the same image', () => {
       scale: 2 as const,
       saveImageAs: 'png' as const,
       compression: 0,
-      enhanceFace: false,
     };
     const seen: number[] = [];
     const a = await local.upscale({

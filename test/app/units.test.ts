@@ -36,9 +36,7 @@ describe('output names and overwrite policy', () => {
         ...parts,
         model: 'service-lite-4x',
         denoise: 0.5,
-        enhanceFace: true,
-        faceModel: 'gfpgan-1.4',
-        faceStrength: 0.7,
+        face: { model: 'gfpgan-1.4', strength: 0.7 },
       }),
     ).toBe('My Photo_service-lite-4x-dn0.5-face-gfpgan-1.4-fs0.7_x4.webp');
     // Strength 1 is the plain model: the same image, so the same name as no --denoise at all.
@@ -158,17 +156,17 @@ describe('errors, backoff, estimates', () => {
   });
 
   it('local is free; cloud follows the price table', () => {
-    expect(estimateCredits('local', { scale: 8, enhanceFace: true }, 5)).toEqual({
+    expect(estimateCredits('local', { scale: 8, face: { model: null } }, 5)).toEqual({
       mode: 'local',
       credits: 0,
       items: 5,
     });
-    expect(estimateCredits('cloud', { scale: 4, enhanceFace: false }, 5)).toEqual({
+    expect(estimateCredits('cloud', { scale: 4 }, 5)).toEqual({
       mode: 'cloud',
       credits: 10,
       items: 5,
     });
-    expect(estimateCredits('cloud', { scale: 8, enhanceFace: true }, 2)).toEqual({
+    expect(estimateCredits('cloud', { scale: 8, face: { model: null } }, 2)).toEqual({
       mode: 'cloud',
       credits: 10,
       items: 2,

@@ -65,7 +65,7 @@ describe('layer rule', () => {
     // core, at any depth, never reaches the service or the server.
     expect(await problems('engine/core/probe.ts', "import '../service/tasks/taskStore.js';\n")).toEqual([wrongWay]);
     expect(
-      await problems('engine/core/pipeline/probe.ts', "import { createEngine } from '../../service/engine.js';\n"),
+      await problems('engine/core/pipeline/probe.ts', "import { assembleEngine } from '../../service/engine.js';\n"),
     ).toEqual([wrongWay]);
     expect(await problems('engine/core/faces/probe.ts', "import '../../service/storage/mutex.js';\n")).toEqual([
       wrongWay,

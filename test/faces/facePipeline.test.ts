@@ -140,7 +140,7 @@ describe('face stage in the engine', () => {
   it('reports faces per file and warns only when none was found', async () => {
     const engine = await makeEngine({
       modelDirs: [ONNX_DIR, modelsDir],
-      faces: { model: 'custom:red', detector: { scoreThreshold: 0.7 } },
+      face: { model: 'custom:red', detect: { scoreThreshold: 0.7 } },
     });
     try {
       const fields = { model: FAST_MODEL, scale: '2', saveImageAs: 'png', enhanceFace: 'true' };
@@ -179,7 +179,7 @@ describe('face stage in the engine', () => {
         'Face enhancement needs a face model and none is installed. Get one with "crisp models fetch gfpgan-1.4", or import one with "crisp models import FILE --face" (a GFPGAN v1.3/v1.4 .pth, or an ONNX face restorer: 1×3×512×512 RGB in [-1, 1]).',
       ),
     );
-    await expect(makeEngine({ modelDirs: [ONNX_DIR, empty], faces: { model: 'gfpgan-1.4' } })).rejects.toThrow(
+    await expect(makeEngine({ modelDirs: [ONNX_DIR, empty], face: { model: 'gfpgan-1.4' } })).rejects.toThrow(
       /The face model "gfpgan-1.4" is not installed\. Get one with "crisp models fetch gfpgan-1\.4", or import one with "crisp models import FILE --face"/,
     );
     expect(resolveFaceModel(undefined, [modelsDir])).toEqual({

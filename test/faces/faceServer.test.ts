@@ -70,7 +70,7 @@ describe('crisp serve --face-model', () => {
       path.join(models, 'face', 'yunet_s_dynamic.onnx'),
     );
     writeModel(path.join(models, 'face'), 'custom-red.onnx', constantFaceModel([1, -1, -1]));
-    server = await startTestServer({ modelDirs: [ONNX_DIR, models], faces: { model: 'custom:red' } });
+    server = await startTestServer({ modelDirs: [ONNX_DIR, models], face: { model: 'custom:red' } });
   });
   afterAll(async () => server.stop());
 
@@ -105,7 +105,7 @@ describe('crisp serve --face-model', () => {
     const out = await backend.upscale({
       inputPath: path.join(IMAGES_DIR, 'set5-x2', 'lr', 'woman_LRBI_x2.png'),
       inputName: 'woman.png',
-      settings: { model: 'digital-art-4x', scale: 2, saveImageAs: 'png', compression: 0, enhanceFace: true },
+      settings: { model: 'digital-art-4x', scale: 2, saveImageAs: 'png', compression: 0, face: { model: null } },
       outputPath: path.join(outDir, 'woman.png'),
     });
     expect(out.faces).toEqual({ found: 1, enhanced: 1 });

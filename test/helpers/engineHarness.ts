@@ -5,7 +5,8 @@ import path from 'node:path';
 import { LOCAL_CALLER, type Caller } from '../../engine/api.js';
 import { ContractError, type TaskStatusData } from '../../engine/contract/index.js';
 import { expect } from 'vitest';
-import { createEngine, type Engine, type EngineOptions } from '../../engine/engine.js';
+import { createEmbeddedEngine, type EmbeddedEngineOptions } from '../../engine/embeddedEngine.js';
+import type { Engine } from '../../engine/engine.js';
 import { ONNX_DIR } from './paths.js';
 
 export const FAST_MODEL = 'digital-art-4x';
@@ -14,8 +15,9 @@ export async function tempDir(prefix = 'crisp-test-'): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix));
 }
 
-export async function makeEngine(opts: Partial<EngineOptions> = {}): Promise<Engine> {
-  return createEngine({
+/** An embedded engine (one process, JSON records, local files), as `crisp serve` without --db runs. */
+export async function makeEngine(opts: Partial<EmbeddedEngineOptions> = {}): Promise<Engine> {
+  return createEmbeddedEngine({
     dataDir: opts.dataDir ?? (await tempDir()),
     modelDirs: [ONNX_DIR],
     executionProvider: 'cpu',

@@ -5,7 +5,7 @@
  * DOM-free (used by Node-side tests too).
  */
 import { writeFile, rename } from 'node:fs/promises';
-import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
+import { estimateCredits } from '../../app/credits/estimate.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest } from '../../app/backends/backend.js';
 import { CancelledError, InsufficientCreditsError } from '../../app/backends/errors.js';
 import type { AccountView, Mode } from '../../app/service/crispService.js';
@@ -46,7 +46,7 @@ export class ScriptedEngine {
     return {
       mode,
       upscale: (request) => this.accept(request, mode),
-      estimate: async (settings, count) => (mode === 'cloud' ? priceOf(DEFAULT_PRICE_TABLE, settings, count) : 0),
+      estimate: async (settings, count) => estimateCredits(mode, settings, count).credits,
       getAccount: async (): Promise<AccountView> =>
         mode === 'cloud'
           ? { available: true, email: 'user@example.test', currentCredits: this.balance, currentExtraCredits: 0 }
@@ -62,7 +62,7 @@ export class ScriptedEngine {
 
   private accept(request: UpscaleRequest, mode: Mode): Promise<UpscaleOutcome> {
     return new Promise<UpscaleOutcome>((resolve, reject) => {
-      const price = mode === 'cloud' ? priceOf(DEFAULT_PRICE_TABLE, request.settings, 1) : 0;
+      const price = estimateCredits(mode, request.settings, 1).credits;
       if (price > this.balance) {
         reject(
           new InsufficientCreditsError('Insufficient credits: this image needs more credits than the account has.'),
@@ -122,10 +122,10 @@ export class ScriptedEngine {
     const temp = `${request.outputPath}.part`;
     await writeFile(temp, PNG_1x1);
     await rename(temp, request.outputPath);
-    const credits = job.mode === 'cloud' ? priceOf(DEFAULT_PRICE_TABLE, request.settings, 1) : 0;
+    const credits = estimateCredits(job.mode, request.settings, 1).credits;
     this.balance -= credits;
     // With faces on, report what the engine would: here two faces found, one big enough to enhance.
-    const faces = request.settings.enhanceFace ? { faces: { found: 2, enhanced: 1 } } : {};
+    const faces = request.settings.face ? { faces: { found: 2, enhanced: 1 } } : {};
     job.settle({
       outputPath: request.outputPath,
       dimensions: { width: 1, height: 1 },

@@ -5,7 +5,7 @@
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine } from '../../engine/engine.js';
+import { createPostgresEngine } from '../../engine/postgresEngine.js';
 import { openPostgres, type Pool } from '../../engine/db/postgres.js';
 import { createPgLedger } from '../../engine/credits/pgLedger.js';
 import { ONNX_DIR } from '../helpers/paths.js';
@@ -64,7 +64,7 @@ describe('PostgreSQL task queue', () => {
     const fine = await start();
     const fineId = dataOf<{ taskId: string }>(fine).taskId;
 
-    const worker = await createEngine({
+    const worker = await createPostgresEngine({
       dataDir: storage,
       credits: createPgLedger(pool),
       queue: { pool, workers: 1, leaseMs: 2_000, pollMs: 50 },

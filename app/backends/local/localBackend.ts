@@ -137,14 +137,13 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         },
       });
       req.signal?.addEventListener('abort', onAbort, { once: true });
-      const s = req.settings;
       w.handle.send({
         type: 'upscale',
         jobId,
         inputPath: path.resolve(req.inputPath),
         inputName: req.inputName,
-        // UpscaleSettings are named after the contract's start-task fields, so they go as they are.
-        fields: { ...s },
+        // UpscaleSettings are named after the contract's start-task fields (plus the job's face), so they go as they are.
+        settings: req.settings,
         // The engine writes the output there itself (temp name in that folder, then rename): one write, no copy.
         outputPath: path.resolve(req.outputPath),
       });

@@ -350,7 +350,7 @@ export function register(program: Command): void {
         logFormat: flags.logFormat,
         ledgerRetentionMs: flags.ledgerRetentionDays * 86_400_000,
         ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
-        ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
+        ...(flags.faceModel !== undefined ? { face: { model: flags.faceModel, strength: faceStrength } } : {}),
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);

@@ -69,9 +69,9 @@ export function register(program: Command): void {
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1)
         throw new CliError('--face-strength must be a number from 0 to 1');
-      const [{ openAccounts }, { createEngine }, { DatabaseError }, { openObjectStore }] = await Promise.all([
+      const [{ openAccounts }, { createPostgresEngine }, { DatabaseError }, { openObjectStore }] = await Promise.all([
         import('../../../engine/accounts/openAccounts.js'),
-        import('../../../engine/engine.js'),
+        import('../../../engine/postgresEngine.js'),
         import('../../../engine/db/postgres.js'),
         import('../../../engine/storage/objectStore.js'),
       ]);
@@ -87,7 +87,7 @@ export function register(program: Command): void {
       // The ledger is the meter: a task that fails or is given up frees its reservation here.
       const { FaceModelMissingError } = await import('../../../engine/faces/faceModels.js');
       const objects = choice.kind === 's3' ? await openObjectStore(choice.location) : undefined;
-      const engine = await createEngine({
+      const engine = await createPostgresEngine({
         dataDir: storage,
         ...(objects ? { objects } : {}),
         credits: stores.ledger,
@@ -101,7 +101,7 @@ export function register(program: Command): void {
         sweepIntervalMs: 0,
         // Task errors reach API users: paths and commands stay in this worker's log.
         operatorLog: (detail) => console.warn(`crisp worker: ${detail}`),
-        ...(flags.faceModel !== undefined ? { faces: { model: flags.faceModel, strength: faceStrength } } : {}),
+        ...(flags.faceModel !== undefined ? { face: { model: flags.faceModel, strength: faceStrength } } : {}),
       }).catch(async (e: unknown) => {
         objects?.close();
         await stores.close();
