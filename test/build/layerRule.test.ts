@@ -107,6 +107,7 @@ describe('layer rule', () => {
     const outside = readdirSync(path.join(REPO_ROOT, 'engine')).filter(
       (name) => !['contract', 'core', 'service', 'server', 'tsconfig.json'].includes(name),
     );
-    expect(outside).toEqual([]);
+    // Folders of the old layout, or a new folder in no layer: node scripts/layerEngine.mjs moves the former.
+    expect(outside, 'engine/ entries outside contract, core, service and server').toEqual([]);
   });
 });
