@@ -13,42 +13,28 @@ const restrict = (patterns, paths = noUi) => ({
   'no-restricted-imports': ['error', { paths, patterns }],
 });
 
-// Inside engine/, four groups, each importing only the groups below it: contract ← core ← service ← server
-// (docs/architecture.md). Folders stay where they are; a group is a list of them.
-const ENGINE_GROUPS = {
-  contract: ['contract'],
-  core: ['core', 'pipeline', 'inference', 'faces', 'convert', 'models'],
-  service: ['accounts', 'credits', 'tasks', 'uploads', 'quotas', 'db', 'storage', 'inputs', 'security'],
-  server: ['server'],
-};
-/** Top-level files of engine/ that belong to the service group. */
-const SERVICE_FILES = ['engine', 'embeddedEngine', 'postgresEngine', 'localFiles', 's3Objects', 'api', 'limits'];
+// Inside engine/, four layers, one folder each, each importing only the layers below it: contract ← core ←
+// service ← server (docs/architecture.md).
 const ENGINE_ORDER = ['contract', 'core', 'service', 'server'];
 const ENGINE_LAYERS = 'docs/architecture.md: inside engine/, contract ← core ← service ← server';
 const engineOnly = {
   group: ['**/app/**', '**/electron/**', '**/renderer/**'],
   message: `engine/ is pure Node and imports no other layer (${LAYERS}).`,
 };
-/** Import patterns that reach a group (relative imports from anywhere inside engine/). */
-const groupPatterns = (g) => [
-  ...ENGINE_GROUPS[g].map((dir) => `**/${dir}/**`),
-  ...(g === 'service' ? SERVICE_FILES.flatMap((f) => [`../${f}.js`, `./${f}.js`, `../../${f}.js`]) : []),
-];
-/** Files of a group, as eslint globs. */
-const groupFiles = (g) => [
-  ...ENGINE_GROUPS[g].map((dir) => `engine/${dir}/**/*.ts`),
-  ...(g === 'service' ? SERVICE_FILES.map((f) => `engine/${f}.ts`) : []),
-];
-const engineGroupRules = ENGINE_ORDER.slice(0, -1).map((g, i) => ({
-  files: groupFiles(g),
-  rules: restrict([
-    engineOnly,
-    {
-      group: ENGINE_ORDER.slice(i + 1).flatMap(groupPatterns),
-      message: `engine/ ${g} imports only the groups below it, never ${ENGINE_ORDER.slice(i + 1).join(' or ')} (${ENGINE_LAYERS}).`,
-    },
-  ]),
-}));
+const engineLayerRules = ENGINE_ORDER.slice(0, -1).map((layer, i) => {
+  const above = ENGINE_ORDER.slice(i + 1);
+  return {
+    files: [`engine/${layer}/**/*.ts`],
+    rules: restrict([
+      engineOnly,
+      {
+        // Relative imports from anywhere inside engine/ name the layer's folder on their way up.
+        group: above.map((up) => `**/${up}/**`),
+        message: `engine/ ${layer} imports only the layers below it, never ${above.join(' or ')} (${ENGINE_LAYERS}).`,
+      },
+    ]),
+  };
+});
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'out/**', 'dist/**', 'release/**', 'test-results/**', '**/*.d.ts'] },
@@ -61,7 +47,7 @@ export default tseslint.config(
     files: ['engine/**/*.ts'],
     rules: restrict([engineOnly]),
   },
-  ...engineGroupRules,
+  ...engineLayerRules,
   {
     files: ['app/**/*.ts'],
     rules: restrict([

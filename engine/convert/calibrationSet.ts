@@ -10,9 +10,9 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import sharp, { type OutputInfo } from 'sharp';
 import { CrispError } from '../contract/errorCatalog.js';
+import { resourcesDir } from '../core/resourcesDir.js';
 
 export interface CalibrationCrop {
   /** Planar float32 [3, size, size], RGB in 0..1. */
@@ -95,10 +95,7 @@ export async function loadCalibrationCrops(
 
 /** The bundled sheet of calibration crops (a grid of 64×64 tiles); CRISP_RESOURCES_DIR overrides as for models. */
 export function bundledCalibrationFile(env: NodeJS.ProcessEnv = process.env): string {
-  const override = env.CRISP_RESOURCES_DIR;
-  if (override) return path.join(override, 'calibration', 'crops.png');
-  // engine/convert → ../../resources (the built CLI sits two folders deep too: out/cli).
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../resources/calibration/crops.png');
+  return path.join(resourcesDir(env), 'calibration', 'crops.png');
 }
 
 export const BUNDLED_CROP_SIZE = 64;

@@ -6,10 +6,10 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { MODEL_NAMES, type CustomModelName, type ModelName } from '../contract/index.js';
 import { CrispError } from '../contract/errorCatalog.js';
+import { resourcesDir } from '../core/resourcesDir.js';
 
 const MODEL_KINDS = ['photo', 'illustration', 'denoise'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
@@ -91,11 +91,9 @@ export class ModelNotInstalledError extends CrispError {
   }
 }
 
-/** resources/models, relative to this file (engine/models → ../../resources/models); overridable for packaged apps. */
+/** resources/models of the Crisp package, or of CRISP_RESOURCES_DIR (packaged apps). */
 export function bundledModelsDir(env: NodeJS.ProcessEnv = process.env): string {
-  const override = env.CRISP_RESOURCES_DIR;
-  if (override) return path.join(override, 'models');
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../resources/models');
+  return path.join(resourcesDir(env), 'models');
 }
 
 let cached: CatalogEntry[] | undefined;

@@ -3,6 +3,7 @@
  * (part of `npm test`) and, for engine/, by `npm run typecheck` too (rootDir: a file outside engine/ is
  * TS6059). Each case lints source text as if it were a file at that path, as `npm run lint` sees it.
  */
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -21,9 +22,9 @@ describe('layer rule', () => {
       expect.stringContaining('engine/ is pure Node and imports no other layer'),
     ]);
     expect(
-      await problems('engine/pipeline/probe.ts', "import type { X } from '../../renderer/src/format.js';\n"),
+      await problems('engine/core/pipeline/probe.ts', "import type { X } from '../../../renderer/src/format.js';\n"),
     ).toHaveLength(1);
-    expect(await problems('engine/probe.ts', "import { app } from 'electron';\n")).toEqual([
+    expect(await problems('engine/service/probe.ts', "import { app } from 'electron';\n")).toEqual([
       expect.stringContaining('Electron is only for electron/'),
     ]);
     expect(
@@ -43,7 +44,7 @@ describe('layer rule', () => {
   });
 
   it('lets the renderer see only the service interface, the preload API types and contract enums', async () => {
-    expect(await problems('renderer/src/probe.ts', "import '../../engine/pipeline/index.js';\n")).toEqual([
+    expect(await problems('renderer/src/probe.ts', "import '../../engine/core/pipeline/index.js';\n")).toEqual([
       expect.stringContaining('renderer/ reaches the main process only through the typed preload API'),
     ]);
     expect(await problems('renderer/src/probe.ts', "import '../../app/jobs/jobQueue.js';\n")).toHaveLength(1);
@@ -60,39 +61,53 @@ describe('layer rule', () => {
   });
 
   it('inside engine/: contract ← core ← service ← server, never the wrong way', async () => {
-    const wrongWay = expect.stringContaining('imports only the groups below it');
-    // core (pipeline, inference, faces, convert, models, core) never reaches the service or the server.
-    expect(await problems('engine/core/probe.ts', "import '../tasks/taskStore.js';\n")).toEqual([wrongWay]);
-    expect(await problems('engine/pipeline/probe.ts', "import { createEngine } from '../engine.js';\n")).toEqual([
+    const wrongWay = expect.stringContaining('imports only the layers below it');
+    // core, at any depth, never reaches the service or the server.
+    expect(await problems('engine/core/probe.ts', "import '../service/tasks/taskStore.js';\n")).toEqual([wrongWay]);
+    expect(
+      await problems('engine/core/pipeline/probe.ts', "import { assembleEngine } from '../../service/engine.js';\n"),
+    ).toEqual([wrongWay]);
+    expect(await problems('engine/core/faces/probe.ts', "import '../../service/storage/mutex.js';\n")).toEqual([
       wrongWay,
     ]);
-    expect(await problems('engine/faces/probe.ts', "import '../storage/mutex.js';\n")).toEqual([wrongWay]);
-    expect(await problems('engine/models/probe.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/core/models/probe.ts', "import '../../server/app.js';\n")).toEqual([wrongWay]);
     // contract is the floor: it imports none of the others.
-    expect(await problems('engine/contract/probe.ts', "import '../pipeline/index.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/contract/probe.ts', "import '../core/pipeline/index.js';\n")).toEqual([wrongWay]);
     expect(await problems('engine/contract/probe.ts', "import type { Core } from '../core/index.js';\n")).toEqual([
       wrongWay,
     ]);
-    expect(await problems('engine/contract/probe.ts', "import '../limits.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/contract/probe.ts', "import '../service/limits.js';\n")).toEqual([wrongWay]);
     // service never reaches the server.
-    expect(await problems('engine/tasks/probe.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
-    expect(await problems('engine/engine.ts', "import './server/app.js';\n")).toEqual([wrongWay]);
-    // The right way is allowed, and the engine-wide rule still holds inside a group.
+    expect(await problems('engine/service/tasks/probe.ts', "import '../../server/app.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/service/engine.ts', "import '../server/app.js';\n")).toEqual([wrongWay]);
+    // The right way is allowed, and the engine-wide rule still holds inside a layer.
     const down = [
-      "import '../contract/index.js';",
-      "import '../core/index.js';",
-      "import '../pipeline/index.js';",
+      "import '../../contract/index.js';",
+      "import '../../core/index.js';",
+      "import '../../core/pipeline/index.js';",
       "import '../storage/mutex.js';",
+      "import '../engine.js';",
     ].join('\n');
-    expect(await problems('engine/tasks/probe.ts', `${down}\n`)).toEqual([]);
+    expect(await problems('engine/service/tasks/probe.ts', `${down}\n`)).toEqual([]);
     expect(
-      await problems('engine/server/probe.ts', "import '../tasks/taskStore.js';\nimport '../engine.js';\n"),
+      await problems(
+        'engine/server/probe.ts',
+        "import '../service/tasks/taskStore.js';\nimport '../service/engine.js';\nimport '../core/index.js';\n",
+      ),
     ).toEqual([]);
     expect(
-      await problems('engine/core/probe.ts', "import '../contract/index.js';\nimport '../inference/index.js';\n"),
+      await problems('engine/core/probe.ts', "import '../contract/index.js';\nimport './inference/index.js';\n"),
     ).toEqual([]);
-    expect(await problems('engine/core/probe.ts', "import '../../app/cli/table.js';\n")).toEqual([
+    expect(await problems('engine/core/pipeline/probe.ts', "import '../../../app/cli/table.js';\n")).toEqual([
       expect.stringContaining('engine/ is pure Node'),
     ]);
+  });
+
+  it('has every file of engine/ in one of the four layer folders', () => {
+    const outside = readdirSync(path.join(REPO_ROOT, 'engine')).filter(
+      (name) => !['contract', 'core', 'service', 'server', 'tsconfig.json'].includes(name),
+    );
+    // Folders of the old layout, or a new folder in no layer: node scripts/layerEngine.mjs moves the former.
+    expect(outside, 'engine/ entries outside contract, core, service and server').toEqual([]);
   });
 });
