@@ -5,7 +5,7 @@
  */
 import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
 import type { FaceJob } from '../../engine/core/index.js';
-import type { MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
+import type { MetadataPolicy } from '../../engine/core/pipeline/metadataPolicy.js';
 import type { AccountView, Mode } from '../service/crispService.js';
 
 export interface UpscaleSettings {

@@ -3,7 +3,7 @@
  * quantize one fp32 file on the CPU, and say in one sentence what `--precision auto` will do with the result.
  * Heavy modules load on first use: every command module is imported when the CLI starts.
  */
-import type { Int8Variant } from '../../engine/inference/int8Variant.js';
+import type { Int8Variant } from '../../engine/core/inference/int8Variant.js';
 import { usageError } from './cliError.js';
 
 export interface Int8StepOptions {
@@ -17,7 +17,7 @@ export interface Int8StepOptions {
 /** "the bundled calibration set", a folder, or the generated fallback: said before the minutes of work start. */
 export async function calibrationSource(calibrationDir: string | undefined): Promise<string> {
   if (calibrationDir) return `calibration photos from ${calibrationDir}`;
-  const { hasBundledCalibration } = await import('../../engine/convert/calibrationSet.js');
+  const { hasBundledCalibration } = await import('../../engine/core/convert/calibrationSet.js');
   return hasBundledCalibration()
     ? 'the bundled calibration set'
     : 'a generated calibration set: the bundled one is missing';
@@ -26,9 +26,9 @@ export async function calibrationSource(calibrationDir: string | undefined): Pro
 /** Makes and stores the int8 variant of `file`; calibration and quantization failures become usage errors. */
 export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int8Variant> {
   const [{ makeInt8Variant }, { CalibrationError }, { QuantizeError }] = await Promise.all([
-    import('../../engine/convert/int8Build.js'),
-    import('../../engine/convert/calibrationSet.js'),
-    import('../../engine/convert/quantize.js'),
+    import('../../engine/core/convert/int8Build.js'),
+    import('../../engine/core/convert/calibrationSet.js'),
+    import('../../engine/core/convert/quantize.js'),
   ]);
   try {
     const { variant } = await makeInt8Variant(file, {
@@ -46,7 +46,7 @@ export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int
 
 /** Two lines: what was written and measured, then what `--precision auto` does with it. */
 export async function describeInt8(variant: Int8Variant): Promise<string[]> {
-  const { INT8_QUALITY_BAR_DB } = await import('../../engine/inference/int8Variant.js');
+  const { INT8_QUALITY_BAR_DB } = await import('../../engine/core/inference/int8Variant.js');
   const m = variant.manifest;
   return [
     `${variant.path}: int8 (${m.quantizedConvs} of ${m.totalConvs} convolutions, ${m.method} ranges), ${m.psnrYVsFp32.toFixed(2)} dB PSNR-Y against fp32 (worst held-out crop ${(m.worstCropPsnrY ?? m.psnrYVsFp32).toFixed(2)} dB)`,

@@ -8,9 +8,9 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DENOISE_MODEL } from '../../engine/contract/enums.js';
-import { defaultModel, modelSearchDirs, userModelsDir } from '../../engine/models/catalog.js';
-import { listCustomModels } from '../../engine/models/customModels.js';
-import { resolveModelName } from '../../engine/models/modelNames.js';
+import { defaultModel, modelSearchDirs, userModelsDir } from '../../engine/core/models/catalog.js';
+import { listCustomModels } from '../../engine/core/models/customModels.js';
+import { resolveModelName } from '../../engine/core/models/modelNames.js';
 import type { UpscaleBackend } from '../backends/backend.js';
 import { describeEstimate, estimateCredits } from '../credits/estimate.js';
 import { jobReport, type JobReport } from '../jobs/jobReport.js';
@@ -22,7 +22,7 @@ import { CrispError, ERROR_CATALOG, isErrorCode } from '../../engine/contract/er
 import type { PresetOptions } from '../settings/presets.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { JobItem } from '../service/crispService.js';
-import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
+import { FaceModelMissingError, resolveFaceModel } from '../../engine/core/faces/faceModels.js';
 
 function faceModelOrRefuse(name: string | undefined): void {
   try {

@@ -5,8 +5,13 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
-import { ModelNotInstalledError, modelSearchDirs, resolveModel, userModelsDir } from '../../engine/models/catalog.js';
+import { FaceModelMissingError, resolveFaceModel } from '../../engine/core/faces/faceModels.js';
+import {
+  ModelNotInstalledError,
+  modelSearchDirs,
+  resolveModel,
+  userModelsDir,
+} from '../../engine/core/models/catalog.js';
 import { isModelName } from '../../engine/contract/enums.js';
 import { jobOutputName, jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import { openPresetStore, PresetError } from '../settings/presetStore.js';

@@ -4,7 +4,7 @@
  * and both CLI commands call these, so local and remote, app and CLI agree.
  */
 import { DENOISE_MODEL } from '../../engine/contract/enums.js';
-import { renderOutputName } from '../../engine/tasks/outputNames.js';
+import { renderOutputName } from '../../engine/service/tasks/outputNames.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { UpscaleOptions } from '../settings/upscaleOptions.js';

@@ -1,11 +1,11 @@
 /**
  * Where an output goes under the overwrite policy: skip (keep the existing file, the item is skipped),
  * replace, or keep both (`-2`, `-3`… as the engine numbers a batch's duplicates). The name itself comes
- * from the one namer, engine/tasks/outputNames.ts.
+ * from the one namer, engine/service/tasks/outputNames.ts.
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { numberedName } from '../../engine/tasks/outputNames.js';
+import { numberedName } from '../../engine/service/tasks/outputNames.js';
 import type { OverwritePolicy } from '../settings/upscaleOptions.js';
 
 const exists = async (p: string) => (await stat(p).catch(() => undefined)) !== undefined;

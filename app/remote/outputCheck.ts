@@ -4,7 +4,7 @@
  */
 import sharp, { type Metadata } from 'sharp';
 import type { FileData } from '../../engine/contract/index.js';
-import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
+import { writeFileAtomic } from '../../engine/service/storage/atomicFile.js';
 import type { Dimensions } from '../backends/backend.js';
 import { CrispError } from '../../engine/contract/errorCatalog.js';
 

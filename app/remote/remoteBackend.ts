@@ -7,7 +7,7 @@ import { open, stat } from 'node:fs/promises';
 import { readFile } from 'node:fs/promises';
 import type { Dispatcher } from 'undici';
 import { parseProgress, type TaskStatusData } from '../../engine/contract/index.js';
-import { sniffImageType } from '../../engine/pipeline/imageSniff.js';
+import { sniffImageType } from '../../engine/core/pipeline/imageSniff.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest, UpscaleSettings } from '../backends/backend.js';
 import { estimateCredits } from '../credits/estimate.js';
 import type { AccountView } from '../service/crispService.js';

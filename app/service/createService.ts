@@ -4,7 +4,7 @@
  * typed as exactly its slice of CrispService, so a missing or extra method is a compile error here.
  */
 import path from 'node:path';
-import { defaultModel, modelSearchDirs, userModelsDir } from '../../engine/models/catalog.js';
+import { defaultModel, modelSearchDirs, userModelsDir } from '../../engine/core/models/catalog.js';
 import type { WorkerSpawner } from '../backends/local/workerSpawner.js';
 import { jobSettingsFrom } from '../jobs/jobSettings.js';
 import { JobQueue, type JobSettings } from '../jobs/jobQueue.js';

@@ -14,7 +14,7 @@ import {
   listModels as listCatalogModels,
   loadCatalog,
   type CatalogEntry,
-} from '../../engine/models/catalog.js';
+} from '../../engine/core/models/catalog.js';
 import {
   CUSTOM_REGISTRY,
   customModelsDir,
@@ -22,13 +22,13 @@ import {
   importCustomModel,
   listCustomModels,
   removeCustomModel,
-} from '../../engine/models/customModels.js';
+} from '../../engine/core/models/customModels.js';
 import { sanitizeFileName } from '../../engine/contract/index.js';
-import { fetchModel, type FetchTarget } from '../../engine/models/fetch.js';
-import { customModelName } from '../../engine/models/taskModel.js';
-import { customModelSummary, licenceLabel } from '../../engine/models/licence.js';
-import { FACE_MODELS, installedFaceModels, type FaceCatalogEntry } from '../../engine/faces/faceModels.js';
-import { fetchFaceModel } from '../../engine/faces/fetchFaceModel.js';
+import { fetchModel, type FetchTarget } from '../../engine/core/models/fetch.js';
+import { customModelName } from '../../engine/core/models/taskModel.js';
+import { customModelSummary, licenceLabel } from '../../engine/core/models/licence.js';
+import { FACE_MODELS, installedFaceModels, type FaceCatalogEntry } from '../../engine/core/faces/faceModels.js';
+import { fetchFaceModel } from '../../engine/core/faces/fetchFaceModel.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { ModelInfo } from './crispService.js';
 import type { SubjectService } from './methodTable.js';

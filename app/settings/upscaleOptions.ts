@@ -17,10 +17,10 @@ import {
   type SaveImageAs,
   type Scale,
 } from '../../engine/contract/enums.js';
-import { EXECUTION_PROVIDERS } from '../../engine/inference/providers.js';
-import { METADATA_POLICIES, type MetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
-import { resolveModelName } from '../../engine/models/modelNames.js';
-import { DEFAULT_TEMPLATE, TEMPLATE_TOKENS, templateProblem } from '../../engine/tasks/outputNames.js';
+import { EXECUTION_PROVIDERS } from '../../engine/core/inference/providers.js';
+import { METADATA_POLICIES, type MetadataPolicy } from '../../engine/core/pipeline/metadataPolicy.js';
+import { resolveModelName } from '../../engine/core/models/modelNames.js';
+import { DEFAULT_TEMPLATE, TEMPLATE_TOKENS, templateProblem } from '../../engine/service/tasks/outputNames.js';
 
 /** How an option is spelled on the command line. */
 export interface CliSpelling {

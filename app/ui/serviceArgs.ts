@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { MODEL_NAMES } from '../../engine/contract/enums.js';
-import { FACE_MODELS } from '../../engine/faces/faceModels.js';
+import { FACE_MODELS } from '../../engine/core/faces/faceModels.js';
 import { settingsPatchSchema as settingsPatch } from '../settings/settingsSchema.js';
 import type { CrispService } from '../service/crispService.js';
 import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';

@@ -16,15 +16,15 @@ import {
 } from '../../engine/contract/index.js';
 import { checkedInput, type FaceJob, type UpscaleFileJob } from '../../engine/core/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
-import { FaceModelMissingError, resolveFaceModel } from '../../engine/faces/faceModels.js';
-import type { EngineLimits } from '../../engine/limits.js';
-import { ModelNotInstalledError } from '../../engine/models/catalog.js';
-import { resolveTaskModelField } from '../../engine/models/modelNames.js';
-import { checkPreModel } from '../../engine/models/preModel.js';
+import { FaceModelMissingError, resolveFaceModel } from '../../engine/core/faces/faceModels.js';
+import type { EngineLimits } from '../../engine/service/limits.js';
+import { ModelNotInstalledError } from '../../engine/core/models/catalog.js';
+import { resolveTaskModelField } from '../../engine/core/models/modelNames.js';
+import { checkPreModel } from '../../engine/core/models/preModel.js';
 import { metadataRequest } from '../../engine/core/provenance.js';
-import { isMetadataPolicy } from '../../engine/pipeline/metadataPolicy.js';
-import { customModelNames, resolveTaskModel, type TaskModelSources } from '../../engine/models/taskModel.js';
-import { checkPassesFit, ImageInputError } from '../../engine/pipeline/index.js';
+import { isMetadataPolicy } from '../../engine/core/pipeline/metadataPolicy.js';
+import { customModelNames, resolveTaskModel, type TaskModelSources } from '../../engine/core/models/taskModel.js';
+import { checkPassesFit, ImageInputError } from '../../engine/core/pipeline/index.js';
 import type { LocalUpscale, WorkerEngineOptions } from './protocol.js';
 
 export interface LocalJobContext {

@@ -6,11 +6,11 @@
 import path from 'node:path';
 import { isContractError } from '../../engine/contract/index.js';
 import { createCore, type Core } from '../../engine/core/index.js';
-import { autoProviders, type ExecutionProviderChoice } from '../../engine/inference/index.js';
-import { resolveLimits, type EngineLimits } from '../../engine/limits.js';
-import { modelSearchDirs } from '../../engine/models/catalog.js';
-import type { TaskModelSources } from '../../engine/models/taskModel.js';
-import { userMessage } from '../../engine/tasks/userMessage.js';
+import { autoProviders, type ExecutionProviderChoice } from '../../engine/core/inference/index.js';
+import { resolveLimits, type EngineLimits } from '../../engine/service/limits.js';
+import { modelSearchDirs } from '../../engine/core/models/catalog.js';
+import type { TaskModelSources } from '../../engine/core/models/taskModel.js';
+import { userMessage } from '../../engine/service/tasks/userMessage.js';
 import { localJob } from './localJob.js';
 import type { ParentChannel } from './parentChannel.js';
 import type { LocalUpscale, ToWorker, WorkerEngineOptions } from './protocol.js';

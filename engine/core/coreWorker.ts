@@ -6,7 +6,7 @@
 import { readlinkSync } from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createInference, type Inference, type PrecisionRequest } from '../inference/index.js';
+import { createInference, type Inference, type PrecisionRequest } from './inference/index.js';
 import { toWire } from './errorWire.js';
 import type { CoreWorkerSetup, FromCoreWorker, ToCoreWorker } from './protocol.js';
 import { runJob } from './runJob.js';

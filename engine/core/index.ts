@@ -7,9 +7,9 @@
 import { holdPoint, inputPoint } from './testGate.js';
 import os from 'node:os';
 import path from 'node:path';
-import { modelSearchDirs } from '../models/catalog.js';
-import type { TaskModelSources } from '../models/taskModel.js';
-import type { ExecutionProviderRequest, PrecisionRequest } from '../inference/index.js';
+import { modelSearchDirs } from './models/catalog.js';
+import type { TaskModelSources } from './models/taskModel.js';
+import type { ExecutionProviderRequest, PrecisionRequest } from './inference/index.js';
 import type { UpscaleFileJob, UpscaleFileOptions, UpscaleFileResult } from './job.js';
 import { WorkerPool } from './workerPool.js';
 

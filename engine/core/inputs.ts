@@ -17,8 +17,8 @@ import {
   type ImageInfo,
   type ImageLimits,
   type OutputSize,
-} from '../pipeline/index.js';
-import { sniffImageType } from '../pipeline/imageSniff.js';
+} from './pipeline/index.js';
+import { sniffImageType } from './pipeline/imageSniff.js';
 
 /** The image limits plus the largest file accepted, in bytes. */
 export interface InputLimits extends ImageLimits {

@@ -3,11 +3,11 @@
  * structured clone, so it holds no functions, signals or class instances.
  */
 import type { SaveImageAs, Scale, TaskSettings } from '../contract/index.js';
-import type { DetectOptions } from '../faces/detect.js';
-import type { FaceReport } from '../faces/faceStage.js';
-import type { ExecutionProvider, Precision, PrecisionRequest } from '../inference/index.js';
-import type { MetadataRequest } from '../pipeline/metadata.js';
-import type { ImageLimits } from '../pipeline/probe.js';
+import type { DetectOptions } from './faces/detect.js';
+import type { FaceReport } from './faces/faceStage.js';
+import type { ExecutionProvider, Precision, PrecisionRequest } from './inference/index.js';
+import type { MetadataRequest } from './pipeline/metadata.js';
+import type { ImageLimits } from './pipeline/probe.js';
 
 /**
  * Face enhancement of one job: the one face vocabulary, from the contract's `enhanceFace` to the face stage.

@@ -8,10 +8,10 @@
  * times the pre-pass's.
  */
 import path from 'node:path';
-import type { Inference } from '../inference/index.js';
-import type { ResolvedModel } from '../models/catalog.js';
-import { upscaleImage, type UpscaleJob, type UpscaleResult } from '../pipeline/index.js';
-import { removeTemp, tempRasterPath } from '../pipeline/tempFiles.js';
+import type { Inference } from './inference/index.js';
+import type { ResolvedModel } from './models/catalog.js';
+import { upscaleImage, type UpscaleJob, type UpscaleResult } from './pipeline/index.js';
+import { removeTemp, tempRasterPath } from './pipeline/tempFiles.js';
 
 export type PassRunner = (
   job: UpscaleJob,

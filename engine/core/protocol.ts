@@ -1,6 +1,6 @@
 /** Messages between the pool (workerPool.ts) and a core worker thread (coreWorker.ts); structured-clone safe. */
-import type { TaskModelSources } from '../models/taskModel.js';
-import type { ExecutionProviderRequest, PrecisionRequest } from '../inference/index.js';
+import type { TaskModelSources } from './models/taskModel.js';
+import type { ExecutionProviderRequest, PrecisionRequest } from './inference/index.js';
 import type { WireError } from './errorWire.js';
 import type { UpscaleFileJob, UpscaleFileResult } from './job.js';
 

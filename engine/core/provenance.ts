@@ -2,9 +2,9 @@
  * The metadata part of a job: the policy, and unless it strips, the provenance record of this upscale (XMP,
  * read back by `crisp info`). One builder for the service's tasks and the desktop's local jobs.
  */
-import type { MetadataRequest } from '../pipeline/metadata.js';
-import type { MetadataPolicy } from '../pipeline/metadataPolicy.js';
-import { CRISP_VERSION } from '../version.js';
+import type { MetadataRequest } from './pipeline/metadata.js';
+import type { MetadataPolicy } from './pipeline/metadataPolicy.js';
+import { CRISP_VERSION } from './version.js';
 
 export interface MadeWith {
   model: string;

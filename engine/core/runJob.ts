@@ -4,12 +4,12 @@
  * (decode, tiles, stitching, faces, encode), which is why it only ever runs in the pool (workerPool.ts).
  */
 import path from 'node:path';
-import { resolveFaceModel } from '../faces/faceModels.js';
-import type { FaceStageOptions } from '../faces/faceStage.js';
-import type { Inference } from '../inference/index.js';
-import { resolveTaskModel, type TaskModelSources } from '../models/taskModel.js';
-import { upscaleImage, type UpscaleJob, type UpscaleResult } from '../pipeline/index.js';
-import { removeTemp, tempRasterPath } from '../pipeline/tempFiles.js';
+import { resolveFaceModel } from './faces/faceModels.js';
+import type { FaceStageOptions } from './faces/faceStage.js';
+import type { Inference } from './inference/index.js';
+import { resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
+import { upscaleImage, type UpscaleJob, type UpscaleResult } from './pipeline/index.js';
+import { removeTemp, tempRasterPath } from './pipeline/tempFiles.js';
 import type { TaskModelName } from '../contract/index.js';
 import type { CoreProgress, FaceJob, UpscaleFileJob, UpscaleFileResult } from './job.js';
 import { withPreModel, type PassRunner } from './preModel.js';

@@ -5,11 +5,11 @@
 import fastifyMultipart from '@fastify/multipart';
 import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { AccountStore } from '../accounts/accountStore.js';
-import type { UpscalingEngine } from '../api.js';
+import type { AccountStore } from '../service/accounts/accountStore.js';
+import type { UpscalingEngine } from '../service/api.js';
 import { errors } from '../contract/index.js';
-import type { CreditMeter } from '../credits/meter.js';
-import type { EngineLimits } from '../limits.js';
+import type { CreditMeter } from '../service/credits/meter.js';
+import type { EngineLimits } from '../service/limits.js';
 import { keyDigestOf } from './auth.js';
 import { createBoundedServer } from './connectionLimits.js';
 import type { DownloadLinks } from './downloadLinks.js';

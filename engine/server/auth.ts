@@ -5,8 +5,8 @@
  * elsewhere); unknown key → 404 "User not found" on start-task, 401 "Unauthorized" elsewhere.
  */
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { Caller } from '../api.js';
-import type { Account, AccountStore } from '../accounts/accountStore.js';
+import type { Caller } from '../service/api.js';
+import type { Account, AccountStore } from '../service/accounts/accountStore.js';
 import { hash } from 'node:crypto';
 import { errors } from '../contract/index.js';
 import type { RouteConfig } from './errorMapping.js';

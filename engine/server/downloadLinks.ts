@@ -5,8 +5,8 @@
  * finished task is built once per hour, see tasks/statusView.ts), and never outlives the file itself.
  */
 import type { FileData } from '../contract/index.js';
-import type { DecorateFile } from '../tasks/statusView.js';
-import type { UrlSigner } from '../security/urlSigner.js';
+import type { DecorateFile } from '../service/tasks/statusView.js';
+import type { UrlSigner } from '../service/security/urlSigner.js';
 
 const HOUR = 3_600_000;
 

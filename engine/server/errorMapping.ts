@@ -9,7 +9,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { errors, isContractError, type ContractError, type Endpoint } from '../contract/index.js';
-import { MAX_OUTPUT_NAME_BYTES } from '../tasks/outputNames.js';
+import { MAX_OUTPUT_NAME_BYTES } from '../service/tasks/outputNames.js';
 import { START_TASK_TYPES } from './startTaskForm.js';
 
 /**

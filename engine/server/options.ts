@@ -1,8 +1,8 @@
 /** Configuration of `crisp serve` (CLI flags map 1:1; see docs/deploy.md for defaults and reasons). */
 import type { FaceJob } from '../core/index.js';
-import type { ExecutionProviderChoice } from '../inference/index.js';
-import type { EngineLimits } from '../limits.js';
-import type { S3Location } from '../storage/objectStore.js';
+import type { ExecutionProviderChoice } from '../core/inference/index.js';
+import type { EngineLimits } from '../service/limits.js';
+import type { S3Location } from '../service/storage/objectStore.js';
 import type { LogFormat } from './logging.js';
 
 export interface ServerLimits {

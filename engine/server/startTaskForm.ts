@@ -18,9 +18,9 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import type { StartTaskInput } from '../api.js';
+import type { StartTaskInput } from '../service/api.js';
 import { errors, isContractError, type SourceFile } from '../contract/index.js';
-import { sniffImageType } from '../pipeline/imageSniff.js';
+import { sniffImageType } from '../core/pipeline/imageSniff.js';
 
 export interface FormLimits {
   maxFileSize: number;

@@ -15,12 +15,12 @@ import { IMAGES_DIR, ONNX_DIR } from '../helpers/paths.js';
 // Any module of the worker's graph that loads the service's engine or task store records it here: the
 // desktop path must not (getTaskStatus, task records and the meter all live behind these two).
 const serviceLoaded = vi.hoisted(() => [] as string[]);
-vi.mock('../../engine/engine.js', async (original) => {
-  serviceLoaded.push('engine/engine.js');
+vi.mock('../../engine/service/engine.js', async (original) => {
+  serviceLoaded.push('engine/service/engine.js');
   return original();
 });
-vi.mock('../../engine/tasks/taskStore.js', async (original) => {
-  serviceLoaded.push('engine/tasks/taskStore.js');
+vi.mock('../../engine/service/tasks/taskStore.js', async (original) => {
+  serviceLoaded.push('engine/service/tasks/taskStore.js');
   return original();
 });
 

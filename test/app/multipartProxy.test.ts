@@ -4,7 +4,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteBackend } from '../../app/remote/remoteBackend.js';
-import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
+import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/service/credits/priceTable.js';
 import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
 import type { TestServer } from '../server/helpers.js';
 import {

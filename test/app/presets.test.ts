@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { CRISP_VERSION } from '../../engine/version.js';
+import { CRISP_VERSION } from '../../engine/core/version.js';
 import { openPresetStore, PresetError, type PresetStore } from '../../app/settings/presetStore.js';
 import { BUILT_IN_PRESETS, presetOptionsOf, type PresetOptions } from '../../app/settings/presets.js';
 import {

@@ -57,7 +57,7 @@ describe('local worker backend and remote backend give the same image', () => {
     expect(await psnr(a.outputPath, b.outputPath)).toBeGreaterThanOrEqual(45);
     expect((await stat(b.outputPath)).size).toBe(b.fileSize);
     expect(a.creditsDeducted).toBe(0);
-    expect(b.creditsDeducted).toBe(1); // scale 2: one credit per image (engine/credits/priceTable.ts)
+    expect(b.creditsDeducted).toBe(1); // scale 2: one credit per image (engine/service/credits/priceTable.ts)
     expect(seen.at(-1)).toBe(100);
     expect(seen).toEqual([...seen].sort((x, y) => x - y));
     expect(await remote.getAccount()).toEqual({

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorFromResponse, retryAfterMs } from '../../app/remote/responseErrors.js';
 import { backoffDelay } from '../../app/remote/backoff.js';
 import { decideOutput } from '../../app/jobs/outputNames.js';
-import { renderOutputName, templateProblem } from '../../engine/tasks/outputNames.js';
+import { renderOutputName, templateProblem } from '../../engine/service/tasks/outputNames.js';
 import { expandInputs } from '../../app/jobs/inputs.js';
 import { openSettingsStore } from '../../app/settings/settingsStore.js';
 import { DEFAULT_SETTINGS } from '../../app/settings/settingsSchema.js';

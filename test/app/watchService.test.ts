@@ -11,7 +11,7 @@ import type { UpscaleBackend, UpscaleRequest } from '../../app/backends/backend.
 import { createFileSecretStore } from '../../app/secrets/fileSecretStore.js';
 import { createService, type ServiceHandle } from '../../app/service/createService.js';
 import type { ServiceEvent, WatchView } from '../../app/service/crispService.js';
-import { writeFileAtomic } from '../../engine/storage/atomicFile.js';
+import { writeFileAtomic } from '../../engine/service/storage/atomicFile.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 

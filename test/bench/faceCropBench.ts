@@ -6,10 +6,10 @@
  * Deterministic (no timing), so the figures are exact on any machine.
  */
 import path from 'node:path';
-import { alignFace } from '../../engine/faces/align.js';
-import { detectFaces } from '../../engine/faces/detect.js';
-import { createInference } from '../../engine/inference/index.js';
-import type { Raster } from '../../engine/pipeline/index.js';
+import { alignFace } from '../../engine/core/faces/align.js';
+import { detectFaces } from '../../engine/core/faces/detect.js';
+import { createInference } from '../../engine/core/inference/index.js';
+import type { Raster } from '../../engine/core/pipeline/index.js';
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import { bareUpscale, readRgb, releaseBareSessions, type RgbImage } from './quality.js';
 

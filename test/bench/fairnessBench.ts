@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import type { Caller } from '../../engine/api.js';
+import type { Caller } from '../../engine/service/api.js';
 import { startServer } from '../../engine/server/start.js';
 import { IMAGES_DIR, ONNX_DIR } from '../helpers/paths.js';
 

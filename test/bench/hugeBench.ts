@@ -19,11 +19,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import type { ModelName, SaveImageAs } from '../../engine/contract/index.js';
-import { createInference } from '../../engine/inference/index.js';
-import type { ConvWeights } from '../../engine/convert/architecture.js';
-import { buildSrvggOnnx } from '../../engine/convert/srvgg.js';
-import { resolveModel, type ResolvedModel } from '../../engine/models/catalog.js';
-import { upscaleImage } from '../../engine/pipeline/index.js';
+import { createInference } from '../../engine/core/inference/index.js';
+import type { ConvWeights } from '../../engine/core/convert/architecture.js';
+import { buildSrvggOnnx } from '../../engine/core/convert/srvgg.js';
+import { resolveModel, type ResolvedModel } from '../../engine/core/models/catalog.js';
+import { upscaleImage } from '../../engine/core/pipeline/index.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 
 interface HugeChildJob {

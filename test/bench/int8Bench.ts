@@ -19,10 +19,10 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
-import { makeInt8Variant } from '../../engine/convert/int8Build.js';
-import { branchlessPrelu } from '../../engine/convert/preluRewrite.js';
-import { cpuFeatures, createInference, findInt8Variant, type ModelSession } from '../../engine/inference/index.js';
-import { listModels, type ListedModel } from '../../engine/models/catalog.js';
+import { makeInt8Variant } from '../../engine/core/convert/int8Build.js';
+import { branchlessPrelu } from '../../engine/core/convert/preluRewrite.js';
+import { cpuFeatures, createInference, findInt8Variant, type ModelSession } from '../../engine/core/inference/index.js';
+import { listModels, type ListedModel } from '../../engine/core/models/catalog.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 import { psnrY, readRgb, type RgbImage } from './quality.js';
 

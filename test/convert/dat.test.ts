@@ -8,10 +8,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tilingOf, UnsupportedArchitectureError } from '../../engine/convert/architecture.js';
-import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
-import { datShifted, detectDat, type DatSpec } from '../../engine/convert/dat.js';
-import { readSafetensors } from '../../engine/convert/safetensors.js';
+import { tilingOf, UnsupportedArchitectureError } from '../../engine/core/convert/architecture.js';
+import { convertBytes, convertModelFile } from '../../engine/core/convert/convert.js';
+import { datShifted, detectDat, type DatSpec } from '../../engine/core/convert/dat.js';
+import { readSafetensors } from '../../engine/core/convert/safetensors.js';
 import { runCli } from '../helpers/runCli.js';
 import { runOnnx } from './support/onnxRun.js';
 import { expectMatchesPyTorch, hasTorch, referenceRun } from './support/transformerReference.js';

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeInt8Variant } from '../../engine/convert/int8Build.js';
-import { ONNX_FLOAT, readOnnx } from '../../engine/convert/onnxReader.js';
+import { makeInt8Variant } from '../../engine/core/convert/int8Build.js';
+import { ONNX_FLOAT, readOnnx } from '../../engine/core/convert/onnxReader.js';
 import {
   createInference,
   findInt8Variant,
@@ -12,8 +12,8 @@ import {
   type CpuFeatures,
   type Int8Variant,
   type ModelSession,
-} from '../../engine/inference/index.js';
-import { resolveModel } from '../../engine/models/catalog.js';
+} from '../../engine/core/inference/index.js';
+import { resolveModel } from '../../engine/core/models/catalog.js';
 import { psnrY, readRgb, type RgbImage } from '../bench/quality.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 

@@ -3,11 +3,11 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { GraphBuilder } from '../../engine/convert/onnxWriter.js';
-import { readOnnx } from '../../engine/convert/onnxReader.js';
-import { branchlessPrelu } from '../../engine/convert/preluRewrite.js';
-import { createInference } from '../../engine/inference/index.js';
-import { resolveModel } from '../../engine/models/catalog.js';
+import { GraphBuilder } from '../../engine/core/convert/onnxWriter.js';
+import { readOnnx } from '../../engine/core/convert/onnxReader.js';
+import { branchlessPrelu } from '../../engine/core/convert/preluRewrite.js';
+import { createInference } from '../../engine/core/inference/index.js';
+import { resolveModel } from '../../engine/core/models/catalog.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 
 /** Deterministic values in [-1, 1). */

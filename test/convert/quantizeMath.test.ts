@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ActivationStats, quantizationMse } from '../../engine/convert/calibrate.js';
-import { ConvHessian, gptqQuantize } from '../../engine/convert/gptq.js';
-import { activationParams, quantizeWeights } from '../../engine/convert/quantize.js';
+import { ActivationStats, quantizationMse } from '../../engine/core/convert/calibrate.js';
+import { ConvHessian, gptqQuantize } from '../../engine/core/convert/gptq.js';
+import { activationParams, quantizeWeights } from '../../engine/core/convert/quantize.js';
 
 /** Deterministic pseudo-random numbers (xorshift), so every run sees the same data. */
 function rng(seed: number): () => number {

@@ -5,7 +5,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importCustomModel, listCustomModels } from '../../engine/models/customModels.js';
+import { importCustomModel, listCustomModels } from '../../engine/core/models/customModels.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { hasTorch, referenceSuite, type RefCase } from './support/srReference.js';

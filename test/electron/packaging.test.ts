@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadBundledManifest } from '../../engine/models/catalog.js';
+import { loadBundledManifest } from '../../engine/core/models/catalog.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const require = createRequire(import.meta.url);

@@ -10,14 +10,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DETECTOR_FILES, findDetector } from '../../engine/faces/faceModels.js';
+import { DETECTOR_FILES, findDetector } from '../../engine/core/faces/faceModels.js';
 import {
   bundledModelsDir,
   catalogEntry,
   defaultModel,
   listModels,
   loadBundledManifest,
-} from '../../engine/models/catalog.js';
+} from '../../engine/core/models/catalog.js';
 import { MODELS_DIR } from '../helpers/paths.js';
 
 const BUNDLED = bundledModelsDir({});

@@ -12,7 +12,7 @@ import {
   modelSearchDirs,
   resolveModel,
   userModelsDir,
-} from '../../engine/models/catalog.js';
+} from '../../engine/core/models/catalog.js';
 import { MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 
 const INSTALLED = ['service-lite-4x', 'clear-boost-4x', 'digital-art-4x', 'crystal-plus-4x'];

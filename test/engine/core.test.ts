@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isContractError } from '../../engine/contract/index.js';
 import { createCore, type Core, type UpscaleFileJob } from '../../engine/core/index.js';
 import { createTestGate } from '../helpers/testGate.js';
-import { createInference } from '../../engine/inference/index.js';
-import { resolveModel } from '../../engine/models/catalog.js';
-import { upscaleImage } from '../../engine/pipeline/index.js';
+import { createInference } from '../../engine/core/inference/index.js';
+import { resolveModel } from '../../engine/core/models/catalog.js';
+import { upscaleImage } from '../../engine/core/pipeline/index.js';
 import { IMAGES_DIR, ONNX_DIR } from '../helpers/paths.js';
 
 const BUTTERFLY = path.join(IMAGES_DIR, 'set5-x4', 'lr', 'butterfly_LRBI_x4.png'); // 64×64

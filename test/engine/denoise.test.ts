@@ -6,8 +6,8 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_CALLER } from '../../engine/api.js';
-import type { Engine } from '../../engine/engine.js';
+import { LOCAL_CALLER } from '../../engine/service/api.js';
+import type { Engine } from '../../engine/service/engine.js';
 import { contractRefusal, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 import { crispLines, runCli } from '../helpers/runCli.js';
@@ -58,7 +58,7 @@ describe('denoise strength through the engine', () => {
       const r = await run({ ...base, denoise: String(d) });
       expect(r.status.denoise).toBe(d);
       expect(r.status.model).toBe('service-lite-4x');
-      // Strength 1 is the plain model, so it is named like no denoise at all (engine/tasks/outputNames.ts).
+      // Strength 1 is the plain model, so it is named like no denoise at all (engine/service/tasks/outputNames.ts).
       expect(r.file.fileName).toBe(
         d === 1 ? 'bird_LRBI_x4_service-lite-4x_x4.png' : `bird_LRBI_x4_service-lite-4x-dn${d}_x4.png`,
       );

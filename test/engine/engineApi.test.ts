@@ -2,9 +2,9 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_CALLER, type Caller } from '../../engine/api.js';
+import { LOCAL_CALLER, type Caller } from '../../engine/service/api.js';
 import type { TaskStatusData } from '../../engine/contract/index.js';
-import type { Engine } from '../../engine/engine.js';
+import type { Engine } from '../../engine/service/engine.js';
 import {
   contractRefusal,
   FAST_MODEL,

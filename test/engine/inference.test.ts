@@ -1,7 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { InferenceProviderError, autoProviders, createInference, runModelBytes } from '../../engine/inference/index.js';
-import { resolveModel } from '../../engine/models/catalog.js';
+import {
+  InferenceProviderError,
+  autoProviders,
+  createInference,
+  runModelBytes,
+} from '../../engine/core/inference/index.js';
+import { resolveModel } from '../../engine/core/models/catalog.js';
 import { bareSession, releaseBareSessions } from '../bench/quality.js';
 import { MODELS_DIR } from '../helpers/paths.js';
 import * as ort from 'onnxruntime-node';

@@ -11,10 +11,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Inference, ModelSession } from '../../engine/inference/index.js';
-import { resolveModel, type ResolvedModel } from '../../engine/models/catalog.js';
-import { upscaleImage } from '../../engine/pipeline/index.js';
-import { readProvenance } from '../../engine/pipeline/metadata.js';
+import type { Inference, ModelSession } from '../../engine/core/inference/index.js';
+import { resolveModel, type ResolvedModel } from '../../engine/core/models/catalog.js';
+import { upscaleImage } from '../../engine/core/pipeline/index.js';
+import { readProvenance } from '../../engine/core/pipeline/metadata.js';
 import { FAST_MODEL } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 

@@ -7,15 +7,15 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createInference, type Inference } from '../../engine/inference/index.js';
-import { resolveModel } from '../../engine/models/catalog.js';
+import { createInference, type Inference } from '../../engine/core/inference/index.js';
+import { resolveModel } from '../../engine/core/models/catalog.js';
 import {
   ImageInputError,
   checkOutputFits,
   probeImage,
   upscaleImage,
   type UpscaleJob,
-} from '../../engine/pipeline/index.js';
+} from '../../engine/core/pipeline/index.js';
 import { hugePng } from '../helpers/craftedImages.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 

@@ -8,9 +8,9 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCALES, type SaveImageAs, type Scale } from '../../engine/contract/index.js';
-import { createInference, type Inference } from '../../engine/inference/index.js';
-import { resolveModel } from '../../engine/models/catalog.js';
-import { upscaleImage, type UpscaleJob } from '../../engine/pipeline/index.js';
+import { createInference, type Inference } from '../../engine/core/inference/index.js';
+import { resolveModel } from '../../engine/core/models/catalog.js';
+import { upscaleImage, type UpscaleJob } from '../../engine/core/pipeline/index.js';
 import { psnrY, readRgb } from '../bench/quality.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 

@@ -7,9 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelName } from '../../engine/contract/index.js';
-import { createInference, type Inference } from '../../engine/inference/index.js';
-import { resolveModel } from '../../engine/models/catalog.js';
-import { upscaleImage } from '../../engine/pipeline/index.js';
+import { createInference, type Inference } from '../../engine/core/inference/index.js';
+import { resolveModel } from '../../engine/core/models/catalog.js';
+import { upscaleImage } from '../../engine/core/pipeline/index.js';
 import { bareUpscale, psnrY, readRgb, releaseBareSessions, type RgbImage } from '../bench/quality.js';
 import { IMAGES_DIR, ONNX_DIR } from '../helpers/paths.js';
 

@@ -13,11 +13,16 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_CALLER } from '../../engine/api.js';
-import { limitsFromEnv, resolveLimits } from '../../engine/limits.js';
+import { LOCAL_CALLER } from '../../engine/service/api.js';
+import { limitsFromEnv, resolveLimits } from '../../engine/service/limits.js';
 import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
-import { createInference, type Inference, type ModelSession, type TensorResult } from '../../engine/inference/index.js';
-import { resolveModel, type ResolvedModel } from '../../engine/models/catalog.js';
+import {
+  createInference,
+  type Inference,
+  type ModelSession,
+  type TensorResult,
+} from '../../engine/core/inference/index.js';
+import { resolveModel, type ResolvedModel } from '../../engine/core/models/catalog.js';
 import {
   checkOutputFits,
   DiskRaster,
@@ -27,7 +32,7 @@ import {
   upscaleImage,
   type OutputRaster,
   type UpscaleJob,
-} from '../../engine/pipeline/index.js';
+} from '../../engine/core/pipeline/index.js';
 import { contractRefusal, FAST_MODEL, makeEngine, removeDir } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 

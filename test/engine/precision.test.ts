@@ -4,7 +4,7 @@ import {
   int8FlagsFromCpuinfo,
   type CpuFeatures,
   type Int8Variant,
-} from '../../engine/inference/index.js';
+} from '../../engine/core/inference/index.js';
 
 const VNNI: CpuFeatures = { int8Dot: ['avx512_vnni'], source: 'test' };
 const NONE: CpuFeatures = { int8Dot: [], source: 'test cpuinfo' };

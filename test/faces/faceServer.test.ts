@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errors } from '../../engine/contract/index.js';
-import { priceOf, DEFAULT_PRICE_TABLE } from '../../engine/credits/priceTable.js';
+import { priceOf, DEFAULT_PRICE_TABLE } from '../../engine/service/credits/priceTable.js';
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import {
   BASIC,

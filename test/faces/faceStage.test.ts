@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alignFace, faceAffine } from '../../engine/faces/align.js';
-import { detectFaces, eyeDistance, type DetectedFace } from '../../engine/faces/detect.js';
-import { enhanceFaces, memoryRegions, type FaceStageOptions } from '../../engine/faces/faceStage.js';
+import { alignFace, faceAffine } from '../../engine/core/faces/align.js';
+import { detectFaces, eyeDistance, type DetectedFace } from '../../engine/core/faces/detect.js';
+import { enhanceFaces, memoryRegions, type FaceStageOptions } from '../../engine/core/faces/faceStage.js';
 import {
   FACE_SIZE,
   applyAffine,
@@ -18,11 +18,11 @@ import {
   invertAffine,
   similarityTransform,
   type Point,
-} from '../../engine/faces/geometry.js';
-import { faceOutputRect, pasteFace, type Rect } from '../../engine/faces/paste.js';
-import { FaceModelError } from '../../engine/faces/restore.js';
-import { createInference, type Inference } from '../../engine/inference/index.js';
-import type { Raster } from '../../engine/pipeline/index.js';
+} from '../../engine/core/faces/geometry.js';
+import { faceOutputRect, pasteFace, type Rect } from '../../engine/core/faces/paste.js';
+import { FaceModelError } from '../../engine/core/faces/restore.js';
+import { createInference, type Inference } from '../../engine/core/inference/index.js';
+import type { Raster } from '../../engine/core/pipeline/index.js';
 import { MODELS_DIR } from '../helpers/paths.js';
 import { constantFaceModel, identityFaceModel, wrongShapeFaceModel, writeModel } from './support/faceModels.js';
 import {

@@ -2,11 +2,11 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { LOCAL_CALLER, type Caller } from '../../engine/api.js';
+import { LOCAL_CALLER, type Caller } from '../../engine/service/api.js';
 import { isContractError, type ContractError, type TaskStatusData } from '../../engine/contract/index.js';
 import { expect } from 'vitest';
-import { createEmbeddedEngine, type EmbeddedEngineOptions } from '../../engine/embeddedEngine.js';
-import type { Engine } from '../../engine/engine.js';
+import { createEmbeddedEngine, type EmbeddedEngineOptions } from '../../engine/service/embeddedEngine.js';
+import type { Engine } from '../../engine/service/engine.js';
 import { ONNX_DIR } from './paths.js';
 
 export const FAST_MODEL = 'digital-art-4x';

@@ -11,8 +11,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPEC_ERRORS, type Endpoint } from '../../engine/contract/index.js';
-import { accountsFile } from '../../engine/accounts/accountStore.js';
-import { createUrlSigner, loadOrCreateSecret } from '../../engine/security/urlSigner.js';
+import { accountsFile } from '../../engine/service/accounts/accountStore.js';
+import { createUrlSigner, loadOrCreateSecret } from '../../engine/service/security/urlSigner.js';
 import { createDownloadLinks } from '../../engine/server/downloadLinks.js';
 import {
   addUser,

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../engine/limits.js';
+import { DEFAULT_LIMITS } from '../../engine/service/limits.js';
 import {
   addUser,
   BASIC,

@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchImage } from '../../engine/inputs/fetchImage.js';
-import { isPrivateAddress } from '../../engine/inputs/ipPolicy.js';
+import { fetchImage } from '../../engine/service/inputs/fetchImage.js';
+import { isPrivateAddress } from '../../engine/service/inputs/ipPolicy.js';
 import { SET5 } from './helpers.js';
 
 let server: Server;

@@ -1,10 +1,10 @@
 /** The accounts store and the credit ledger on their own: hashing, atomicity, exactly-once settlement. */
 import { readFile, rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { accountsFile, createJsonAccountStore, openAccountsState } from '../../engine/accounts/accountStore.js';
-import { apiKeyMatches, hashApiKey } from '../../engine/accounts/apiKey.js';
-import { createLedger } from '../../engine/credits/ledger.js';
-import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/credits/priceTable.js';
+import { accountsFile, createJsonAccountStore, openAccountsState } from '../../engine/service/accounts/accountStore.js';
+import { apiKeyMatches, hashApiKey } from '../../engine/service/accounts/apiKey.js';
+import { createLedger } from '../../engine/service/credits/ledger.js';
+import { DEFAULT_PRICE_TABLE, priceOf } from '../../engine/service/credits/priceTable.js';
 import { tempDir } from './helpers.js';
 
 const dirs: string[] = [];

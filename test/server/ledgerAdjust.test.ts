@@ -5,11 +5,15 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJsonAccountStore, openAccountsState, type AccountStore } from '../../engine/accounts/accountStore.js';
-import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
-import { createLedger, type Ledger } from '../../engine/credits/ledger.js';
-import { createPgLedger } from '../../engine/credits/pgLedger.js';
-import { openPostgres, type Pool } from '../../engine/db/postgres.js';
+import {
+  createJsonAccountStore,
+  openAccountsState,
+  type AccountStore,
+} from '../../engine/service/accounts/accountStore.js';
+import { createPgAccountStore } from '../../engine/service/accounts/pgAccountStore.js';
+import { createLedger, type Ledger } from '../../engine/service/credits/ledger.js';
+import { createPgLedger } from '../../engine/service/credits/pgLedger.js';
+import { openPostgres, type Pool } from '../../engine/service/db/postgres.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
 import { tempDir } from './helpers.js';
 

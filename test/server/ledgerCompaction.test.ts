@@ -1,13 +1,13 @@
 /** Ledger compaction: ended charges past the retention leave accounts.json for the append-only archive. */
 import { readFile, rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { accountsFile, createJsonAccountStore, openAccountsState } from '../../engine/accounts/accountStore.js';
-import { createLedger } from '../../engine/credits/ledger.js';
+import { accountsFile, createJsonAccountStore, openAccountsState } from '../../engine/service/accounts/accountStore.js';
+import { createLedger } from '../../engine/service/credits/ledger.js';
 import {
   compactLedger,
   DEFAULT_LEDGER_RETENTION_MS,
   ledgerArchiveFile,
-} from '../../engine/credits/ledgerCompaction.js';
+} from '../../engine/service/credits/ledgerCompaction.js';
 import { tempDir } from './helpers.js';
 
 const dirs: string[] = [];

@@ -8,7 +8,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadSession } from '../../engine/contract/index.js';
-import { createUrlSigner, loadOrCreateSecret } from '../../engine/security/urlSigner.js';
+import { createUrlSigner, loadOrCreateSecret } from '../../engine/service/security/urlSigner.js';
 import { paddedPng } from '../helpers/craftedImages.js';
 import {
   addUser,

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PRICE_TABLE, outputSizeOf, priceOf } from '../../engine/credits/priceTable.js';
+import { DEFAULT_PRICE_TABLE, outputSizeOf, priceOf } from '../../engine/service/credits/priceTable.js';
 import { anyImagePoint, createTestGate, type TestGate } from '../helpers/testGate.js';
 import { addUser, BASIC, dataOf, pollStatus, postForm, startTestServer, taskForm, type TestServer } from './helpers.js';
 

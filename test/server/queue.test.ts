@@ -5,9 +5,9 @@
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresEngine } from '../../engine/postgresEngine.js';
-import { openPostgres, type Pool } from '../../engine/db/postgres.js';
-import { createPgLedger } from '../../engine/credits/pgLedger.js';
+import { createPostgresEngine } from '../../engine/service/postgresEngine.js';
+import { openPostgres, type Pool } from '../../engine/service/db/postgres.js';
+import { createPgLedger } from '../../engine/service/credits/pgLedger.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
 import {

@@ -1,6 +1,6 @@
 /**
  * Reservation and task are one fact, on both stores, across a kill -9 (issue 27). `crisp serve` runs as a
- * real process with the test-only crash point `start-task:reserved` (engine/tasks/crashPoint.ts), so it
+ * real process with the test-only crash point `start-task:reserved` (engine/service/tasks/crashPoint.ts), so it
  * kills itself exactly after start-task reserved the credits and before the task record exists — no race
  * with the clock. After a restart: nothing is reserved without a task, no task folder without a record,
  * and balance + reserved == granted − settled. The sweep rule is checked too: a task never polled until
@@ -11,12 +11,12 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountsFile } from '../../engine/accounts/accountStore.js';
-import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
-import type { AccountsState } from '../../engine/accounts/state.js';
-import { openPostgres, type Pool } from '../../engine/db/postgres.js';
-import { DEFAULT_LIMITS } from '../../engine/limits.js';
-import { CRASH_POINT_ENV } from '../../engine/tasks/crashPoint.js';
+import { accountsFile } from '../../engine/service/accounts/accountStore.js';
+import { createPgAccountStore } from '../../engine/service/accounts/pgAccountStore.js';
+import type { AccountsState } from '../../engine/service/accounts/state.js';
+import { openPostgres, type Pool } from '../../engine/service/db/postgres.js';
+import { DEFAULT_LIMITS } from '../../engine/service/limits.js';
+import { CRASH_POINT_ENV } from '../../engine/service/tasks/crashPoint.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
 import {
   addUser,

@@ -4,14 +4,14 @@
  * their expiry does, the key cache keeps only known keys for its TTL, and pretty log lines read well.
  */
 import { describe, expect, it } from 'vitest';
-import type { Account, AccountStore } from '../../engine/accounts/accountStore.js';
+import type { Account, AccountStore } from '../../engine/service/accounts/accountStore.js';
 import type { FileData } from '../../engine/contract/index.js';
-import { createUrlSigner } from '../../engine/security/urlSigner.js';
+import { createUrlSigner } from '../../engine/service/security/urlSigner.js';
 import { cachedAuthenticate } from '../../engine/server/auth.js';
 import { createDownloadLinks, downloadLinkDecorator } from '../../engine/server/downloadLinks.js';
 import { prettyLine } from '../../engine/server/logging.js';
-import { buildStatusData, toStatusData, type DecorateFile } from '../../engine/tasks/statusView.js';
-import type { StoredTask } from '../../engine/tasks/taskTypes.js';
+import { buildStatusData, toStatusData, type DecorateFile } from '../../engine/service/tasks/statusView.js';
+import type { StoredTask } from '../../engine/service/tasks/taskTypes.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 0, 5, 10, 15); // 10:15, a quarter past an hour

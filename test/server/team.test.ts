@@ -7,8 +7,8 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgAccountStore } from '../../engine/accounts/pgAccountStore.js';
-import { openPostgres, type Pool } from '../../engine/db/postgres.js';
+import { createPgAccountStore } from '../../engine/service/accounts/pgAccountStore.js';
+import { openPostgres, type Pool } from '../../engine/service/db/postgres.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
 import { anyImagePoint, createTestGate, type TestGate } from '../helpers/testGate.js';
 import {

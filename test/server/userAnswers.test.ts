@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publicMessage } from '../../engine/tasks/userMessage.js';
+import { publicMessage } from '../../engine/service/tasks/userMessage.js';
 import { errors } from '../../engine/contract/index.js';
 import { addUser, BASIC, postForm, postJson, SET5, startTestServer, taskForm, type TestServer } from './helpers.js';
 
@@ -113,7 +113,7 @@ describe('no server path or command in an answer', () => {
     );
     expect(logged).toEqual([expect.stringContaining('/srv/crisp/tasks/x/inputs/0')]);
     const url = 'could not fetch http://example.com/a/b.png: the server answered HTTP 404';
-    // What engine/inputs/fetchImage.ts throws for a URL it could not fetch.
+    // What engine/service/inputs/fetchImage.ts throws for a URL it could not fetch.
     const fetchError = errors.badRequest(url);
     expect(publicMessage(fetchError, undefined, log)).toBe(url);
   });

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Mutex } from '../../../engine/storage/mutex.js';
+import { Mutex } from '../../../engine/service/storage/mutex.js';
 import type { AccountView } from '../../service/crispService.js';
 import type { FromWorker, WorkerEngineOptions } from '../../worker/protocol.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest } from '../backend.js';

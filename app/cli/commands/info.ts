@@ -13,7 +13,7 @@ export function registerInfo(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (files: string[], flags: { json?: boolean }) => {
       const { default: sharp } = await import('sharp');
-      const { readProvenance } = await import('../../../engine/pipeline/metadata.js');
+      const { readProvenance } = await import('../../../engine/core/pipeline/metadata.js');
       const docs = [];
       for (const file of files) {
         let meta;

@@ -20,7 +20,7 @@ export function registerModelsConvert(models: Command): void {
         import('node:fs'),
         import('node:fs/promises'),
         import('node:path'),
-        import('../../../engine/convert/convert.js'),
+        import('../../../engine/core/convert/convert.js'),
       ]);
       if (!existsSync(input)) throw usageError(`${input} does not exist: check the path.`);
       if (!existsSync(path.dirname(path.resolve(output)))) throw usageError(`The folder of ${output} does not exist.`);

@@ -38,9 +38,9 @@ export function registerModelsImport(models: Command): void {
       const act = opts.activation;
       if (act !== 'relu' && act !== 'leakyrelu') throw usageError('--activation must be relu or leakyrelu');
       const [{ userModelsDir }, { importCustomModel }, { customModelSummary }] = await Promise.all([
-        import('../../../engine/models/catalog.js'),
-        import('../../../engine/models/customModels.js'),
-        import('../../../engine/models/licence.js'),
+        import('../../../engine/core/models/catalog.js'),
+        import('../../../engine/core/models/customModels.js'),
+        import('../../../engine/core/models/licence.js'),
       ]);
       const modelsDir = opts.dir ?? userModelsDir();
       let failed = 0;
@@ -48,7 +48,7 @@ export function registerModelsImport(models: Command): void {
         try {
           if (opts.face) {
             // Loaded here: it pulls in onnxruntime, and every command module is imported at startup.
-            const { importFaceModel } = await import('../../../engine/faces/importFaceModel.js');
+            const { importFaceModel } = await import('../../../engine/core/faces/importFaceModel.js');
             const f = await importFaceModel(file, { modelsDir, ...(opts.name ? { name: opts.name } : {}) });
             process.stdout.write(`${file}: imported as face model ${f.name} → ${f.path}\n`);
             continue;

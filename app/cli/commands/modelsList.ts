@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { CustomModelListing } from '../../../engine/models/customModels.js';
+import type { CustomModelListing } from '../../../engine/core/models/customModels.js';
 import { formatTable } from '../table.js';
-import { FACE_MODELS, findDetector, installedFaceModels } from '../../../engine/faces/faceModels.js';
-import type { Int8Variant } from '../../../engine/inference/int8Variant.js';
-import { architectureOf, customModelName } from '../../../engine/models/modelNames.js';
-import { licenceLabel } from '../../../engine/models/licence.js';
+import { FACE_MODELS, findDetector, installedFaceModels } from '../../../engine/core/faces/faceModels.js';
+import type { Int8Variant } from '../../../engine/core/inference/int8Variant.js';
+import { architectureOf, customModelName } from '../../../engine/core/models/modelNames.js';
+import { licenceLabel } from '../../../engine/core/models/licence.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
 function customRow(m: CustomModelListing) {
@@ -41,7 +41,7 @@ export function registerModelsList(models: Command): void {
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { json?: boolean }) => {
       const [{ listModels, modelSearchDirs, userModelsDir }, { customModelsDir, listCustomModels }] = await Promise.all(
-        [import('../../../engine/models/catalog.js'), import('../../../engine/models/customModels.js')],
+        [import('../../../engine/core/models/catalog.js'), import('../../../engine/core/models/customModels.js')],
       );
       const dirs = modelSearchDirs();
       const customDir = userModelsDir();
@@ -56,7 +56,7 @@ export function registerModelsList(models: Command): void {
       const listed = [...listModels(dirs), ...custom];
       // Which models have an int8 variant (crisp models quantize), and whether it passed its quality check.
       // Loaded when listing, not at startup: the CLI imports every command module before parsing (see main.ts).
-      const { findInt8Variant } = await import('../../../engine/inference/int8Variant.js');
+      const { findInt8Variant } = await import('../../../engine/core/inference/int8Variant.js');
       const rows = await Promise.all(
         listed.map(async (m) => ({
           ...m,

@@ -28,8 +28,8 @@ async function modelFile(target: string): Promise<string> {
   // Loaded here, not at the top: the CLI imports every command module before it parses arguments.
   const [{ MODEL_NAMES }, { modelSearchDirs, resolveModel, userModelsDir }, { listCustomModels }] = await Promise.all([
     import('../../../engine/contract/enums.js'),
-    import('../../../engine/models/catalog.js'),
-    import('../../../engine/models/customModels.js'),
+    import('../../../engine/core/models/catalog.js'),
+    import('../../../engine/core/models/customModels.js'),
   ]);
   if ((MODEL_NAMES as readonly string[]).includes(target))
     return resolveModel(target as (typeof MODEL_NAMES)[number], modelSearchDirs()).path;

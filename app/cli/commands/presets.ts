@@ -51,7 +51,7 @@ export function registerPresets(program: Command): void {
     .argument('[name...]', 'presets to export (default: all of your own)')
     .action(async (file: string, names: string[]) => {
       const doc = await refusing((s) => s.exportPresets(names));
-      const { writeFileAtomic } = await import('../../../engine/storage/atomicFile.js');
+      const { writeFileAtomic } = await import('../../../engine/service/storage/atomicFile.js');
       await writeFileAtomic(file, `${JSON.stringify(doc, null, 2)}\n`);
       process.stdout.write(`Exported ${doc.presets.map((p) => `"${p.name}"`).join(', ')} to ${file}\n`);
     });

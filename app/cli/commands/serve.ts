@@ -6,12 +6,12 @@ import { usageError } from '../cliError.js';
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { ExecutionProviderChoice } from '../../../engine/inference/index.js';
-import { EXECUTION_PROVIDERS } from '../../../engine/inference/providers.js';
+import type { ExecutionProviderChoice } from '../../../engine/core/inference/index.js';
+import { EXECUTION_PROVIDERS } from '../../../engine/core/inference/providers.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logOptions.js';
-import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/limits.js';
-import { DEFAULT_LEASE_MS } from '../../../engine/tasks/queueWorker.js';
+import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/service/limits.js';
+import { DEFAULT_LEASE_MS } from '../../../engine/service/tasks/queueWorker.js';
 import { addStorageOptions, resolveStorage, type StorageFlags } from '../storageFlags.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
@@ -285,8 +285,8 @@ export function register(program: Command): void {
       if (flags.faceModel !== undefined) {
         // Refused before listening: a server that says it enhances faces must be able to.
         const [{ FaceModelMissingError, resolveFaceModel }, { modelSearchDirs }] = await Promise.all([
-          import('../../../engine/faces/faceModels.js'),
-          import('../../../engine/models/catalog.js'),
+          import('../../../engine/core/faces/faceModels.js'),
+          import('../../../engine/core/models/catalog.js'),
         ]);
         try {
           resolveFaceModel(

@@ -6,8 +6,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
-import type { AccountStore } from '../../accounts/accountStore.js';
-import type { UpscalingEngine } from '../../api.js';
+import type { AccountStore } from '../../service/accounts/accountStore.js';
+import type { UpscalingEngine } from '../../service/api.js';
 import { errors } from '../../contract/index.js';
 import { apiKeyOf } from '../auth.js';
 import type { DownloadLinks } from '../downloadLinks.js';

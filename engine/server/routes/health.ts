@@ -9,7 +9,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
-import type { TaskStats } from '../../tasks/taskStats.js';
+import type { TaskStats } from '../../service/tasks/taskStats.js';
 
 export interface ServerHealth {
   /** undefined when ready, else why not (logged, and sent as the 503 body). */

@@ -5,7 +5,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { UpscalingEngine } from '../../api.js';
+import type { UpscalingEngine } from '../../service/api.js';
 import { errors, success } from '../../contract/index.js';
 import { RESPONSE_SCHEMAS } from './responseSchemas.js';
 

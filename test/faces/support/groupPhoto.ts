@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
-import type { Point } from '../../../engine/faces/geometry.js';
+import type { Point } from '../../../engine/core/faces/geometry.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
 
 export interface Placement {

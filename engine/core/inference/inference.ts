@@ -1,0 +1,412 @@
+/**
+ * The only module that talks to onnxruntime. Everything else sees `Inference` / `ModelSession`, so swapping
+ * the runtime or its providers never touches the pipeline.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { branchlessPrelu } from '../convert/preluRewrite.js';
+import type { ResolvedModel } from '../models/catalog.js';
+import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
+import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.js';
+import { choosePrecision, type Precision, type PrecisionRequest } from './precision.js';
+
+import { EXECUTION_PROVIDERS, type ExecutionProviderRequest } from './providers.js';
+import { CrispError } from '../../contract/errorCatalog.js';
+
+export { EXECUTION_PROVIDERS, type ExecutionProviderRequest };
+/** Alias used by the engine's options. */
+export type ExecutionProviderChoice = ExecutionProviderRequest;
+export type ExecutionProvider = Exclude<ExecutionProviderRequest, 'auto'>;
+
+export interface InferenceOptions {
+  executionProvider: ExecutionProviderRequest;
+  /** Intra-op threads for CPU; default: onnxruntime's choice (one per core). */
+  threads?: number;
+  /** auto's candidates, best first (default: autoProviders()); lets tests exercise the fallback. */
+  candidates?: ExecutionProvider[];
+  /** Where fallback notices go (once per provider); default console.warn. */
+  log?: (message: string) => void;
+  /** fp32, int8 (CPU only), or auto: int8 where the CPU and a quality-checked int8 variant allow it. Default auto. */
+  precision?: PrecisionRequest;
+  /** The CPU's int8 instructions; default: detected (tests inject a CPU without them). */
+  cpu?: CpuFeatures;
+  /** Folders searched for int8 variants after the fp32 file's own folder; default: the int8 cache. */
+  int8Dirs?: string[];
+}
+
+export interface TensorResult {
+  data: Float32Array;
+  /** [N, C, H, W] */
+  dims: readonly [number, number, number, number];
+}
+
+export interface ModelSession {
+  readonly model: ResolvedModel;
+  /** The provider that actually runs the model now (auto may have fallen back to cpu). */
+  readonly provider: ExecutionProvider;
+  /** Native upscale factor of the model. */
+  readonly scale: number;
+  /** The precision the model runs at now (int8 only on the CPU provider). */
+  readonly precision?: Precision;
+  /** Runs NCHW float32 RGB (0..1) of shape [n,3,h,w]; answers [n,3,h·scale,w·scale] (not clamped). */
+  run(input: Float32Array, n: number, h: number, w: number): Promise<TensorResult>;
+}
+
+/** A graph with named float32 outputs (face detector, face restorer): not an upscaler, so no scale check. */
+export interface GraphSession {
+  readonly provider: ExecutionProvider;
+  /** Runs the first input with `dims`; answers every float32 output by name. */
+  run(
+    input: Float32Array,
+    dims: readonly number[],
+  ): Promise<Map<string, { data: Float32Array; dims: readonly number[] }>>;
+}
+
+export interface Inference {
+  readonly requested: ExecutionProviderRequest;
+  /** A session for any ONNX file by path (same provider choice and cache as session()). */
+  graph(file: string): Promise<GraphSession>;
+  /** The session for a model, created once per (model file, provider) and reused. */
+  session(model: ResolvedModel): Promise<ModelSession>;
+  /** Disposes every session; later session() calls create new ones. */
+  release(): Promise<void>;
+}
+
+/** The catalog's provider-unavailable row, naming the provider that failed. */
+export class InferenceProviderError extends CrispError {
+  override readonly name = 'InferenceProviderError';
+  constructor(
+    readonly provider: ExecutionProvider,
+    cause: unknown,
+  ) {
+    super(
+      'provider-unavailable',
+      `The '${provider}' execution provider could not run the model: ${messageOf(cause)}. Choose the cpu or auto execution provider instead.`,
+    );
+  }
+}
+
+function messageOf(e: unknown): string {
+  const m = e instanceof Error ? e.message : String(e);
+  // onnxruntime prefixes messages with a source location and the failed check; keep the human part.
+  const last =
+    m
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .pop() ?? m;
+  return last.replace(/^\/onnxruntime_src\/.*? was false\.\s*/, '');
+}
+
+function providerLibExists(name: string): boolean {
+  try {
+    const require = createRequire(import.meta.url);
+    const bin = path.join(path.dirname(require.resolve('onnxruntime-node')), '..', 'bin');
+    const file =
+      process.platform === 'win32' ? `onnxruntime_providers_${name}.dll` : `libonnxruntime_providers_${name}.so`;
+    for (const napi of readdirSync(bin)) {
+      if (existsSync(path.join(bin, napi, process.platform, process.arch, file))) return true;
+    }
+  } catch {
+    // No bin directory to look in: the provider is not there.
+  }
+  return false;
+}
+
+/**
+ * WebGPU on Linux runs on Vulkan. Without a Vulkan loader, trying it only makes Dawn print a native
+ * warning on every start, so auto skips it (an explicit --ep webgpu still tries and reports why).
+ */
+function vulkanLoaderPresent(): boolean {
+  const dirs = [
+    ...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean),
+    `/usr/lib/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`,
+    '/usr/lib64',
+    '/usr/lib',
+    '/usr/local/lib',
+  ];
+  return dirs.some((d) => existsSync(path.join(d, 'libvulkan.so.1')));
+}
+
+/** GPU providers worth trying on this platform, best first; cpu is always the last resort. */
+export function autoProviders(
+  platform: NodeJS.Platform = process.platform,
+  hasVulkan = platform === 'linux' && vulkanLoaderPresent(),
+): ExecutionProvider[] {
+  const built = new Set(ort.listSupportedBackends().map((b) => b.name));
+  const order: ExecutionProvider[] = [];
+  if (built.has('webgpu') && (platform !== 'linux' || hasVulkan)) order.push('webgpu');
+  // cuda ships separately from the npm package ("bundled: false"); only try it when its library is present.
+  if ((platform === 'linux' || platform === 'win32') && built.has('cuda') && providerLibExists('cuda'))
+    order.push('cuda');
+  if (platform === 'win32' && built.has('dml')) order.push('dml');
+  if (platform === 'darwin' && built.has('coreml')) order.push('coreml');
+  order.push('cpu');
+  return order;
+}
+
+export function createInference(opts: InferenceOptions): Inference {
+  const log = opts.log ?? ((m: string) => console.warn(m));
+  const requested = opts.executionProvider;
+  const precision = opts.precision ?? 'auto';
+  const cpu = opts.cpu ?? cpuFeatures();
+  const int8Dirs = opts.int8Dirs ?? [int8CacheDir()];
+  /** Notices already given, so a batch says each thing once. */
+  const told = new Set<string>();
+  const raw = new Map<string, Promise<ort.InferenceSession>>();
+  const wrapped = new Map<string, Promise<ModelSession>>();
+  /** Providers that failed once; auto does not try them again in this Inference. */
+  const broken = new Set<ExecutionProvider>();
+
+  function sessionOptions(provider: ExecutionProvider): ort.InferenceSession.SessionOptions {
+    return {
+      executionProviders: [provider],
+      graphOptimizationLevel: 'all',
+      // Errors reach us as exceptions; onnxruntime's own warnings would only be noise on the console.
+      logSeverityLevel: 3,
+      // One graph runs at a time (the queue serialises jobs), so inter-op threads would only compete with intra-op ones.
+      ...(provider === 'cpu' ? { executionMode: 'sequential' as const, interOpNumThreads: 1 } : {}),
+      ...(provider === 'cpu' && opts.threads ? { intraOpNumThreads: opts.threads } : {}),
+    };
+  }
+
+  /** The file a provider loads for a model (its int8 variant on a CPU that benefits), with the notice if any. */
+  async function fileFor(
+    model: ResolvedModel,
+    provider: ExecutionProvider,
+  ): Promise<{ file: string; precision: Precision; notice?: string }> {
+    if (precision === 'fp32') return { file: model.path, precision: 'fp32' };
+    let variant: Int8Variant | undefined;
+    if (provider === 'cpu' && cpu.int8Dot.length > 0)
+      variant = await findInt8Variant(model.path, int8Dirs).catch(() => undefined);
+    const choice = choosePrecision({
+      requested: precision,
+      provider,
+      cpu,
+      variant,
+      model: model.entry.model,
+      name: model.entry.name,
+    });
+    return {
+      file: choice.variant?.path ?? model.path,
+      precision: choice.precision,
+      ...(choice.notice ? { notice: choice.notice } : {}),
+    };
+  }
+
+  function tell(notice: string | undefined): void {
+    if (!notice || told.has(notice)) return;
+    told.add(notice);
+    log(notice);
+  }
+
+  /**
+   * The graph the CPU provider runs: PReLU rewritten as the branch-free Mul + Max (same numbers, 1.1× faster
+   * fp32 on real images; preluRewrite.ts). int8 variants were rewritten when they were built. Anything the
+   * rewrite does not apply to (no PReLU, a graph our reader cannot parse, weights in external data files)
+   * is loaded from its path as before.
+   */
+  async function cpuGraph(file: string): Promise<Uint8Array | string> {
+    try {
+      const r = branchlessPrelu(new Uint8Array(await readFile(file)));
+      return r.rewritten > 0 ? r.bytes : file;
+    } catch {
+      return file;
+    }
+  }
+
+  function rawSession(file: string, provider: ExecutionProvider): Promise<ort.InferenceSession> {
+    const key = `${file}\u0000${provider}`;
+    let s = raw.get(key);
+    if (!s) {
+      s =
+        provider === 'cpu'
+          ? cpuGraph(file).then((graph) =>
+              typeof graph === 'string'
+                ? ort.InferenceSession.create(graph, sessionOptions(provider))
+                : ort.InferenceSession.create(graph, sessionOptions(provider)),
+            )
+          : ort.InferenceSession.create(file, sessionOptions(provider));
+      // A failed creation must not stay cached, or a retry could never succeed.
+      s.catch(() => raw.delete(key));
+      raw.set(key, s);
+    }
+    return s;
+  }
+
+  function markBroken(provider: ExecutionProvider, e: unknown): void {
+    if (broken.has(provider)) return;
+    broken.add(provider);
+    log(`Crisp: the '${provider}' execution provider is unavailable (${messageOf(e)}); falling back.`);
+  }
+
+  interface Opened {
+    session: ort.InferenceSession;
+    provider: ExecutionProvider;
+    precision: Precision;
+  }
+
+  async function openOn(model: ResolvedModel, provider: ExecutionProvider): Promise<Opened> {
+    const f = await fileFor(model, provider);
+    const session = await rawSession(f.file, provider);
+    tell(f.notice);
+    return { session, provider, precision: f.precision };
+  }
+
+  async function open(model: ResolvedModel): Promise<Opened> {
+    if (requested !== 'auto') {
+      try {
+        return await openOn(model, requested);
+      } catch (e) {
+        throw new InferenceProviderError(requested, e);
+      }
+    }
+    let last: unknown;
+    for (const provider of opts.candidates ?? autoProviders()) {
+      if (broken.has(provider)) continue;
+      try {
+        return await openOn(model, provider);
+      } catch (e) {
+        last = e;
+        if (provider === 'cpu') break;
+        markBroken(provider, e);
+      }
+    }
+    throw new InferenceProviderError('cpu', last);
+  }
+
+  /**
+   * Runs `exec` on the holder's session. A GPU provider can load yet fail on a real graph (memory, an
+   * unsupported op): with `auto` the provider is marked broken and the call is retried once on cpu, and
+   * the holder keeps the cpu session for later calls.
+   */
+  async function withCpuFallback<T>(
+    model: ResolvedModel,
+    holder: { current: Opened },
+    exec: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await exec();
+    } catch (e) {
+      if (requested !== 'auto' || holder.current.provider === 'cpu') {
+        if (requested !== 'auto' && requested !== 'cpu') throw new InferenceProviderError(requested, e);
+        throw e;
+      }
+      markBroken(holder.current.provider, e);
+      holder.current = await openOn(model, 'cpu');
+      return exec();
+    }
+  }
+
+  async function makeSession(model: ResolvedModel): Promise<ModelSession> {
+    const holder = { current: await open(model) };
+    const run = async (input: Float32Array, n: number, h: number, w: number): Promise<TensorResult> => {
+      const exec = async (): Promise<TensorResult> => {
+        const s = holder.current.session;
+        const feeds = { [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [n, 3, h, w]) };
+        const out = await s.run(feeds);
+        const t = out[s.outputNames[0] ?? 'output'];
+        if (!t || t.type !== 'float32' || t.dims.length !== 4)
+          throw new Error('The model returned an unexpected output');
+        const [on = 0, oc = 0, oh = 0, ow = 0] = t.dims;
+        return { data: t.data as Float32Array, dims: [on, oc, oh, ow] };
+      };
+      return withCpuFallback(model, holder, exec);
+    };
+    return {
+      model,
+      get provider() {
+        return holder.current.provider;
+      },
+      scale: model.entry.scale,
+      get precision() {
+        return holder.current.precision;
+      },
+      run,
+    };
+  }
+
+  const graphs = new Map<string, Promise<GraphSession>>();
+  async function makeGraph(file: string): Promise<GraphSession> {
+    const model: ResolvedModel = {
+      path: file,
+      entry: {
+        name: 'custom:graph',
+        title: file,
+        model: path.basename(file),
+        architecture: 'graph',
+        scale: 1,
+        kind: 'custom',
+      },
+    };
+    const holder = { current: await open(model) };
+    const exec = async (input: Float32Array, dims: readonly number[]) => {
+      const s = holder.current.session;
+      const out = await s.run({ [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]) });
+      const res = new Map<string, { data: Float32Array; dims: readonly number[] }>();
+      for (const name of s.outputNames) {
+        const t = out[name];
+        if (t && t.type === 'float32') res.set(name, { data: t.data as Float32Array, dims: [...t.dims] });
+      }
+      return res;
+    };
+    return {
+      get provider() {
+        return holder.current.provider;
+      },
+      run: (input, dims) => withCpuFallback(model, holder, () => exec(input, dims)),
+    };
+  }
+
+  return {
+    requested,
+    graph(file) {
+      let g = graphs.get(file);
+      if (!g) {
+        g = makeGraph(file);
+        g.catch(() => graphs.delete(file));
+        graphs.set(file, g);
+      }
+      return g;
+    },
+    session(model) {
+      let s = wrapped.get(model.path);
+      if (!s) {
+        s = makeSession(model);
+        s.catch(() => wrapped.delete(model.path));
+        wrapped.set(model.path, s);
+      }
+      return s;
+    },
+    async release() {
+      const all = [...raw.values()];
+      raw.clear();
+      wrapped.clear();
+      graphs.clear();
+      await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.release()));
+    },
+  };
+}
+
+/**
+ * One-off run of an in-memory ONNX model on the CPU (model install smoke tests): keeps onnxruntime behind
+ * this module for callers whose model is not a catalog file yet. The session is released afterwards.
+ */
+export async function runModelBytes(
+  onnx: Uint8Array,
+  input: Float32Array,
+  dims: readonly number[],
+): Promise<{ dims: readonly number[]; data: Float32Array }> {
+  const s = await ort.InferenceSession.create(onnx, { executionProviders: ['cpu'], logSeverityLevel: 3 });
+  try {
+    const out = await s.run({ [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]) });
+    const t = out[s.outputNames[0] ?? 'output'];
+    if (!t || t.type !== 'float32') throw new Error('The model returned no float32 output');
+    return { dims: [...t.dims], data: t.data as Float32Array };
+  } finally {
+    await s.release();
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * A session over in-memory model bytes that answers every graph output, for tools that inspect a model
+ * rather than upscale with it (int8 calibration reads intermediate activations, the quantizer compares
+ * int8 against fp32). Kept here so onnxruntime stays behind engine/core/inference.
+ */
+import * as ort from 'onnxruntime-node';
+
+export interface RawOutput {
+  data: Float32Array;
+  dims: readonly number[];
+}
+
+export interface RawModel {
+  readonly outputNames: readonly string[];
+  /** Runs one float32 NCHW input; answers every float32 output by name. */
+  run(input: Float32Array, dims: readonly number[]): Promise<Map<string, RawOutput>>;
+  release(): Promise<void>;
+}
+
+export async function openRawModel(bytes: Uint8Array, opts: { threads?: number } = {}): Promise<RawModel> {
+  const session = await ort.InferenceSession.create(bytes, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
+    ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
+  });
+  return {
+    outputNames: session.outputNames,
+    async run(input, dims) {
+      const out = await session.run({
+        [session.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [...dims]),
+      });
+      const answer = new Map<string, RawOutput>();
+      for (const [name, t] of Object.entries(out))
+        if (t.type === 'float32') answer.set(name, { data: t.data as Float32Array, dims: [...t.dims] });
+      return answer;
+    },
+    release: () => session.release(),
+  };
+}

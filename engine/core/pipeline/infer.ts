@@ -1,0 +1,117 @@
+/**
+ * Infer: run every tile of a plan through the model and stitch the results into the output raster.
+ *
+ * When the requested scale s differs from the model's native scale n, each padded tile's output is resized
+ * to s before it is stitched, so the only full-size buffer is the final one (an n× raster of a 24 MP photo
+ * would be 384 MP, however small the requested output). This equals resizing the whole n× image: a padded
+ * tile covering input [x0, x1) is [n·x0, n·x1) natively and [s·x0, s·x1) in the output, so the tile's
+ * resample grid is the whole image's grid shifted by whole pixels; it differs only where the Lanczos kernel
+ * reaches past the tile's edge, and that lies in the overlap that is cropped off (16 input px = 16·n native px
+ * of overlap, against a Lanczos-3 reach of 3·max(1, n/s) native px).
+ */
+import { holdPoint } from '../testGate.js';
+import type { ModelSession, TensorResult } from '../inference/index.js';
+import type { OutputRaster } from './diskRaster.js';
+import type { InputBand, InputRaster } from './inputRaster.js';
+import { allocRaster, maxValue, type Raster } from './raster.js';
+import { resizeRaster } from './resize.js';
+import { pasteCore, paddedAsCore, stitchTile } from './stitch.js';
+import type { Tile, TilePlan } from './tiles.js';
+
+export interface InferTilesOptions {
+  /** The decoded input, read one tile row (plus overlap) at a time. */
+  input: InputRaster;
+  session: ModelSession;
+  plan: TilePlan;
+  /** The output: (width·scale × height·scale), 3 channels, or 4 with alpha; each finished tile is written once. */
+  target: OutputRaster;
+  /** Requested integer scale; tiles are resized from the native scale when it differs. */
+  scale: number;
+  signal?: AbortSignal;
+  /** Called after each model run (one per tile, two with alpha) with the padded pixels it ran on. */
+  onTile?: (pixels: number) => void;
+}
+
+/** Planar float32 [1,3,ph,pw] in 0..1 for the padded region of a tile. */
+export function tileInput(source: Raster, tile: Tile): Float32Array {
+  const { px, py, pw, ph } = tile;
+  const plane = pw * ph;
+  const buf = new Float32Array(3 * plane);
+  const inv = 1 / maxValue(source.depth);
+  const sc = source.channels;
+  const src = source.data;
+  for (let y = 0; y < ph; y++) {
+    let s = ((py + y) * source.width + px) * sc;
+    let d = y * pw;
+    for (let x = 0; x < pw; x++, s += sc, d++) {
+      if (sc === 1) {
+        const v = (src[s] ?? 0) * inv;
+        buf[d] = v;
+        buf[plane + d] = v;
+        buf[2 * plane + d] = v;
+      } else {
+        buf[d] = (src[s] ?? 0) * inv;
+        buf[plane + d] = (src[s + 1] ?? 0) * inv;
+        buf[2 * plane + d] = (src[s + 2] ?? 0) * inv;
+      }
+    }
+  }
+  return buf;
+}
+
+async function runTile(o: InferTilesOptions, source: Raster, tile: Tile): Promise<TensorResult> {
+  o.signal?.throwIfAborted();
+  const native = o.session.scale;
+  const out = await o.session.run(tileInput(source, tile), 1, tile.ph, tile.pw);
+  if (out.dims[2] !== tile.ph * native || out.dims[3] !== tile.pw * native) {
+    throw new Error(
+      `Model ${o.session.model.entry.model} returned ${out.dims[3]}×${out.dims[2]} for a ${tile.pw}×${tile.ph} tile; expected ×${native}`,
+    );
+  }
+  o.onTile?.(tile.pw * tile.ph);
+  return out;
+}
+
+/**
+ * The same tile with its core at the origin: stitching or pasting with it fills a raster of just the core
+ * (w·scale × h·scale), which then goes to the output in one writeRect.
+ */
+function coreAtOrigin(tile: Tile): Tile {
+  return { ...tile, x: 0, y: 0, px: tile.px - tile.x, py: tile.py - tile.y };
+}
+
+/**
+ * Tiles are taken row by row; each row reads one band of input rows (its padded span) and every tile's
+ * core is written to the target as soon as it is done, so memory holds one input band and one tile.
+ */
+export async function inferTiles(o: InferTilesOptions): Promise<void> {
+  const native = o.session.scale;
+  const { target, scale } = o;
+  let band: { y: number; rows: number; data: InputBand } | undefined;
+  for (const [index, tile] of o.plan.tiles.entries()) {
+    // Test-only (CRISP_TEST_GATE_DIR; a no-op in production). No signal: a test that cancels here checks that
+    // runTile's own check, not the gate, stops the work between tiles.
+    await holdPoint(`tile-${index}`);
+    if (!band || band.y !== tile.py || band.rows !== tile.ph)
+      band = { y: tile.py, rows: tile.ph, data: o.input.band(tile.py, tile.ph) };
+    const { rgb, alpha } = band.data;
+    // Rows of the band start at tile.py: the model reads the tile at the band's top.
+    const inBand: Tile = { ...tile, y: tile.y - tile.py, py: 0 };
+    const core = allocRaster(tile.w * scale, tile.h * scale, target.channels, target.depth);
+    const local = coreAtOrigin(tile);
+    if (scale === native) {
+      // Straight from float into place: no intermediate padded raster, bit-identical to an untiled run.
+      stitchTile(core, await runTile(o, rgb, inBand), local, native, 0, 3);
+      if (alpha) stitchTile(core, await runTile(o, alpha, inBand), local, native, 3, 1);
+    } else {
+      // RGB and alpha share one padded tile so the resize premultiplies alpha exactly as a whole-image
+      // resize would; each float output is rounded into it before the next run (one float tile at a time).
+      const padded = allocRaster(tile.pw * native, tile.ph * native, target.channels, target.depth);
+      const whole = paddedAsCore(tile);
+      stitchTile(padded, await runTile(o, rgb, inBand), whole, native, 0, 3);
+      if (alpha) stitchTile(padded, await runTile(o, alpha, inBand), whole, native, 3, 1);
+      pasteCore(core, await resizeRaster(padded, tile.pw * scale, tile.ph * scale), local, scale);
+    }
+    target.writeRect(tile.x * scale, tile.y * scale, core);
+  }
+}
