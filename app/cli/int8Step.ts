@@ -3,6 +3,7 @@
  * quantize one fp32 file on the CPU, and say in one sentence what `--precision auto` will do with the result.
  * Heavy modules load on first use: every command module is imported when the CLI starts.
  */
+import path from 'node:path';
 import type { Int8Variant } from '../../engine/core/inference/int8Variant.js';
 import { usageError } from './cliError.js';
 
@@ -44,15 +45,24 @@ export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int
   }
 }
 
-/** Two lines: what was written and measured, then what `--precision auto` does with it. */
+/** Three lines: what was written, both bars with their measured figures, then what `--precision auto` does with it here. */
 export async function describeInt8(variant: Int8Variant): Promise<string[]> {
-  const { INT8_QUALITY_BAR_DB } = await import('../../engine/core/inference/int8Variant.js');
+  const [{ INT8_QUALITY_BAR_DB, INT8_SPEED_BAR }, { int8Verdict, int8WorstPsnrY }, { cpuFeatures, cpuKindLabel }] =
+    await Promise.all([
+      import('../../engine/core/inference/int8Variant.js'),
+      import('../../engine/core/inference/precision.js'),
+      import('../../engine/core/inference/cpuFeatures.js'),
+    ]);
   const m = variant.manifest;
+  const worst = int8WorstPsnrY(variant);
+  const where = m.heldout ? `worst of ${m.heldout.set}: ${m.heldout.worstImage}` : 'worst held-out crop';
+  const speed = m.speed
+    ? `speed ${m.speed.fp32OverInt8.toFixed(2)}× fp32 (CPU time, ${m.speed.tile}² tiles, on ${cpuKindLabel(m.speed.cpu)}; bar ${INT8_SPEED_BAR}×): ${m.speed.fp32OverInt8 >= INT8_SPEED_BAR ? 'met' : 'not met'}`
+    : 'speed not measured';
   return [
     `${variant.path}: int8 (${m.quantizedConvs} of ${m.totalConvs} convolutions, ${m.method} ranges), ${m.psnrYVsFp32.toFixed(2)} dB PSNR-Y against fp32 (worst held-out crop ${(m.worstCropPsnrY ?? m.psnrYVsFp32).toFixed(2)} dB)`,
-    m.passed
-      ? `Quality bar (${INT8_QUALITY_BAR_DB} dB) reached: --precision auto uses it on CPUs with int8 instructions.`
-      : `Below the quality bar (${INT8_QUALITY_BAR_DB} dB): --precision auto keeps fp32 for this model; --precision int8 uses it anyway.`,
+    `Bars: quality ${worst.toFixed(2)} dB against fp32 (${where}; bar ${INT8_QUALITY_BAR_DB} dB): ${m.passed ? 'met' : 'not met'}; ${speed}.`,
+    `--precision auto on this CPU: ${int8Verdict(variant, cpuFeatures(), path.basename(variant.path).replace(/\.int8\.onnx$/, '')).reason}${m.passed ? '' : ' --precision int8 uses it anyway.'}`,
   ];
 }
 

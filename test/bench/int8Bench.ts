@@ -128,6 +128,9 @@ interface SetScore {
   fp32Hr: number;
   int8Hr: number;
   int8VsFp32: number;
+  /** The worst image of the set, int8 against fp32: what the quality bar is decided on. */
+  worstVsFp32: number;
+  worstName: string;
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -262,7 +265,7 @@ export async function runInt8Bench(): Promise<void> {
       });
       const i8 = await inf8.session({ entry: m, path: m.path });
       if (i8.precision !== 'int8') {
-        rows.push([`${m.name} (${m.model})`, 'int8 not used', notices.join(' '), '', '', '', '', '', '', '', '']);
+        rows.push([`${m.name} (${m.model})`, 'int8 not used', notices.join(' '), '', '', '', '', '', '', '', '', '']);
         continue;
       }
       // Warm-up: first runs allocate the arena.
@@ -270,15 +273,23 @@ export async function runInt8Bench(): Promise<void> {
       await runWhole(i8, set5[0]!.lr);
       const t = { f: 0, q: 0, fc: 0, qc: 0, px: 0 };
       const score = async (pairs: Pair[]): Promise<SetScore> => {
-        const s: { f: number[]; q: number[]; d: number[] } = { f: [], q: [], d: [] };
+        const s: { f: number[]; q: number[]; d: number[]; n: string[] } = { f: [], q: [], d: [], n: [] };
         for (const p of pairs) {
           const a = await runWhole(f32, p.lr);
           const b = await runWhole(i8, p.lr);
           s.f.push(psnrY(a.out, p.hr));
           s.q.push(psnrY(b.out, p.hr));
           s.d.push(psnrY(b.out, a.out));
+          s.n.push(p.name);
         }
-        return { fp32Hr: mean(s.f), int8Hr: mean(s.q), int8VsFp32: mean(s.d) };
+        const worst = Math.min(...s.d);
+        return {
+          fp32Hr: mean(s.f),
+          int8Hr: mean(s.q),
+          int8VsFp32: mean(s.d),
+          worstVsFp32: worst,
+          worstName: s.n[s.d.indexOf(worst)]!,
+        };
       };
       for (let round = 0; round < (quick ? 1 : 2); round++) {
         for (const tile of tiles) {
@@ -295,17 +306,19 @@ export async function runInt8Bench(): Promise<void> {
       const s14 = await score(set14);
       const mp = t.px / 1e6;
       const dropMax = Math.max(s5.fp32Hr - s5.int8Hr, s14.fp32Hr - s14.int8Hr);
-      const pass =
-        Math.max(t.f / t.q, t.fc / t.qc) >= 2 && dropMax <= 0.1 && Math.min(s5.int8VsFp32, s14.int8VsFp32) >= 40;
+      const worst = s5.worstVsFp32 <= s14.worstVsFp32 ? s5 : s14;
+      // The issue's bars: int8 ÷ fp32 time ≤ 0.5, worst image ≥ 40 dB from fp32, drop against HR ≤ 0.1 dB.
+      const pass = Math.min(t.q / t.f, t.qc / t.fc) <= 0.5 && dropMax <= 0.1 && worst.worstVsFp32 >= 40;
       rows.push([
         `${m.name} (${m.model})`,
         (mp / t.f).toFixed(3),
         (mp / t.q).toFixed(3),
-        `${(t.f / t.q).toFixed(2)}×`,
-        `${(t.fc / t.qc).toFixed(2)}×`,
+        `${(t.q / t.f).toFixed(2)} (${(t.f / t.q).toFixed(2)}×)`,
+        `${(t.qc / t.fc).toFixed(2)} (${(t.fc / t.qc).toFixed(2)}×)`,
         `${s5.fp32Hr.toFixed(2)} / ${s5.int8Hr.toFixed(2)}`,
         `${s14.fp32Hr.toFixed(2)} / ${s14.int8Hr.toFixed(2)}`,
         `${s5.int8VsFp32.toFixed(2)} / ${s14.int8VsFp32.toFixed(2)}`,
+        `${worst.worstVsFp32.toFixed(2)} (${worst.worstName})`,
         `${variant.manifest.psnrYVsFp32.toFixed(2)} / ${(variant.manifest.worstCropPsnrY ?? 0).toFixed(2)} (${variant.manifest.method})`,
         `${quantizeS.toFixed(0)} s`,
         pass ? 'yes' : 'no',
@@ -317,18 +330,21 @@ export async function runInt8Bench(): Promise<void> {
         'model',
         'fp32 MP/s',
         'int8 MP/s',
-        'speed-up (wall)',
-        'speed-up (CPU time)',
+        'int8 ÷ fp32 time (wall)',
+        'int8 ÷ fp32 (CPU time)',
         'Set5 PSNR-Y vs HR fp32/int8',
         'Set14 fp32/int8',
-        'int8 vs fp32 Set5/Set14',
+        'int8 vs fp32 mean Set5/Set14',
+        'worst image vs fp32',
         'holdout pooled / worst dB (ranges)',
         'quantize',
         'bar met',
       ],
       rows,
     );
-    console.log('bar: speed-up ≥ 2×, PSNR-Y drop vs HR ≤ 0.1 dB on both sets, int8 vs fp32 ≥ 40 dB on both sets.');
+    console.log(
+      'bar: int8 ÷ fp32 time ≤ 0.5, PSNR-Y drop vs HR ≤ 0.1 dB on both sets, worst Set5+Set14 image ≥ 40 dB from fp32.',
+    );
     const first = models[0];
     if (first) {
       console.log(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { int8Verdict } from '../../engine/core/inference/precision.js';
 import {
   choosePrecision,
   int8FlagsFromCpuinfo,
@@ -86,5 +87,46 @@ describe('choosePrecision', () => {
     });
     expect(c.precision).toBe('int8');
     expect(c.notice).toMatch(/measured 36\.8 dB against fp32, below the quality bar/);
+  });
+
+  it('auto needs the speed bar too: trusted on the CPU kind it was measured on, the instructions decide elsewhere', () => {
+    const epyc: CpuFeatures = { int8Dot: ['avx512_vnni'], source: 'test', model: 'AMD EPYC' };
+    const measured = (ratio: number, model = 'AMD EPYC'): Int8Variant => {
+      const v = variant(true);
+      return {
+        ...v,
+        manifest: {
+          ...v.manifest,
+          speed: {
+            fp32OverInt8: ratio,
+            wallFp32OverInt8: ratio,
+            tile: 256,
+            runs: 3,
+            cpu: { model, int8Dot: ['avx512_vnni'] },
+          },
+        },
+      };
+    };
+    const auto = (v: Int8Variant, cpu = epyc) =>
+      choosePrecision({ ...base, requested: 'auto', provider: 'cpu', cpu, variant: v });
+    expect(auto(measured(2.4)).precision).toBe('int8');
+    expect(int8Verdict(measured(2.4), epyc, 'service-lite-4x').reason).toMatch(
+      /^int8: 41\.2 dB .*2\.40× fp32 speed measured on this CPU kind/,
+    );
+    // Measured too slow on this very CPU kind: fp32, and list says which bar failed.
+    expect(auto(measured(1.5))).toEqual({ precision: 'fp32' });
+    expect(int8Verdict(measured(1.5), epyc, 'service-lite-4x')).toMatchObject({ auto: false, failed: 'speed' });
+    // Measured elsewhere (another model name, or none known): the int8 instructions decide, and list says so.
+    const other: CpuFeatures = { int8Dot: ['avx_vnni'], source: 'test', model: 'Intel Core i7-12700' };
+    expect(auto(measured(1.5), other).precision).toBe('int8');
+    expect(int8Verdict(measured(2.4), other, 'service-lite-4x').reason).toMatch(
+      /speed measured on AMD EPYC \(avx512_vnni\) \(2\.40×\), not on this CPU: trusted because this CPU has avx_vnni/,
+    );
+    // An explicit int8 still runs a too-slow variant, saying so.
+    const c = choosePrecision({ ...base, requested: 'int8', provider: 'cpu', cpu: epyc, variant: measured(1.5) });
+    expect(c).toMatchObject({
+      precision: 'int8',
+      notice: expect.stringMatching(/only 1\.50× fp32 speed on this CPU, below the speed bar/),
+    });
   });
 });

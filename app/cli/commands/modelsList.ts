@@ -23,13 +23,47 @@ function customRow(m: CustomModelListing) {
   };
 }
 
-function int8Summary(v: Int8Variant | undefined): { path: string; psnrYVsFp32: number; passed: boolean } | null {
-  return v ? { path: v.path, psnrYVsFp32: v.manifest.psnrYVsFp32, passed: v.manifest.passed } : null;
+interface Int8Summary {
+  path: string;
+  psnrYVsFp32: number;
+  /** Worst held-out image (or crop) against fp32, what the quality bar is decided on. */
+  worstPsnrY: number;
+  passed: boolean;
+  /** fp32 time ÷ int8 time as measured when the variant was made, and whether on this CPU kind. */
+  speedUp: number | null;
+  speedOnThisCpu: boolean;
+  /** What `--precision auto` does with it on this machine's CPU provider, and why (both bars). */
+  auto: boolean;
+  reason: string;
 }
 
-function int8Cell(v: ReturnType<typeof int8Summary>): string {
+function int8Summary(
+  v: Int8Variant | undefined,
+  verdict: { auto: boolean; reason: string },
+  worst: number,
+  sameKind: boolean,
+): Int8Summary | null {
+  return v
+    ? {
+        path: v.path,
+        psnrYVsFp32: v.manifest.psnrYVsFp32,
+        worstPsnrY: worst,
+        passed: v.manifest.passed,
+        speedUp: v.manifest.speed?.fp32OverInt8 ?? null,
+        speedOnThisCpu: sameKind,
+        auto: verdict.auto,
+        reason: verdict.reason,
+      }
+    : null;
+}
+
+/** "yes" when auto runs int8 here, else which bar failed; with the worst-image dB and the speed-up. */
+function int8Cell(v: Int8Summary | null): string {
   if (!v) return '-';
-  return `${v.passed ? 'yes' : 'below bar'} (${v.psnrYVsFp32.toFixed(1)} dB)`;
+  const speed = v.speedUp === null ? 'speed ?' : `${v.speedUp.toFixed(1)}×${v.speedOnThisCpu ? '' : ' elsewhere'}`;
+  const figures = `${v.worstPsnrY.toFixed(1)} dB, ${speed}`;
+  if (v.auto) return `yes (${figures})`;
+  return `${v.passed ? 'too slow' : 'below bar'} (${figures})`;
 }
 
 export function registerModelsList(models: Command): void {
@@ -56,12 +90,28 @@ export function registerModelsList(models: Command): void {
       const listed = [...listModels(dirs), ...custom];
       // Which models have an int8 variant (crisp models quantize), and whether it passed its quality check.
       // Loaded when listing, not at startup: the CLI imports every command module before parsing (see main.ts).
-      const { findInt8Variant } = await import('../../../engine/core/inference/int8Variant.js');
+      const [{ findInt8Variant }, { int8Verdict, int8WorstPsnrY }, { cpuFeatures, sameCpuKind }] = await Promise.all([
+        import('../../../engine/core/inference/int8Variant.js'),
+        import('../../../engine/core/inference/precision.js'),
+        import('../../../engine/core/inference/cpuFeatures.js'),
+      ]);
+      const cpu = cpuFeatures();
       const rows = await Promise.all(
-        listed.map(async (m) => ({
-          ...m,
-          int8: m.path ? int8Summary(await findInt8Variant(m.path).catch(() => undefined)) : null,
-        })),
+        listed.map(async (m) => {
+          const v = m.path ? await findInt8Variant(m.path).catch(() => undefined) : undefined;
+          const speed = v?.manifest.speed;
+          return {
+            ...m,
+            int8: v
+              ? int8Summary(
+                  v,
+                  int8Verdict(v, cpu, m.name),
+                  int8WorstPsnrY(v),
+                  speed !== undefined && sameCpuKind(speed.cpu, cpu),
+                )
+              : null,
+          };
+        }),
       );
       if (customError) process.stderr.write(`crisp: warning: ${customError}\n`);
       if (opts.json) {
@@ -79,6 +129,12 @@ export function registerModelsList(models: Command): void {
       ]);
       const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE', 'INT8'];
       process.stdout.write(`${formatTable(header, table)}\n`);
+      // Why int8 is or is not used, one line per model that has a variant (both bars, with their figures).
+      const why = rows.filter((m) => m.int8 !== null);
+      if (why.length > 0) {
+        process.stdout.write(`\nint8 on this CPU (--precision auto):\n`);
+        for (const m of why) process.stdout.write(`  ${m.name}: ${m.int8!.reason}\n`);
+      }
       // Face restorers are not upscaling models: their own section, catalog entries then imported ones.
       const installedFaces = installedFaceModels(dirs);
       const faceRows = [

@@ -15,6 +15,7 @@ import {
   type Int8Manifest,
   type Int8Variant,
 } from '../inference/int8Variant.js';
+import { cpuFeatures } from '../inference/cpuFeatures.js';
 import { openRawModel, type RawModel } from '../inference/rawModel.js';
 import { ActivationStats, RANGE_METHODS, type RangeMethod } from './calibrate.js';
 import {
@@ -42,6 +43,12 @@ export interface Int8BuildOptions extends PlanOptions {
   methods?: readonly RangeMethod[];
   /** Rewrite PReLU as the branch-free Mul + Max (preluRewrite.ts); default true. */
   branchlessPrelu?: boolean;
+  /**
+   * Quantize each PReLU's output on its input's grid (same scale and zero point), so the positive half passes
+   * through exactly instead of being rounded a second time onto an unrelated grid; default true (needs the
+   * branch-free rewrite, whose Max is where the PReLU output is produced).
+   */
+  sharedPreluGrid?: boolean;
   /** Opens model bytes for inspection; default onnxruntime on the CPU (tests may inject). */
   open?: (bytes: Uint8Array) => Promise<RawModel>;
   onProgress?: (message: string) => void;
@@ -58,6 +65,8 @@ export interface Int8BuildResult {
   scores: Array<{ method: RangeMethod; psnrYVsFp32: number; worstCropPsnrY: number }>;
   quantizedConvs: number;
   totalConvs: number;
+  /** What was applied, in order (recorded in the manifest). */
+  techniques: string[];
   calibrationCrops: number;
   evaluatedCrops: number;
 }
@@ -112,7 +121,7 @@ async function scoreAgainst(
 }
 
 /** Per-channel magnitude (mean over crops of the channel's max |x|) of the tensors equalization scales. */
-async function channelMagnitudes(
+export async function channelMagnitudes(
   model: Uint8Array,
   tensors: string[],
   crops: CalibrationCrop[],
@@ -234,12 +243,24 @@ export async function buildInt8Model(
     weights.set(w.name, { q: gptqQuantize(f, w.dims[0]!, scales, hess), scales });
   }
 
+  // PReLU output → its input (the conv output before it), where both are quantized.
+  const preluInputs = new Map<string, string>();
+  if (opts.sharedPreluGrid ?? true)
+    for (const n of info.nodes)
+      if (n.opType === 'Max' && plan.tensors.includes(n.outputs[0]!) && plan.tensors.includes(n.inputs[0]!))
+        preluInputs.set(n.outputs[0]!, n.inputs[0]!);
+  const rangesFor = (method: RangeMethod) => {
+    const r = stats.ranges(method);
+    for (const [post, pre] of preluInputs) r.set(post, r.get(pre)!);
+    return r;
+  };
+
   const candidates: Array<{ method: RangeMethod; bytes: Uint8Array; psnrYVsFp32: number; worstCropPsnrY: number }> = [];
   for (const method of opts.methods ?? RANGE_METHODS) {
-    const bytes = quantizeModel(fp32, stats.ranges(method), {
+    const bytes = quantizeModel(fp32, rangesFor(method), {
       ...opts,
       weights,
-      note: `crisp int8 (QDQ, per-channel ${hessians.size > 0 ? 'GPTQ-rounded' : 'nearest-rounded'} weights, ${method} activation ranges)`,
+      note: `crisp int8 (QDQ, per-channel ${hessians.size > 0 ? 'GPTQ-rounded' : 'nearest-rounded'} weights, ${method} activation ranges${preluInputs.size > 0 ? ', PReLU outputs on their input grid' : ''})`,
     });
     const m = await open(bytes);
     try {
@@ -253,7 +274,16 @@ export async function buildInt8Model(
   candidates.sort((a, b) => b.worstCropPsnrY - a.worstCropPsnrY || b.psnrYVsFp32 - a.psnrYVsFp32);
   const best = candidates[0]!;
   const totalConvs = info.nodes.filter((n) => n.opType === 'Conv').length;
+  const techniques = [
+    ...(alpha > 0 ? [`cross-layer equalization (α ${alpha})`] : []),
+    ...(info.nodes.some((n) => n.opType === 'Max') ? ['branch-free PReLU'] : []),
+    hessians.size > 0 ? 'GPTQ weight rounding' : 'nearest weight rounding',
+    `${best.method} activation ranges (best of ${candidates.length})`,
+    ...(preluInputs.size > 0 ? ['PReLU output on its input grid'] : []),
+    `first and last conv fp32${opts.floatConvs?.size ? ` + ${opts.floatConvs.size} sensitive conv(s) fp32` : ''}`,
+  ];
   return {
+    techniques,
     bytes: best.bytes,
     method: best.method,
     psnrYVsFp32: best.psnrYVsFp32,
@@ -273,6 +303,72 @@ export interface MakeInt8Options extends Int8BuildOptions {
   crops?: number;
   /** Where the variant is written (default: the int8 cache). */
   outDir?: string;
+  /** Measure int8 against fp32 speed on this CPU and record it (default true; the speed bar needs it). */
+  measureSpeed?: boolean;
+  /**
+   * Whole held-out images to judge the variant on instead of the held-out crops (the shipped variants:
+   * Set5 + Set14, scripts/makeShippedInt8.ts); `passed` is then decided on its worst image.
+   */
+  heldout?: { set: string; score: (int8: Uint8Array) => Promise<HeldoutScore> };
+}
+
+export interface HeldoutScore {
+  images: number;
+  worstPsnrY: number;
+  worstImage: string;
+  meanPsnrY: number;
+}
+
+export interface SpeedMeasurement {
+  /** fp32 CPU time ÷ int8 CPU time (load on a shared machine disturbs CPU time least). */
+  fp32OverInt8: number;
+  wallFp32OverInt8: number;
+  tile: number;
+  runs: number;
+}
+
+/**
+ * int8 against fp32 speed as the engine runs them on the CPU (fp32 with the branch-free PReLU, one
+ * intra-op thread each), alternating run by run on one 256² tile so machine load hits both alike. The
+ * tile is made of calibration crops: real image content, which is what PReLU and the kernels see in use.
+ */
+export async function measureInt8Speed(
+  fp32: Uint8Array,
+  int8: Uint8Array,
+  crops: CalibrationCrop[],
+  opts: { runs?: number; tile?: number; open?: (b: Uint8Array) => Promise<RawModel> } = {},
+): Promise<SpeedMeasurement> {
+  const tile = opts.tile ?? 256;
+  const runs = opts.runs ?? 3;
+  const open = opts.open ?? ((b: Uint8Array) => openRawModel(b, { threads: 1 }));
+  const plane = tile * tile;
+  const x = new Float32Array(3 * plane);
+  for (let y = 0; y < tile; y++)
+    for (let xx = 0; xx < tile; xx++) {
+      const crop = crops[(Math.floor(y / 64) * Math.ceil(tile / 64) + Math.floor(xx / 64)) % crops.length]!;
+      const cy = y % crop.size;
+      const cx = xx % crop.size;
+      for (let c = 0; c < 3; c++)
+        x[c * plane + y * tile + xx] = crop.data[c * crop.size * crop.size + cy * crop.size + cx]!;
+    }
+  const models = [await open(branchlessPrelu(fp32).bytes), await open(int8)];
+  try {
+    const wall = [0, 0];
+    const cpu = [0, 0];
+    for (const m of models) await m.run(x, [1, 3, tile, tile]); // warm-up: the first run allocates the arena
+    for (let r = 0; r < runs; r++)
+      for (const [k, m] of models.entries()) {
+        const c0 = process.cpuUsage();
+        const t0 = performance.now();
+        await m.run(x, [1, 3, tile, tile]);
+        wall[k]! += performance.now() - t0;
+        const c = process.cpuUsage(c0);
+        cpu[k]! += c.user + c.system;
+      }
+    return { fp32OverInt8: cpu[0]! / cpu[1]!, wallFp32OverInt8: wall[0]! / wall[1]!, tile, runs };
+  } finally {
+    await Promise.all(models.map((m) => m.release()));
+  }
 }
 
 /** Quantizes an fp32 model file and stores `<base>.int8.onnx` + manifest; answers the stored variant and the build. */
@@ -293,6 +389,16 @@ export async function makeInt8Variant(
         ? await bundledCalibrationCrops(opts.crops ? { count: opts.crops } : {})
         : syntheticCalibrationCrops({ count: opts.crops ?? 32 });
   const build = await buildInt8Model(fp32, crops, opts);
+  const heldout = opts.heldout ? { set: opts.heldout.set, ...(await opts.heldout.score(build.bytes)) } : undefined;
+  const cpu = cpuFeatures();
+  const speed =
+    (opts.measureSpeed ?? true)
+      ? {
+          ...(await measureInt8Speed(fp32, build.bytes, crops)),
+          cpu: { ...(cpu.model ? { model: cpu.model } : {}), int8Dot: cpu.int8Dot },
+        }
+      : undefined;
+  const round2 = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(2)) : 99);
   const manifest: Int8Manifest = {
     format: 1,
     source: { file: path.basename(modelPath), sha256: fileSha256(modelPath), bytes: fp32.length },
@@ -306,7 +412,26 @@ export async function makeInt8Variant(
     psnrYVsFp32: Number.isFinite(build.psnrYVsFp32) ? Number(build.psnrYVsFp32.toFixed(2)) : 99,
     worstCropPsnrY: Number.isFinite(build.worstCropPsnrY) ? Number(build.worstCropPsnrY.toFixed(2)) : 99,
     evaluatedCrops: build.evaluatedCrops,
-    passed: build.worstCropPsnrY >= INT8_QUALITY_BAR_DB,
+    passed: (heldout?.worstPsnrY ?? build.worstCropPsnrY) >= INT8_QUALITY_BAR_DB,
+    ...(heldout
+      ? {
+          heldout: {
+            ...heldout,
+            worstPsnrY: round2(heldout.worstPsnrY),
+            meanPsnrY: round2(heldout.meanPsnrY),
+          },
+        }
+      : {}),
+    ...(speed
+      ? {
+          speed: {
+            ...speed,
+            fp32OverInt8: round2(speed.fp32OverInt8),
+            wallFp32OverInt8: round2(speed.wallFp32OverInt8),
+          },
+        }
+      : {}),
+    techniques: build.techniques,
   };
   const variant = await saveInt8Variant(opts.outDir ?? int8CacheDir(), modelPath, build.bytes, manifest);
   return { variant, build };

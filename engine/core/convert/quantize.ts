@@ -103,6 +103,10 @@ export interface QuantizeOptions extends PlanOptions {
   note?: string;
   /** Pre-rounded int8 weights by initializer name (gptq.ts); others are rounded to nearest. */
   weights?: ReadonlyMap<string, { q: Int8Array; scales: Float32Array }>;
+  /** Diagnostic (sensitivity analysis): Q/DQ on activations only, weights and biases stay float. */
+  floatWeights?: boolean;
+  /** Diagnostic, with floatWeights: activations left without Q/DQ (to measure one tensor's share of the error). */
+  floatActivations?: ReadonlySet<string>;
 }
 
 /**
@@ -133,9 +137,11 @@ export function quantizeModel(
   }
 
   // Q/DQ pair per activation, emitted right after the tensor's producer; consumers read the DQ output.
-  const dqName = (t: string) => `${t}_dq`;
+  const unquantized = (t: string) => opts.floatWeights === true && opts.floatActivations?.has(t) === true;
+  const dqName = (t: string) => (unquantized(t) ? t : `${t}_dq`);
   const qdqAfter = new Map<string, NewNode[]>();
   for (const t of plan.tensors) {
+    if (unquantized(t)) continue;
     const p = params.get(t)!;
     const s = scalar(`${t}_scale`, ONNX_FLOAT, bytesOf(new Float32Array([p.scale])));
     const z = scalar(`${t}_zero_point`, ONNX_UINT8, Uint8Array.of(p.zeroPoint));
@@ -149,6 +155,10 @@ export function quantizeModel(
   const newInputs = new Map<number, string[]>();
   for (const i of plan.convs) {
     const n = info.nodes[i]!;
+    if (opts.floatWeights) {
+      newInputs.set(i, [dqName(n.inputs[0]!), ...n.inputs.slice(1)]);
+      continue;
+    }
     const w = inits.get(n.inputs[1]!)!;
     const outC = w.dims[0]!;
     const { q, scales } = opts.weights?.get(w.name) ?? quantizeWeights(tensorFloats(w), outC);
@@ -199,7 +209,7 @@ export function quantizeModel(
 
   const entries: NodeEntry[] = [...weightNodes];
   for (const t of plan.tensors)
-    if (info.inputs.some((x) => x.name === t)) entries.push(...qdqAfter.get(t)!.map((add) => ({ add })));
+    if (info.inputs.some((x) => x.name === t)) entries.push(...(qdqAfter.get(t) ?? []).map((add) => ({ add })));
   info.nodes.forEach((n, i) => {
     const own = newInputs.get(i);
     const inputs = own ?? n.inputs.map((x) => (params.has(x) ? dqName(x) : x));

@@ -5,12 +5,36 @@
  * alone can saturate), so `--precision auto` only picks int8 where one of these is present.
  */
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 
 export interface CpuFeatures {
   /** The instructions found that speed up int8 (empty: none). */
   int8Dot: string[];
   /** How they were found, for messages and the bench header. */
   source: string;
+  /**
+   * The CPU's model name (/proc/cpuinfo "model name", or what the OS reports): with int8Dot, the CPU kind an
+   * int8 variant's measured speed-up is trusted on. Absent where unknown (then no measurement is trusted).
+   */
+  model?: string;
+}
+
+/** One line naming a CPU kind, as int8 manifests record it: model name and the int8 instructions found. */
+export function cpuKindLabel(k: { model?: string | undefined; int8Dot: readonly string[] }): string {
+  return `${k.model ?? 'unknown CPU'} (${k.int8Dot.length > 0 ? k.int8Dot.join(' ') : 'no int8 dot product'})`;
+}
+
+/** Same CPU kind: same model name and the same int8 instructions (a VM may hide some of a model's flags). */
+export function sameCpuKind(
+  a: { model?: string | undefined; int8Dot: readonly string[] },
+  b: { model?: string | undefined; int8Dot: readonly string[] },
+): boolean {
+  return (
+    a.model !== undefined &&
+    a.model === b.model &&
+    a.int8Dot.length === b.int8Dot.length &&
+    a.int8Dot.every((f) => b.int8Dot.includes(f))
+  );
 }
 
 /** x86 and ARM flag names (as /proc/cpuinfo spells them) that give fast int8 dot products. */
@@ -34,19 +58,25 @@ let detected: CpuFeatures | undefined;
  * CRISP_CPU_INT8=1 or 0 overrides the detection.
  */
 export function cpuFeatures(env: NodeJS.ProcessEnv = process.env): CpuFeatures {
+  // The override names no CPU model, so no recorded speed measurement is trusted under it (precision.ts).
   if (env.CRISP_CPU_INT8 === '1') return { int8Dot: ['override'], source: 'CRISP_CPU_INT8=1' };
   if (env.CRISP_CPU_INT8 === '0') return { int8Dot: [], source: 'CRISP_CPU_INT8=0' };
   if (detected) return detected;
+  const model = os.cpus()[0]?.model.trim() || undefined;
+  const named = (f: Omit<CpuFeatures, 'model'>): CpuFeatures => (model ? { ...f, model } : f);
   if (process.platform === 'linux') {
     try {
-      detected = { int8Dot: int8FlagsFromCpuinfo(readFileSync('/proc/cpuinfo', 'utf8')), source: '/proc/cpuinfo' };
+      detected = named({
+        int8Dot: int8FlagsFromCpuinfo(readFileSync('/proc/cpuinfo', 'utf8')),
+        source: '/proc/cpuinfo',
+      });
     } catch {
-      detected = { int8Dot: [], source: '/proc/cpuinfo unreadable' };
+      detected = named({ int8Dot: [], source: '/proc/cpuinfo unreadable' });
     }
   } else if (process.platform === 'darwin' && process.arch === 'arm64') {
-    detected = { int8Dot: ['asimddp'], source: 'Apple Silicon' };
+    detected = named({ int8Dot: ['asimddp'], source: 'Apple Silicon' });
   } else {
-    detected = { int8Dot: [], source: `no probe on ${process.platform}/${process.arch}` };
+    detected = named({ int8Dot: [], source: `no probe on ${process.platform}/${process.arch}` });
   }
   return detected;
 }

@@ -12,8 +12,12 @@ import { z } from 'zod';
 import { userModelsDir } from '../models/catalog.js';
 import { readJson, writeFileAtomic, writeJsonAtomic } from '../atomicFile.js';
 
-/** int8-vs-fp32 PSNR-Y (dB) a variant must reach for `--precision auto` to pick it. */
+/** int8-vs-fp32 PSNR-Y (dB) a variant's worst held-out image must reach for `--precision auto` to pick it. */
 export const INT8_QUALITY_BAR_DB = 40;
+/** fp32 time ÷ int8 time a variant must reach, measured on this CPU kind, for `--precision auto` to pick it. */
+export const INT8_SPEED_BAR = 1.8;
+
+const cpuKindSchema = z.object({ model: z.string().optional(), int8Dot: z.array(z.string()) });
 
 export const int8ManifestSchema = z.object({
   format: z.literal(1),
@@ -37,8 +41,36 @@ export const int8ManifestSchema = z.object({
   /** The worst held-out crop; `passed` is decided on it. */
   worstCropPsnrY: z.number().optional(),
   evaluatedCrops: z.number().int().nonnegative(),
-  /** Whether the worst held-out crop reached INT8_QUALITY_BAR_DB when it was made. */
+  /** Whether the worst held-out crop (or image, with `heldout`) reached INT8_QUALITY_BAR_DB when it was made. */
   passed: z.boolean(),
+  /**
+   * A held-out image set measured whole (the shipped variants: Set5 + Set14 ×4 LR, scripts/makeShippedInt8.ts);
+   * when present, `passed` was decided on its worst image rather than on the held-out crops.
+   */
+  heldout: z
+    .object({
+      set: z.string(),
+      images: z.number().int().positive(),
+      worstPsnrY: z.number(),
+      worstImage: z.string(),
+      meanPsnrY: z.number(),
+    })
+    .optional(),
+  /**
+   * Speed measured when the variant was made: fp32 time ÷ int8 time (CPU time, one intra-op thread, the two
+   * alternating on 256² tiles), and on which CPU kind. `auto` trusts it only on the same kind (precision.ts).
+   */
+  speed: z
+    .object({
+      fp32OverInt8: z.number().positive(),
+      wallFp32OverInt8: z.number().positive(),
+      tile: z.number().int().positive(),
+      runs: z.number().int().positive(),
+      cpu: cpuKindSchema,
+    })
+    .optional(),
+  /** The techniques applied, in order (docs/models.md "int8 on the CPU"). */
+  techniques: z.array(z.string()).optional(),
 });
 export type Int8Manifest = z.infer<typeof int8ManifestSchema>;
 

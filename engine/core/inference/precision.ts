@@ -1,10 +1,14 @@
 /**
- * Which precision a model runs at. `auto` is conservative: int8 only on the CPU provider, on a CPU with
- * int8 dot-product instructions, for a model whose int8 variant passed its quality check. An explicit
- * `int8` that cannot be honoured runs fp32 and says why in one notice (never silently slower).
+ * Which precision a model runs at. `auto` picks int8 only where both of the issue's bars hold: the
+ * variant's worst held-out image is ≥ INT8_QUALITY_BAR_DB from fp32, and it is ≥ INT8_SPEED_BAR × faster
+ * than fp32 on this CPU. The speed-up is trusted only when it was measured on the same CPU kind (model name
+ * and int8 instructions); on any other CPU, `auto` falls back to the hardware test the speed-up rests on
+ * (int8 dot-product instructions present: every such machine measured gave 2.1–2.4×) and `crisp models
+ * quantize NAME` re-measures here. An explicit `int8` that cannot be honoured runs fp32 and says why in
+ * one notice (never silently slower).
  */
-import type { CpuFeatures } from './cpuFeatures.js';
-import type { Int8Variant } from './int8Variant.js';
+import { cpuKindLabel, sameCpuKind, type CpuFeatures } from './cpuFeatures.js';
+import { INT8_QUALITY_BAR_DB, INT8_SPEED_BAR, type Int8Variant } from './int8Variant.js';
 
 export const PRECISIONS = ['auto', 'fp32', 'int8'] as const;
 export type PrecisionRequest = (typeof PRECISIONS)[number];
@@ -30,6 +34,56 @@ export interface PrecisionInput {
   name: string;
 }
 
+/** Worst held-out quality of a variant: the whole-image set when it has one, else the held-out crops. */
+export function int8WorstPsnrY(v: Int8Variant): number {
+  const m = v.manifest;
+  return m.heldout?.worstPsnrY ?? m.worstCropPsnrY ?? m.psnrYVsFp32;
+}
+
+export interface Int8Verdict {
+  /** Whether `--precision auto` runs this variant on the CPU provider of this machine. */
+  auto: boolean;
+  /** Which bar failed, if one did. */
+  failed?: 'instructions' | 'variant' | 'quality' | 'speed';
+  /** One sentence: both bars with their figures, or why int8 is not used. */
+  reason: string;
+}
+
+/** The two bars for one model on this CPU (what `auto` does on the CPU provider, and `crisp models list` says). */
+export function int8Verdict(variant: Int8Variant | undefined, cpu: CpuFeatures, name: string): Int8Verdict {
+  if (cpu.int8Dot.length === 0)
+    return {
+      auto: false,
+      failed: 'instructions',
+      reason: `fp32: this CPU has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI, AMX or ARM dot product; checked ${cpu.source}), so int8 would not be faster.`,
+    };
+  if (!variant)
+    return {
+      auto: false,
+      failed: 'variant',
+      reason: `fp32: no int8 variant yet. Make one with "crisp models quantize ${name}".`,
+    };
+  const worst = int8WorstPsnrY(variant);
+  const where = variant.manifest.heldout ? `worst of ${variant.manifest.heldout.set}` : 'worst held-out crop';
+  const quality = `${worst.toFixed(1)} dB from fp32 (${where}; bar ${INT8_QUALITY_BAR_DB} dB)`;
+  if (!variant.manifest.passed)
+    return { auto: false, failed: 'quality', reason: `fp32: int8 is ${quality}, below the quality bar.` };
+  const speed = variant.manifest.speed;
+  if (speed && sameCpuKind(speed.cpu, cpu)) {
+    const measured = `${speed.fp32OverInt8.toFixed(2)}× fp32 speed measured on this CPU kind (bar ${INT8_SPEED_BAR}×)`;
+    if (speed.fp32OverInt8 < INT8_SPEED_BAR)
+      return { auto: false, failed: 'speed', reason: `fp32: int8 is ${quality} but only ${measured}.` };
+    return { auto: true, reason: `int8: ${quality}, ${measured}.` };
+  }
+  const elsewhere = speed
+    ? `speed measured on ${cpuKindLabel(speed.cpu)} (${speed.fp32OverInt8.toFixed(2)}×), not on this CPU`
+    : 'speed not measured';
+  return {
+    auto: true,
+    reason: `int8: ${quality}; ${elsewhere}: trusted because this CPU has ${cpu.int8Dot.join(', ')} (re-measure with "crisp models quantize ${name}").`,
+  };
+}
+
 export function choosePrecision(i: PrecisionInput): PrecisionChoice {
   if (i.requested === 'fp32') return { precision: 'fp32' };
   const explicit = i.requested === 'int8';
@@ -44,12 +98,17 @@ export function choosePrecision(i: PrecisionInput): PrecisionChoice {
     );
   }
   if (!i.variant) return fp32(`it has no int8 variant yet. Make one with "crisp models quantize ${i.name}".`);
-  if (!i.variant.manifest.passed) {
+  const verdict = int8Verdict(i.variant, i.cpu, i.name);
+  if (!verdict.auto) {
     if (explicit) {
+      const why =
+        verdict.failed === 'speed'
+          ? `measured only ${i.variant.manifest.speed?.fp32OverInt8.toFixed(2)}× fp32 speed on this CPU, below the speed bar`
+          : `measured ${int8WorstPsnrY(i.variant).toFixed(1)} dB against fp32, below the quality bar`;
       return {
         precision: 'int8',
         variant: i.variant,
-        notice: `Crisp: ${i.model} int8 measured ${i.variant.manifest.psnrYVsFp32.toFixed(1)} dB against fp32, below the quality bar; using it because --precision int8 was asked.`,
+        notice: `Crisp: ${i.model} int8 ${why}; using it because --precision int8 was asked.`,
       };
     }
     return { precision: 'fp32' };
