@@ -15,6 +15,12 @@ afterEach(async () => {
 });
 
 const providerOptions = async () => {
+  // The list is asked of the engine when the panel opens (not at startup).
+  const details = (await screen.findByText('Engine settings')).closest('details')!;
+  if (!details.open) {
+    details.open = true;
+    details.dispatchEvent(new Event('toggle'));
+  }
   const select = (await screen.findByRole('combobox', { name: 'Execution provider' })) as HTMLSelectElement;
   await waitFor(() => expect(screen.getByTestId('device-in-use').textContent).not.toMatch(/^Checking/));
   return { select, options: Array.from(select.options).map((o) => [o.value, o.textContent]) };

@@ -29,10 +29,11 @@ const labelOf = (value: string, t: Translate): string => {
  */
 const devicesAsked = new WeakMap<CrispService, Promise<string[] | undefined>>();
 
-function useDevices(): string[] | undefined {
+function useDevices(enabled: boolean): string[] | undefined {
   const { service } = useApp();
   const [devices, setDevices] = useState<string[] | undefined>(undefined);
   useEffect(() => {
+    if (!enabled) return;
     let live = true;
     let asked = devicesAsked.get(service);
     if (!asked) {
@@ -49,7 +50,7 @@ function useDevices(): string[] | undefined {
     return () => {
       live = false;
     };
-  }, [service]);
+  }, [service, enabled]);
   return devices;
 }
 
@@ -66,7 +67,9 @@ export function EngineSettings() {
   const id = useId();
   const { t } = useT();
   const [threads, setThreads] = useState(settings?.threads ? String(settings.threads) : '');
-  const devices = useDevices();
+  // Asked once the panel is opened: answering starts the engine process, which a closed panel has no use for.
+  const [open, setOpen] = useState(false);
+  const devices = useDevices(open);
   // What ran the latest local image (the engine reports it with each result).
   const used = useQueue((s) => s.queue.items.findLast((i) => i.status === 'done' && i.device)?.device);
   useEffect(() => setThreads(settings?.threads ? String(settings.threads) : ''), [settings?.threads]);
@@ -82,7 +85,7 @@ export function EngineSettings() {
   };
 
   return (
-    <details className="options">
+    <details className="options" onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary>{t('engine.summary')}</summary>
       <div className="field">
         <label htmlFor={`${id}-ep`}>{t('engine.provider')}</label>
