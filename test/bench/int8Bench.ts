@@ -24,24 +24,9 @@ import { branchlessPrelu } from '../../engine/core/convert/preluRewrite.js';
 import { cpuFeatures, createInference, findInt8Variant, type ModelSession } from '../../engine/core/inference/index.js';
 import { listModels, type ListedModel } from '../../engine/core/models/catalog.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
+import { SET14 } from './int8Heldout.js';
 import { psnrY, readRgb, type RgbImage } from './quality.js';
 
-const SET14 = [
-  'baboon',
-  'barbara',
-  'bridge',
-  'coastguard',
-  'comic',
-  'face',
-  'flowers',
-  'foreman',
-  'lenna',
-  'man',
-  'monarch',
-  'pepper',
-  'ppt3',
-  'zebra',
-];
 /** Speed tiles: 256² from the middle of the Set14 photos that are at least that large. */
 const TILE = 256;
 const TILE_SOURCES = ['baboon', 'barbara', 'bridge', 'comic', 'lenna', 'man', 'pepper', 'zebra'];
