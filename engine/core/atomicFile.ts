@@ -13,19 +13,29 @@ export function tempPathFor(target: string): string {
   return path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
-/** `signal`: checked after the bytes are on disk, so a cancel between write and rename leaves nothing. */
-export async function writeFileAtomic(target: string, data: string | Uint8Array, signal?: AbortSignal): Promise<void> {
+export interface AtomicWriteOptions {
+  /** Checked after the bytes are on disk, so a cancel between write and rename leaves nothing. */
+  signal?: AbortSignal;
+  /** File mode of the new file (default 0o644; 0o600 for files holding account state). */
+  mode?: number;
+}
+
+export async function writeFileAtomic(
+  target: string,
+  data: string | Uint8Array,
+  opts: AtomicWriteOptions = {},
+): Promise<void> {
   await mkdir(path.dirname(target), { recursive: true });
   const tmp = tempPathFor(target);
   try {
-    const fh = await open(tmp, 'wx', 0o644);
+    const fh = await open(tmp, 'wx', opts.mode ?? 0o644);
     try {
       await fh.writeFile(data);
       await fh.sync();
     } finally {
       await fh.close();
     }
-    signal?.throwIfAborted();
+    opts.signal?.throwIfAborted();
     await rename(tmp, target);
   } catch (e) {
     await rm(tmp, { force: true });

@@ -231,7 +231,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     } else {
       const encoded = await encodeRaster((output as MemoryRaster).raster, opts);
       job.signal?.throwIfAborted();
-      await writeFileAtomic(job.outputPath, encoded.data, job.signal);
+      await writeFileAtomic(job.outputPath, encoded.data, { signal: job.signal });
       result = { width: encoded.width, height: encoded.height, bytes: encoded.data.length, warnings: encoded.warnings };
     }
     stopEncodeClock();

@@ -6,9 +6,10 @@
  *
  * This is the seam where PostgreSQL would replace JSON: see docs/deploy.md.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from '../storage/atomicFile.js';
+import { withFileLock } from '../storage/fileLock.js';
 import { Mutex } from '../storage/mutex.js';
 
 export interface StateFile<T> {
@@ -30,6 +31,7 @@ export interface StateFileOptions<T> {
   parse: (raw: unknown) => T;
 }
 
+/** A lock older than this was left by a killed process and is taken over. */
 const LOCK_STALE_MS = 10_000;
 const LOCK_WAIT_MS = 15_000;
 
@@ -65,44 +67,9 @@ export async function openStateFile<T>(opts: StateFileOptions<T>): Promise<State
     version = fp;
   };
 
-  const withLock = async <R>(fn: () => Promise<R>): Promise<R> => {
-    const started = Date.now();
-    for (;;) {
-      try {
-        const h = await open(lockFile, 'wx');
-        await h.close();
-        break;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        // A process killed while holding the lock leaves it behind; steal it once it is old enough.
-        const s = await stat(lockFile).catch(() => undefined);
-        if (s && Date.now() - s.mtimeMs > LOCK_STALE_MS) await unlink(lockFile).catch(() => {});
-        if (Date.now() - started > LOCK_WAIT_MS) throw new Error(`timed out waiting for ${lockFile}`);
-        await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
-      }
-    }
-    try {
-      return await fn();
-    } finally {
-      await rm(lockFile, { force: true });
-    }
-  };
-
+  // The JSON holds key hashes and balances: readable by its owner only.
   const write = async (next: T): Promise<void> => {
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      const h = await open(tmp, 'w', 0o600);
-      try {
-        await h.writeFile(JSON.stringify(next, null, 1));
-        await h.sync();
-      } finally {
-        await h.close();
-      }
-      await rename(tmp, file);
-    } catch (e) {
-      await rm(tmp, { force: true }).catch(() => {});
-      throw e;
-    }
+    await writeFileAtomic(file, JSON.stringify(next, null, 1), { mode: 0o600 });
     version = await fingerprint();
   };
 
@@ -113,14 +80,18 @@ export async function openStateFile<T>(opts: StateFileOptions<T>): Promise<State
     refresh: () => mutex.run(load),
     update: (fn) =>
       mutex.run(() =>
-        withLock(async () => {
-          await load();
-          const draft = structuredClone(state);
-          const result = fn(draft);
-          await write(draft);
-          state = draft;
-          return result;
-        }),
+        withFileLock(
+          lockFile,
+          async () => {
+            await load();
+            const draft = structuredClone(state);
+            const result = fn(draft);
+            await write(draft);
+            state = draft;
+            return result;
+          },
+          { staleMs: LOCK_STALE_MS, waitMs: LOCK_WAIT_MS },
+        ),
       ),
   };
 }
