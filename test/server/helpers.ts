@@ -21,6 +21,24 @@ export async function tempDir(prefix = 'crisp-server-'): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix));
 }
 
+/**
+ * Error lines (pino level ≥ 50) of a test server also go to stderr, so a red CI run shows why the server
+ * answered 500 without rerunning it (the log is otherwise only in memory, gone with the test process).
+ */
+function echoErrors(text: string): void {
+  for (const line of text.split('\n')) {
+    if (!line.includes('"level":5') && !line.includes('"level":6')) continue;
+    try {
+      const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string; stack?: string } };
+      if ((entry.level ?? 0) < 50) continue;
+      const stack = entry.err?.stack?.split('\n').slice(0, 6).join('\n') ?? entry.err?.message ?? '';
+      process.stderr.write(`[test server error] ${entry.msg ?? ''} ${stack}\n`);
+    } catch {
+      // not a JSON log line
+    }
+  }
+}
+
 export async function startTestServer(
   config: Partial<ServerConfig> = {},
   overrides: ServerOverrides = {},
@@ -29,7 +47,9 @@ export async function startTestServer(
   const chunks: string[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      chunks.push(chunk.toString('utf8'));
+      const text = chunk.toString('utf8');
+      chunks.push(text);
+      echoErrors(text);
       cb();
     },
   });
