@@ -14,9 +14,6 @@ import type { Caller, OutputFile, StartTaskInput, StoredPart, UpscalingEngine } 
 import {
   errors,
   isContractError,
-  parseGetTaskStatus,
-  parseGetUploadUrl,
-  parseStartTask,
   type CompleteMultipartUploadResult,
   type FileData,
   type StartTaskRequest,
@@ -25,6 +22,7 @@ import {
   type TaskStatusData,
   type UploadSession,
 } from '../contract/index.js';
+import { parseGetTaskStatus, parseGetUploadUrl, parseStartTask } from '../contract/parseRequest.js';
 import { createCore, type Core, type FaceJob } from '../core/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
