@@ -13,7 +13,7 @@
  *   loadAccounts        accounts/openAccounts.ts: openAccounts, the file or PostgreSQL accounts (pg)
  *   loadPostgres        db/postgres.ts: the pool, DatabaseError (pg)
  *   loadEmbeddedEngine  embeddedEngine.ts: createEmbeddedEngine, one process's engine (sharp, undici, zod)
- *   loadPostgresEngine  postgresEngine.ts: createPostgresEngine, the queue's engine (sharp, undici, zod, pg)
+ *   loadPostgresEngine  postgresEngine.ts: createPostgresEngine, the queue's engine (sharp, undici, zod)
  */
 export * from './limits.js';
 export * from './credits/priceTable.js';
