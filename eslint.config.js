@@ -36,6 +36,31 @@ const engineLayerRules = ENGINE_ORDER.slice(0, -1).map((layer, i) => {
   };
 });
 
+// app/ and electron/ use the engine only through a part's public entry, engine/<part>/index.js, which exports
+// its light modules as they are and its heavy ones behind loaders (docs/architecture.md).
+const ENTRIES =
+  'docs/architecture.md: app/ and electron/ use each engine part through its entry, engine/<part>/index.js';
+const ENTRY_FILE = '(contract|core|service|server)/index\\.js$';
+/** `allow`: modules, relative to engine/, that a file may still import directly. */
+const engineEntriesOnly = (allow = []) => ({
+  regex: `(^|/)engine/(?!${[ENTRY_FILE, ...allow.map((m) => `${m.replace(/[.]/g, '\\.')}$`)].join('|')})`,
+  message: `Import the engine part's public entry, engine/<part>/index.js, not a module inside it (${ENTRIES}).`,
+});
+// no-restricted-imports does not see import(): the same rule for dynamic imports.
+const noDeepDynamicEngine = {
+  'no-restricted-syntax': [
+    'error',
+    {
+      selector: `ImportExpression[source.value=/(^|\\/)engine\\/(?!${ENTRY_FILE.replace('/', '\\/')})/]`,
+      message: `Load a heavy engine module through its part's entry (engine/<part>/index.js), e.g. loadModelCatalog() (${ENTRIES}).`,
+    },
+  ],
+};
+const appOnly = {
+  group: ['**/electron/**', '**/renderer/**'],
+  message: `app/ is pure Node: it may import engine/, never electron/ or renderer/ (${LAYERS}).`,
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'out/**', 'dist/**', 'release/**', 'test-results/**', '**/*.d.ts'] },
   {
@@ -50,19 +75,41 @@ export default tseslint.config(
   ...engineLayerRules,
   {
     files: ['app/**/*.ts'],
+    rules: {
+      ...restrict([appOnly, engineEntriesOnly()]),
+      ...noDeepDynamicEngine,
+    },
+  },
+  {
+    // Shared with the renderer (its option controls): the renderer's bundle and typecheck must see no Node, and
+    // core's and the service's entries bring Node with them, so this file names the plain-data modules it reads.
+    files: ['app/settings/upscaleOptions.ts'],
     rules: restrict([
-      {
-        group: ['**/electron/**', '**/renderer/**'],
-        message: `app/ is pure Node: it may import engine/, never electron/ or renderer/ (${LAYERS}).`,
-      },
+      appOnly,
+      engineEntriesOnly([
+        'contract/enums.js',
+        'core/inference/providers.js',
+        'core/pipeline/metadataPolicy.js',
+        'core/models/modelNames.js',
+        'service/tasks/outputNames.js',
+      ]),
     ]),
   },
   {
     files: ['electron/**/*.ts'],
-    rules: restrict(
-      [{ group: ['**/renderer/**'], message: `electron/ talks to the page only through the preload API (${LAYERS}).` }],
-      [{ name: 'react', message: `React is only for renderer/ (${LAYERS}).` }],
-    ),
+    rules: {
+      ...restrict(
+        [
+          {
+            group: ['**/renderer/**'],
+            message: `electron/ talks to the page only through the preload API (${LAYERS}).`,
+          },
+          engineEntriesOnly(),
+        ],
+        [{ name: 'react', message: `React is only for renderer/ (${LAYERS}).` }],
+      ),
+      ...noDeepDynamicEngine,
+    },
   },
   {
     files: ['renderer/**/*.ts', 'renderer/**/*.tsx'],

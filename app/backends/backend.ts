@@ -4,8 +4,7 @@
  * only ever sees this interface.
  */
 import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
-import type { FaceJob } from '../../engine/core/index.js';
-import type { MetadataPolicy } from '../../engine/core/pipeline/metadataPolicy.js';
+import type { FaceJob, MetadataPolicy } from '../../engine/core/index.js';
 import type { AccountView, Mode } from '../service/crispService.js';
 
 export interface UpscaleSettings {

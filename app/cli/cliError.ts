@@ -1,4 +1,4 @@
-import { CrispError } from '../../engine/contract/errorCatalog.js';
+import { CrispError } from '../../engine/contract/index.js';
 
 /**
  * A refusal of what the person typed (a flag, an argument, a missing setting): printed as one `crisp: error:`

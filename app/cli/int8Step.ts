@@ -4,7 +4,16 @@
  * Heavy modules load on first use: every command module is imported when the CLI starts.
  */
 import path from 'node:path';
-import type { Int8Variant } from '../../engine/core/inference/int8Variant.js';
+import {
+  cpuFeatures,
+  cpuKindLabel,
+  loadCalibrationSet,
+  loadInt8Build,
+  loadInt8Variants,
+  loadPrecision,
+  loadQuantize,
+  type Int8Variant,
+} from '../../engine/core/index.js';
 import { usageError } from './cliError.js';
 
 export interface Int8StepOptions {
@@ -18,7 +27,7 @@ export interface Int8StepOptions {
 /** "the bundled calibration set", a folder, or the generated fallback: said before the minutes of work start. */
 export async function calibrationSource(calibrationDir: string | undefined): Promise<string> {
   if (calibrationDir) return `calibration photos from ${calibrationDir}`;
-  const { hasBundledCalibration } = await import('../../engine/core/convert/calibrationSet.js');
+  const { hasBundledCalibration } = await loadCalibrationSet();
   return hasBundledCalibration()
     ? 'the bundled calibration set'
     : 'a generated calibration set: the bundled one is missing';
@@ -27,9 +36,9 @@ export async function calibrationSource(calibrationDir: string | undefined): Pro
 /** Makes and stores the int8 variant of `file`; calibration and quantization failures become usage errors. */
 export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int8Variant> {
   const [{ makeInt8Variant }, { CalibrationError }, { QuantizeError }] = await Promise.all([
-    import('../../engine/core/convert/int8Build.js'),
-    import('../../engine/core/convert/calibrationSet.js'),
-    import('../../engine/core/convert/quantize.js'),
+    loadInt8Build(),
+    loadCalibrationSet(),
+    loadQuantize(),
   ]);
   try {
     const { variant } = await makeInt8Variant(file, {
@@ -47,12 +56,10 @@ export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int
 
 /** Three lines: what was written, both bars with their measured figures, then what `--precision auto` does with it here. */
 export async function describeInt8(variant: Int8Variant): Promise<string[]> {
-  const [{ INT8_QUALITY_BAR_DB, INT8_SPEED_BAR }, { int8Verdict, int8WorstPsnrY }, { cpuFeatures, cpuKindLabel }] =
-    await Promise.all([
-      import('../../engine/core/inference/int8Variant.js'),
-      import('../../engine/core/inference/precision.js'),
-      import('../../engine/core/inference/cpuFeatures.js'),
-    ]);
+  const [{ INT8_QUALITY_BAR_DB, INT8_SPEED_BAR }, { int8Verdict, int8WorstPsnrY }] = await Promise.all([
+    loadInt8Variants(),
+    loadPrecision(),
+  ]);
   const m = variant.manifest;
   const worst = int8WorstPsnrY(variant);
   const where = m.heldout ? `worst of ${m.heldout.set}: ${m.heldout.worstImage}` : 'worst held-out crop';

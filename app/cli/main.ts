@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { CRISP_VERSION } from '../../engine/core/version.js';
+import { CRISP_VERSION } from '../../engine/core/index.js';
 import { toUserError } from '../jobs/userErrors.js';
 import { registerBatch } from './commands/batch.js';
 import { registerCompletion } from './commands/completion.js';

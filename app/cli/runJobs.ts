@@ -7,10 +7,17 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DENOISE_MODEL } from '../../engine/contract/enums.js';
-import { defaultModel, modelSearchDirs, userModelsDir } from '../../engine/core/models/catalog.js';
-import { listCustomModels } from '../../engine/core/models/customModels.js';
-import { resolveModelName } from '../../engine/core/models/modelNames.js';
+import { DENOISE_MODEL, CrispError, ERROR_CATALOG, isErrorCode } from '../../engine/contract/index.js';
+import {
+  FaceModelMissingError,
+  loadCustomModels,
+  loadModelCatalog,
+  modelSearchDirs,
+  resolveFaceModel,
+  resolveModelName,
+  userModelsDir,
+  type CustomModelListing,
+} from '../../engine/core/index.js';
 import type { UpscaleBackend } from '../backends/backend.js';
 import { describeEstimate, estimateCredits } from '../credits/estimate.js';
 import { jobReport, type JobReport } from '../jobs/jobReport.js';
@@ -18,11 +25,9 @@ import { jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import { prepareOutputFolder } from '../jobs/outputFolder.js';
 import { toUserError } from '../jobs/userErrors.js';
 import { usageError } from './cliError.js';
-import { CrispError, ERROR_CATALOG, isErrorCode } from '../../engine/contract/errorCatalog.js';
 import type { PresetOptions } from '../settings/presets.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { JobItem } from '../service/crispService.js';
-import { FaceModelMissingError, resolveFaceModel } from '../../engine/core/faces/faceModels.js';
 
 function faceModelOrRefuse(name: string | undefined): void {
   try {
@@ -74,10 +79,16 @@ async function checkUpscaleInputs(inputs: string[]): Promise<void> {
 async function resolveCliModel(flags: ParsedUpscaleFlags, mode: Mode): Promise<string> {
   if (flags.model === undefined) {
     // --denoise only exists for one model, so it chooses that model rather than failing on the default.
-    return flags.denoise !== undefined ? DENOISE_MODEL : defaultModel(modelSearchDirs());
+    if (flags.denoise !== undefined) return DENOISE_MODEL;
+    const { defaultModel } = await loadModelCatalog();
+    return defaultModel(modelSearchDirs());
   }
   // A service offers the contract's models only; imported models run on this computer.
-  const custom = mode === 'local' ? await listCustomModels(userModelsDir()).catch(() => []) : [];
+  let custom: CustomModelListing[] = [];
+  if (mode === 'local') {
+    const { listCustomModels } = await loadCustomModels();
+    custom = await listCustomModels(userModelsDir()).catch(() => []);
+  }
   const r = resolveModelName(flags.model, { customNames: custom.map((m) => m.name) });
   if (!r.ok) {
     const remoteHint =

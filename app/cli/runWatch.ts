@@ -5,14 +5,15 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { FaceModelMissingError, resolveFaceModel } from '../../engine/core/faces/faceModels.js';
 import {
+  FaceModelMissingError,
+  loadModelCatalog,
   ModelNotInstalledError,
   modelSearchDirs,
-  resolveModel,
+  resolveFaceModel,
   userModelsDir,
-} from '../../engine/core/models/catalog.js';
-import { isModelName } from '../../engine/contract/enums.js';
+} from '../../engine/core/index.js';
+import { isModelName } from '../../engine/contract/index.js';
 import { jobOutputName, jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import { openPresetStore, PresetError } from '../settings/presetStore.js';
 import { UPSCALE_DEFAULTS } from '../settings/upscaleOptions.js';
@@ -67,6 +68,7 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   );
 
   // Checked before watching, not on every arriving image: the model, and with faces the face model.
+  const { resolveModel } = await loadModelCatalog();
   try {
     if (isModelName(settings.model)) resolveModel(settings.model, modelSearchDirs());
     if (settings.face) resolveFaceModel(settings.faceModel || undefined, modelSearchDirs());

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Command } from 'commander';
-import { parseS3Location, type S3Location } from '../../engine/service/storage/objectStore.js';
+import { parseS3Location, type S3Location } from '../../engine/service/index.js';
 import { usageError } from './cliError.js';
 
 export interface StorageFlags {

@@ -4,7 +4,7 @@
  * service); the service's own creditsToDeduct per task replaces the estimate once a task is started.
  * Local upscaling is free and says so.
  */
-import { DEFAULT_PRICE_TABLE, priceOf, type PriceTable } from '../../engine/service/credits/priceTable.js';
+import { DEFAULT_PRICE_TABLE, priceOf, type PriceTable } from '../../engine/service/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 import type { CreditEstimate, Mode } from '../service/crispService.js';
 

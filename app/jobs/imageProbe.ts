@@ -9,7 +9,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
-import { sniffImageType } from '../../engine/core/pipeline/imageSniff.js';
+import { sniffImageType } from '../../engine/core/index.js';
 
 export type ProbeResult = { ok: true; width: number; height: number } | { ok: false; problem: string };
 

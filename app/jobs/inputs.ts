@@ -7,7 +7,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { InputMimeType } from '../../engine/contract/index.js';
-import { sniffImageType } from '../../engine/core/pipeline/imageSniff.js';
+import { sniffImageType } from '../../engine/core/index.js';
 import { guardStep } from './userErrors.js';
 
 /** Per filesystem step while adding images. */

@@ -6,10 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { sanitizeFileName } from '../../engine/contract/index.js';
-import { sniffImageType } from '../../engine/core/pipeline/imageSniff.js';
-import { writeFileAtomic } from '../../engine/service/storage/atomicFile.js';
-import { Mutex } from '../../engine/service/storage/mutex.js';
+import { sanitizeFileName, crispError, hasErrorCode } from '../../engine/contract/index.js';
+import { sniffImageType } from '../../engine/core/index.js';
+import { writeFileAtomic, Mutex } from '../../engine/service/index.js';
 import type { UpscaleBackend } from '../backends/backend.js';
 import type { ItemSettings, ItemStatus, JobItem, QueueSnapshot, ServiceEvent } from '../service/crispService.js';
 import { probeImage, type ProbeResult } from './imageProbe.js';
@@ -19,7 +18,6 @@ import { prepareOutputFolder } from './outputFolder.js';
 import { decideOutput } from './outputNames.js';
 import { loadQueueFile, saveQueueFile } from './queueFile.js';
 import { guardStep, toUserError } from './userErrors.js';
-import { crispError, hasErrorCode } from '../../engine/contract/errorCatalog.js';
 
 /** Reading a newly added image's header and structure; a file that takes longer is reported, not waited on. */
 const PROBE_TIMEOUT_MS = 30_000;

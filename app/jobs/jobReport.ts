@@ -4,7 +4,7 @@
  * scripts read local and remote results alike. Documented in `crisp help upscale` and README.
  */
 import type { ItemStatus, JobItem } from '../service/crispService.js';
-import type { CrispError } from '../../engine/contract/errorCatalog.js';
+import type { CrispError } from '../../engine/contract/index.js';
 
 export interface JobErrorView {
   /** Stable: see ERROR_CODES in app/jobs/userErrors.ts. */

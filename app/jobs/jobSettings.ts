@@ -3,8 +3,8 @@
  * things every job path computes from it: the backend request fields and the output name. The app's queue
  * and both CLI commands call these, so local and remote, app and CLI agree.
  */
-import { DENOISE_MODEL } from '../../engine/contract/enums.js';
-import { renderOutputName } from '../../engine/service/tasks/outputNames.js';
+import { DENOISE_MODEL } from '../../engine/contract/index.js';
+import { renderOutputName } from '../../engine/service/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { UpscaleOptions } from '../settings/upscaleOptions.js';

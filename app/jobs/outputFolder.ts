@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { CrispError, isCrispError } from '../../engine/contract/errorCatalog.js';
+import { CrispError, isCrispError } from '../../engine/contract/index.js';
 import { guardStep, toUserError } from './userErrors.js';
 
 export interface FolderCheckOptions {

@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { numberedName } from '../../engine/service/tasks/outputNames.js';
+import { numberedName } from '../../engine/service/index.js';
 import type { OverwritePolicy } from '../settings/upscaleOptions.js';
 
 const exists = async (p: string) => (await stat(p).catch(() => undefined)) !== undefined;

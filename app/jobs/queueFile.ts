@@ -4,7 +4,7 @@
  * queued again; finished items keep their state and are never redone.
  */
 import { z } from 'zod';
-import { readJson, writeJsonAtomic } from '../../engine/service/storage/atomicFile.js';
+import { readJson, writeJsonAtomic } from '../../engine/service/index.js';
 import type { JobItem } from '../service/crispService.js';
 
 const dims = z.object({ width: z.number(), height: z.number() });

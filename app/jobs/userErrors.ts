@@ -5,15 +5,9 @@
  * is stable, for `--json`, the UI and the CLI's exit status. Raw Node messages (internal temp paths,
  * `ENOENT: no such file…`) never reach the person; the original error is kept as `cause` for --verbose.
  */
-import {
-  catalogMessage,
-  CrispError,
-  crispError,
-  isCrispError,
-  type ErrorCode,
-} from '../../engine/contract/errorCatalog.js';
+import { catalogMessage, CrispError, crispError, isCrispError, type ErrorCode } from '../../engine/contract/index.js';
 
-export { ERROR_CODES, type ErrorCode } from '../../engine/contract/errorCatalog.js';
+export { ERROR_CODES, type ErrorCode } from '../../engine/contract/index.js';
 
 /** What the person was doing when it failed: the sentence names it and the path or service involved. */
 export interface ErrorContext {

@@ -1,5 +1,5 @@
 /** Exponential backoff with jitter, and an abortable sleep, for retries and status polling. */
-import { crispError } from '../../engine/contract/errorCatalog.js';
+import { crispError } from '../../engine/contract/index.js';
 
 export interface BackoffPolicy {
   initialMs: number;

@@ -6,13 +6,7 @@
 import { FormData, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
-  accountDataSchema,
-  capabilitiesSchema,
-  completeMultipartUploadResultSchema,
-  startTaskResultSchema,
-  storedPartSchema,
-  taskStatusDataSchema,
-  uploadSessionSchema,
+  loadSchemas,
   type AccountData,
   type Capabilities,
   type CompletedPart,
@@ -37,9 +31,13 @@ export interface ContractClientOptions {
   timeoutMs?: number;
 }
 
+/** The contract's zod objects every answer is checked against: loaded with the first request, not with this module. */
+type Schemas = Awaited<ReturnType<typeof loadSchemas>>;
+
 /** get-account is a Crisp extension: another service may answer only part of it. */
 export type PartialAccount = Partial<AccountData>;
-const partialAccountSchema = accountDataSchema.partial();
+let partialAccount: ReturnType<Schemas['accountDataSchema']['partial']> | undefined;
+const partialAccountSchema = (s: Schemas) => (partialAccount ??= s.accountDataSchema.partial());
 
 export type StartTaskSource =
   { kind: 'file'; fileName: string; bytes: Uint8Array; mime: string } | { kind: 'files'; files: Partial<FileData>[] };
@@ -152,13 +150,13 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
 
   const postJson = async <S extends z.ZodType>(
     route: string,
-    schema: S,
+    schemaOf: (s: Schemas) => S,
     data: unknown,
     signal?: AbortSignal,
   ): Promise<z.infer<S>> =>
     unwrap(
       route,
-      schema,
+      schemaOf(await loadSchemas()),
       await send(
         `${base}/${route}`,
         { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data }), auth: true },
@@ -168,7 +166,7 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
 
   return {
     origin,
-    getUploadUrl: (req, signal) => postJson('get-upload-url', uploadSessionSchema, req, signal),
+    getUploadUrl: (req, signal) => postJson('get-upload-url', (s) => s.uploadSessionSchema, req, signal),
 
     async putPart(signedUrl, bytes, signal) {
       // Part URLs carry their own signature (spec: Authentication 4): no API key is sent to them.
@@ -179,7 +177,7 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
       );
       // S3 and others answer the ETag as a header only; Crisp also puts it in the body.
       const header = Array.isArray(r.headers.etag) ? r.headers.etag[0] : r.headers.etag;
-      const data = unwrap('a part upload', storedPartSchema.partial(), r);
+      const data = unwrap('a part upload', (await loadSchemas()).storedPartSchema.partial(), r);
       const etag = header ?? data.ETag;
       if (!etag)
         throw errorFromResponse(
@@ -193,7 +191,7 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
     async completeMultipartUpload(uploadId, key, parts, signal) {
       await postJson(
         'complete-multipart-upload',
-        completeMultipartUploadResultSchema,
+        (s) => s.completeMultipartUploadResultSchema,
         { uploadId, key, parts },
         signal,
       );
@@ -216,14 +214,14 @@ export function createContractClient(opts: ContractClientOptions): ContractClien
         );
       else form.append('files', JSON.stringify(source.files));
       const r = await send(`${base}/start-task`, { method: 'POST', body: form, auth: true }, signal);
-      const data = unwrap('start-task', startTaskResultSchema, r);
+      const data = unwrap('start-task', (await loadSchemas()).startTaskResultSchema, r);
       const cost = Number(r.headers['x-task-cost']);
       return Number.isFinite(cost) ? { ...data, taskCost: cost } : data;
     },
 
-    getTaskStatus: (taskId, signal) => postJson('get-task-status', taskStatusDataSchema, { taskId }, signal),
+    getTaskStatus: (taskId, signal) => postJson('get-task-status', (s) => s.taskStatusDataSchema, { taskId }, signal),
     getAccount: (signal) => postJson('get-account', partialAccountSchema, {}, signal),
-    getCapabilities: (signal) => postJson('get-capabilities', capabilitiesSchema, {}, signal),
+    getCapabilities: (signal) => postJson('get-capabilities', (s) => s.capabilitiesSchema, {}, signal),
 
     async download(url, signal) {
       let target = url;

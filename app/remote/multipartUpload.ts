@@ -5,10 +5,18 @@
  * fresh one, once.
  */
 import { open } from 'node:fs/promises';
-import type { CompletedPart, FileData, InputMimeType, UploadSession } from '../../engine/contract/index.js';
+import {
+  type CompletedPart,
+  type FileData,
+  type InputMimeType,
+  type UploadSession,
+  crispError,
+  hasErrorCode,
+  isCrispError,
+  isRetryable,
+} from '../../engine/contract/index.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import type { ContractClient } from './contractClient.js';
-import { crispError, hasErrorCode, isCrispError, isRetryable } from '../../engine/contract/errorCatalog.js';
 
 export interface MultipartOptions {
   concurrency: number;

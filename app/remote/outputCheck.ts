@@ -3,10 +3,9 @@
  * and that sharp decodes it to the dimensions the service declared. Then writes it atomically.
  */
 import sharp, { type Metadata } from 'sharp';
-import type { FileData } from '../../engine/contract/index.js';
-import { writeFileAtomic } from '../../engine/service/storage/atomicFile.js';
+import { type FileData, CrispError } from '../../engine/contract/index.js';
+import { writeFileAtomic } from '../../engine/service/index.js';
 import type { Dimensions } from '../backends/backend.js';
-import { CrispError } from '../../engine/contract/errorCatalog.js';
 
 export async function checkOutput(
   bytes: Uint8Array,

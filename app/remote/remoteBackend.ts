@@ -6,8 +6,16 @@
 import { open, stat } from 'node:fs/promises';
 import { readFile } from 'node:fs/promises';
 import type { Dispatcher } from 'undici';
-import { parseProgress, type TaskStatusData } from '../../engine/contract/index.js';
-import { sniffImageType } from '../../engine/core/pipeline/imageSniff.js';
+import {
+  parseProgress,
+  type TaskStatusData,
+  CrispError,
+  crispError,
+  hasErrorCode,
+  isCrispError,
+  isRetryable,
+} from '../../engine/contract/index.js';
+import { sniffImageType } from '../../engine/core/index.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest, UpscaleSettings } from '../backends/backend.js';
 import { estimateCredits } from '../credits/estimate.js';
 import type { AccountView } from '../service/crispService.js';
@@ -15,7 +23,6 @@ import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import { createContractClient, type ContractClient, type StartTaskSource } from './contractClient.js';
 import { uploadMultipart } from './multipartUpload.js';
 import { writeCheckedOutput } from './outputCheck.js';
-import { CrispError, crispError, hasErrorCode, isCrispError, isRetryable } from '../../engine/contract/errorCatalog.js';
 
 /**
  * Double upscale is refused rather than run as two tasks: the contract has no passes field, so the second

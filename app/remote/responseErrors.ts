@@ -4,8 +4,7 @@
  * own 400/404 rows that mean "no or unknown key" (Missing User, Missing User ID, User not found) become
  * `unauthorized` so the UI asks for a key instead of showing a bad request.
  */
-import { CrispError, crispError, type ErrorCode } from '../../engine/contract/errorCatalog.js';
-import { errors, SPEC_ERRORS } from '../../engine/contract/index.js';
+import { CrispError, crispError, type ErrorCode, errors, SPEC_ERRORS } from '../../engine/contract/index.js';
 import { ioError } from '../jobs/userErrors.js';
 
 const AUTH_MESSAGES = new Set<string>([

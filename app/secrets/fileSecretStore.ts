@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Mutex } from '../../engine/service/storage/mutex.js';
+import { Mutex } from '../../engine/service/index.js';
 import type { SecretStore } from './secretStore.js';
 
 export function createFileSecretStore(file: string): SecretStore {

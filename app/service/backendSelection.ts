@@ -10,7 +10,7 @@ import type { WorkerSpawner } from '../backends/local/workerSpawner.js';
 import { createRemoteBackend, type RemoteBackendOptions } from '../remote/remoteBackend.js';
 import { API_KEY_SECRET, type SecretStore } from '../secrets/secretStore.js';
 import type { Settings } from './crispService.js';
-import { CrispError } from '../../engine/contract/errorCatalog.js';
+import { CrispError } from '../../engine/contract/index.js';
 
 /** How a backend is made once the settings are known (tests inject a scripted one). */
 export type BackendFactory = (

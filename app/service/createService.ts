@@ -4,7 +4,7 @@
  * typed as exactly its slice of CrispService, so a missing or extra method is a compile error here.
  */
 import path from 'node:path';
-import { defaultModel, modelSearchDirs, userModelsDir } from '../../engine/core/models/catalog.js';
+import { loadModelCatalog, modelSearchDirs, userModelsDir } from '../../engine/core/index.js';
 import type { WorkerSpawner } from '../backends/local/workerSpawner.js';
 import { jobSettingsFrom } from '../jobs/jobSettings.js';
 import { JobQueue, type JobSettings } from '../jobs/jobQueue.js';
@@ -73,6 +73,7 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
   // Downloads land in modelsDir, so the local backend must search it (after any folder given first).
   const modelDirs = [...new Set([...(deps.modelDirs ?? modelSearchDirs()), modelsDir])];
   // A first start picks the best installed photo model, as the CLI does; a saved choice always wins.
+  const { defaultModel } = await loadModelCatalog();
   const settings = await openSettingsStore(path.join(deps.dataDir, 'settings.json'), {
     model: defaultModel(modelDirs),
     ...deps.settingsDefaults,

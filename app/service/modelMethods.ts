@@ -7,33 +7,28 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import sharp from 'sharp';
 import type { Dispatcher } from 'undici';
-import { MODEL_NAMES, isModelName } from '../../engine/contract/index.js';
+import { MODEL_NAMES, isModelName, sanitizeFileName, CrispError } from '../../engine/contract/index.js';
 import {
   bundledModelsDir,
-  defaultModel,
-  listModels as listCatalogModels,
-  loadCatalog,
-  type CatalogEntry,
-} from '../../engine/core/models/catalog.js';
-import {
   CUSTOM_REGISTRY,
+  customModelName,
   customModelsDir,
-  defaultCustomName,
-  importCustomModel,
-  listCustomModels,
-  removeCustomModel,
-} from '../../engine/core/models/customModels.js';
-import { sanitizeFileName } from '../../engine/contract/index.js';
-import { fetchModel, type FetchTarget } from '../../engine/core/models/fetch.js';
-import { customModelName } from '../../engine/core/models/taskModel.js';
-import { customModelSummary, licenceLabel } from '../../engine/core/models/licence.js';
-import { FACE_MODELS, installedFaceModels, type FaceCatalogEntry } from '../../engine/core/faces/faceModels.js';
-import { fetchFaceModel } from '../../engine/core/faces/fetchFaceModel.js';
+  customModelSummary,
+  FACE_MODELS,
+  installedFaceModels,
+  licenceLabel,
+  loadCustomModels,
+  loadFaceFetch,
+  loadModelCatalog,
+  loadModelFetch,
+  type CatalogEntry,
+  type FaceCatalogEntry,
+  type FetchTarget,
+} from '../../engine/core/index.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { ModelInfo } from './crispService.js';
 import type { SubjectService } from './methodTable.js';
 import type { ServiceEvents } from './serviceEvents.js';
-import { CrispError } from '../../engine/contract/errorCatalog.js';
 
 export interface ModelDownloadOptions {
   /** Where and what to fetch for a catalog entry (default: the entry's own download spec). */
@@ -98,6 +93,10 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
   const { events, modelDirs, modelsDir } = deps;
 
   async function localModels(): Promise<ModelInfo[]> {
+    const [{ listModels: listCatalogModels }, { listCustomModels }] = await Promise.all([
+      loadModelCatalog(),
+      loadCustomModels(),
+    ]);
     const catalog: ModelInfo[] = listCatalogModels(modelDirs).map((m) => ({
       name: m.name,
       title: m.title,
@@ -180,8 +179,13 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       },
     };
     try {
-      if (faceTarget) await fetchFaceModel(faceTarget, options);
-      else await fetchModel(target as FetchTarget, options);
+      if (faceTarget) {
+        const { fetchFaceModel } = await loadFaceFetch();
+        await fetchFaceModel(faceTarget, options);
+      } else {
+        const { fetchModel } = await loadModelFetch();
+        await fetchModel(target as FetchTarget, options);
+      }
     } catch (e) {
       if (controller.signal.aborted) {
         // The partial file stays in .downloads, so downloading again resumes where this one stopped.
@@ -212,6 +216,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       async listModels() {
         const current = await deps.settings.get();
         if (current.mode === 'cloud') {
+          const { listModels: listCatalogModels } = await loadModelCatalog();
           const local = new Map(listCatalogModels(modelDirs).map((m) => [m.name, m]));
           // Only what the service runs, in its order; "installed" means "offered by the service". The saved
           // choice stays listed (not installed) when the service's list lacks it, so the picker can say so.
@@ -253,7 +258,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
         const faceEntry = FACE_MODELS.find((e) => e.name === name);
         if (!isModelName(name) && !faceEntry)
           throw new CrispError('bad-request', `${JSON.stringify(name)} is not a model Crisp can download.`);
-        const entry = faceEntry ?? loadCatalog().find((e) => e.name === name);
+        const entry = faceEntry ?? (await loadModelCatalog()).loadCatalog().find((e) => e.name === name);
         if (!entry) throw new CrispError('bad-request', `${name} is missing from the model catalog.`);
         let running = downloads.get(name);
         if (!running) {
@@ -273,6 +278,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
             'bad-request',
             `${safe} is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with \`crisp models import\`).`,
           );
+        const { defaultCustomName, importCustomModel } = await loadCustomModels();
         await mkdir(deps.scratchDir, { recursive: true });
         const dir = await mkdtemp(path.join(deps.scratchDir, 'import-'));
         try {
@@ -345,6 +351,7 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
       },
       async removeModel(name) {
         const id = name.replace(/^custom:/, '');
+        const [{ removeCustomModel }, { defaultModel }] = await Promise.all([loadCustomModels(), loadModelCatalog()]);
         if (!(await removeCustomModel(modelsDir, id)))
           throw new CrispError('bad-request', `${name} is not an imported model (it may have been removed already).`);
         previews.delete(name);

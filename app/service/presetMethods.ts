@@ -9,7 +9,7 @@ import type { SettingsStore } from '../settings/settingsStore.js';
 import type { SubjectService } from './methodTable.js';
 import type { ServiceEvents } from './serviceEvents.js';
 import { outputFolderProblem } from './settingsMethods.js';
-import { CrispError } from '../../engine/contract/errorCatalog.js';
+import { CrispError } from '../../engine/contract/index.js';
 
 async function refusing<T>(fn: () => Promise<T>): Promise<T> {
   try {

@@ -1,7 +1,7 @@
 /** Subject "results": a finished item's bytes (thumbnails, compare, copy) and the desktop's open/show. */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { sniffImageType } from '../../engine/core/pipeline/imageSniff.js';
+import { sniffImageType } from '../../engine/core/index.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { JobItem } from './crispService.js';
 import type { SubjectService } from './methodTable.js';

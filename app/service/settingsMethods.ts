@@ -6,7 +6,7 @@ import { API_KEY_SECRET, type SecretStore } from '../secrets/secretStore.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { SubjectService } from './methodTable.js';
 import type { ServiceEvents } from './serviceEvents.js';
-import { CrispError } from '../../engine/contract/errorCatalog.js';
+import { CrispError } from '../../engine/contract/index.js';
 
 /**
  * How long choosing an output folder may take before the answer is "that place does not respond": the

@@ -6,7 +6,7 @@ import { PresetError } from '../settings/presetStore.js';
 import { FolderWatchError } from '../watch/folderWatcher.js';
 import type { WatchManager } from '../watch/watchManager.js';
 import type { SubjectService } from './methodTable.js';
-import { CrispError } from '../../engine/contract/errorCatalog.js';
+import { CrispError } from '../../engine/contract/index.js';
 
 async function refusing<T>(fn: () => Promise<T>): Promise<T> {
   try {

@@ -7,9 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { userModelsDir } from '../../engine/core/models/catalog.js';
-import { writeJsonAtomic } from '../../engine/service/storage/atomicFile.js';
-import { Mutex } from '../../engine/service/storage/mutex.js';
+import { userModelsDir } from '../../engine/core/index.js';
+import { writeJsonAtomic, Mutex } from '../../engine/service/index.js';
 import {
   BUILT_IN_PRESETS,
   DEFAULT_PRESET_NAME,

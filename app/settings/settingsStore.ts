@@ -4,8 +4,7 @@
  * message naming the field. The API key is not a setting: it lives in the SecretStore.
  */
 import { readFile } from 'node:fs/promises';
-import { writeJsonAtomic } from '../../engine/service/storage/atomicFile.js';
-import { Mutex } from '../../engine/service/storage/mutex.js';
+import { writeJsonAtomic, Mutex } from '../../engine/service/index.js';
 import type { Settings } from '../service/crispService.js';
 import { DEFAULT_SETTINGS, settingsFields, settingsPatchSchema } from './settingsSchema.js';
 

@@ -5,8 +5,8 @@
  * Enumerations come from the contract module; nothing here re-declares a model, scale or format.
  */
 import { z } from 'zod';
-import { MODEL_NAMES } from '../../engine/contract/enums.js';
-import { FACE_MODELS } from '../../engine/core/faces/faceModels.js';
+import { MODEL_NAMES } from '../../engine/contract/index.js';
+import { FACE_MODELS } from '../../engine/core/index.js';
 import { settingsPatchSchema as settingsPatch } from '../settings/settingsSchema.js';
 import type { CrispService } from '../service/crispService.js';
 import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';

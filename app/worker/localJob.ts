@@ -9,22 +9,29 @@ import path from 'node:path';
 import {
   errors,
   isContractError,
-  parseTaskSettings,
+  loadRequestParsers,
   sanitizeFileName,
   type SaveImageAs,
   type TaskSettings,
 } from '../../engine/contract/index.js';
-import { checkedInput, type FaceJob, type UpscaleFileJob } from '../../engine/core/index.js';
+import {
+  FaceModelMissingError,
+  ImageInputError,
+  isMetadataPolicy,
+  loadInputs,
+  loadPipeline,
+  loadPreModels,
+  loadTaskModels,
+  metadataRequest,
+  ModelNotInstalledError,
+  resolveFaceModel,
+  resolveTaskModelField,
+  type FaceJob,
+  type TaskModelSources,
+  type UpscaleFileJob,
+} from '../../engine/core/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
-import { FaceModelMissingError, resolveFaceModel } from '../../engine/core/faces/faceModels.js';
-import type { EngineLimits } from '../../engine/service/limits.js';
-import { ModelNotInstalledError } from '../../engine/core/models/catalog.js';
-import { resolveTaskModelField } from '../../engine/core/models/modelNames.js';
-import { checkPreModel } from '../../engine/core/models/preModel.js';
-import { metadataRequest } from '../../engine/core/provenance.js';
-import { isMetadataPolicy } from '../../engine/core/pipeline/metadataPolicy.js';
-import { customModelNames, resolveTaskModel, type TaskModelSources } from '../../engine/core/models/taskModel.js';
-import { checkPassesFit, ImageInputError } from '../../engine/core/pipeline/index.js';
+import type { EngineLimits } from '../../engine/service/index.js';
 import type { LocalUpscale, WorkerEngineOptions } from './protocol.js';
 
 export interface LocalJobContext {
@@ -40,6 +47,7 @@ function badRequest(e: unknown): never {
 }
 
 async function settingsOf(request: UpscaleSettings, customModelsDir: string | undefined): Promise<TaskSettings> {
+  const [{ customModelNames }, { parseTaskSettings }] = await Promise.all([loadTaskModels(), loadRequestParsers()]);
   // Read the registry per job so a model imported while the app runs is usable at once.
   const custom = customModelsDir === undefined ? undefined : await customModelNames(customModelsDir);
   // Checked as start-task's fields, where the job's face is the contract's enhanceFace.
@@ -70,6 +78,9 @@ function checkedFace(face: FaceJob, modelDirs: string[]): FaceJob {
 
 export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise<UpscaleFileJob> {
   const { options, sources, limits } = ctx;
+  // The checks' engine modules (sharp, zod): the engine worker loads them with its first job.
+  const [{ customModelNames, resolveTaskModel }, { checkedInput }, { checkPassesFit }, { checkPreModel }] =
+    await Promise.all([loadTaskModels(), loadInputs(), loadPipeline(), loadPreModels()]);
   const request = msg.settings;
   const settings = await settingsOf(request, sources.customModelsDir);
   const inputName = sanitizeFileName(msg.inputName);

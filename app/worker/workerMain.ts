@@ -5,15 +5,22 @@
  */
 import path from 'node:path';
 import { isContractError } from '../../engine/contract/index.js';
-import { createCore, type Core } from '../../engine/core/index.js';
-import { autoProviders, type ExecutionProviderChoice } from '../../engine/core/inference/index.js';
-import { resolveLimits, type EngineLimits } from '../../engine/service/limits.js';
-import { modelSearchDirs } from '../../engine/core/models/catalog.js';
-import type { TaskModelSources } from '../../engine/core/models/taskModel.js';
-import { userMessage } from '../../engine/service/tasks/userMessage.js';
+import {
+  createCore,
+  loadInference,
+  modelSearchDirs,
+  type Core,
+  type ExecutionProviderChoice,
+  type TaskModelSources,
+} from '../../engine/core/index.js';
+import { resolveLimits, userMessage, type EngineLimits } from '../../engine/service/index.js';
 import { localJob } from './localJob.js';
 import type { ParentChannel } from './parentChannel.js';
 import type { LocalUpscale, ToWorker, WorkerEngineOptions } from './protocol.js';
+
+// This module is the local engine: onnxruntime loads with it (only the engine worker process and tests import
+// it), so init can answer which providers this runtime offers at once.
+const { autoProviders } = await loadInference();
 
 export interface WorkerMain {
   handle(msg: ToWorker): void;

@@ -8,11 +8,11 @@ import type { z } from 'zod';
 import { INPUT_MIME_TYPES, MODEL_NAMES, OUTPUT_FORMATS, COMPRESSION_MAX, COMPRESSION_MIN } from './enums.js';
 import { CrispError, ERROR_CATALOG, isErrorCode } from './errorCatalog.js';
 import { errors } from './errors.js';
+import { sanitizeFileName } from './fileNames.js';
 import {
   completeMultipartUploadRequestSchema,
   getTaskStatusRequestSchema,
   getUploadUrlRequestSchemaFor,
-  sanitizeFileName,
   startTaskSourceSchema,
   taskSettingsSchema,
   type ContractIssueParams,

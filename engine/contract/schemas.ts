@@ -22,6 +22,7 @@ import {
 } from './enums.js';
 import type { CustomModelName } from './enums.js';
 import type { ErrorCode } from './errorCatalog.js';
+import { clientFileName, sanitizeFileName } from './fileNames.js';
 import type { SourceFile, StartTaskSource, TaskSettings, UploadedFileRef } from './shapes.js';
 
 const count = z.number().int().nonnegative();
@@ -169,18 +170,7 @@ function refuse(message: string, extra: Omit<ContractIssueParams, 'contract'> = 
 }
 
 /** A client-supplied file name is data, never a path: keep the base name, drop control characters. */
-export const clientFileNameSchema = z
-  .unknown()
-  .transform((name) => (typeof name === 'string' ? (name.split(/[\\/]/).pop() ?? '') : ''))
-  // eslint-disable-next-line no-control-regex
-  .transform((base) =>
-    base
-      .replace(/[\u0000-\u001f\u007f]/g, '')
-      .trim()
-      .slice(0, MAX_FILE_NAME_LENGTH),
-  )
-  .transform((clean) => (clean === '' || clean === '.' || clean === '..' ? undefined : clean));
-const MAX_FILE_NAME_LENGTH = 255;
+export const clientFileNameSchema = z.unknown().transform(clientFileName);
 
 /** The JSON endpoints' sizes: fileSize may be any whole number to be refused as too large (1e18 too). */
 export function getUploadUrlRequestSchemaFor(maxFileSize: number) {
@@ -417,9 +407,4 @@ export function startTaskSourceSchema(maxFiles: number) {
         return { source: 'file', file: s.file ?? [] };
       }),
   );
-}
-
-/** The base name of a client's file name, or `fallback` when nothing usable is left. */
-export function sanitizeFileName(name: unknown, fallback = 'image'): string {
-  return clientFileNameSchema.parse(name) ?? fallback;
 }

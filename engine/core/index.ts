@@ -3,11 +3,40 @@
  * faces, stitch, encode, metadata, huge-image streaming, model resolution and denoise blends all happen in
  * a pool of worker threads (workerPool.ts); the caller's event loop only passes messages. It knows nothing
  * of users, credits, tasks or HTTP: the service (engine.ts, tasks/) and the app call it.
+ *
+ * This file is core's public entry: app/ and electron/ import core only from here (docs/architecture.md).
+ * Light, exported as they are (no npm package is loaded by importing this file):
+ *   createCore (the pool's threads load sharp and onnxruntime when they start, never the caller),
+ *   the job and result types (job.ts), TEST_GATE_ENV, CRISP_VERSION (version.ts),
+ *   EXECUTION_PROVIDERS (inference/providers.ts), cpuFeatures (inference/cpuFeatures.ts),
+ *   sniffImageType (pipeline/imageSniff.ts), the metadata policies (pipeline/metadataPolicy.ts),
+ *   ImageInputError (pipeline/errors.ts), metadataRequest (provenance.ts),
+ *   where model files live and ModelNotInstalledError (models/modelFiles.ts), model names and suggestions
+ *   (models/modelNames.ts), licence labels (models/licence.ts), the face models' catalog rows and lookups
+ *   (faces/faceModels.ts); and the heavy modules' types, as types.
+ * Lazy, behind a loader that import()s the module (what it loads):
+ *   loadModelCatalog   models/catalog.ts: the catalog, listModels, resolveModel, defaultModel (zod)
+ *   loadCustomModels   models/customModels.ts: list, import, remove imported models (zod)
+ *   loadTaskModels     models/taskModel.ts: a task's model → its file, custom model names (zod)
+ *   loadPreModels      models/preModel.ts: checkPreModel (zod)
+ *   loadModelFetch     models/fetch.ts: download and install catalog models (undici, onnxruntime, zod)
+ *   loadInputs         inputs.ts: checkedInput, the input check every upscale passes (sharp)
+ *   loadPipeline       pipeline/index.ts: probe, decode, tiles, encode, checkPassesFit (sharp)
+ *   loadImageMetadata  pipeline/metadata.ts: readProvenance and the metadata blocks (sharp)
+ *   loadInference      inference/index.ts: onnxruntime sessions, autoProviders (onnxruntime, zod)
+ *   loadInt8Variants   inference/int8Variant.ts: int8 variants and their manifest (zod)
+ *   loadPrecision      inference/precision.ts: choosePrecision, int8Verdict (zod)
+ *   loadFaceFetch      faces/fetchFaceModel.ts (undici, onnxruntime, zod)
+ *   loadFaceImport     faces/importFaceModel.ts (onnxruntime, zod)
+ *   loadConvert        convert/convert.ts: checkpoints to ONNX (yauzl, and the converters' code)
+ *   loadCalibrationSet convert/calibrationSet.ts (sharp)
+ *   loadInt8Build      convert/int8Build.ts: makeInt8Variant (sharp, onnxruntime, zod)
+ *   loadQuantize       convert/quantize.ts: no npm package, but the int8 converter only `models quantize` runs
  */
 import { holdPoint, inputPoint } from './testGate.js';
 import os from 'node:os';
 import path from 'node:path';
-import { modelSearchDirs } from './models/catalog.js';
+import { modelSearchDirs } from './models/modelFiles.js';
 import type { TaskModelSources } from './models/taskModel.js';
 import type { ExecutionProviderRequest, PrecisionRequest } from './inference/index.js';
 import type { UpscaleFileJob, UpscaleFileOptions, UpscaleFileResult } from './job.js';
@@ -15,7 +44,51 @@ import { WorkerPool } from './workerPool.js';
 
 export type { CoreProgress, FaceJob, UpscaleFileJob, UpscaleFileOptions, UpscaleFileResult } from './job.js';
 export { TEST_GATE_ENV } from './testGate.js';
-export { checkedInput, fileTooLarge, type CheckedInput, type InputLimits, type InputTarget } from './inputs.js';
+export { CRISP_VERSION } from './version.js';
+export * from './inference/providers.js';
+export * from './inference/cpuFeatures.js';
+export * from './pipeline/imageSniff.js';
+export * from './pipeline/metadataPolicy.js';
+export * from './pipeline/errors.js';
+export * from './provenance.js';
+export * from './models/modelFiles.js';
+export * from './models/modelNames.js';
+export * from './models/licence.js';
+export * from './faces/faceModels.js';
+
+// The heavy modules' types: erased, so they load nothing.
+export type { CheckedInput, InputLimits, InputTarget } from './inputs.js';
+export type { CatalogEntry, CustomModelEntry, ListedModel, ResolvedModel } from './models/catalog.js';
+export type { CustomModel, CustomModelListing, ImportOptions } from './models/customModels.js';
+export type { TaskModelSources } from './models/taskModel.js';
+export type { FetchOptions, FetchTarget } from './models/fetch.js';
+export type {
+  ExecutionProvider,
+  ExecutionProviderChoice,
+  Precision,
+  PrecisionChoice,
+  PrecisionRequest,
+} from './inference/index.js';
+export type { Int8Manifest, Int8Variant } from './inference/int8Variant.js';
+export type { MetadataRequest, Provenance } from './pipeline/metadata.js';
+
+export const loadModelCatalog = () => import('./models/catalog.js');
+export const loadCustomModels = () => import('./models/customModels.js');
+export const loadTaskModels = () => import('./models/taskModel.js');
+export const loadPreModels = () => import('./models/preModel.js');
+export const loadModelFetch = () => import('./models/fetch.js');
+export const loadInputs = () => import('./inputs.js');
+export const loadPipeline = () => import('./pipeline/index.js');
+export const loadImageMetadata = () => import('./pipeline/metadata.js');
+export const loadInference = () => import('./inference/index.js');
+export const loadInt8Variants = () => import('./inference/int8Variant.js');
+export const loadPrecision = () => import('./inference/precision.js');
+export const loadFaceFetch = () => import('./faces/fetchFaceModel.js');
+export const loadFaceImport = () => import('./faces/importFaceModel.js');
+export const loadConvert = () => import('./convert/convert.js');
+export const loadCalibrationSet = () => import('./convert/calibrationSet.js');
+export const loadInt8Build = () => import('./convert/int8Build.js');
+export const loadQuantize = () => import('./convert/quantize.js');
 
 export interface CoreOptions {
   /** auto (default), cpu, webgpu, cuda, dml or coreml. */

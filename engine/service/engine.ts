@@ -13,13 +13,12 @@ import type { Caller, OutputFile, StoredPart, UpscalingEngine } from './api.js';
 import {
   errors,
   isContractError,
-  parseGetTaskStatus,
-  parseGetUploadUrl,
   type CompleteMultipartUploadResult,
   type TaskRecord,
   type TaskStatusData,
   type UploadSession,
 } from '../contract/index.js';
+import { parseGetTaskStatus, parseGetUploadUrl } from '../contract/parseRequest.js';
 import { createCore, type Core, type FaceJob } from '../core/index.js';
 import { UNMETERED, type CreditMeter } from './credits/meter.js';
 import { resolveFaceModel } from '../core/faces/faceModels.js';

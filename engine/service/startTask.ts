@@ -8,13 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Caller, StartTaskInput } from './api.js';
-import {
-  errors,
-  isContractError,
-  parseStartTask,
-  type StartTaskRequest,
-  type StartTaskResult,
-} from '../contract/index.js';
+import { errors, isContractError, type StartTaskRequest, type StartTaskResult } from '../contract/index.js';
+import { parseStartTask } from '../contract/parseRequest.js';
 import type { FaceJob } from '../core/index.js';
 import { ModelNotInstalledError } from '../core/models/catalog.js';
 import { resolveTaskModelField } from '../core/models/modelNames.js';

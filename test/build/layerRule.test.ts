@@ -43,6 +43,43 @@ describe('layer rule', () => {
     expect(await problems('app/cli/probe.ts', "import '../../engine/contract/index.js';\n")).toEqual([]);
   });
 
+  it('lets app/ and electron/ use the engine only through its parts’ entries, engine/<part>/index.js', async () => {
+    const deep = expect.stringContaining("Import the engine part's public entry, engine/<part>/index.js");
+    expect(
+      await problems('app/cli/probe.ts', "import { resolveModel } from '../../engine/core/models/catalog.js';\n"),
+    ).toEqual([deep]);
+    expect(
+      await problems('app/service/probe.ts', "import type { X } from '../../engine/service/limits.js';\n"),
+    ).toEqual([deep]);
+    expect(
+      await problems('app/jobs/probe.ts', "export { CrispError } from '../../engine/contract/errorCatalog.js';\n"),
+    ).toEqual([deep]);
+    expect(await problems('electron/main/probe.ts', "import '../../engine/server/options.js';\n")).toEqual([deep]);
+    // A dynamic import() too: heavy modules load through the entry's loaders.
+    expect(
+      await problems(
+        'app/cli/commands/probe.ts',
+        "const { startServer } = await import('../../../engine/server/start.js');\n",
+      ),
+    ).toEqual([expect.stringContaining('Load a heavy engine module through its part')]);
+    // The option table is shared with the renderer: it names its plain-data modules, and only those.
+    expect(
+      await problems('app/settings/upscaleOptions.ts', "import '../../engine/core/models/modelNames.js';\n"),
+    ).toEqual([]);
+    expect(await problems('app/settings/upscaleOptions.ts', "import '../../engine/core/models/catalog.js';\n")).toEqual(
+      [deep],
+    );
+    const entries = [
+      "import { CrispError } from '../../engine/contract/index.js';",
+      "import { loadModelCatalog, type CatalogEntry } from '../../engine/core/index.js';",
+      "import type { EngineLimits } from '../../engine/service/index.js';",
+      "export { DEFAULT_SERVER_LIMITS } from '../../engine/server/index.js';",
+      "const core = await import('../../engine/core/index.js');",
+    ].join('\n');
+    expect(await problems('app/cli/probe.ts', `${entries}\n`)).toEqual([]);
+    expect(await problems('electron/main/probe.ts', `${entries}\n`)).toEqual([]);
+  });
+
   it('lets the renderer see only the service interface, the preload API types and contract enums', async () => {
     expect(await problems('renderer/src/probe.ts', "import '../../engine/core/pipeline/index.js';\n")).toEqual([
       expect.stringContaining('renderer/ reaches the main process only through the typed preload API'),

@@ -6,15 +6,17 @@ import {
   formatProgress,
   MODEL_NAMES,
   OUTPUT_FORMATS,
-  parseCompleteMultipartUpload,
-  parseGetTaskStatus,
-  parseGetUploadUrl,
-  parseStartTask,
   sanitizeFileName,
   SCALES,
   SPEC_ERRORS,
   TASK_STATUSES,
 } from '../../engine/contract/index.js';
+import {
+  parseCompleteMultipartUpload,
+  parseGetTaskStatus,
+  parseGetUploadUrl,
+  parseStartTask,
+} from '../../engine/contract/parseRequest.js';
 
 const limits = { maxFilesPerTask: 3 };
 const base = { model: 'digital-art-4x', scale: '4', saveImageAs: 'png', enhanceFace: 'false' };

@@ -5,12 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  successBodySchema,
-  taskStatusDataSchema,
-  uploadSessionSchema,
-  type TaskStatusData,
-} from '../../engine/contract/index.js';
+import type { TaskStatusData } from '../../engine/contract/index.js';
+import { successBodySchema, taskStatusDataSchema, uploadSessionSchema } from '../../engine/contract/schemas.js';
 import {
   addUser,
   BASIC,

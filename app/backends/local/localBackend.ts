@@ -5,12 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Mutex } from '../../../engine/service/storage/mutex.js';
+import { Mutex } from '../../../engine/service/index.js';
 import type { AccountView } from '../../service/crispService.js';
 import type { FromWorker, WorkerEngineOptions } from '../../worker/protocol.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest } from '../backend.js';
 import { createForkSpawner, type WorkerExit, type WorkerHandle, type WorkerSpawner } from './workerSpawner.js';
-import { CrispError, crispError } from '../../../engine/contract/errorCatalog.js';
+import { CrispError, crispError } from '../../../engine/contract/index.js';
 
 export interface LocalBackendOptions extends WorkerEngineOptions {
   spawner?: WorkerSpawner;

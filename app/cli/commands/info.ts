@@ -3,6 +3,7 @@
  * for a Crisp output, the provenance record (software, version, model, scale, passes, face, date) from its XMP.
  */
 import type { Command } from 'commander';
+import { loadImageMetadata } from '../../../engine/core/index.js';
 import { usageError } from '../cliError.js';
 
 export function registerInfo(program: Command): void {
@@ -13,7 +14,7 @@ export function registerInfo(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (files: string[], flags: { json?: boolean }) => {
       const { default: sharp } = await import('sharp');
-      const { readProvenance } = await import('../../../engine/core/pipeline/metadata.js');
+      const { readProvenance } = await loadImageMetadata();
       const docs = [];
       for (const file of files) {
         let meta;

@@ -3,6 +3,7 @@
  * face restorers) to ONNX, without installing it. OUT is written whole or not at all.
  */
 import type { Command } from 'commander';
+import { loadConvert } from '../../../engine/core/index.js';
 import { usageError } from '../cliError.js';
 
 export function registerModelsConvert(models: Command): void {
@@ -20,7 +21,7 @@ export function registerModelsConvert(models: Command): void {
         import('node:fs'),
         import('node:fs/promises'),
         import('node:path'),
-        import('../../../engine/core/convert/convert.js'),
+        loadConvert(),
       ]);
       if (!existsSync(input)) throw usageError(`${input} does not exist: check the path.`);
       if (!existsSync(path.dirname(path.resolve(output)))) throw usageError(`The folder of ${output} does not exist.`);

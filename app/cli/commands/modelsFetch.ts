@@ -3,7 +3,14 @@
  * models directory. One line per model on stdout (installed or why not); exit code 1 if any failed.
  */
 import { Command } from 'commander';
-import type { CatalogEntry } from '../../../engine/core/models/catalog.js';
+import {
+  FACE_MODELS,
+  loadFaceFetch,
+  loadModelCatalog,
+  loadModelFetch,
+  userModelsDir,
+  type CatalogEntry,
+} from '../../../engine/core/index.js';
 import { usageError } from '../cliError.js';
 import { int8AfterInstall } from '../int8Step.js';
 
@@ -43,10 +50,9 @@ export function registerModelsFetch(models: Command): void {
     )
     .action(async (names: string[], opts: FetchCommandOptions) => {
       // Loaded here so `crisp --help` never pays for the catalog, the progress bar or the downloader.
-      const [{ loadCatalog, userModelsDir }, { default: cliProgress }, { FACE_MODELS }] = await Promise.all([
-        import('../../../engine/core/models/catalog.js'),
+      const [{ loadCatalog }, { default: cliProgress }] = await Promise.all([
+        loadModelCatalog(),
         import('cli-progress'),
-        import('../../../engine/core/faces/faceModels.js'),
       ]);
       // Face restorers (gfpgan-1.4, gfpgan-1.3) are fetched by their own path: converted and installed under face/.
       const faceEntries = FACE_MODELS.filter((f) => names.includes(f.name));
@@ -72,7 +78,7 @@ export function registerModelsFetch(models: Command): void {
           )
         : null;
       let current = '';
-      const { fetchModels } = await import('../../../engine/core/models/fetch.js');
+      const { fetchModels } = await loadModelFetch();
       const results = await fetchModels(entries, {
         modelsDir,
         connectTimeoutMs,
@@ -90,7 +96,7 @@ export function registerModelsFetch(models: Command): void {
       if (current) bar?.stop();
       let failed = results.filter((r) => !r.ok).length;
       if (faceEntries.length > 0) {
-        const { fetchFaceModel } = await import('../../../engine/core/faces/fetchFaceModel.js');
+        const { fetchFaceModel } = await loadFaceFetch();
         for (const f of faceEntries) {
           process.stderr.write(
             `${f.name}: downloading ${f.title} (${mb(f.download.size)} MB) from ${new URL(f.download.url).host}, then converting it to ONNX…\n`,

@@ -3,6 +3,7 @@
  * .onnx file and install it as a custom model, with the scale the smoke test measured.
  */
 import { Command } from 'commander';
+import { customModelSummary, loadCustomModels, loadFaceImport, userModelsDir } from '../../../engine/core/index.js';
 import { usageError } from '../cliError.js';
 import { int8AfterInstall } from '../int8Step.js';
 
@@ -37,18 +38,14 @@ export function registerModelsImport(models: Command): void {
       if (opts.int8 && opts.face) throw usageError('--int8 applies to upscaling models, not face models');
       const act = opts.activation;
       if (act !== 'relu' && act !== 'leakyrelu') throw usageError('--activation must be relu or leakyrelu');
-      const [{ userModelsDir }, { importCustomModel }, { customModelSummary }] = await Promise.all([
-        import('../../../engine/core/models/catalog.js'),
-        import('../../../engine/core/models/customModels.js'),
-        import('../../../engine/core/models/licence.js'),
-      ]);
+      const { importCustomModel } = await loadCustomModels();
       const modelsDir = opts.dir ?? userModelsDir();
       let failed = 0;
       for (const file of files) {
         try {
           if (opts.face) {
             // Loaded here: it pulls in onnxruntime, and every command module is imported at startup.
-            const { importFaceModel } = await import('../../../engine/core/faces/importFaceModel.js');
+            const { importFaceModel } = await loadFaceImport();
             const f = await importFaceModel(file, { modelsDir, ...(opts.name ? { name: opts.name } : {}) });
             process.stdout.write(`${file}: imported as face model ${f.name} → ${f.path}\n`);
             continue;

@@ -1,10 +1,24 @@
 import type { Command } from 'commander';
-import type { CustomModelListing } from '../../../engine/core/models/customModels.js';
+import {
+  architectureOf,
+  cpuFeatures,
+  customModelName,
+  customModelsDir,
+  FACE_MODELS,
+  findDetector,
+  installedFaceModels,
+  licenceLabel,
+  loadCustomModels,
+  loadInt8Variants,
+  loadModelCatalog,
+  loadPrecision,
+  modelSearchDirs,
+  sameCpuKind,
+  userModelsDir,
+  type CustomModelListing,
+  type Int8Variant,
+} from '../../../engine/core/index.js';
 import { formatTable } from '../table.js';
-import { FACE_MODELS, findDetector, installedFaceModels } from '../../../engine/core/faces/faceModels.js';
-import type { Int8Variant } from '../../../engine/core/inference/int8Variant.js';
-import { architectureOf, customModelName } from '../../../engine/core/models/modelNames.js';
-import { licenceLabel } from '../../../engine/core/models/licence.js';
 
 /** An imported model as listed: `custom:<name>`, with the scale its import measured. */
 function customRow(m: CustomModelListing) {
@@ -74,9 +88,7 @@ export function registerModelsList(models: Command): void {
     )
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { json?: boolean }) => {
-      const [{ listModels, modelSearchDirs, userModelsDir }, { customModelsDir, listCustomModels }] = await Promise.all(
-        [import('../../../engine/core/models/catalog.js'), import('../../../engine/core/models/customModels.js')],
-      );
+      const [{ listModels }, { listCustomModels }] = await Promise.all([loadModelCatalog(), loadCustomModels()]);
       const dirs = modelSearchDirs();
       const customDir = userModelsDir();
       let custom: ReturnType<typeof customRow>[] = [];
@@ -90,10 +102,9 @@ export function registerModelsList(models: Command): void {
       const listed = [...listModels(dirs), ...custom];
       // Which models have an int8 variant (crisp models quantize), and whether it passed its quality check.
       // Loaded when listing, not at startup: the CLI imports every command module before parsing (see main.ts).
-      const [{ findInt8Variant }, { int8Verdict, int8WorstPsnrY }, { cpuFeatures, sameCpuKind }] = await Promise.all([
-        import('../../../engine/core/inference/int8Variant.js'),
-        import('../../../engine/core/inference/precision.js'),
-        import('../../../engine/core/inference/cpuFeatures.js'),
+      const [{ findInt8Variant }, { int8Verdict, int8WorstPsnrY }] = await Promise.all([
+        loadInt8Variants(),
+        loadPrecision(),
       ]);
       const cpu = cpuFeatures();
       const rows = await Promise.all(

@@ -5,6 +5,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
+import { MODEL_NAMES } from '../../../engine/contract/index.js';
+import { loadCustomModels, loadModelCatalog, modelSearchDirs, userModelsDir } from '../../../engine/core/index.js';
 import { usageError } from '../cliError.js';
 import { calibrationSource, describeInt8, makeInt8 } from '../int8Step.js';
 
@@ -26,11 +28,7 @@ interface QuantizeCommandOptions {
 /** A contract name, `custom:<name>`, or a path to an .onnx file → the fp32 file to quantize. */
 async function modelFile(target: string): Promise<string> {
   // Loaded here, not at the top: the CLI imports every command module before it parses arguments.
-  const [{ MODEL_NAMES }, { modelSearchDirs, resolveModel, userModelsDir }, { listCustomModels }] = await Promise.all([
-    import('../../../engine/contract/enums.js'),
-    import('../../../engine/core/models/catalog.js'),
-    import('../../../engine/core/models/customModels.js'),
-  ]);
+  const [{ resolveModel }, { listCustomModels }] = await Promise.all([loadModelCatalog(), loadCustomModels()]);
   if ((MODEL_NAMES as readonly string[]).includes(target))
     return resolveModel(target as (typeof MODEL_NAMES)[number], modelSearchDirs()).path;
   if (target.startsWith('custom:')) {

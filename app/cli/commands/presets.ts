@@ -4,6 +4,7 @@
  * stored; a refused one says why in a sentence.
  */
 import type { Command } from 'commander';
+import { writeFileAtomic } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 
 async function store() {
@@ -51,7 +52,6 @@ export function registerPresets(program: Command): void {
     .argument('[name...]', 'presets to export (default: all of your own)')
     .action(async (file: string, names: string[]) => {
       const doc = await refusing((s) => s.exportPresets(names));
-      const { writeFileAtomic } = await import('../../../engine/service/storage/atomicFile.js');
       await writeFileAtomic(file, `${JSON.stringify(doc, null, 2)}\n`);
       process.stdout.write(`Exported ${doc.presets.map((p) => `"${p.name}"`).join(', ')} to ${file}\n`);
     });

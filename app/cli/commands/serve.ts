@@ -6,12 +6,27 @@ import { usageError } from '../cliError.js';
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { ExecutionProviderChoice } from '../../../engine/core/inference/index.js';
-import { EXECUTION_PROVIDERS } from '../../../engine/core/inference/providers.js';
-import { DEFAULT_SERVER_LIMITS } from '../../../engine/server/options.js';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../../engine/server/logOptions.js';
-import { DEFAULT_LIMITS, SERVER_USER_LIMITS, type EngineLimits } from '../../../engine/service/limits.js';
-import { DEFAULT_LEASE_MS } from '../../../engine/service/tasks/queueWorker.js';
+import {
+  EXECUTION_PROVIDERS,
+  FaceModelMissingError,
+  modelSearchDirs,
+  resolveFaceModel,
+  type ExecutionProviderChoice,
+} from '../../../engine/core/index.js';
+import {
+  DEFAULT_SERVER_LIMITS,
+  loadServer,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevel,
+} from '../../../engine/server/index.js';
+import {
+  DEFAULT_LEASE_MS,
+  DEFAULT_LIMITS,
+  SERVER_USER_LIMITS,
+  type EngineLimits,
+} from '../../../engine/service/index.js';
 import { addStorageOptions, resolveStorage, type StorageFlags } from '../storageFlags.js';
 
 export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
@@ -284,10 +299,6 @@ export function register(program: Command): void {
         throw usageError('--face-strength must be a number from 0 to 1');
       if (flags.faceModel !== undefined) {
         // Refused before listening: a server that says it enhances faces must be able to.
-        const [{ FaceModelMissingError, resolveFaceModel }, { modelSearchDirs }] = await Promise.all([
-          import('../../../engine/core/faces/faceModels.js'),
-          import('../../../engine/core/models/catalog.js'),
-        ]);
         try {
           resolveFaceModel(
             flags.faceModel,
@@ -314,7 +325,7 @@ export function register(program: Command): void {
         maxOutputsPerUser: flags.maxOutputs,
       };
       // Fastify and the engine load only for this command, so `crisp --help` stays fast.
-      const { startServer } = await import('../../../engine/server/start.js');
+      const { startServer } = await loadServer();
       const server = await startServer({
         host: flags.host,
         port: flags.port,

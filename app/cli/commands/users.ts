@@ -3,7 +3,7 @@
  * `crisp serve` runs on the same --data: both go through the same locked, atomic state file.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import type { AccountStore } from '../../../engine/service/accounts/accountStore.js';
+import { loadAccounts, loadAccountStore, loadPostgres, type AccountStore } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 import { formatTable } from '../table.js';
 import { DEFAULT_DATA_DIR } from './serve.js';
@@ -22,9 +22,9 @@ interface StoreFlags {
 async function withStore<T>(where: StoreFlags, fn: (store: AccountStore) => Promise<T>): Promise<T> {
   // The account stores (and pg) load only when a users command runs, so `crisp --help` stays fast.
   const [{ AccountError }, { openAccounts }, { DatabaseError }] = await Promise.all([
-    import('../../../engine/service/accounts/accountStore.js'),
-    import('../../../engine/service/accounts/openAccounts.js'),
-    import('../../../engine/service/db/postgres.js'),
+    loadAccountStore(),
+    loadAccounts(),
+    loadPostgres(),
   ]);
   let backend;
   try {

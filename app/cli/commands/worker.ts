@@ -6,10 +6,19 @@
 import os from 'node:os';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import type { ExecutionProviderChoice } from '../../../engine/core/inference/index.js';
-import { EXECUTION_PROVIDERS } from '../../../engine/core/inference/providers.js';
-import { SERVER_USER_LIMITS } from '../../../engine/service/limits.js';
-import { DEFAULT_LEASE_MS } from '../../../engine/service/tasks/queueWorker.js';
+import {
+  EXECUTION_PROVIDERS,
+  FaceModelMissingError,
+  type ExecutionProviderChoice,
+} from '../../../engine/core/index.js';
+import {
+  DEFAULT_LEASE_MS,
+  loadAccounts,
+  loadPostgres,
+  loadPostgresEngine,
+  openObjectStore,
+  SERVER_USER_LIMITS,
+} from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 import { positiveInt } from './serve.js';
 import { addStorageOptions, resolveStorage, type StorageFlags } from '../storageFlags.js';
@@ -68,11 +77,10 @@ export function register(program: Command): void {
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1)
         throw usageError('--face-strength must be a number from 0 to 1');
-      const [{ openAccounts }, { createPostgresEngine }, { DatabaseError }, { openObjectStore }] = await Promise.all([
-        import('../../../engine/service/accounts/openAccounts.js'),
-        import('../../../engine/service/postgresEngine.js'),
-        import('../../../engine/service/db/postgres.js'),
-        import('../../../engine/service/storage/objectStore.js'),
+      const [{ openAccounts }, { createPostgresEngine }, { DatabaseError }] = await Promise.all([
+        loadAccounts(),
+        loadPostgresEngine(),
+        loadPostgres(),
       ]);
       let stores;
       try {
@@ -84,7 +92,6 @@ export function register(program: Command): void {
       const pool = stores.pool;
       if (!pool) throw usageError('crisp worker needs a PostgreSQL --db');
       // The ledger is the meter: a task that fails or is given up frees its reservation here.
-      const { FaceModelMissingError } = await import('../../../engine/core/faces/faceModels.js');
       const objects = choice.kind === 's3' ? await openObjectStore(choice.location) : undefined;
       const engine = await createPostgresEngine({
         dataDir: storage,

@@ -4,12 +4,13 @@
  * this module validates it once and resolves names to files on disk.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { MODEL_NAMES, type CustomModelName, type ModelName } from '../../contract/index.js';
-import { CrispError } from '../../contract/errorCatalog.js';
-import { resourcesDir } from '../resourcesDir.js';
+import { bundledModelsDir, ModelNotInstalledError, modelSearchDirs } from './modelFiles.js';
+
+// Where model files live (light: no zod), kept importable from here.
+export { bundledModelsDir, ModelNotInstalledError, modelSearchDirs, userModelsDir } from './modelFiles.js';
 
 const MODEL_KINDS = ['photo', 'illustration', 'denoise'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
@@ -74,28 +75,6 @@ export interface ResolvedModel<E extends CatalogEntry | CustomModelEntry = Catal
 /** `bundled`: the file found is the copy shipped inside the app (resources/models). */
 export type ListedModel = CatalogEntry & { installed: boolean; path?: string; bundled?: boolean };
 
-/** The catalog's model-not-installed row, with the model and where it was looked for. */
-export class ModelNotInstalledError extends CrispError {
-  override readonly name = 'ModelNotInstalledError';
-  constructor(
-    readonly model: ModelName,
-    readonly entry: CatalogEntry,
-    readonly searched: string[],
-  ) {
-    const where = searched[0] ?? bundledModelsDir();
-    super(
-      'model-not-installed',
-      `Model '${model}' (${entry.model}) is not installed. Install it with "crisp models fetch ${model}" ` +
-        `or put ${entry.file} in ${where}.`,
-    );
-  }
-}
-
-/** resources/models of the Crisp package, or of CRISP_RESOURCES_DIR (packaged apps). */
-export function bundledModelsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(resourcesDir(env), 'models');
-}
-
 let cached: CatalogEntry[] | undefined;
 
 export function loadCatalog(): CatalogEntry[] {
@@ -150,29 +129,6 @@ export function loadBundledManifest(dir: string = bundledModelsDir()): BundledFi
     throw new Error(`Invalid bundled model manifest ${file}: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`);
   }
   return parsed.data.files;
-}
-
-/** The per-user models directory, where "crisp models fetch" installs files. */
-export function userModelsDir(
-  env: NodeJS.ProcessEnv = process.env,
-  platform: NodeJS.Platform = process.platform,
-): string {
-  const home = env.HOME ?? env.USERPROFILE ?? os.homedir();
-  if (platform === 'win32') {
-    const appData = env.APPDATA ?? path.join(home, 'AppData', 'Roaming');
-    return path.join(appData, 'Crisp', 'models');
-  }
-  if (platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'Crisp', 'models');
-  const dataHome = env.XDG_DATA_HOME || path.join(home, '.local', 'share');
-  return path.join(dataHome, 'crisp', 'models');
-}
-
-/** Directories searched for model files, highest priority first. */
-export function modelSearchDirs(env: NodeJS.ProcessEnv = process.env): string[] {
-  const dirs: string[] = [];
-  if (env.CRISP_MODELS_DIR) dirs.push(path.resolve(env.CRISP_MODELS_DIR));
-  dirs.push(userModelsDir(env), bundledModelsDir(env));
-  return [...new Set(dirs)];
 }
 
 function findFile(file: string, dirs: string[]): string | undefined {

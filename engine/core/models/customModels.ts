@@ -14,9 +14,10 @@ import { ARCH_NAMES, tilingOf } from '../convert/architecture.js';
 import type { SmokeRunner } from './install.js';
 import { licenceFromFile } from './licence.js';
 import { CrispError } from '../../contract/errorCatalog.js';
+import { CUSTOM_REGISTRY, customModelsDir } from './modelFiles.js';
 
-export const CUSTOM_DIR = 'custom';
-export const CUSTOM_REGISTRY = 'custom-models.json';
+// Where custom models live (light: no zod), kept importable from here.
+export { CUSTOM_DIR, CUSTOM_REGISTRY, customModelsDir } from './modelFiles.js';
 
 const NAME_RE = /^[A-Za-z0-9][\w.-]{0,63}$/;
 
@@ -50,10 +51,6 @@ export class CustomModelError extends CrispError {
   constructor(message: string) {
     super('bad-model-file', message);
   }
-}
-
-export function customModelsDir(modelsDir: string): string {
-  return path.join(modelsDir, CUSTOM_DIR);
 }
 
 async function readRegistry(modelsDir: string): Promise<CustomModel[]> {

@@ -13,7 +13,7 @@ import {
   successBodySchema,
   taskStatusDataSchema,
   uploadSessionSchema,
-} from '../../contract/index.js';
+} from '../../contract/schemas.js';
 
 function jsonSchema(data: z.ZodType): Record<string, unknown> {
   const { $schema: _dialect, ...schema } = z.toJSONSchema(successBodySchema(data), {

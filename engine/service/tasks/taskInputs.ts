@@ -9,7 +9,7 @@ import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Caller } from '../api.js';
 import { errors, type StartTaskRequest } from '../../contract/index.js';
-import { checkedInput, fileTooLarge } from '../../core/index.js';
+import { checkedInput, fileTooLarge } from '../../core/inputs.js';
 import type { EngineLimits } from '../limits.js';
 import type { Uploads } from '../uploads/uploadStore.js';
 import type { TaskInput } from './taskTypes.js';

@@ -16,7 +16,8 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../../contract/index.js';
-import { checkedInput, type Core, type FaceJob, type UpscaleFileJob } from '../../core/index.js';
+import type { Core, FaceJob, UpscaleFileJob } from '../../core/index.js';
+import { checkedInput } from '../../core/inputs.js';
 import { metadataRequest } from '../../core/provenance.js';
 import { holdPoint } from '../../core/testGate.js';
 import { fetchImage } from '../inputs/fetchImage.js';

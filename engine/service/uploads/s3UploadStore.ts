@@ -9,12 +9,11 @@
 import type { Caller, StoredPart } from '../api.js';
 import {
   errors,
-  parseCompleteMultipartUpload,
-  parseGetUploadUrl,
   type CompleteMultipartUploadResult,
   type InputMimeType,
   type UploadSession,
 } from '../../contract/index.js';
+import { parseCompleteMultipartUpload, parseGetUploadUrl } from '../../contract/parseRequest.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/objectStore.js';
 import { MIME_LABEL, sniffImageType } from '../../core/pipeline/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';

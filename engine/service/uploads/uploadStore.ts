@@ -19,13 +19,12 @@ import path from 'node:path';
 import type { Caller, StoredPart } from '../api.js';
 import {
   errors,
-  parseCompleteMultipartUpload,
-  parseGetUploadUrl,
   type CompleteMultipartUploadResult,
   type GetUploadUrlRequest,
   type InputMimeType,
   type UploadSession,
 } from '../../contract/index.js';
+import { parseCompleteMultipartUpload, parseGetUploadUrl } from '../../contract/parseRequest.js';
 import { readJson, tempPathFor, writeJsonAtomic } from '../storage/atomicFile.js';
 import { withFileLock } from '../storage/fileLock.js';
 import { MIME_EXTENSION, MIME_LABEL, sniffImageType } from '../../core/pipeline/imageSniff.js';
