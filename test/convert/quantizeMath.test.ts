@@ -1,7 +1,16 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ActivationStats, quantizationMse } from '../../engine/core/convert/calibrate.js';
 import { ConvHessian, gptqQuantize } from '../../engine/core/convert/gptq.js';
-import { activationParams, quantizeWeights } from '../../engine/core/convert/quantize.js';
+import { readOnnx } from '../../engine/core/convert/onnxReader.js';
+import {
+  activationParams,
+  planQuantization,
+  quantizeModel,
+  quantizeWeights,
+} from '../../engine/core/convert/quantize.js';
+import { bundledModelsDir } from '../../engine/core/models/catalog.js';
 
 /** Deterministic pseudo-random numbers (xorshift), so every run sees the same data. */
 function rng(seed: number): () => number {
@@ -94,5 +103,20 @@ describe('int8 arithmetic', () => {
       return se;
     };
     expect(outputError(gptq)).toBeLessThan(outputError(nearest) * 0.8);
+  });
+
+  it('given activation scales and zero points (quantization-aware fine-tuning) go into the graph unchanged', () => {
+    const model = new Uint8Array(readFileSync(path.join(bundledModelsDir({}), 'realesr-animevideov3.onnx')));
+    const { tensors } = planQuantization(readOnnx(model));
+    const given = new Map(
+      tensors.map((t, k) => [t, { scale: Math.fround(0.013 + k / 977), zeroPoint: (k * 37) % 256 }]),
+    );
+    const info = readOnnx(quantizeModel(model, new Map(), { activationParams: given }));
+    const inits = new Map(info.initializers.map((t) => [t.name, t]));
+    for (const [t, p] of given) {
+      const s = inits.get(`${t}_scale`)!.data;
+      expect(new DataView(s.buffer, s.byteOffset, 4).getFloat32(0, true)).toBe(p.scale);
+      expect(inits.get(`${t}_zero_point`)!.data[0]).toBe(p.zeroPoint);
+    }
   });
 });

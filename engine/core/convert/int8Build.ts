@@ -56,6 +56,8 @@ export interface Int8BuildOptions extends PlanOptions {
 
 export interface Int8BuildResult {
   bytes: Uint8Array;
+  /** The fp32 graph that was quantized: equalized and PReLU-rewritten, the same function as the original. */
+  prepared: Uint8Array;
   method: RangeMethod;
   /** Pooled over the held-out crops. */
   psnrYVsFp32: number;
@@ -285,6 +287,7 @@ export async function buildInt8Model(
   return {
     techniques,
     bytes: best.bytes,
+    prepared: fp32,
     method: best.method,
     psnrYVsFp32: best.psnrYVsFp32,
     worstCropPsnrY: best.worstCropPsnrY,

@@ -103,6 +103,11 @@ export interface QuantizeOptions extends PlanOptions {
   note?: string;
   /** Pre-rounded int8 weights by initializer name (gptq.ts); others are rounded to nearest. */
   weights?: ReadonlyMap<string, { q: Int8Array; scales: Float32Array }>;
+  /**
+   * Given uint8 scale and zero point per activation tensor, used as they are instead of being derived from a
+   * range (quantization-aware fine-tuning learns them; test/bench/qat.ts); tensors missing here use `ranges`.
+   */
+  activationParams?: ReadonlyMap<string, { scale: number; zeroPoint: number }>;
   /** Diagnostic (sensitivity analysis): Q/DQ on activations only, weights and biases stay float. */
   floatWeights?: boolean;
   /** Diagnostic, with floatWeights: activations left without Q/DQ (to measure one tensor's share of the error). */
@@ -130,6 +135,11 @@ export function quantizeModel(
 
   const params = new Map<string, { scale: number; zeroPoint: number }>();
   for (const t of plan.tensors) {
+    const given = opts.activationParams?.get(t);
+    if (given) {
+      params.set(t, given);
+      continue;
+    }
     const r = ranges.get(t);
     if (!r || !Number.isFinite(r.min) || !Number.isFinite(r.max))
       throw new QuantizeError(`No calibrated range for activation '${t}'.`);

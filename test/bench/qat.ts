@@ -1,0 +1,229 @@
+/**
+ * Quantization-aware fine-tuning glue (issue 30; build time only, not part of the suite). The training
+ * itself is test/bench/qat.py (PyTorch, CPU); this file moves weights and ranges between it and the
+ * TypeScript quantizer, so the graph that ships is built by the same quantizeModel as every other variant.
+ *
+ *   node --import tsx test/bench/qat.ts dump MODEL.onnx DIR
+ *       the post-training int8 model exactly as `crisp models quantize` makes it (bundled calibration set),
+ *       written as DIR/ptq.onnx, plus both graphs for qat.py: DIR/graph.json + graph.bin (the prepared fp32
+ *       graph — equalized, branch-free PReLU — and the QDQ graph: nodes and every initializer), and
+ *       onnxruntime's fp32 and int8 outputs on a few calibration crops, which qat.py's emulation must match
+ *   node --import tsx test/bench/qat.ts build MODEL.onnx DIR TRAINED.json OUT.onnx
+ *       the QDQ graph from qat.py's fine-tuned weights (their int8 values and scales as learned) and learned
+ *       activation scales / zero points, through quantizeModel
+ *   node --import tsx test/bench/qat.ts eval MODEL.onnx INT8.onnx
+ *       int8 against fp32 on the held-out images (Set5 + Set14 ×4), through onnxruntime
+ *
+ * Model paths may be bare names of the shared test models (../shared/models/onnx). The whole chain, one
+ * command per model: test/bench/qat.sh.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { buildInt8Model } from '../../engine/core/convert/int8Build.js';
+import { bundledCalibrationCrops } from '../../engine/core/convert/calibrationSet.js';
+import { editOnnx, type NewTensor } from '../../engine/core/convert/onnxEdit.js';
+import { ONNX_FLOAT, readOnnx, type OnnxModelInfo, type OnnxTensorInfo } from '../../engine/core/convert/onnxReader.js';
+import { quantizeModel } from '../../engine/core/convert/quantize.js';
+import { openRawModel } from '../../engine/core/inference/rawModel.js';
+import { ONNX_DIR } from '../helpers/paths.js';
+import { outputsOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from './int8Heldout.js';
+import { psnrY } from './quality.js';
+
+const open = (b: Uint8Array) => openRawModel(b, { threads: 1 });
+const modelFile = (f: string) => (f.includes('/') ? path.resolve(f) : path.join(ONNX_DIR, f));
+
+/** Every initializer's values as float64 (exact for float32, int8, uint8 and int32). */
+function valuesOf(t: OnnxTensorInfo): Float64Array {
+  const d = new Uint8Array(t.data);
+  const n = t.dims.reduce((a, b) => a * b, 1);
+  const dv = new DataView(d.buffer);
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    if (t.dataType === ONNX_FLOAT) out[i] = dv.getFloat32(i * 4, true);
+    else if (t.dataType === 2) out[i] = dv.getUint8(i);
+    else if (t.dataType === 3) out[i] = dv.getInt8(i);
+    else if (t.dataType === 6) out[i] = dv.getInt32(i * 4, true);
+    else if (t.dataType === 7) out[i] = Number(dv.getBigInt64(i * 8, true));
+    else throw new Error(`initializer ${t.name}: data type ${t.dataType} not handled`);
+  }
+  return out;
+}
+
+class Blob {
+  private readonly parts: Float64Array[] = [];
+  private length = 0;
+  push(v: Float64Array | Float32Array): { off: number; n: number } {
+    const at = { off: this.length, n: v.length };
+    this.parts.push(Float64Array.from(v));
+    this.length += v.length;
+    return at;
+  }
+  bytes(): Uint8Array {
+    const all = new Float64Array(this.length);
+    let o = 0;
+    for (const p of this.parts) {
+      all.set(p, o);
+      o += p.length;
+    }
+    return new Uint8Array(all.buffer);
+  }
+}
+
+function graphJson(info: OnnxModelInfo, blob: Blob) {
+  return {
+    input: info.inputs[0]!.name,
+    output: info.outputs[0]!.name,
+    nodes: info.nodes.map((n) => ({
+      op: n.opType,
+      inputs: n.inputs,
+      outputs: n.outputs,
+      attrs: Object.fromEntries(
+        Object.entries(n.attrs).map(([k, v]) =>
+          typeof v === 'object' && !Array.isArray(v) ? [k, { dims: v.dims, ...blob.push(valuesOf(v)) }] : [k, v],
+        ),
+      ),
+    })),
+    inits: Object.fromEntries(
+      info.initializers.map((t) => [t.name, { dims: t.dims, dtype: t.dataType, ...blob.push(valuesOf(t)) }]),
+    ),
+  };
+}
+
+async function dump(file: string, dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const original = new Uint8Array(readFileSync(file));
+  const crops = await bundledCalibrationCrops();
+  const build = await buildInt8Model(original, crops, { onProgress: (m) => console.error(`  ${m}`) });
+  writeFileSync(path.join(dir, 'ptq.onnx'), build.bytes);
+  writeFileSync(path.join(dir, 'prepared.onnx'), build.prepared);
+  const blob = new Blob();
+  const checks = [];
+  const fp32 = await open(original);
+  const int8 = await open(build.bytes);
+  for (const crop of crops.filter((_, i) => i % 6 === 0)) {
+    const dims = [1, 3, crop.size, crop.size];
+    const f = [...(await fp32.run(crop.data, dims)).values()][0]!;
+    const q = [...(await int8.run(crop.data, dims)).values()][0]!;
+    checks.push({
+      dims,
+      input: blob.push(crop.data),
+      outDims: f.dims,
+      fp32: blob.push(f.data),
+      int8: blob.push(q.data),
+    });
+  }
+  await fp32.release();
+  await int8.release();
+  const json = {
+    model: path.basename(file),
+    method: build.method,
+    techniques: build.techniques,
+    graphs: { fp32: graphJson(readOnnx(build.prepared), blob), int8: graphJson(readOnnx(build.bytes), blob) },
+    checks,
+  };
+  writeFileSync(path.join(dir, 'graph.bin'), blob.bytes());
+  writeFileSync(path.join(dir, 'graph.json'), JSON.stringify(json));
+  console.log(
+    `${path.basename(file)}: ${build.quantizedConvs} int8 convs, ${build.method} ranges, held-out crops worst ${build.worstCropPsnrY.toFixed(2)} dB → ${dir}`,
+  );
+}
+
+/** What qat.py writes: fine-tuned floats by initializer name, int8 weights with their scales, activation grids. */
+interface Trained {
+  floats: Record<string, { dims: number[]; values: number[] }>;
+  weights: Record<string, { q: number[]; scales: number[] }>;
+  activations: Record<string, { scale: number; zeroPoint: number }>;
+  steps: number;
+  minutes: number;
+}
+
+function buildTrained(dir: string, trainedFile: string): Uint8Array {
+  const prepared = new Uint8Array(readFileSync(path.join(dir, 'prepared.onnx')));
+  const t = JSON.parse(readFileSync(trainedFile, 'utf8')) as Trained;
+  const floats: NewTensor[] = Object.entries(t.floats).map(([name, v]) => ({
+    name,
+    dims: v.dims,
+    dataType: ONNX_FLOAT,
+    raw: new Uint8Array(Float32Array.from(v.values).buffer),
+  }));
+  const model = editOnnx(prepared, { dropInitializers: new Set(Object.keys(t.floats)), addInitializers: floats });
+  const weights = new Map(
+    Object.entries(t.weights).map(([name, w]) => [
+      name,
+      { q: Int8Array.from(w.q), scales: Float32Array.from(w.scales) },
+    ]),
+  );
+  return quantizeModel(model, new Map(), {
+    weights,
+    activationParams: new Map(Object.entries(t.activations)),
+    note: `crisp int8 (QDQ, per-channel int8 weights and uint8 activation grids from quantization-aware fine-tuning, ${t.steps} steps)`,
+  });
+}
+
+/** 8-bit RGB of a planar float output, as the app writes it. */
+function rgbOf(y: Float32Array, width: number, height: number) {
+  const plane = width * height;
+  const data = new Uint8Array(plane * 3);
+  for (let i = 0; i < plane; i++)
+    for (let c = 0; c < 3; c++) data[i * 3 + c] = Math.min(255, Math.max(0, Math.round(y[c * plane + i]! * 255)));
+  return { data, width, height };
+}
+
+interface Judged {
+  worst: number;
+  worstImage: string;
+  mean: number;
+  /** Mean PSNR-Y against HR, fp32 and int8, per set. */
+  hr: Array<{ set: string; fp32: number; int8: number }>;
+  perImage: string;
+}
+
+async function judge(original: Uint8Array, int8: Uint8Array, pairs: HeldoutPair[]): Promise<Judged> {
+  const f = await open(original);
+  const refs = await outputsOf(f, pairs);
+  await f.release();
+  const q = await open(int8);
+  const outs = await outputsOf(q, pairs);
+  await q.release();
+  const s = scoreOutputs(pairs, refs, outs);
+  const worst = s.perImage.reduce((a, b) => (b.psnrY < a.psnrY ? b : a));
+  const hr = (['Set5', 'Set14'] as const).map((set) => {
+    const part = set === 'Set5' ? pairs.slice(0, 5) : pairs.slice(5);
+    const mean = (o: Float32Array[]) =>
+      part.reduce((acc, p) => {
+        const k = pairs.indexOf(p);
+        return acc + psnrY(rgbOf(o[k]!, p.lr.width * 4, p.lr.height * 4), p.hr);
+      }, 0) / part.length;
+    return { set, fp32: mean(refs), int8: mean(outs) };
+  });
+  return {
+    worst: s.worst,
+    worstImage: worst.name,
+    mean: s.mean,
+    hr,
+    perImage: s.perImage.map((x) => `${x.name} ${x.psnrY.toFixed(2)}`).join(', '),
+  };
+}
+
+function describe(j: Judged): string {
+  const hr = j.hr.map((h) => `${h.set} vs HR fp32 ${h.fp32.toFixed(2)} / int8 ${h.int8.toFixed(2)}`).join('; ');
+  return `worst ${j.worst.toFixed(2)} dB (${j.worstImage}), mean ${j.mean.toFixed(2)} dB vs fp32; ${hr}\n  ${j.perImage}`;
+}
+
+async function heldoutPairs(): Promise<HeldoutPair[]> {
+  return [...(await set5Pairs()), ...(await set14Pairs())];
+}
+
+const [mode, ...args] = process.argv.slice(2);
+if (mode === 'dump') {
+  await dump(modelFile(args[0]!), args[1]!);
+} else if (mode === 'build') {
+  writeFileSync(args[3]!, buildTrained(args[1]!, args[2]!));
+} else if (mode === 'eval') {
+  const original = new Uint8Array(readFileSync(modelFile(args[0]!)));
+  const int8 = new Uint8Array(readFileSync(args[1]!));
+  console.log(`${path.basename(args[1]!)}: ${describe(await judge(original, int8, await heldoutPairs()))}`);
+} else {
+  console.error('usage: qat.ts dump|build|eval … (see the header)');
+  process.exit(2);
+}
