@@ -88,7 +88,9 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-describe('scripts/layerEngine.mjs', () => {
+// One story on one repository — move, run again, a late branch's files, a stray folder — so its steps keep their
+// order under --sequence.shuffle (each step's starting point is the previous step's result).
+describe('scripts/layerEngine.mjs', { shuffle: false }, () => {
   it('moves the folders and engine/ files into their layers, with git mv', () => {
     const { status, out } = layer();
     expect(out).toContain('files moved: 7;');

@@ -132,10 +132,30 @@ afterAll(async () => {
   await gate?.close();
 });
 
+/** The figures /metrics reports, read from the second API process (they come from the database). */
+async function teamMetrics(): Promise<{ processed: number; queueDepth: number; durations: number; charged: number }> {
+  const m = await httpGet(`${apis[1]!.url}/metrics`, { authorization: 'Bearer metrics-secret' });
+  expect(m.status).toBe(200);
+  const text = m.bytes.toString();
+  const figure = (name: string): number => {
+    const v = new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1];
+    expect(v, name).toBeDefined();
+    return Number(v);
+  };
+  return {
+    processed: figure('crisp_tasks{status="PROCESSED"}'),
+    queueDepth: figure('crisp_queue_depth'),
+    durations: figure('crisp_task_duration_seconds_count'),
+    charged: figure('crisp_credits_charged_total'),
+  };
+}
+
 describe('2 API processes + 2 workers on one PostgreSQL and one storage directory', () => {
   it('200 concurrent start-tasks from 20 users with credit for half: every accepted task finishes, charged once', async () => {
     const team = await users(20, 5, 'u');
     const before = await Promise.all(team.map((u) => balance(u.userId)));
+    // The file's other tests (in any order: --sequence.shuffle) add their own tasks: count from here.
+    const metricsBefore = await teamMetrics();
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) => {
         const u = team[i % 20]!;
@@ -168,19 +188,20 @@ describe('2 API processes + 2 workers on one PostgreSQL and one storage director
     for (const b of after) expect(b).toBe(0);
     const drops = before.reduce((s, b, i) => s + b - after[i]!, 0);
     const { rows } = await pool.query<{ n: number; sum: number }>(
-      `SELECT count(*)::int AS n, coalesce(sum(deducted), 0)::int AS sum FROM charges WHERE state = 'settled'`,
+      `SELECT count(*)::int AS n, coalesce(sum(deducted), 0)::int AS sum FROM charges WHERE state = 'settled' AND user_id = ANY($1)`,
+      [team.map((u) => u.userId)],
     );
     expect(rows[0]).toEqual({ n: 100, sum: 100 });
     expect(drops).toBe(100);
 
     // /metrics on either API process counts every process's tasks (from the database).
-    const metrics = await httpGet(`${apis[1]!.url}/metrics`, { authorization: 'Bearer metrics-secret' });
-    expect(metrics.status).toBe(200);
-    const text = metrics.bytes.toString();
-    expect(text).toContain('crisp_tasks{status="PROCESSED"} 100\n');
-    expect(text).toContain('crisp_queue_depth 0\n');
-    expect(text).toContain('crisp_task_duration_seconds_count 100\n');
-    expect(text).toContain('crisp_credits_charged_total 100\n');
+    const metricsAfter = await teamMetrics();
+    expect(metricsAfter.queueDepth).toBe(0);
+    expect({
+      processed: metricsAfter.processed - metricsBefore.processed,
+      durations: metricsAfter.durations - metricsBefore.durations,
+      charged: metricsAfter.charged - metricsBefore.charged,
+    }).toEqual({ processed: 100, durations: 100, charged: 100 });
 
     // A download link signed by one API process verifies on the other (shared secret) and serves the worker's file.
     const link = new URL(done[0]!.files[0]!.downloadLink);

@@ -102,7 +102,8 @@ export function buildStatusData(task: StoredTask, decorate: DecorateFile): TaskS
   if (task.settings.denoise !== undefined) data.denoise = task.settings.denoise;
   if (task.error !== undefined) data.error = task.error;
   if (task.warnings.length > 0) data.warnings = [...task.warnings];
-  if (task.etaSeconds !== undefined && (task.status === 'PROCESSING' || task.status === 'ENHANCING'))
+  // Finite only: a record saved with a NaN (JSON null) must not break the integer in the answer's schema.
+  if (Number.isFinite(task.etaSeconds) && (task.status === 'PROCESSING' || task.status === 'ENHANCING'))
     data.etaSeconds = task.etaSeconds;
   return data;
 }

@@ -26,6 +26,7 @@ import { outputFileName } from './outputNames.js';
 import type { TaskStore } from './taskStore.js';
 import type { StoredTask } from './taskTypes.js';
 import { userMessage } from './userMessage.js';
+import { taskEtaSeconds } from './taskEta.js';
 
 export interface TaskRunnerDeps {
   store: TaskStore;
@@ -401,13 +402,8 @@ export class TaskRunner {
     const p = Math.min(99, Math.floor(fraction * 100));
     if (p > task.progress) task.progress = p;
     if (etaSeconds !== undefined) {
-      // Images after the current one are assumed to take as long as this one (its elapsed + remaining).
-      const n = task.inputs.length;
-      const done = fraction * n;
-      const i = Math.min(n - 1, Math.floor(done));
-      const current = done - i;
-      const perImage = current > 0.02 ? etaSeconds / (1 - current) : etaSeconds;
-      task.etaSeconds = Math.round(etaSeconds + perImage * (n - 1 - i));
+      const eta = taskEtaSeconds(fraction, etaSeconds, task.inputs.length);
+      if (eta !== undefined) task.etaSeconds = eta;
     }
   }
 
