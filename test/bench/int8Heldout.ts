@@ -61,6 +61,15 @@ export async function set14Pairs(names: readonly string[] = SET14): Promise<Held
   );
 }
 
+/** 8-bit RGB of a planar float output, as the app writes it. */
+export function rgbOf(y: Float32Array, width: number, height: number): RgbImage {
+  const plane = width * height;
+  const data = new Uint8Array(plane * 3);
+  for (let i = 0; i < plane; i++)
+    for (let c = 0; c < 3; c++) data[i * 3 + c] = Math.min(255, Math.max(0, Math.round(y[c * plane + i]! * 255)));
+  return { data, width, height };
+}
+
 export function planarOf(img: RgbImage): Float32Array {
   const plane = img.width * img.height;
   const x = new Float32Array(3 * plane);

@@ -26,7 +26,7 @@ import { ONNX_FLOAT, readOnnx, type OnnxModelInfo, type OnnxTensorInfo } from '.
 import { quantizeModel } from '../../engine/core/convert/quantize.js';
 import { openRawModel } from '../../engine/core/inference/rawModel.js';
 import { ONNX_DIR } from '../helpers/paths.js';
-import { outputsOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from './int8Heldout.js';
+import { outputsOf, rgbOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from './int8Heldout.js';
 import { psnrY } from './quality.js';
 
 const open = (b: Uint8Array) => openRawModel(b, { threads: 1 });
@@ -158,15 +158,6 @@ function buildTrained(dir: string, trainedFile: string): Uint8Array {
     activationParams: new Map(Object.entries(t.activations)),
     note: `crisp int8 (QDQ, per-channel int8 weights and uint8 activation grids from quantization-aware fine-tuning, ${t.steps} steps)`,
   });
-}
-
-/** 8-bit RGB of a planar float output, as the app writes it. */
-function rgbOf(y: Float32Array, width: number, height: number) {
-  const plane = width * height;
-  const data = new Uint8Array(plane * 3);
-  for (let i = 0; i < plane; i++)
-    for (let c = 0; c < 3; c++) data[i * 3 + c] = Math.min(255, Math.max(0, Math.round(y[c * plane + i]! * 255)));
-  return { data, width, height };
 }
 
 interface Judged {

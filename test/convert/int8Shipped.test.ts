@@ -11,22 +11,13 @@ import { findInt8Variant, INT8_QUALITY_BAR_DB, type Int8Variant } from '../../en
 import { openRawModel } from '../../engine/core/inference/rawModel.js';
 import { bundledModelsDir } from '../../engine/core/models/catalog.js';
 import { psnrY } from '../bench/quality.js';
-import { outputsOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from '../bench/int8Heldout.js';
+import { outputsOf, rgbOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from '../bench/int8Heldout.js';
 
 const FP32 = path.join(bundledModelsDir({}), 'realesr-animevideov3.onnx');
 let variant: Int8Variant | undefined;
 let pairs: HeldoutPair[];
 let fp32Out: Float32Array[];
 let int8Out: Float32Array[];
-
-/** 8-bit RGB of a planar float output, as the app writes it. */
-function rgbOf(y: Float32Array, width: number, height: number) {
-  const plane = width * height;
-  const data = new Uint8Array(plane * 3);
-  for (let i = 0; i < plane; i++)
-    for (let c = 0; c < 3; c++) data[i * 3 + c] = Math.min(255, Math.max(0, Math.round(y[c * plane + i]! * 255)));
-  return { data, width, height };
-}
 
 beforeAll(async () => {
   variant = await findInt8Variant(FP32, []);
