@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODEL_NAMES } from '../../engine/contract/index.js';
 import {
   ModelNotInstalledError,
@@ -17,6 +17,9 @@ import { MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 
 const INSTALLED = ['service-lite-4x', 'clear-boost-4x', 'digital-art-4x', 'crystal-plus-4x'];
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-catalog-'));
+// tmp holds one model file directly (a symlink: weights are never copied); made here, before any test, so the
+// tests that read it do not depend on their order (--sequence.shuffle).
+beforeAll(() => symlinkSync(path.join(ONNX_DIR, '4xLSDIRCompactC3.onnx'), path.join(tmp, '4xLSDIRCompactC3.onnx')));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('catalog', () => {
@@ -59,10 +62,9 @@ describe('catalog', () => {
   });
 
   it('resolves files directly in a directory or under its onnx/ subfolder', () => {
-    // MODELS_DIR holds the files under onnx/; tmp holds one directly (a symlink: weights are never copied).
+    // MODELS_DIR holds the files under onnx/; tmp holds one directly.
     const viaSub = resolveModel('service-lite-4x', [MODELS_DIR]);
     expect(viaSub.path).toBe(path.join(ONNX_DIR, 'realesr-general-x4v3.onnx'));
-    symlinkSync(path.join(ONNX_DIR, '4xLSDIRCompactC3.onnx'), path.join(tmp, '4xLSDIRCompactC3.onnx'));
     expect(resolveModel('crystal-plus-4x', [tmp, MODELS_DIR]).path).toBe(path.join(tmp, '4xLSDIRCompactC3.onnx'));
     expect(resolveModel('crystal-plus-4x', [tmp, MODELS_DIR]).entry.name).toBe('crystal-plus-4x');
   });
