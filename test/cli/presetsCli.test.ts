@@ -14,14 +14,15 @@ const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png'); // 72×72
 
 describe('presets on the command line', () => {
   let dir: string;
-  let env: Record<string, string>;
+  /** Each test's own presets file, so none sees another's imports or default (any order: --sequence.shuffle). */
+  const presetsEnv = (name: string): Record<string, string> => ({ CRISP_PRESETS_FILE: path.join(dir, `${name}.json`) });
   beforeAll(async () => {
     dir = await tempDir('crisp-presets-cli-');
-    env = { CRISP_PRESETS_FILE: path.join(dir, 'presets.json') };
   });
   afterAll(async () => removeDir(dir));
 
   it('crisp FILE upscales with the default preset, and a chosen default takes over', async () => {
+    const env = presetsEnv('default-presets');
     const out = path.join(dir, 'default');
     // Photos (built-in default): crystal-plus-4x ×4 JPEG. --out is a flag over the preset.
     const r = await runCli([BIRD, '--out', out], env);
@@ -37,10 +38,10 @@ describe('presets on the command line', () => {
     expect(r2.code, r2.stderr).toBe(0);
     const m2 = await sharp(path.join(out, 'bird_LRBI_x4_crystal-plus-4x_x2.png')).metadata();
     expect([m2.format, m2.width, m2.height]).toEqual(['png', 144, 144]);
-    await runCli(['presets', 'default', 'Photos'], env);
   });
 
   it('--preset on upscale and batch; a flag given wins over the preset; an unknown name is refused', async () => {
+    const env = presetsEnv('named-presets');
     const out = path.join(dir, 'named');
     const up = await runCli(['upscale', BIRD, '--preset', 'Illustrations', '--scale', '2', '-o', out], env);
     expect(up.code, up.stderr).toBe(0);
@@ -65,6 +66,7 @@ describe('presets on the command line', () => {
   });
 
   it('export → import round trip into another presets file; a tampered file is refused and imports nothing', async () => {
+    const env = presetsEnv('round-trip-presets');
     const custom = {
       crispPresets: 1,
       presets: [
