@@ -24,62 +24,18 @@ import { branchlessPrelu } from '../../engine/core/convert/preluRewrite.js';
 import { cpuFeatures, createInference, findInt8Variant, type ModelSession } from '../../engine/core/inference/index.js';
 import { listModels, type ListedModel } from '../../engine/core/models/catalog.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
-import { SET14 } from './int8Heldout.js';
+import { planarOf, rgbOf, SET14, set14Pairs, set5Pairs, type HeldoutPair } from './int8Heldout.js';
 import { psnrY, readRgb, type RgbImage } from './quality.js';
 
 /** Speed tiles: 256² from the middle of the Set14 photos that are at least that large. */
 const TILE = 256;
 const TILE_SOURCES = ['baboon', 'barbara', 'bridge', 'comic', 'lenna', 'man', 'pepper', 'zebra'];
 
-interface Pair {
-  name: string;
-  lr: RgbImage;
-  hr: RgbImage;
-}
+type Pair = HeldoutPair;
 
-function planarOf(img: RgbImage): Float32Array {
-  const plane = img.width * img.height;
-  const x = new Float32Array(3 * plane);
-  for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) x[c * plane + i] = img.data[i * 3 + c]! / 255;
-  return x;
-}
-
-function rgbOf(y: Float32Array, width: number, height: number): RgbImage {
-  const plane = width * height;
-  const data = new Uint8Array(plane * 3);
-  for (let i = 0; i < plane; i++) {
-    for (let c = 0; c < 3; c++) {
-      const v = y[c * plane + i]! * 255;
-      data[i * 3 + c] = v <= 0 ? 0 : v >= 255 ? 255 : Math.round(v);
-    }
-  }
-  return { data, width, height };
-}
-
+/** Set5 ×4 pairs and Set14 photos with bicubic ÷4 LR (the held-out set, int8Heldout.ts); quick: two of Set14. */
 async function loadPairs(quick: boolean): Promise<{ set5: Pair[]; set14: Pair[] }> {
-  const set5Names = ['baby', 'bird', 'butterfly', 'head', 'woman'];
-  const set5 = await Promise.all(
-    set5Names.map(async (n) => ({
-      name: n,
-      lr: await readRgb(path.join(IMAGES_DIR, 'set5-x4', 'lr', `${n}_LRBI_x4.png`)),
-      hr: await readRgb(path.join(IMAGES_DIR, 'set5-x4', 'hr', `${n}_HR_x4.png`)),
-    })),
-  );
-  const set14 = await Promise.all(
-    (quick ? SET14.slice(0, 2) : SET14).map(async (n) => {
-      const file = path.join(IMAGES_DIR, 'set14', `${n}.png`);
-      const meta = await sharp(file).metadata();
-      // Mod-crop to a multiple of 4 so HR and 4×LR line up, as the Set5 pairs are.
-      const w = meta.width - (meta.width % 4);
-      const h = meta.height - (meta.height % 4);
-      const hrBuf = await sharp(file).removeAlpha().extract({ left: 0, top: 0, width: w, height: h }).png().toBuffer();
-      const lrBuf = await sharp(hrBuf)
-        .resize(w / 4, h / 4, { kernel: 'cubic' })
-        .png()
-        .toBuffer();
-      return { name: n, lr: await readRgb(lrBuf), hr: await readRgb(hrBuf) };
-    }),
-  );
+  const [set5, set14] = await Promise.all([set5Pairs(), set14Pairs(quick ? SET14.slice(0, 2) : SET14)]);
   return { set5, set14 };
 }
 

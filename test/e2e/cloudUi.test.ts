@@ -24,7 +24,9 @@ beforeAll(async () => {
   ui = await startUiUnderTest({ model: FAST_MODEL, scale: 4, format: 'png' });
   browser = await launchChromium();
 });
+const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
+  for (const c of cleanups) await c();
   await browser?.close();
   await ui?.cleanup();
   await server?.stop();
@@ -136,10 +138,13 @@ describe('crisp ui, cloud mode against crisp serve', () => {
 
   it('a saved model the service does not run stays visible as such, and nothing starts until one of its models is chosen', async () => {
     const second = await server.accounts.addUser({ email: 'more@example.test', credits: 50, extraCredits: 0 });
-    await ui.ui.service.updateSettings({ mode: 'cloud', baseUrl: server.url, model: 'natural-max-4x' });
-    await ui.ui.service.setApiKey(second.apiKey);
-    await ui.ui.service.addPaths([path.join(LR, 'bird_LRBI_x4.png')]);
-    const { page, problems } = await openUi(browser, ui.ui.server.url);
+    // Its own app instance: the test above starts from nothing configured, whichever runs first (--sequence.shuffle).
+    const own = await startUiUnderTest({ model: FAST_MODEL, scale: 4, format: 'png' });
+    cleanups.push(() => own.cleanup());
+    await own.ui.service.updateSettings({ mode: 'cloud', baseUrl: server.url, model: 'natural-max-4x' });
+    await own.ui.service.setApiKey(second.apiKey);
+    await own.ui.service.addPaths([path.join(LR, 'bird_LRBI_x4.png')]);
+    const { page, problems } = await openUi(browser, own.ui.server.url);
     const picker = page.getByRole('combobox', { name: 'Model' });
     const options = () =>
       picker.locator('option').evaluateAll((all) =>
@@ -161,10 +166,10 @@ describe('crisp ui, cloud mode against crisp serve', () => {
 
     // Started anyway (a script, through the service): the service's 400 names its models folder and a
     // server command; the row says what happened in a sentence, without either.
-    await ui.ui.service.start();
+    await own.ui.service.start();
     const row = page.getByRole('region', { name: 'Queue' }).getByRole('listitem', { name: 'bird_LRBI_x4.png' });
     await row.getByText('Failed', { exact: true }).waitFor({ timeout: 30_000 });
-    const raw = (await ui.ui.service.getQueue()).items.find((i) => i.inputName === 'bird_LRBI_x4.png')!;
+    const raw = (await own.ui.service.getQueue()).items.find((i) => i.inputName === 'bird_LRBI_x4.png')!;
     expect(raw.errorCode).toBe('bad-request');
     expect(raw.error).toMatch(/^Bad Request: /);
     expect(await row.locator('.item-error').textContent()).toBe(
@@ -172,7 +177,7 @@ describe('crisp ui, cloud mode against crisp serve', () => {
     );
     expect(await page.locator('body').textContent()).not.toMatch(/crisp models|\.onnx|\/tmp\/|\/work\//);
     // With a waiting image and one of the service's models, Upscale is on again.
-    await ui.ui.service.addPaths([path.join(LR, 'head_LRBI_x4.png')]);
+    await own.ui.service.addPaths([path.join(LR, 'head_LRBI_x4.png')]);
     await picker.selectOption('digital-art-4x');
     await expect.poll(() => upscale.isDisabled()).toBe(false);
     // The unavailable choice is gone once another is made: the list is exactly the service's again.
