@@ -1,7 +1,8 @@
 /**
  * The HTTP server under the Fastify app, created with every time and connection bound explicit (Node's
  * defaults let a body trickle forever: requestTimeout 0 in Fastify, no maxConnections), plus:
- * - a per-IP connection cap, so one client cannot take every connection slot;
+ * - a per-IP connection cap, so one client cannot take every connection slot (its own idle connections
+ *   give way to its new one, like idle connections do under the total cap below);
  * - idle connections give way: when every slot is taken, a new connection closes the connection that has
  *   been idle longest (no request in flight, no byte received since its last answer) instead of being
  *   refused, and past `PRESSURE_SHARE` of the slots idle keep-alive connections are kept only
@@ -77,7 +78,12 @@ class ConnectionSlots {
   admit(socket: Socket): void {
     const ip = socket.remoteAddress ?? '';
     const n = (this.perIp.get(ip) ?? 0) + 1;
-    if (n > this.b.maxConnectionsPerIp || (this.open.size >= this.b.maxConnections && !this.evictIdle())) {
+    // Over either cap, an idle connection gives way first: of the same address for the per-address cap
+    // (a client's own idle keep-alive or lingering sockets must not lock it out), of any for the total.
+    if (
+      (n > this.b.maxConnectionsPerIp && !this.evictIdle(ip)) ||
+      (this.open.size >= this.b.maxConnections && !this.evictIdle())
+    ) {
       socket.destroy();
       return;
     }
@@ -111,9 +117,10 @@ class ConnectionSlots {
       : this.b.keepAliveTimeoutMs;
   }
 
-  /** Closes the connection idle longest; false when every connection is busy. */
-  private evictIdle(): boolean {
+  /** Closes the connection idle longest (from `ip` when given); false when every such connection is busy. */
+  private evictIdle(ip?: string): boolean {
     for (const [socket, bytes] of this.idleSince) {
+      if (ip !== undefined && socket.remoteAddress !== ip) continue;
       this.idleSince.delete(socket);
       // Bytes arrived since it became idle: a request is on its way (its headers are being read).
       if (socket.bytesRead > bytes || socket.destroyed) continue;

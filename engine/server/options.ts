@@ -31,7 +31,7 @@ export interface ServerLimits {
   connectionTimeoutMs: number;
   /** Open connections in all; a further one closes the connection idle longest, or is closed at once if none is idle. */
   maxConnections: number;
-  /** Open connections from one IP address; further ones are closed at once. */
+  /** Open connections from one IP address; a further one closes that address's connection idle longest, or is closed at once if none is idle. */
   maxConnectionsPerIp: number;
 }
 

@@ -88,6 +88,61 @@ describe('keyless connection exhaustion', () => {
   }, 120_000);
 });
 
+describe('per-address cap', () => {
+  it(`an address with ${DEFAULT_SERVER_LIMITS.maxConnectionsPerIp} idle keep-alive sockets still gets new connections: its oldest idle ones give way`, async () => {
+    const port = Number(new URL(serve.url).port);
+    const address = '127.0.0.7';
+    const cap = DEFAULT_SERVER_LIMITS.maxConnectionsPerIp;
+    const idle: net.Socket[] = [];
+    for (let i = 0; i < cap; i += 32) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(32, cap - i) }, () => healthz(port, address, true)),
+      );
+      expect(batch.map((r) => r.status)).toEqual(batch.map(() => 200));
+      idle.push(...batch.map((r) => r.socket));
+    }
+    let closedCount = 0;
+    const tenClosed = new Promise<void>((r) => {
+      for (const s of idle) s.once('close', () => ++closedCount === 10 && r());
+    });
+    flood.push(...idle);
+    // Before: the 257th connection from the address was closed unanswered although every one of its own was idle.
+    // The new ones stay open too, so each one is over the cap when it arrives and makes exactly one way.
+    const fresh: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await healthz(port, address, true);
+      flood.push(r.socket);
+      fresh.push(r.status);
+    }
+    expect(fresh).toEqual(Array.from({ length: 10 }, () => 200));
+    // One idle socket made way per new connection; every other one still answers on its connection.
+    await tenClosed;
+    const kept = idle.filter((s) => !s.destroyed);
+    expect(kept).toHaveLength(cap - 10);
+    expect(await Promise.all(kept.map(askAgain))).toEqual(kept.map(() => 200));
+    for (const s of flood.splice(0)) s.destroy();
+  }, 120_000);
+});
+
+/** A second GET /healthz on an open keep-alive socket; resolves with its status code, or 0 if it closes. */
+function askAgain(socket: net.Socket): Promise<number> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (d: Buffer) => {
+      text += d.toString();
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (m && text.includes('\r\n\r\n')) done(Number(m[1]));
+    };
+    const done = (status: number) => {
+      socket.off('data', onData);
+      resolve(status);
+    };
+    socket.on('data', onData);
+    socket.once('close', () => done(0));
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  });
+}
+
 describe('minimum body data rate', () => {
   it('cuts a start-task body sent at 1 byte/s within 75 s, whatever its Content-Length', async () => {
     const head =

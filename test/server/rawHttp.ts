@@ -176,3 +176,27 @@ export function trickle(
     socket.on('error', () => undefined);
   });
 }
+
+/**
+ * Opens a raw connection and sends `head`, which must ask `Expect: 100-continue`; resolves once the server
+ * answers "100 Continue", i.e. it has read the request and is waiting for its body, so the connection is
+ * known to be busy. The body is never sent; the caller destroys the socket.
+ */
+export function heldRequest(base: string, head: string, localAddress?: string): Promise<net.Socket> {
+  if (!/^expect: 100-continue\r$/im.test(head)) throw new Error('heldRequest: head must ask Expect: 100-continue');
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const socket = net.connect(
+      { host: u.hostname, port: Number(u.port), ...(localAddress ? { localAddress } : {}) },
+      () => socket.write(head),
+    );
+    socket.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (text.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) resolve(socket);
+      else if (text.includes('\r\n\r\n')) reject(new Error(`heldRequest: answered ${text.split('\r\n')[0]}`));
+    });
+    socket.on('close', () => reject(new Error('heldRequest: closed before 100 Continue')));
+    socket.on('error', () => undefined);
+  });
+}

@@ -219,7 +219,7 @@ export function register(program: Command): void {
     .option('--max-connections <n>', 'open connections in all', positiveInt, DEFAULT_SERVER_LIMITS.maxConnections)
     .option(
       '--max-connections-per-ip <n>',
-      'open connections from one IP address',
+      'open connections from one IP address (its longest-idle one gives way to a new one)',
       positiveInt,
       DEFAULT_SERVER_LIMITS.maxConnectionsPerIp,
     )
