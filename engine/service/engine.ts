@@ -232,7 +232,6 @@ export async function assembleEngine(
     now,
     meter,
     modelSources,
-    customModelsDir: opts.customModelsDir,
     face,
     quotas,
     fetchBudget,

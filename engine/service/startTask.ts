@@ -43,8 +43,6 @@ export interface StartTaskDeps {
   now: () => number;
   meter: CreditMeter;
   modelSources: TaskModelSources;
-  /** The custom models registry's folder; absent, only catalog names exist (as in `crisp serve`). */
-  customModelsDir: string | undefined;
   /** The deployment's face setting; absent, enhanceFace is refused before anything is charged. */
   face: FaceJob | undefined;
   quotas: QuotaContext;
@@ -61,8 +59,9 @@ export function startTaskOperation(
   const { limits, now, meter, modelSources, face, quotas, fetchBudget, tasks, files, operatorLog } = deps;
   return async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
     // Read the registry per task so a model imported while the engine runs is usable at once.
+    // Without a registry folder only catalog names exist (as in `crisp serve`).
     const custom =
-      deps.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
+      modelSources.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
     // An imported model answers to its bare name too; an unknown name gets "did you mean …" in the 400.
     const named = resolveTaskModelField(input.fields, custom);
     let req: StartTaskRequest;

@@ -52,23 +52,21 @@ interface Int8Summary {
 }
 
 function int8Summary(
-  v: Int8Variant | undefined,
+  v: Int8Variant,
   verdict: { auto: boolean; reason: string },
   worst: number,
   sameKind: boolean,
-): Int8Summary | null {
-  return v
-    ? {
-        path: v.path,
-        psnrYVsFp32: v.manifest.psnrYVsFp32,
-        worstPsnrY: worst,
-        passed: v.manifest.passed,
-        speedUp: v.manifest.speed?.fp32OverInt8 ?? null,
-        speedOnThisCpu: sameKind,
-        auto: verdict.auto,
-        reason: verdict.reason,
-      }
-    : null;
+): Int8Summary {
+  return {
+    path: v.path,
+    psnrYVsFp32: v.manifest.psnrYVsFp32,
+    worstPsnrY: worst,
+    passed: v.manifest.passed,
+    speedUp: v.manifest.speed?.fp32OverInt8 ?? null,
+    speedOnThisCpu: sameKind,
+    auto: verdict.auto,
+    reason: verdict.reason,
+  };
 }
 
 /** "yes" when auto runs int8 here, else which bar failed; with the worst-image dB and the speed-up. */
