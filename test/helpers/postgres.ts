@@ -10,6 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
+/** How long a stopping server waits for its sessions to end before ending them itself. */
+const FAST_AFTER_MS = 5_000;
+
 export interface TempPostgres {
   url: string;
   stop(): Promise<void>;
@@ -91,12 +94,18 @@ export async function startTempPostgres(): Promise<TempPostgres> {
     async stop() {
       await new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
-        const hard = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        // "Smart" shutdown first: it waits for the sessions to end. A pool's end() does not wait for its
+        // connections to close, so a "fast" shutdown right after it races their goodbyes and answers some with
+        // FATAL 57P01, an error event on a client that is already leaving. Sessions still open after
+        // FAST_AFTER_MS (a test that never ended its pool) are ended by a fast shutdown; a hang by SIGKILL.
+        const fast = setTimeout(() => child.kill('SIGINT'), FAST_AFTER_MS);
+        const hard = setTimeout(() => child.kill('SIGKILL'), FAST_AFTER_MS + 10_000);
         child.once('exit', () => {
+          clearTimeout(fast);
           clearTimeout(hard);
           resolve();
         });
-        child.kill('SIGINT'); // "fast" shutdown: ends sessions, no checkpoint wait
+        child.kill('SIGTERM');
       });
       rmSync(dir, { recursive: true, force: true });
     },

@@ -166,6 +166,8 @@ describe('PostgreSQL: a worker whose image takes longer than its lease keeps it'
     pg = await startTempPostgres();
   }, 120_000);
   afterAll(async () => {
+    // The API and worker processes hold sessions: they go before the database does.
+    await Promise.all(procs.map((p) => p.kill()));
     await pool?.end();
     await pg?.stop();
   });
