@@ -1,28 +1,26 @@
 /**
- * The metadata policy end to end through `crisp upscale`, read back with Debian's exiftool: an input with EXIF
- * (orientation 6, camera fields, GPS), a Display P3 ICC profile, XMP and IPTC keeps them in JPEG, PNG and WebP
- * outputs (IPTC as IPTC in JPEG and as its IPTC Core XMP properties in PNG and WebP), upright and with
- * orientation 1; the provenance record is in XMP and `crisp info` reads it back; keep-no-gps drops the position
- * only; strip leaves no metadata at all.
+ * The metadata policy end to end through `crisp upscale`, read back with exiftool (exiftool-vendored's, see
+ * test/helpers/exiftool.ts): an input with EXIF (orientation 6, camera fields, GPS), a Display P3 ICC profile,
+ * XMP and IPTC keeps them in JPEG, PNG and WebP outputs (IPTC as IPTC in JPEG and as its IPTC Core XMP
+ * properties in PNG and WebP), upright and with orientation 1; the provenance record is in XMP and `crisp info`
+ * reads it back; keep-no-gps drops the position only; strip leaves no metadata at all.
  */
-import { execFile } from 'node:child_process';
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
+import { exiftool } from '../helpers/exiftool.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 import { runCli } from '../helpers/runCli.js';
 
-const run = promisify(execFile);
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png'); // 72×72
 
 type Tags = Record<string, unknown>;
 
 /** Every tag exiftool finds, keyed group:name (-G1), values as numbers where they are (-n). */
 async function exif(file: string): Promise<Tags> {
-  const { stdout } = await run('exiftool', ['-j', '-G1', '-n', '-a', file]);
+  const { stdout } = await exiftool(['-j', '-G1', '-n', '-a', file]);
   return (JSON.parse(stdout) as Tags[])[0]!;
 }
 
@@ -41,7 +39,7 @@ describe('metadata policy (exiftool)', () => {
       .withExif({ IFD0: { Make: 'CrispCam', Model: 'CC-1', Artist: 'Ada Lovelace' } })
       .jpeg({ quality: 95 })
       .toFile(input);
-    await run('exiftool', [
+    await exiftool([
       '-q',
       '-overwrite_original',
       '-n',
@@ -168,7 +166,7 @@ describe('metadata policy (exiftool)', () => {
       'CC BY 4.0',
     ]);
     expect(t['XMP-crisp:Model']).toBe('digital-art-4x');
-    const { stdout } = await run('exiftool', ['-v3', file]);
+    const { stdout } = await exiftool(['-v3', file]);
     expect(stdout).not.toMatch(/GPS/);
   });
 

