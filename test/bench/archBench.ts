@@ -8,7 +8,7 @@
  * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three, the largest rows left out;
  * CRISP_BENCH_ARCH=DAT-light,SRFormer-light: only the rows whose label starts with one of those names).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,11 +16,15 @@ import * as ort from 'onnxruntime-node';
 import { convertBytes, convertModelFile } from '../../engine/core/convert/convert.js';
 import { randomRrdb } from '../convert/support/reference.js';
 import { writeSafetensors } from '../convert/support/torchWriters.js';
-import { hasTorch, photoCrop, PYTHON, runReference } from '../convert/support/transformerReference.js';
+import { PYTHON } from '../convert/support/golden.js';
+import { photoCrop } from '../convert/support/transformerReference.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 
 const TILE = 256;
-const SR_SCRIPT = path.join(import.meta.dirname, '..', 'convert', 'support', 'sr_reference.py');
+const SUPPORT = path.join(import.meta.dirname, '..', 'convert', 'support');
+const SR_SCRIPT = path.join(SUPPORT, 'sr_reference.py');
+/** The released configurations are not test cases (no goldens): the bench builds them with PyTorch. */
+const hasTorch = (): boolean => spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 
 interface ArchRow {
   /** Row label: architecture and configuration. */
@@ -280,7 +284,7 @@ export async function archBench(): Promise<void> {
   console.log(
     `\nArchitectures (imported checkpoints, released configurations, random weights; fp32, cpu provider, ${TILE}² tile)`,
   );
-  if (!hasTorch) {
+  if (!hasTorch()) {
     console.log('skipped: building the checkpoints needs python3-torch');
     return;
   }
@@ -315,7 +319,8 @@ export async function archBench(): Promise<void> {
       const small = path.join(tmp, 'small.bin');
       writeFileSync(small, await photoCrop({ name: 'small', image: 'set14/baboon.png', width: 16, height: 16 }, 3));
       const inputs = [{ file: small, c: 3, h: 16, w: 16 }];
-      const job = { dir, seed: 100 + i, wrapper: 'params_ema', inputs, ...row.options };
+      const golden = path.join(dir, 'golden');
+      const job = { dir, golden, seed: 100 + i, wrapper: 'params_ema', inputs, ...row.options };
       execFileSync(PYTHON, [SR_SCRIPT, JSON.stringify([job])], { stdio: 'pipe' });
       const onnx = (await convertBytes(readFileSync(path.join(dir, 'model.safetensors')), 'safetensors')).onnx;
       line(row.label, await msPerTile(onnx, input, runs), base);
@@ -325,15 +330,14 @@ export async function archBench(): Promise<void> {
         console.log(`${row.label.padEnd(50)} ${'(QUICK: left out)'.padStart(18)}`);
         continue;
       }
-      const id = `row${i}`;
-      const refs = await runReference(
-        row.script,
-        tmp,
-        [{ id, seed: i + 1, config: row.config, inputs: [] }],
-        () => row.config.in_chans,
-        () => 1,
-      );
-      line(row.label, await msPerTile((await convertModelFile(refs.get(id)!.pth)).onnx, input, runs), base);
+      const dir = path.join(tmp, `row${i}`);
+      mkdirSync(dir, { recursive: true });
+      const jobs = path.join(dir, 'jobs.json');
+      const job = { dir, golden: path.join(dir, 'golden'), seed: i + 1, config: row.config, inputs: [] };
+      writeFileSync(jobs, JSON.stringify([job]));
+      execFileSync(PYTHON, [path.join(SUPPORT, row.script), jobs], { stdio: 'pipe' });
+      const onnx = (await convertModelFile(path.join(dir, 'model.pth'))).onnx;
+      line(row.label, await msPerTile(onnx, input, runs), base);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });

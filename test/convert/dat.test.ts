@@ -14,7 +14,7 @@ import { datShifted, detectDat, type DatSpec } from '../../engine/core/convert/d
 import { readSafetensors } from '../../engine/core/convert/safetensors.js';
 import { runCli } from '../helpers/runCli.js';
 import { runOnnx } from './support/onnxRun.js';
-import { expectMatchesPyTorch, hasTorch, referenceRun } from './support/transformerReference.js';
+import { expectMatchesPyTorch, referenceRun } from './support/transformerReference.js';
 import { writeSafetensors } from './support/torchWriters.js';
 
 interface Case {
@@ -184,7 +184,7 @@ const run = referenceRun(
   300_000,
 );
 
-describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real photo crops)', () => {
+describe('DAT conversion against PyTorch (random weights, real photo crops)', () => {
   it.each(CASES)(
     '$name',
     async (c) => {
@@ -203,7 +203,7 @@ describe.skipIf(!hasTorch)('DAT conversion against PyTorch (random weights, real
   );
 });
 
-describe.skipIf(!hasTorch)('DAT on inputs far smaller than its windows', () => {
+describe('DAT on inputs far smaller than its windows', () => {
   it('pads inside attention, so 1×1 to 7×3 inputs upscale to finite pixels of the right size', async () => {
     const ref = run.refs.get('datlight-x2-rgba')!;
     const converted = await convertModelFile(ref.pth);
@@ -219,7 +219,7 @@ describe.skipIf(!hasTorch)('DAT on inputs far smaller than its windows', () => {
   });
 });
 
-describe.skipIf(!hasTorch)('crisp models import with a DAT checkpoint', () => {
+describe('crisp models import with a DAT checkpoint', () => {
   it('prints the detected architecture and parameters and installs a model that runs', async () => {
     const ref = run.refs.get('dats-x3')!;
     const models = path.join(run.dir, 'models');
@@ -237,7 +237,7 @@ describe('DAT detection', () => {
     expect([0, 1, 2, 3, 4, 5, 6].filter((b) => datShifted(1, b))).toEqual([0, 4]);
   });
 
-  it.skipIf(!hasTorch)('names what is missing in a damaged DAT checkpoint, and refuses odd windows', async () => {
+  it('names what is missing in a damaged DAT checkpoint, and refuses odd windows', async () => {
     const dict = readSafetensors(await readFile(run.refs.get('dat2-x2')!.safetensors));
     const noTemperature = new Map(dict);
     noTemperature.delete('layers.2.blocks.1.attn.temperature');

@@ -1,10 +1,11 @@
 /**
- * GFPGANv1Clean .pth → ONNX in TypeScript, against PyTorch itself: a test-only script
+ * GFPGANv1Clean .pth → ONNX in TypeScript, against PyTorch itself: a maintainer script
  * (support/gfpgan_reference.py, the published architecture) saves a random-weight checkpoint with the keys
- * of GFPGAN v1.3/v1.4 and its output on a fixed input; the converted graph must reproduce that output.
- * Debian's python3-torch provides PyTorch (`.ci/run` installs it); the app itself never runs Python.
+ * of GFPGAN v1.3/v1.4 and its output on a fixed input into a committed golden file (support/golden.ts rebuilds
+ * the checkpoint torch wrote, byte for byte); the converted graph must reproduce that output. The tests need no
+ * Python; CRISP_MAKE_GOLDENS=1 remakes the goldens with PyTorch. The app itself never runs Python.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -16,13 +17,12 @@ import { convertAnyFile } from '../../engine/core/convert/convert.js';
 import { GFPGAN_V1_UNSUPPORTED } from '../../engine/core/convert/gfpgan.js';
 import { FACE_MODELS } from '../../engine/core/faces/faceModels.js';
 import { fetchFaceModel } from '../../engine/core/faces/fetchFaceModel.js';
+import { checkGoldenInput, generatedUniform, goldenPath, loadGolden, MAKE_GOLDENS, PYTHON } from './support/golden.js';
 import { writePthZip } from './support/torchWriters.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { crispLines, runCli } from '../helpers/runCli.js';
 
-const PYTHON = '/usr/bin/python3';
 const SCRIPT = path.join(import.meta.dirname, 'support', 'gfpgan_reference.py');
-const hasTorch = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 
 let dir: string;
 beforeAll(async () => {
@@ -30,7 +30,7 @@ beforeAll(async () => {
 });
 afterAll(async () => removeDir(dir));
 
-/** Runs the PyTorch reference: a checkpoint plus its output on a fixed input, in `sub`. */
+/** The PyTorch reference: a checkpoint plus its output on a fixed input, in `sub` (from the golden `sub`). */
 function reference(
   sub: string,
   size: number,
@@ -41,13 +41,27 @@ function reference(
 ): { pth: string; input: Float32Array; output: Float32Array } {
   const out = path.join(dir, sub);
   mkdirSync(out, { recursive: true });
-  execFileSync(
-    PYTHON,
-    [SCRIPT, out, String(size), String(styleFeatures), String(narrow), String(seed), ...(tame ? ['tame'] : [])],
-    { stdio: 'pipe' },
-  );
-  const floats = (f: string) => new Float32Array(new Uint8Array(readFileSync(path.join(out, f))).buffer);
-  return { pth: path.join(out, 'model.pth'), input: floats('input.bin'), output: floats('output.bin') };
+  if (MAKE_GOLDENS)
+    execFileSync(
+      PYTHON,
+      [
+        SCRIPT,
+        out,
+        goldenPath('gfpgan', sub),
+        String(size),
+        String(styleFeatures),
+        String(narrow),
+        String(seed),
+        ...(tame ? ['tame'] : []),
+      ],
+      { stdio: 'pipe' },
+    );
+  const golden = loadGolden('gfpgan', sub);
+  const input = generatedUniform(`${seed}/input`, 3 * size * size);
+  checkGoldenInput('gfpgan', sub, golden, 'input', input);
+  const pth = path.join(out, 'model.pth');
+  writeFileSync(pth, golden.files.get('model.pth')!);
+  return { pth, input, output: golden.outputs.get('output')!.data };
 }
 
 async function runOnnx(model: Uint8Array | string, input: Float32Array, size: number): Promise<Float32Array> {
@@ -77,7 +91,7 @@ function compare(a: Float32Array, b: Float32Array): { maxDiff: number; psnr: num
   return { maxDiff, psnr: se === 0 ? Infinity : 10 * Math.log10(4 / (se / a.length)) };
 }
 
-describe.skipIf(!hasTorch)('GFPGANv1Clean conversion against PyTorch', () => {
+describe('GFPGANv1Clean conversion against PyTorch', () => {
   it('matches upstream at 512² (all seven levels, SFT on half the channels, stored noise)', async () => {
     const ref = reference('narrow512', 512, 32, 0.0625, 2);
     const converted = await convertAnyFile(ref.pth);

@@ -14,7 +14,7 @@ import type { StateDict } from '../../engine/core/convert/stateDict.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { expectMatchesPyTorch, hasTorch, referenceRun, type RefCase } from './support/transformerReference.js';
+import { expectMatchesPyTorch, referenceRun, type RefCase } from './support/transformerReference.js';
 
 interface HatCase extends RefCase {
   expected: Record<string, unknown>;
@@ -164,7 +164,7 @@ describe('HAT variants are named from the published shapes', () => {
   });
 });
 
-describe.skipIf(!hasTorch)('HAT conversion against PyTorch', () => {
+describe('HAT conversion against PyTorch', () => {
   it.each(CASES)(
     '$id: .pth and .safetensors convert to the same graph, equal to PyTorch',
     async (c) => {

@@ -14,7 +14,7 @@ import { LOCAL_CALLER } from '../../engine/service/api.js';
 import { importCustomModel } from '../../engine/core/models/customModels.js';
 import { makeEngine, waitForTask } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
-import { hasTorch, photoPatch, referenceSuite, type RefCase } from './support/srReference.js';
+import { photoPatch, referenceSuite, type RefCase } from './support/srReference.js';
 
 const base = { in: 3, out: 3, feat: 16, blocks: 1, groups: 1, window: 8, pe: true, bias: true };
 const CASES: RefCase[] = [
@@ -62,7 +62,7 @@ const CASES: RefCase[] = [
 
 const suite = referenceSuite('OmniSR', 'crisp-omnisr-', CASES);
 
-describe.skipIf(!hasTorch)('OmniSR on small inputs', () => {
+describe('OmniSR on small inputs', () => {
   it('pads inputs under 16 pixels (where the reference fails in ESA) and crops back', async () => {
     const converted = await convertBytes(readFileSync(suite.refs.get('x4-window8')!.pth), 'pth');
     const p = await photoPatch({ image: 'set14/baboon.png', left: 5, top: 9, w: 12, h: 10, c: 3 });
@@ -72,7 +72,7 @@ describe.skipIf(!hasTorch)('OmniSR on small inputs', () => {
   });
 });
 
-describe.skipIf(!hasTorch)('OmniSR tiling', () => {
+describe('OmniSR tiling', () => {
   it('an imported OmniSR records its window, and the engine upscales with tiles grown to it', async () => {
     const models = path.join(suite.root, 'models');
     const m = await importCustomModel(suite.refs.get('x4-window8')!.pth, { modelsDir: models, name: 'omni' });

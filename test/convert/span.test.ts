@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { importCustomModel, listCustomModels } from '../../engine/core/models/customModels.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
-import { hasTorch, referenceSuite, type RefCase } from './support/srReference.js';
+import { referenceSuite, type RefCase } from './support/srReference.js';
 
 const CASES: RefCase[] = [
   {
@@ -66,7 +66,7 @@ const CASES: RefCase[] = [
 
 const suite = referenceSuite('SPAN', 'crisp-span-', CASES);
 
-describe.skipIf(!hasTorch)('SPAN models imported for the RGB pipeline', () => {
+describe('SPAN models imported for the RGB pipeline', () => {
   it('a grey model runs on RGB tiles: luma in, its output repeated in R, G and B', async () => {
     const r = suite.refs.get('x3-grey')!;
     const models = path.join(suite.root, 'grey-models');

@@ -14,7 +14,7 @@ import { detectSrformer, type SrformerSpec } from '../../engine/core/convert/srf
 import { readSafetensors } from '../../engine/core/convert/safetensors.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
-import { expectMatchesPyTorch, hasTorch, referenceRun } from './support/transformerReference.js';
+import { expectMatchesPyTorch, referenceRun } from './support/transformerReference.js';
 import { writeSafetensors } from './support/torchWriters.js';
 
 interface Case {
@@ -162,7 +162,7 @@ const run = referenceRun(
   300_000,
 );
 
-describe.skipIf(!hasTorch)('SRFormer conversion against PyTorch (random weights, real photo crops)', () => {
+describe('SRFormer conversion against PyTorch (random weights, real photo crops)', () => {
   it.each(CASES)(
     '$name',
     async (c) => {

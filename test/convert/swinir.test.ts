@@ -13,7 +13,7 @@ import { readOnnx } from '../../engine/core/convert/onnxReader.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { expectMatchesPyTorch, hasTorch, referenceRun, type RefCase } from './support/transformerReference.js';
+import { expectMatchesPyTorch, referenceRun, type RefCase } from './support/transformerReference.js';
 
 interface SwinirCase extends RefCase {
   expected: Record<string, unknown>;
@@ -90,7 +90,7 @@ const run = referenceRun(
   120_000,
 );
 
-describe.skipIf(!hasTorch)('SwinIR conversion against PyTorch', () => {
+describe('SwinIR conversion against PyTorch', () => {
   it.each(CASES)(
     '$id: .pth and .safetensors convert to the same graph, equal to PyTorch',
     async (c) => {

@@ -5,16 +5,21 @@ stylegan2_clean_arch.py, Apache-2.0): same module and parameter names, so the st
 the keys of a real GFPGAN v1.3 / v1.4 checkpoint, and the forward pass GFPGANer runs
 (input_is_latent=True, different_w=True, sft_half=True, randomize_noise=False: the stored noise buffers).
 
-usage: /usr/bin/python3 gfpgan_reference.py OUT_DIR OUT_SIZE NUM_STYLE_FEAT NARROW SEED [tame]
+usage: /usr/bin/python3 gfpgan_reference.py OUT_DIR GOLDEN OUT_SIZE NUM_STYLE_FEAT NARROW SEED [tame]
 ("tame" scales the ToRGB layers down so the output stays in [-1, 1], as a trained restorer's does.)
-writes OUT_DIR/model.pth ({'params_ema': state_dict}), input.bin and output.bin (float32, 1×3×S×S).
+writes OUT_DIR/model.pth ({'params_ema': state_dict}) and input.bin, and the golden file GOLDEN (support/golden.py):
+the checkpoint and the output (1×3×S×S). The input is golden.py's uniform_pm1('<seed>/input').
 """
 import math
+import os
 import sys
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden import Weights, uniform_pm1, write_golden  # noqa: E402
 
 
 def channel_table(narrow, multiplier=2):
@@ -185,7 +190,8 @@ class GFPGANv1Clean(nn.Module):
 
 
 def main():
-    out_dir, size, style, narrow, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+    out_dir, golden = sys.argv[1], sys.argv[2]
+    size, style, narrow, seed = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
     torch.manual_seed(seed)
     net = GFPGANv1Clean(size, style, narrow).eval()
     with torch.no_grad():
@@ -197,17 +203,21 @@ def main():
                 p.copy_(1 + 0.1 * torch.randn_like(p))
             elif name.endswith('.bias'):
                 p.copy_(0.05 * torch.randn_like(p))
-        if len(sys.argv) > 6 and sys.argv[6] == 'tame':
+        if len(sys.argv) > 7 and sys.argv[7] == 'tame':
             for name, p in net.named_parameters():
                 if 'to_rgb' in name and name.endswith('modulated_conv.weight'):
                     p.mul_(0.02)
                 elif 'to_rgb' in name and name.endswith('.bias') and 'modulation' not in name:
                     p.zero_()
-        x = torch.rand(1, 3, size, size) * 2 - 1
+        weights = Weights(seed)
+        weights.reseed(net)
+        x = torch.from_numpy(uniform_pm1(f'{seed}/input', 3 * size * size).reshape(1, 3, size, size))
         y = net(x)
     torch.save({'params_ema': net.state_dict()}, f'{out_dir}/model.pth')
     x.numpy().astype('float32').tofile(f'{out_dir}/input.bin')
-    y.numpy().astype('float32').tofile(f'{out_dir}/output.bin')
+    # Its check allows 0.02 and 50 dB: a 16-bit output (step 3e-5 over [-1, 1]) keeps the golden small.
+    write_golden(golden, weights, {'model.pth': f'{out_dir}/model.pth'}, {'input': f'{out_dir}/input.bin'},
+                 [('output', y.numpy(), 'u16')])
     print(f'{tuple(y.shape)} min {y.min().item():.4f} max {y.max().item():.4f}')
 
 

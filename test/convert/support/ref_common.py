@@ -3,8 +3,8 @@
 Each reference script builds its architecture from a JSON config, gives every parameter and buffer a random
 value at a scale a trained network has (so wrong indexing, a missed bias or a swapped branch shows in the
 output), saves the state dict as model.pth ({'params': state_dict}, what BasicSR / traiNNer write) and as
-model.safetensors, and runs the model on each <name>.bin (float32 planar 1×C×H×W, 0–1 pixels) into
-<name>.out.bin, for the jobs support/transformerReference.ts writes.
+model.safetensors, and runs the model on each <name>.bin (float32 planar 1×C×H×W, 0–1 pixels); the checkpoints and outputs go into
+the job's golden file (support/golden.py), for the jobs support/transformerReference.ts writes.
 
 usage: /usr/bin/python3 <arch>_reference.py JOBS_JSON
 """
@@ -17,6 +17,7 @@ import numpy
 import torch
 from torch import nn
 
+from golden import Weights, write_golden
 from safetensors_write import save_safetensors
 
 
@@ -53,20 +54,27 @@ def randomize(model, seed, skip=()):
 
 
 def main(build, skip=()):
-    """Runs the jobs transformerReference.ts writes: [{dir, seed, config, wrapper, inputs: [{name, shape}]}]."""
+    """Runs the jobs transformerReference.ts writes: [{dir, golden, seed, config, wrapper, inputs: [{name, shape}]}]."""
     jobs = json.load(open(sys.argv[1]))
     torch.set_num_threads(1)
     for job in jobs:
         torch.manual_seed(job['seed'])
         model = build(job['config']).eval()
         randomize(model, job['seed'], skip)
+        weights = Weights(job['seed'])
+        weights.reseed(model, skip)
         # Every buffer stays, as in released files (relative_position_index, attn masks, num_batches_tracked).
         state = model.state_dict()
-        torch.save({job.get('wrapper', 'params'): state}, os.path.join(job['dir'], 'model.pth'))
-        save_safetensors(state, os.path.join(job['dir'], 'model.safetensors'))
+        files = {'model.pth': os.path.join(job['dir'], 'model.pth'),
+                 'model.safetensors': os.path.join(job['dir'], 'model.safetensors')}
+        torch.save({job.get('wrapper', 'params'): state}, files['model.pth'])
+        save_safetensors(state, files['model.safetensors'])
+        inputs, outputs = {}, []
         for inp in job['inputs']:
             base = os.path.join(job['dir'], inp['name'])
             x = torch.from_numpy(numpy.fromfile(base + '.bin', dtype='float32').reshape(inp['shape']).copy())
             with torch.no_grad():
                 y = model(x)
-            y.numpy().astype('float32').tofile(base + '.out.bin')
+            inputs[inp['name']] = base + '.bin'
+            outputs.append((inp['name'], y.numpy(), 'f32'))
+        write_golden(job['golden'], weights, files, inputs, outputs)

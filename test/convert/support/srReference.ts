@@ -1,9 +1,10 @@
 /**
  * Test-only driver for support/sr_reference.py (PyTorch reference implementations of SPAN, RealPLKSR and OmniSR):
- * cuts real photo patches, runs one Python process for a list of configurations (random weights, saved as
- * .pth and .safetensors, plus the reference outputs), and compares Crisp's conversion of both files with them.
+ * cuts real photo patches, rebuilds each configuration's checkpoints (random weights, .pth and .safetensors as
+ * torch wrote them) and reference outputs from the committed goldens (support/golden.ts), and compares Crisp's
+ * conversion of both files with them. CRISP_MAKE_GOLDENS=1 runs the Python first (one process per test file).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -12,10 +13,9 @@ import type { ArchSpec } from '../../../engine/core/convert/architecture.js';
 import { convertBytes } from '../../../engine/core/convert/convert.js';
 import { removeDir, tempDir } from '../../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
+import { checkGoldenInput, goldenPath, loadGolden, MAKE_GOLDENS, PYTHON } from './golden.js';
 import { maxAbsDiff, runOnnx } from './onnxRun.js';
 
-export const PYTHON = '/usr/bin/python3';
-export const hasTorch = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 const SCRIPT = path.join(import.meta.dirname, 'sr_reference.py');
 
 export interface PatchSpec {
@@ -77,7 +77,7 @@ export interface RefResult {
   outputs: Float32Array[];
 }
 
-/** Runs every case's PyTorch reference in one Python process, under `root`. */
+/** Every case's checkpoints and PyTorch outputs, under `root` (from the goldens, remade first if asked). */
 export async function runReferences(root: string, cases: RefCase[]): Promise<Map<string, RefResult>> {
   const configs: unknown[] = [];
   const results = new Map<string, RefResult>();
@@ -90,7 +90,8 @@ export async function runReferences(root: string, cases: RefCase[]): Promise<Map
       writeFileSync(file, new Uint8Array(p.data.buffer, p.data.byteOffset, p.data.byteLength));
       return { file, c: p.c, h: p.h, w: p.w };
     });
-    configs.push({ dir, arch: c.arch, seed: c.seed, wrapper: c.wrapper, inputs: files, ...c.options });
+    const golden = goldenPath(c.arch, c.name);
+    configs.push({ dir, golden, arch: c.arch, seed: c.seed, wrapper: c.wrapper, inputs: files, ...c.options });
     results.set(c.name, {
       dir,
       pth: path.join(dir, 'model.pth'),
@@ -99,12 +100,14 @@ export async function runReferences(root: string, cases: RefCase[]): Promise<Map
       outputs: [],
     });
   }
-  execFileSync(PYTHON, [SCRIPT, JSON.stringify(configs)], { stdio: 'pipe' });
-  for (const [name, r] of results) {
-    const c = cases.find((x) => x.name === name)!;
-    r.outputs = c.inputs.map((_, i) => {
-      const b = readFileSync(path.join(r.dir, `out${i}.bin`));
-      return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4).slice();
+  if (MAKE_GOLDENS) execFileSync(PYTHON, [SCRIPT, JSON.stringify(configs)], { stdio: 'pipe' });
+  for (const c of cases) {
+    const r = results.get(c.name)!;
+    const golden = loadGolden(c.arch, c.name);
+    for (const [name, bytes] of golden.files) writeFileSync(path.join(r.dir, name), bytes);
+    r.outputs = r.inputs.map((p, i) => {
+      checkGoldenInput(c.arch, c.name, golden, `in${i}`, p.data);
+      return golden.outputs.get(`out${i}`)!.data;
     });
   }
   return results;
@@ -144,18 +147,18 @@ export interface ReferenceSuite {
 }
 
 /**
- * The block every SPAN / RealPLKSR / OmniSR test file starts with: one Python run for all of its cases in a
- * temp dir (removed after the file), then one test per case: both containers match PyTorch (max abs diff ≤ 1e-4).
+ * The block every SPAN / RealPLKSR / OmniSR test file starts with: all of its cases' references in a temp dir
+ * (removed after the file), then one test per case: both containers match PyTorch (max abs diff ≤ 1e-4).
  */
 export function referenceSuite(arch: string, tempPrefix: string, cases: RefCase[]): ReferenceSuite {
   const suite: ReferenceSuite = { root: '', refs: new Map() };
   beforeAll(async () => {
     suite.root = await tempDir(tempPrefix);
-    if (hasTorch) suite.refs = await runReferences(suite.root, cases);
+    suite.refs = await runReferences(suite.root, cases);
   }, 120_000);
   afterAll(async () => removeDir(suite.root));
 
-  describe.skipIf(!hasTorch)(`${arch} conversion against PyTorch`, () => {
+  describe(`${arch} conversion against PyTorch`, () => {
     it.each(cases.map((c) => [c.name, c] as const))(
       '%s',
       async (_name, c) => {

@@ -8,11 +8,11 @@ real user files have. Every parameter is random (norm weights, temperatures and 
 the last convolution is scaled so the output lies in a 0-1-like range, as a trained model's does.
 
 usage: /usr/bin/python3 sr_reference.py CONFIGS_JSON   (a list, so one interpreter start serves a test file)
-each config: {"dir": output folder, "arch": "span"|"realplksr"|"omnisr", "seed": int,
+each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr", "seed": int,
               "wrapper": "params_ema"|"params"|"state_dict"|"model"|null, ...arch options,
               "inputs": [{"file": path of float32 [1,C,H,W] data, "c": C, "h": H, "w": W}]}
-writes dir/model.pth (torch.save of {wrapper: state_dict}, or the bare state dict), dir/model.safetensors and
-dir/out<i>.bin (float32 output for input i).
+writes dir/model.pth (torch.save of {wrapper: state_dict}, or the bare state dict) and dir/model.safetensors, and
+stores them with the output for input i ("out<i>") in the golden file.
 """
 import json
 import math
@@ -23,6 +23,9 @@ import sys
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden import Weights, write_golden  # noqa: E402
 
 
 # ---------------------------------------------------------------- SPAN
@@ -464,6 +467,7 @@ def run(out_dir, cfg):
         with open(spec["file"], "rb") as f:
             data = torch.frombuffer(bytearray(f.read()), dtype=torch.float32)
         inputs.append(data.view(1, spec["c"], spec["h"], spec["w"]))
+    weights = Weights(cfg["seed"])
     with torch.no_grad():
         # Tame the random network: scale its last convolution so the first output has a spread of about 0.25.
         first = model(inputs[0])
@@ -472,23 +476,29 @@ def run(out_dir, cfg):
         last.weight.data *= k
         if last.bias is not None:
             last.bias.data *= k
+        weights.reseed(model)
         outs = [model(x) for x in inputs]
     sd = model.state_dict()
     if cfg["arch"] == "span":
         # Real checkpoints carry stale fused eval_conv weights; the converter must not use them.
         for key in [k for k in sd if k.endswith("eval_conv.weight")]:
-            sd[key] = torch.randn(sd[key].shape, generator=gen)
+            sd[key] = weights.make(key, tuple(sd[key].shape), 0.0, 1.0, salt="stale:")
     if cfg["arch"] == "omnisr" and cfg.get("thop"):
         # Checkpoints trained with thop's profiler carry counters on every module; loaders drop them.
         for name, _ in list(model.named_modules()):
             for counter in ("total_ops", "total_params"):
                 sd[f"{name}.{counter}" if name else counter] = torch.zeros(1, dtype=torch.float64)
     wrapper = cfg.get("wrapper")
-    torch.save({wrapper: sd} if wrapper else sd, os.path.join(out_dir, "model.pth"))
-    save_safetensors(sd, os.path.join(out_dir, "model.safetensors"), cfg.get("metadata", {}))
-    for i, o in enumerate(outs):
-        with open(os.path.join(out_dir, f"out{i}.bin"), "wb") as f:
-            f.write(o.contiguous().numpy().astype("float32").tobytes())
+    files = {"model.pth": os.path.join(out_dir, "model.pth"), "model.safetensors": os.path.join(out_dir, "model.safetensors")}
+    torch.save({wrapper: sd} if wrapper else sd, files["model.pth"])
+    save_safetensors(sd, files["model.safetensors"], cfg.get("metadata", {}))
+    write_golden(
+        cfg["golden"],
+        weights,
+        files,
+        {f"in{i}": spec["file"] for i, spec in enumerate(cfg["inputs"])},
+        [(f"out{i}", o.contiguous().numpy(), "f32") for i, o in enumerate(outs)],
+    )
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ parameter names, so the saved state dict has the keys of the released checkpoint
 lightweight `pixelshuffledirect`, real-world `nearest+conv`, and the 1x denoise/JPEG models), buffers included.
 
 usage: /usr/bin/python3 swinir_reference.py JOBS.json
-JOBS.json: [{"dir": ..., "seed": n, "config": {...SwinIR kwargs...}, "inputs": [{"name": ..., "shape": [1,C,H,W]}]}]
+JOBS.json: [{"dir": ..., "golden": ..., "seed": n, "config": {...SwinIR kwargs...},
+             "inputs": [{"name": ..., "shape": [1,C,H,W]}]}]
 For each job: dir/model.pth ({"params": state_dict}), dir/model.safetensors (bare state dict), and for each
-input dir/<name>.bin (float32, written by the test) → dir/<name>.out.bin (float32 output).
+input dir/<name>.bin (float32, written by the test) PyTorch's output, all stored in the golden file
+(support/golden.py).
 """
 import json
 import math
@@ -20,6 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden import Weights, write_golden  # noqa: E402
 from ref_common import resi_conv  # noqa: E402
 from safetensors_write import save_safetensors  # noqa: E402
 
@@ -257,17 +260,24 @@ def main(build=lambda cfg: SwinIR(**cfg), default_wrapper='params'):
     for job in jobs:
         net = build(job['config']).eval()
         randomize(net, job['seed'])
+        weights = Weights(job['seed'])
+        weights.reseed(net)
         sd = net.state_dict()
-        torch.save({job.get('wrapper', default_wrapper): sd}, os.path.join(job['dir'], 'model.pth'))
-        save_safetensors(sd, os.path.join(job['dir'], 'model.safetensors'))
+        files = {'model.pth': os.path.join(job['dir'], 'model.pth'),
+                 'model.safetensors': os.path.join(job['dir'], 'model.safetensors')}
+        torch.save({job.get('wrapper', default_wrapper): sd}, files['model.pth'])
+        save_safetensors(sd, files['model.safetensors'])
+        inputs, outputs = {}, []
         for inp in job['inputs']:
             base = os.path.join(job['dir'], inp['name'])
             x = torch.from_numpy(
                 __import__('numpy').fromfile(base + '.bin', dtype='float32').reshape(inp['shape']).copy())
             with torch.no_grad():
                 y = net(x)
-            y.numpy().astype('float32').tofile(base + '.out.bin')
+            inputs[inp['name']] = base + '.bin'
+            outputs.append((inp['name'], y.numpy(), 'f32'))
             print(job['dir'], inp['name'], tuple(y.shape), f'{y.min().item():.3f}..{y.max().item():.3f}')
+        write_golden(job['golden'], weights, files, inputs, outputs)
 
 if __name__ == '__main__':
     main()

@@ -1,20 +1,19 @@
 /**
- * Test-only: runs the PyTorch reference scripts (swinir, hat, dat, srformer _reference.py) once per test file for
- * a list of cases, on crops of real photos, and returns the checkpoints they saved (.pth and .safetensors,
- * random weights) with PyTorch's outputs. Everything lives in one temp dir per run, so python starts once.
+ * Test-only: the PyTorch references of the transformer converters (swinir, hat, dat, srformer _reference.py) for
+ * a list of cases on crops of real photos: the checkpoints they saved (.pth and .safetensors, random weights) and
+ * PyTorch's outputs, rebuilt from the committed golden files (support/golden.ts) into one temp dir per test file.
+ * With CRISP_MAKE_GOLDENS=1 the script runs first (one python start per file) and rewrites the goldens.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { convertModelFile, type ConvertedModel } from '../../../engine/core/convert/convert.js';
 import { removeDir, tempDir } from '../../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
+import { checkGoldenInput, goldenPath, loadGolden, MAKE_GOLDENS, PYTHON } from './golden.js';
 import { maxAbsDiff, runOnnx } from './onnxRun.js';
-
-export const PYTHON = '/usr/bin/python3';
-export const hasTorch = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 
 export interface RefInput {
   name: string;
@@ -68,8 +67,6 @@ export async function photoCrop(input: RefInput, channels: number): Promise<Floa
   return out;
 }
 
-const floats = (file: string) => new Float32Array(new Uint8Array(readFileSync(file)).buffer);
-
 export async function runReference(
   script: string,
   dir: string,
@@ -77,37 +74,49 @@ export async function runReference(
   channelsOf: (c: RefCase) => number,
   scaleOf: (c: RefCase) => number,
 ): Promise<Map<string, RefResult>> {
+  const suite = path.basename(script, '_reference.py');
   const jobs = [];
+  const crops = new Map<string, Map<string, Float32Array>>();
   for (const c of cases) {
     const caseDir = path.join(dir, c.id);
     mkdirSync(caseDir, { recursive: true });
     const ch = channelsOf(c);
-    for (const inp of c.inputs) writeFileSync(path.join(caseDir, `${inp.name}.bin`), await photoCrop(inp, ch));
+    const byName = new Map<string, Float32Array>();
+    for (const inp of c.inputs) {
+      const data = await photoCrop(inp, ch);
+      byName.set(inp.name, data);
+      writeFileSync(path.join(caseDir, `${inp.name}.bin`), data);
+    }
+    crops.set(c.id, byName);
     jobs.push({
       dir: caseDir,
+      golden: goldenPath(suite, c.id),
       seed: c.seed,
       config: c.config,
       wrapper: c.wrapper ?? 'params',
       inputs: c.inputs.map((i) => ({ name: i.name, shape: [1, ch, i.height, i.width] })),
     });
   }
-  const jobsFile = path.join(dir, `${path.basename(script, '.py')}-jobs.json`);
-  writeFileSync(jobsFile, JSON.stringify(jobs));
-  execFileSync(PYTHON, [path.join(import.meta.dirname, script), jobsFile], { stdio: 'pipe' });
+  if (MAKE_GOLDENS) {
+    const jobsFile = path.join(dir, `${suite}-jobs.json`);
+    writeFileSync(jobsFile, JSON.stringify(jobs));
+    execFileSync(PYTHON, [path.join(import.meta.dirname, script), jobsFile], { stdio: 'pipe' });
+  }
   const out = new Map<string, RefResult>();
   for (const c of cases) {
     const caseDir = path.join(dir, c.id);
+    const golden = loadGolden(suite, c.id);
+    for (const [name, bytes] of golden.files) writeFileSync(path.join(caseDir, name), bytes);
     const ch = channelsOf(c);
     const s = scaleOf(c);
     const inputs = new Map<string, { dims: number[]; data: Float32Array; expected: Float32Array }>();
     for (const i of c.inputs) {
-      inputs.set(i.name, {
-        dims: [1, ch, i.height, i.width],
-        data: floats(path.join(caseDir, `${i.name}.bin`)),
-        expected: floats(path.join(caseDir, `${i.name}.out.bin`)),
-      });
-      if (inputs.get(i.name)!.expected.length !== ch * i.height * i.width * s * s)
+      const data = crops.get(c.id)!.get(i.name)!;
+      checkGoldenInput(suite, c.id, golden, i.name, data);
+      const expected = golden.outputs.get(i.name)?.data;
+      if (!expected || expected.length !== ch * i.height * i.width * s * s)
         throw new Error(`${c.id}/${i.name}: the reference output has an unexpected size`);
+      inputs.set(i.name, { dims: [1, ch, i.height, i.width], data, expected });
     }
     out.set(c.id, {
       pth: path.join(caseDir, 'model.pth'),
@@ -125,8 +134,8 @@ export interface ReferenceRun {
 }
 
 /**
- * The setup every transformer conversion test file shares: a temp dir for the file (removed after it) and, where
- * torch is installed, one python run of `script` that builds every case's checkpoints and outputs.
+ * The setup every transformer conversion test file shares: a temp dir for the file (removed after it) with every
+ * case's checkpoints and outputs, from the goldens (or from one python run of `script` that remakes them).
  */
 export function referenceRun(
   script: string,
@@ -139,7 +148,7 @@ export function referenceRun(
   const run: ReferenceRun = { dir: '', refs: new Map() };
   beforeAll(async () => {
     run.dir = await tempDir(tempPrefix);
-    if (hasTorch) run.refs = await runReference(script, run.dir, cases, channelsOf, scaleOf);
+    run.refs = await runReference(script, run.dir, cases, channelsOf, scaleOf);
   }, timeoutMs);
   afterAll(async () => removeDir(run.dir));
   return run;
