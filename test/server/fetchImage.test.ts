@@ -1,13 +1,18 @@
-/** fetchImage against a real local HTTP server: caps, redirects, content check, private-address refusal. */
+/**
+ * fetchImage against a real local HTTP server: caps, redirects, content check, private-address refusal; and
+ * against a raw socket server: an answer that closes while its reader is held, one cut short, bodies left unread.
+ */
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createRawServer, type AddressInfo, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchImage } from '../../engine/service/inputs/fetchImage.js';
 import { isPrivateAddress } from '../../engine/service/inputs/ipPolicy.js';
+import { createTestGate } from '../helpers/testGate.js';
 import { SET5 } from './helpers.js';
 
 let server: Server;
@@ -37,6 +42,15 @@ beforeAll(async () => {
     if (url === '/html')
       return void res.writeHead(200, { 'content-type': 'image/png' }).end('<html>not an image</html>');
     if (url === '/missing') return void res.writeHead(404).end();
+    if (url === '/declared-huge') {
+      // Declares 10 MB and sends a first chunk, then nothing: only the client can end this connection.
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(10_000_000) });
+      return void res.write(png);
+    }
+    if (url === '/missing-endless') {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      return void res.write('not here, and this body never ends');
+    }
     if (url === '/slow') return; // never answers
     res.writeHead(500).end();
   });
@@ -106,6 +120,80 @@ describe('fetchImage', () => {
     await expect(fetchImage(`http://localhost:${port}/bird.png`, target(), opts)).resolves.toMatchObject({
       contentType: 'image/png',
     });
+  });
+});
+
+describe('answers that close, end early or are never read to the end', () => {
+  /** Each connection gets `answer(path)` written in one go, then FIN. */
+  let raw: ReturnType<typeof createRawServer>;
+  let rawBase: string;
+  const finished: Promise<void>[] = [];
+  const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]);
+  // Above every stream's high-water mark (64 KiB): the answer cannot fit in the reader's buffer.
+  const body = Buffer.concat([PNG_MAGIC, Buffer.alloc(80_000 - PNG_MAGIC.length, 1)]);
+  const head = (length: number) =>
+    `HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+
+  beforeAll(async () => {
+    raw = createRawServer((socket: Socket) => {
+      socket.on('error', () => undefined);
+      let text = '';
+      socket.on('data', (d: Buffer) => {
+        if (text.includes('\r\n\r\n')) return;
+        text += d.toString('latin1');
+        if (!text.includes('\r\n\r\n')) return;
+        finished.push(new Promise((resolve) => socket.once('finish', () => resolve())));
+        const short = text.startsWith('GET /short ');
+        socket.end(Buffer.concat([Buffer.from(head(body.length), 'latin1'), short ? body.subarray(0, 40_000) : body]));
+      });
+    });
+    raw.listen(0, '127.0.0.1');
+    await once(raw, 'listening');
+    rawBase = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => raw.close(r));
+  });
+
+  it('Content-Length, the body and FIN while the reader is held: the image arrives whole (undici 7 threw here)', async () => {
+    const gate = await createTestGate({ inProcess: true });
+    try {
+      await gate.hold('url-body');
+      const file = target();
+      const fetching = fetchImage(`${rawBase}/closing.png`, file, opts);
+      await gate.reached('url-body');
+      await finished[finished.length - 1];
+      await gate.release('url-body');
+      await expect(fetching).resolves.toMatchObject({ contentType: 'image/png', size: body.length });
+      expect((await readFile(file)).equals(body)).toBe(true);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('a body cut short by FIN is refused, leaving no file', async () => {
+    const file = target();
+    await expect(fetchImage(`${rawBase}/short`, file, opts)).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(
+        /^Bad Request: could not fetch http:\/\/127\.0\.0\.1:\d+\/short: the download was interrupted$/,
+      ),
+    });
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('a refused answer whose body never ends is not read on: its connection is closed', async () => {
+    for (const [route, reason] of [
+      ['/declared-huge', /larger than the limit/],
+      ['/missing-endless', /answered HTTP 404/],
+    ] as const) {
+      const closed = new Promise<void>((resolve) => server.once('connection', (s: Socket) => s.once('close', resolve)));
+      await expect(fetchImage(`${base}${route}`, target(), opts)).rejects.toMatchObject({
+        message: expect.stringMatching(reason),
+      });
+      // The server's side of the socket closes because the client destroyed it (nothing else would end it).
+      await closed;
+    }
   });
 });
 

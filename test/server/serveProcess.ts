@@ -99,6 +99,8 @@ export async function startServe(
 export interface WorkerProcess {
   child: ChildProcess;
   output: () => string;
+  /** Resolves when the process has ended (by itself or killed). */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(): Promise<void>;
 }
 
@@ -109,6 +111,9 @@ export async function startWorker(flags: string[], env: NodeJS.ProcessEnv = proc
     stdio: ['ignore', 'pipe', 'pipe'],
     env,
   });
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -128,6 +133,7 @@ export async function startWorker(flags: string[], env: NodeJS.ProcessEnv = proc
   return {
     child,
     output: () => out,
+    exited: () => ended,
     kill: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -8,16 +8,24 @@
  *   is not trusted; the body is never held in memory), and the body must start with JPG/PNG/WEBP magic bytes.
  * Refusals are bad-request CrispErrors (400) whose message names the URL (without its query, which may hold the
  * client's own credentials) and the reason.
+ *
+ * The client is Node's own `http`/`https`, one connection per request (no pooling), not undici: undici 7's
+ * HTTP/1 parser throws an uncatchable AssertionError from its socket 'end' handler when a server sends
+ * Content-Length, the body and FIN while the response body is paused under backpressure (nodejs/undici#5360,
+ * fixed only in undici 8, which needs Node ≥ 22.19 and does not load on the Node 20 we support) — any image
+ * host could take the whole process down. Every answer's body is either read to the end or destroyed.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { rm } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, request } from 'undici';
 import { errors, isContractError, sanitizeFileName, type CrispError } from '../../contract/index.js';
 import type { FetchedImage, FetchImageOptions } from './fetchImage.types.js';
 import { writeStreamAtomic } from '../storage/atomicFile.js';
 import { sniffImageType } from '../../core/pipeline/imageSniff.js';
 import { isPrivateAddress } from './ipPolicy.js';
+import { holdPoint } from '../../core/testGate.js';
 
 export type { FetchedImage, FetchImageOptions } from './fetchImage.types.js';
 
@@ -78,6 +86,28 @@ function fileNameFrom(u: URL): string {
   return sanitizeFileName(decoded, 'image');
 }
 
+/**
+ * One GET on a connection of its own (`agent: false`: nothing pooled, the socket ends with the answer). Resolves
+ * with the answer's head; its body is the caller's to read to the end or destroy.
+ */
+function get(u: URL, opts: FetchImageOptions, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, {
+      method: 'GET',
+      agent: false,
+      lookup: guardedLookup(opts.allowPrivate),
+      signal,
+      // No bytes for this long, whatever the phase (connect, head, body), ends the socket.
+      timeout: opts.timeoutMs,
+      headers: { accept: 'image/jpeg, image/png, image/webp', 'user-agent': 'Crisp-Server/1' },
+    });
+    req.once('timeout', () => req.destroy(Object.assign(new Error('no bytes in time'), { code: 'ETIMEDOUT' })));
+    req.once('error', reject);
+    req.once('response', resolve);
+    req.end();
+  });
+}
+
 /** Fetches `url` into the file `target` (written whole or not at all). */
 export async function fetchImage(url: string, target: string, opts: FetchImageOptions): Promise<FetchedImage> {
   let current: URL;
@@ -88,12 +118,8 @@ export async function fetchImage(url: string, target: string, opts: FetchImageOp
   }
   const deadline = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([deadline, opts.signal]) : deadline;
-  const agent = new Agent({
-    connect: { lookup: guardedLookup(opts.allowPrivate), timeout: opts.timeoutMs },
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-    connections: 1,
-  });
+  /** The answer whose body is open: read to its end, or destroyed in `finally`. */
+  let open: IncomingMessage | undefined;
   try {
     for (let hop = 0; ; hop++) {
       if (current.protocol !== 'http:' && current.protocol !== 'https:')
@@ -102,46 +128,38 @@ export async function fetchImage(url: string, target: string, opts: FetchImageOp
       if (isIP(host) && !opts.allowPrivate && isPrivateAddress(host)) {
         throw refuse(current, 'private, loopback and reserved addresses are refused');
       }
-      let res: Awaited<ReturnType<typeof request>>;
+      let res: IncomingMessage;
       try {
-        res = await request(current, {
-          method: 'GET',
-          dispatcher: agent,
-          signal,
-          headers: { accept: 'image/jpeg, image/png, image/webp', 'user-agent': 'Crisp-Server/1' },
-        });
+        res = await get(current, opts, signal);
       } catch (e) {
         const codes = causeCodes(e);
         if (codes.includes(PRIVATE_CODE))
           throw refuse(current, 'the host resolves to a private, loopback or reserved address');
-        if (deadline.aborted) throw refuse(current, `no answer within ${opts.timeoutMs} ms`);
+        if (deadline.aborted || codes.includes('ETIMEDOUT'))
+          throw refuse(current, `no answer within ${opts.timeoutMs} ms`);
         if (opts.signal?.aborted) throw refuse(current, 'cancelled');
         if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN'))
           throw refuse(current, 'the host name does not resolve');
         throw refuse(current, `connection failed (${codes[0] ?? 'network error'})`);
       }
-      if (REDIRECTS.has(res.statusCode)) {
-        await res.body.dump().catch(() => {});
+      open = res;
+      const status = res.statusCode ?? 0;
+      if (REDIRECTS.has(status)) {
+        res.destroy();
         const location = res.headers.location;
-        const loc = Array.isArray(location) ? location[0] : location;
-        if (!loc) throw refuse(current, `HTTP ${res.statusCode} without a Location`);
+        if (!location) throw refuse(current, `HTTP ${status} without a Location`);
         if (hop >= opts.maxRedirects) throw refuse(current, `more than ${opts.maxRedirects} redirects`);
         try {
-          current = new URL(loc, current);
+          current = new URL(location, current);
         } catch {
           throw refuse(current, 'redirect to an invalid URL');
         }
         continue;
       }
-      if (res.statusCode !== 200) {
-        await res.body.dump().catch(() => {});
-        throw refuse(current, `the server answered HTTP ${res.statusCode}`);
-      }
+      if (status !== 200) throw refuse(current, `the server answered HTTP ${status}`);
       const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > opts.maxBytes) {
-        await res.body.dump().catch(() => {});
+      if (Number.isFinite(declared) && declared > opts.maxBytes)
         throw refuse(current, `the image is larger than the limit of ${opts.maxBytes} bytes`);
-      }
       // Streamed to disk (temp file, renamed when whole and checked), never held in memory: memory per
       // fetch is a few stream buffers whatever the image's size.
       let total = 0;
@@ -149,7 +167,9 @@ export async function fetchImage(url: string, target: string, opts: FetchImageOp
       let type: string | undefined;
       const notImage = () => refuse(current, 'the content is not a JPG, PNG or WEBP image');
       try {
-        await writeStreamAtomic(target, res.body, (chunk) => {
+        // Test-only hold (engine/core/testGate.ts): the head is read, the body not yet — the slowest reader.
+        await holdPoint('url-body', signal);
+        await writeStreamAtomic(target, res, (chunk) => {
           total += chunk.length;
           if (total > opts.maxBytes)
             throw refuse(current, `the image is larger than the limit of ${opts.maxBytes} bytes`);
@@ -160,9 +180,14 @@ export async function fetchImage(url: string, target: string, opts: FetchImageOp
           }
         });
       } catch (e) {
-        res.body.destroy();
         if (isContractError(e)) throw e;
         if (deadline.aborted) throw refuse(current, `no complete answer within ${opts.timeoutMs} ms`);
+        if (opts.signal?.aborted) throw refuse(current, 'cancelled');
+        throw refuse(current, 'the download was interrupted');
+      }
+      // A body cut short (the connection closed before Content-Length bytes) is an error, never an image.
+      if (!res.complete) {
+        await rm(target, { force: true });
         throw refuse(current, 'the download was interrupted');
       }
       type ??= sniffImageType(head) ?? undefined;
@@ -173,6 +198,7 @@ export async function fetchImage(url: string, target: string, opts: FetchImageOp
       return { originalFileName: fileNameFrom(current), contentType: type, size: total };
     }
   } finally {
-    await agent.close().catch(() => {});
+    // Whatever ended the fetch, no socket stays open: a body not read to its end is destroyed.
+    if (open && !open.destroyed) open.destroy();
   }
 }
