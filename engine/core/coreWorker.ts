@@ -1,5 +1,6 @@
 /**
- * A core worker thread: runs jobs sent by the pool (workerPool.ts) one at a time, with its own
+ * A core worker thread: runs jobs sent by the pool (workerPool.ts) — one in inference at a time, and the next
+ * one's inference while the previous one encodes — with its own
  * onnxruntime sessions (cached here, one Inference per precision), and reports progress, results and
  * failures by message. Cancels arrive as messages too and abort the running job within a tile.
  */
@@ -68,6 +69,7 @@ async function run(id: number, job: ToCoreWorker & { type: 'run' }): Promise<voi
         }
         send({ type: 'progress', id, fraction, ...(etaSeconds !== undefined ? { etaSeconds } : {}) });
       },
+      () => send({ type: 'encoding', id }),
     );
     send({ type: 'done', id, result });
   } catch (e) {

@@ -20,6 +20,8 @@ export type ToCoreWorker =
 
 export type FromCoreWorker =
   | { type: 'progress'; id: number; fraction: number; etaSeconds?: number }
+  /** The job is past its last model run and encoding: the worker can take the next job's inference. */
+  | { type: 'encoding'; id: number }
   | { type: 'done'; id: number; result: UpscaleFileResult }
   | { type: 'failed'; id: number; error: WireError }
   | { type: 'released' };

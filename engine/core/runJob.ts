@@ -32,6 +32,7 @@ export async function runJob(
   sources: TaskModelSources,
   signal: AbortSignal,
   onProgress: CoreProgress,
+  onEncode?: () => void,
 ): Promise<UpscaleFileResult> {
   signal.throwIfAborted();
   const model = await resolveTaskModel(
@@ -51,6 +52,7 @@ export async function runJob(
     ...(job.limits ? { limits: job.limits } : {}),
     ...(job.face ? { faces: faceStage(job.face, sources.modelDirs) } : {}),
     ...(job.metadata ? { metadata: job.metadata } : {}),
+    ...(onEncode ? { onEncode } : {}),
   };
   const upscale: PassRunner = (j, report) =>
     job.passes === 2 ? upscaleTwice(j, inference, report) : upscaleImage({ ...j, onProgress: report }, inference);
@@ -86,8 +88,9 @@ async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: C
   const mid = tempRasterPath(dir, '.png');
   const w1 = 1 / (1 + job.scale * job.scale);
   try {
-    // The first pass keeps no metadata; the second reads it from the original input.
-    const { faces: _faces, metadata, ...firstPass } = job;
+    // The first pass keeps no metadata; the second reads it from the original input. Its encode is not the
+    // job's: the model is needed again by the second pass.
+    const { faces: _faces, metadata, onEncode: _onEncode, ...firstPass } = job;
     await upscaleImage(
       {
         ...firstPass,

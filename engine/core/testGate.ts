@@ -16,6 +16,8 @@ export const TEST_GATE_ENV = 'CRISP_TEST_GATE_DIR';
 
 /** The point a job holds at as it starts, named after its input file (one spelling for core and the tests). */
 export const inputPoint = (fileName: string): string => `input-${fileName.replace(/[^\w.-]/g, '_')}`;
+/** The point an image reaches when its inference is over and its encode starts (pipeline/upscale.ts). */
+export const encodePoint = (fileName: string): string => `encode-${fileName.replace(/[^\w.-]/g, '_')}`;
 
 const POLL_MS = 20;
 

@@ -6,6 +6,10 @@
  * - Size: `workers` threads (default 1: one device, one image at a time, as the task runner schedules);
  *   the thread setting is the CPU budget of the whole pool, split evenly between its workers' onnxruntime
  *   sessions (docs/architecture.md).
+ * - Overlap: once a worker's job is past its last model run (it says 'encoding'), the worker takes the next
+ *   job, whose decode and inference then run while the first one's encode and write go on in libvips's
+ *   threads. At most two jobs per worker, and only one of them ever in inference; onnxruntime's run holds
+ *   the worker's thread, so nothing else could overlap it there.
  * - Workers start on warm() or the first job (an API-only process starts none), keep their sessions for
  *   later jobs, and do not keep the process alive while idle.
  * - Progress and cancellation cross by message; a cancelled job's promise settles only once its worker has
@@ -32,7 +36,10 @@ interface Pending {
 
 interface Slot {
   worker: Worker;
-  job: Pending | undefined;
+  /** At most two: one job anywhere in the pipeline, and before it one that is only encoding. */
+  jobs: Pending[];
+  /** Ids of this slot's jobs that are past inference. */
+  encoding: Set<number>;
   dead: boolean;
 }
 
@@ -84,7 +91,7 @@ export class WorkerPool {
           reject(opts.signal?.reason);
           return;
         }
-        const slot = this.slots.find((s) => s.job === p);
+        const slot = this.slots.find((s) => s.jobs.includes(p));
         if (slot) this.post(slot, { type: 'cancel', id: p.id });
       };
       opts.signal?.addEventListener('abort', p.onAbort, { once: true });
@@ -119,11 +126,13 @@ export class WorkerPool {
 
   private dispatch(): void {
     while (this.waiting.length > 0) {
-      let slot = this.slots.find((s) => !s.dead && s.job === undefined);
-      if (!slot && this.slots.filter((s) => !s.dead).length < this.size) slot = this.spawn();
+      const live = this.slots.filter((s) => !s.dead);
+      let slot = live.find((s) => s.jobs.length === 0);
+      if (!slot && live.length < this.size) slot = this.spawn();
+      slot ??= live.find((s) => s.jobs.length === 1 && s.encoding.has(s.jobs[0]!.id));
       if (!slot) return;
       const p = this.waiting.shift() as Pending;
-      slot.job = p;
+      slot.jobs.push(p);
       slot.worker.ref();
       this.post(slot, { type: 'run', id: p.id, job: p.job });
     }
@@ -136,7 +145,7 @@ export class WorkerPool {
       env: SHARE_ENV,
       workerData: { ...this.setup, ...(entry.tsEntry ? { tsEntry: entry.tsEntry } : {}) },
     });
-    const slot: Slot = { worker, job: undefined, dead: false };
+    const slot: Slot = { worker, jobs: [], encoding: new Set(), dead: false };
     this.slots.push(slot);
     worker.on('message', (msg: FromCoreWorker) => this.onMessage(slot, msg));
     const died = (why: string) => {
@@ -144,9 +153,7 @@ export class WorkerPool {
       slot.dead = true;
       const i = this.slots.indexOf(slot);
       if (i >= 0) this.slots.splice(i, 1);
-      const p = slot.job;
-      slot.job = undefined;
-      if (p) {
+      for (const p of slot.jobs.splice(0)) {
         this.settle(p);
         p.reject(
           p.signal?.aborted
@@ -164,14 +171,20 @@ export class WorkerPool {
 
   private onMessage(slot: Slot, msg: FromCoreWorker): void {
     if (msg.type === 'released') return;
-    const p = slot.job;
-    if (!p || p.id !== msg.id) return;
+    const p = slot.jobs.find((j) => j.id === msg.id);
+    if (!p) return;
     if (msg.type === 'progress') {
       p.onProgress?.(msg.fraction, msg.etaSeconds);
       return;
     }
-    slot.job = undefined;
-    slot.worker.unref();
+    if (msg.type === 'encoding') {
+      slot.encoding.add(p.id);
+      this.dispatch();
+      return;
+    }
+    slot.jobs.splice(slot.jobs.indexOf(p), 1);
+    slot.encoding.delete(p.id);
+    if (slot.jobs.length === 0) slot.worker.unref();
     this.settle(p);
     if (msg.type === 'done') p.resolve(msg.result);
     // A cancelled job rejects with the caller's own reason (what it aborted with), not the worker's wording.

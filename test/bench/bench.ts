@@ -1,5 +1,6 @@
 /**
- * Pipeline benchmark: `npm run bench` (CRISP_BENCH_QUICK=1 for a fast run).
+ * Benchmarks: `npm run bench` (CRISP_BENCH_QUICK=1 for a fast run). This file's own section, `models`: every
+ * installed model through the pipeline.
  *
  * Each row (model × image set) runs in its own child process so its peak RSS (getrusage maxRSS) is
  * isolated. Columns:
@@ -12,6 +13,7 @@
  *                 so the baseline is the bare session on its central 512×512 crop (marked *).
  */
 import { archBench } from './archBench.js';
+import { stagesBench } from './stagesBench.js';
 import { faceCropBench } from './faceCropBench.js';
 import { facesBench } from './facesBench.js';
 import { execFileSync } from 'node:child_process';
@@ -252,10 +254,12 @@ async function serverBench(): Promise<void> {
 
 /**
  * Every bench section, in the order `npm run bench` runs them. Each prints its own table.
- * `npm run bench -- --only pipeline,server` runs a subset. A new subject adds one line here.
+ * `npm run bench -- --only pipeline,server` runs a subset (`pipeline`: stagesBench.ts, where an image's time goes;
+ * `models`: the table above, every installed model). A new subject adds one line here.
  */
 const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
-  { name: 'pipeline', run: pipelineBench },
+  { name: 'pipeline', run: stagesBench },
+  { name: 'models', run: pipelineBench },
   { name: 'server', run: serverBench },
   {
     name: 'team',

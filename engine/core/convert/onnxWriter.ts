@@ -50,7 +50,7 @@ export function attrProto(name: string, a: OnnxAttr): ProtoWriter {
   }
 }
 
-function valueInfo(name: string, shape: Array<number | string>): ProtoWriter {
+function valueInfo(name: string, shape: Array<number | string>, elemType = 1): ProtoWriter {
   const shapeW = new ProtoWriter();
   for (const d of shape) {
     const dim = new ProtoWriter();
@@ -58,7 +58,7 @@ function valueInfo(name: string, shape: Array<number | string>): ProtoWriter {
     else dim.string(2, d);
     shapeW.message(1, dim);
   }
-  const tensorType = new ProtoWriter().int(1, 1).message(2, shapeW);
+  const tensorType = new ProtoWriter().int(1, elemType).message(2, shapeW);
   return new ProtoWriter().string(1, name).message(2, new ProtoWriter().message(1, tensorType));
 }
 
@@ -133,6 +133,8 @@ export class GraphBuilder {
       output?: string;
       inChannels?: number;
       outChannels?: number;
+      /** The output's ONNX element type (TensorProto.DataType); default 1, float32. */
+      outputType?: number;
       producer?: string;
       doc?: string;
     } = {},
@@ -152,7 +154,10 @@ export class GraphBuilder {
       graph.message(5, tw);
     }
     graph.message(11, valueInfo(opts.input ?? 'input', ['batch', opts.inChannels ?? 3, 'height', 'width']));
-    graph.message(12, valueInfo(opts.output ?? 'output', ['batch', opts.outChannels ?? 3, 'out_height', 'out_width']));
+    graph.message(
+      12,
+      valueInfo(opts.output ?? 'output', ['batch', opts.outChannels ?? 3, 'out_height', 'out_width'], opts.outputType),
+    );
     const model = new ProtoWriter()
       .int(1, IR_VERSION)
       .string(2, opts.producer ?? 'crisp-convert')

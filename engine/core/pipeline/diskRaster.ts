@@ -21,6 +21,8 @@ export interface OutputRaster {
   /** Copies `r` (same channels and depth) with its top-left corner at (x, y). */
   writeRect(x: number, y: number, r: Raster): void;
   readRect(x: number, y: number, width: number, height: number): Raster;
+  /** The pixels themselves when the output is in memory: the tile loop stitches straight into them. */
+  readonly direct?: Raster;
 }
 
 /** The in-memory output: one raster holding every pixel. */
@@ -31,6 +33,10 @@ export class MemoryRaster implements OutputRaster {
   readonly depth: BitDepth;
   constructor(readonly raster: Raster) {
     ({ width: this.width, height: this.height, channels: this.channels, depth: this.depth } = raster);
+  }
+
+  get direct(): Raster {
+    return this.raster;
   }
 
   writeRect(x: number, y: number, r: Raster): void {

@@ -11,6 +11,7 @@
  */
 import { holdPoint } from '../testGate.js';
 import type { ModelSession, TensorResult } from '../inference/index.js';
+import type { StageClock } from './stageTimes.js';
 import type { OutputRaster } from './diskRaster.js';
 import type { InputBand, InputRaster } from './inputRaster.js';
 import { allocRaster, maxValue, type Raster } from './raster.js';
@@ -30,6 +31,8 @@ export interface InferTilesOptions {
   signal?: AbortSignal;
   /** Called after each model run (one per tile, two with alpha) with the padded pixels it ran on. */
   onTile?: (pixels: number) => void;
+  /** Where the stage times go (tileIn, run, tileOut, resize). */
+  clock?: StageClock;
 }
 
 /** Planar float32 [1,3,ph,pw] in 0..1 for the padded region of a tile. */
@@ -43,33 +46,23 @@ export function tileInput(source: Raster, tile: Tile): Float32Array {
   for (let y = 0; y < ph; y++) {
     let s = ((py + y) * source.width + px) * sc;
     let d = y * pw;
-    for (let x = 0; x < pw; x++, s += sc, d++) {
-      if (sc === 1) {
-        const v = (src[s] ?? 0) * inv;
+    if (sc === 1) {
+      // An alpha plane goes through the network as grey RGB.
+      for (let x = 0; x < pw; x++, s++, d++) {
+        const v = src[s]! * inv;
         buf[d] = v;
         buf[plane + d] = v;
         buf[2 * plane + d] = v;
-      } else {
-        buf[d] = (src[s] ?? 0) * inv;
-        buf[plane + d] = (src[s + 1] ?? 0) * inv;
-        buf[2 * plane + d] = (src[s + 2] ?? 0) * inv;
+      }
+    } else {
+      for (let x = 0; x < pw; x++, s += sc, d++) {
+        buf[d] = src[s]! * inv;
+        buf[plane + d] = src[s + 1]! * inv;
+        buf[2 * plane + d] = src[s + 2]! * inv;
       }
     }
   }
   return buf;
-}
-
-async function runTile(o: InferTilesOptions, source: Raster, tile: Tile): Promise<TensorResult> {
-  o.signal?.throwIfAborted();
-  const native = o.session.scale;
-  const out = await o.session.run(tileInput(source, tile), 1, tile.ph, tile.pw);
-  if (out.dims[2] !== tile.ph * native || out.dims[3] !== tile.pw * native) {
-    throw new Error(
-      `Model ${o.session.model.entry.model} returned ${out.dims[3]}×${out.dims[2]} for a ${tile.pw}×${tile.ph} tile; expected ×${native}`,
-    );
-  }
-  o.onTile?.(tile.pw * tile.ph);
-  return out;
 }
 
 /**
@@ -81,37 +74,81 @@ function coreAtOrigin(tile: Tile): Tile {
 }
 
 /**
- * Tiles are taken row by row; each row reads one band of input rows (its padded span) and every tile's
- * core is written to the target as soon as it is done, so memory holds one input band and one tile.
+ * Tiles are taken row by row; each row reads one band of input rows (its padded span) and every tile's core is
+ * written to the target as soon as it is done, so memory holds one input band and one tile.
+ *
+ * Serial on purpose: onnxruntime-node's session.run is one synchronous native call (it holds this thread's event
+ * loop for the whole run, measured), so tile-out work on this thread cannot overlap a run. What overlaps is
+ * across images: the encode (libvips threads) of one image runs while the next one infers (workerPool.ts).
  */
 export async function inferTiles(o: InferTilesOptions): Promise<void> {
   const native = o.session.scale;
-  const { target, scale } = o;
+  const { target, scale, clock } = o;
+  const time = <T>(stage: 'tileOut', fn: () => T): T => (clock ? clock.time(stage, fn) : fn());
   let band: { y: number; rows: number; data: InputBand } | undefined;
+
+  const run = async (source: Raster, tile: Tile): Promise<TensorResult> => {
+    o.signal?.throwIfAborted();
+    // Rows of the band start at tile.py: the model reads the tile at the band's top.
+    const inBand: Tile = { ...tile, y: tile.y - tile.py, py: 0 };
+    const t0 = performance.now();
+    const x = tileInput(source, inBand);
+    const t1 = performance.now();
+    clock?.add('tileIn', t1 - t0);
+    const out = await o.session.run(x, 1, tile.ph, tile.pw);
+    clock?.add('run', performance.now() - t1);
+    if (out.dims[2] !== tile.ph * native || out.dims[3] !== tile.pw * native) {
+      throw new Error(
+        `Model ${o.session.model.entry.model} returned ${out.dims[3]}×${out.dims[2]} for a ${tile.pw}×${tile.ph} tile; expected ×${native}`,
+      );
+    }
+    o.onTile?.(tile.pw * tile.ph);
+    return out;
+  };
+
   for (const [index, tile] of o.plan.tiles.entries()) {
     // Test-only (CRISP_TEST_GATE_DIR; a no-op in production). No signal: a test that cancels here checks that
-    // runTile's own check, not the gate, stops the work between tiles.
+    // the run's own check, not the gate, stops the work between tiles.
     await holdPoint(`tile-${index}`);
     if (!band || band.y !== tile.py || band.rows !== tile.ph)
       band = { y: tile.py, rows: tile.ph, data: o.input.band(tile.py, tile.ph) };
     const { rgb, alpha } = band.data;
-    // Rows of the band start at tile.py: the model reads the tile at the band's top.
-    const inBand: Tile = { ...tile, y: tile.y - tile.py, py: 0 };
-    const core = allocRaster(tile.w * scale, tile.h * scale, target.channels, target.depth);
-    const local = coreAtOrigin(tile);
+    if (scale === native && target.direct) {
+      // Straight from float into the in-memory output: no intermediate raster, bit-identical to an untiled run.
+      const out = await run(rgb, tile);
+      time('tileOut', () => stitchTile(target.direct!, out, tile, native, 0, 3));
+      if (alpha) {
+        const a = await run(alpha, tile);
+        time('tileOut', () => stitchTile(target.direct!, a, tile, native, 3, 1));
+      }
+      continue;
+    }
+    let core: Raster;
     if (scale === native) {
-      // Straight from float into place: no intermediate padded raster, bit-identical to an untiled run.
-      stitchTile(core, await runTile(o, rgb, inBand), local, native, 0, 3);
-      if (alpha) stitchTile(core, await runTile(o, alpha, inBand), local, native, 3, 1);
+      core = allocRaster(tile.w * scale, tile.h * scale, target.channels, target.depth);
+      const local = coreAtOrigin(tile);
+      const out = await run(rgb, tile);
+      time('tileOut', () => stitchTile(core, out, local, native, 0, 3));
+      if (alpha) {
+        const a = await run(alpha, tile);
+        time('tileOut', () => stitchTile(core, a, local, native, 3, 1));
+      }
     } else {
       // RGB and alpha share one padded tile so the resize premultiplies alpha exactly as a whole-image
       // resize would; each float output is rounded into it before the next run (one float tile at a time).
       const padded = allocRaster(tile.pw * native, tile.ph * native, target.channels, target.depth);
       const whole = paddedAsCore(tile);
-      stitchTile(padded, await runTile(o, rgb, inBand), whole, native, 0, 3);
-      if (alpha) stitchTile(padded, await runTile(o, alpha, inBand), whole, native, 3, 1);
-      pasteCore(core, await resizeRaster(padded, tile.pw * scale, tile.ph * scale), local, scale);
+      const out = await run(rgb, tile);
+      time('tileOut', () => stitchTile(padded, out, whole, native, 0, 3));
+      if (alpha) {
+        const a = await run(alpha, tile);
+        time('tileOut', () => stitchTile(padded, a, whole, native, 3, 1));
+      }
+      const t0 = performance.now();
+      core = allocRaster(tile.w * scale, tile.h * scale, target.channels, target.depth);
+      pasteCore(core, await resizeRaster(padded, tile.pw * scale, tile.ph * scale), coreAtOrigin(tile), scale);
+      clock?.add('resize', performance.now() - t0);
     }
-    target.writeRect(tile.x * scale, tile.y * scale, core);
+    time('tileOut', () => target.writeRect(tile.x * scale, tile.y * scale, core));
   }
 }

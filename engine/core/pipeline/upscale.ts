@@ -14,6 +14,7 @@ import type { SaveImageAs, Scale } from '../../contract/index.js';
 import type { ExecutionProvider, Inference, Precision } from '../inference/index.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { writeFileAtomic } from '../atomicFile.js';
+import { encodePoint, holdPoint } from '../testGate.js';
 import { enhanceFaces, type FaceReport, type FaceStageOptions, type OutputRegions } from '../faces/faceStage.js';
 import { checkDiskBudget, estimateJob, type FreeDiskReader, type JobBudget, type OutputMode } from './budget.js';
 import { decodeImage } from './decode.js';
@@ -25,6 +26,7 @@ import { inferTiles } from './infer.js';
 import { decodeToDisk, memoryInput, type InputRaster } from './inputRaster.js';
 import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type ImageSource } from './probe.js';
 import { JobProgress, type ProgressListener } from './progress.js';
+import { StageClock, type StageTimes } from './stageTimes.js';
 import { allocRaster } from './raster.js';
 import { removeTemp, sweepStaleTemps, tempRasterPath } from './tempFiles.js';
 import { chooseTileSize, DEFAULT_OVERLAP, planTiles } from './tiles.js';
@@ -71,6 +73,11 @@ export interface UpscaleJob {
   faces?: Omit<FaceStageOptions, 'signal'>;
   /** The metadata policy and provenance record (metadata.ts); absent: the input's EXIF and an sRGB tag. */
   metadata?: MetadataRequest;
+  /**
+   * Called once the job no longer needs the model (every tile run, faces restored), as its encode starts: the
+   * pool may then start the next image's inference while this one encodes (workerPool.ts).
+   */
+  onEncode?: () => void;
 }
 
 export interface UpscaleResult {
@@ -86,6 +93,8 @@ export interface UpscaleResult {
   warnings?: string[];
   /** Present when the job asked for face enhancement. */
   faces?: FaceReport;
+  /** Milliseconds per stage (stageTimes.ts). */
+  stages: StageTimes;
 }
 
 /** The only face warning: an image where face enhancement was asked for and found nothing to do. */
@@ -107,8 +116,9 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
   const limits: ImageLimits = { ...DEFAULT_LIMITS, ...job.limits };
   const name = job.inputName;
   job.signal?.throwIfAborted();
+  const clock = new StageClock();
 
-  const info = await probeImage(job.input, name, limits);
+  const info = await clock.time('probe', () => probeImage(job.input, name, limits));
   const out = checkOutputFits(info.width, info.height, job.scale, job.format, {
     name,
     maxOutputPixels: limits.maxOutputPixels,
@@ -119,7 +129,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       `"${name}" is ${info.width}×${info.height} pixels: face enhancement works on images up to ${FACE_MAX_INPUT_PIXELS / 1e6} megapixel. Turn off Enhance faces for this image.`,
     );
   }
-  const session = await inference.session(job.model);
+  const session = await clock.time('session', () => inference.session(job.model));
   const tileSize = job.tileSize ?? chooseTileSize(info.width, info.height, session.provider);
   // 16 bits survive only into PNG; for JPEG/WebP the stitch writes 8-bit directly (half the memory).
   const outDepth = info.depth === 16 && job.format === 'png' ? 16 : 8;
@@ -162,9 +172,9 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     if (budget.streamed) {
       const decoded = tempRasterPath(tempDir, '.v');
       temps.push(decoded);
-      input = await decodeToDisk(job.input, name, info, limits, decoded);
+      input = await clock.time('decode', () => decodeToDisk(job.input, name, info, limits, decoded));
     } else {
-      input = memoryInput(await decodeImage(job.input, name, info, limits));
+      input = memoryInput(await clock.time('decode', () => decodeImage(job.input, name, info, limits)));
     }
     job.signal?.throwIfAborted();
     const { width, height } = input;
@@ -197,6 +207,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       scale: job.scale,
       signal: job.signal,
       onTile: (px) => progress.tileDone(px),
+      clock,
     });
     // Faces are detected on and cropped from the input's RGB (see engine/core/faces/faceStage.ts for why); a
     // streamed input is read back once for it, bounded by maxInputPixels.
@@ -207,17 +218,25 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     job.signal?.throwIfAborted();
     const faces =
       job.faces && faceInput
-        ? await enhanceFaces(faceInput, job.scale, outputRegions(output), inference, {
-            ...job.faces,
-            ...(job.signal ? { signal: job.signal } : {}),
-          })
+        ? await clock.time('faces', () =>
+            enhanceFaces(faceInput, job.scale, outputRegions(output), inference, {
+              ...job.faces!,
+              ...(job.signal ? { signal: job.signal } : {}),
+            }),
+          )
         : undefined;
     job.signal?.throwIfAborted();
     const faceWarnings = faces?.found === 0 ? [noFacesWarning(name)] : [];
 
     stopEncodeClock = progress.beginEncode();
+    job.onEncode?.();
+    // Test-only (CRISP_TEST_GATE_DIR; a no-op in production): an image held here is past its inference.
+    await holdPoint(encodePoint(name), job.signal);
+    job.signal?.throwIfAborted();
+    const metaStart = performance.now();
     const carry = job.metadata ? await carriedMetadata(job.input, job.metadata) : undefined;
     iccFile = carry?.icc ? await iccProfileFile(carry.icc) : undefined;
+    clock.add('metadata', performance.now() - metaStart);
     const opts: EncodeOptions = {
       format: job.format,
       compression: job.compression,
@@ -227,11 +246,11 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     let result: { width: number; height: number; bytes: number; warnings: string[] };
     if (target) {
       target.close();
-      result = await encodeDiskRaster(target, opts, job.outputPath, job.signal);
+      result = await clock.time('encode', () => encodeDiskRaster(target!, opts, job.outputPath, job.signal));
     } else {
-      const encoded = await encodeRaster((output as MemoryRaster).raster, opts);
+      const encoded = await clock.time('encode', () => encodeRaster((output as MemoryRaster).raster, opts));
       job.signal?.throwIfAborted();
-      await writeFileAtomic(job.outputPath, encoded.data, { signal: job.signal });
+      await clock.time('write', () => writeFileAtomic(job.outputPath, encoded.data, { signal: job.signal }));
       result = { width: encoded.width, height: encoded.height, bytes: encoded.data.length, warnings: encoded.warnings };
     }
     stopEncodeClock();
@@ -243,6 +262,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       provider: session.provider,
       precision: session.precision ?? 'fp32',
       budget,
+      stages: clock.finish(),
       ...(result.warnings.length > 0 || faceWarnings.length > 0
         ? { warnings: [...result.warnings, ...faceWarnings] }
         : {}),
