@@ -1,5 +1,6 @@
 /**
- * Starts `crisp serve`: opens the accounts state and ledger, creates the engine with the ledger as its
+ * Starts `crisp serve`: takes its data folder (one owner: folderOwner.ts) and checks its port before anything
+ * else, then opens the accounts state and ledger, creates the engine with the ledger as its
  * CreditMeter (the engine frees reservations of tasks it finds interrupted while doing so), builds the
  * app and listens. Also used in-process by the tests, which may wrap the meter or engine to inject
  * failures.
@@ -22,6 +23,7 @@ import { SERVER_USER_LIMITS } from '../service/limits.js';
 import { createUrlSigner, loadOrCreateSecret } from '../service/security/urlSigner.js';
 import { loadOrCreateSharedSecret } from '../service/db/sharedSecret.js';
 import { openObjectStore, type ObjectStore } from '../service/storage/objectStore.js';
+import { assertNotOwned, takeFolder, type FolderOwnership } from '../service/storage/folderOwner.js';
 import { buildApp } from './app.js';
 import type { ServerHealth } from './routes/health.js';
 import { createDownloadLinks, downloadLinkDecorator } from './downloadLinks.js';
@@ -42,6 +44,52 @@ export interface ServerOverrides {
   meter?: (ledger: Ledger) => CreditMeter;
   /** Wraps the engine the routes use. */
   engine?: (engine: Engine) => UpscalingEngine;
+}
+
+/** Thrown before anything is opened when the port is taken: the message is the sentence `crisp serve` prints. */
+export class PortInUseError extends Error {
+  constructor(host: string, port: number) {
+    super(`port ${port} on ${host} is already in use by another process; pick another --port (nothing was changed)`);
+    this.name = 'PortInUseError';
+  }
+}
+
+/**
+ * Refuses a taken port before the engine is built (a server started by mistake on a busy port must not touch
+ * anything first). The port is only checked, not held: app.listen may still lose a race, as any server can.
+ */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', (e: NodeJS.ErrnoException) => reject(e.code === 'EADDRINUSE' ? new PortInUseError(host, port) : e));
+    s.listen({ host, port, exclusive: true }, () => s.close(() => resolve()));
+  });
+}
+
+/**
+ * The embedded server owns its folders (tasks, accounts) outright: it takes them before it opens or recovers
+ * anything, and a second process refuses, naming the owner (folderOwner.ts). With `--db` the folders are shared
+ * by design; such a server only refuses folders an embedded server owns.
+ */
+async function ownFolders(config: ServerConfig, dataDir: string, storageDir: string, port: number) {
+  const owned: FolderOwnership[] = [];
+  if (config.db) {
+    await assertNotOwned(dataDir, '--data');
+    if (!config.objects && storageDir !== dataDir) await assertNotOwned(storageDir, '--storage');
+    return owned;
+  }
+  try {
+    owned.push(await takeFolder(dataDir, { role: 'crisp serve', port }));
+    if (storageDir !== dataDir) owned.push(await takeFolder(storageDir, { role: 'crisp serve', port }, '--storage'));
+  } catch (e) {
+    await releaseAll(owned);
+    throw e;
+  }
+  return owned;
+}
+
+async function releaseAll(owned: FolderOwnership[]): Promise<void> {
+  for (const o of owned) await o.release();
 }
 
 /** Port 0 must be resolved before the engine exists, because part URLs embed the public origin. */
@@ -70,7 +118,16 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
   const port = config.port === 0 ? await freePort(config.host) : config.port;
   const publicUrl = (config.publicUrl ?? originFor(config.host, port)).replace(/\/$/, '');
 
-  const stores = await openAccounts({ dataDir, ...(config.db ? { db: config.db } : {}) });
+  // Nothing is opened, recovered or resumed before this process owns its folders and knows its port is free.
+  const owned = await ownFolders(config, dataDir, storageDir, port);
+  let stores: AccountsBackend;
+  try {
+    if (config.port !== 0) await assertPortFree(config.host, port);
+    stores = await openAccounts({ dataDir, ...(config.db ? { db: config.db } : {}) });
+  } catch (e) {
+    await releaseAll(owned);
+    throw e;
+  }
   const stopCompaction = scheduleCompaction(stores, config.ledgerRetentionMs ?? DEFAULT_LEDGER_RETENTION_MS);
   let engine: Engine | undefined;
   let objects: ObjectStore | undefined;
@@ -142,12 +199,13 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     });
     operatorLog = (detail) => app.log.warn({ detail }, 'detail withheld from an API user');
     await app.listen({ host: config.host, port });
-    return running(app, created, stores, publicUrl, stopCompaction, objects);
+    return running(app, created, stores, publicUrl, stopCompaction, owned, objects);
   } catch (e) {
     await engine?.close();
     stopCompaction();
     objects?.close();
     await stores.close();
+    await releaseAll(owned);
     throw e;
   }
 }
@@ -193,6 +251,7 @@ function running(
   stores: AccountsBackend,
   url: string,
   stopCompaction: () => void,
+  owned: FolderOwnership[],
   objects?: ObjectStore,
 ): RunningServer {
   let closed = false;
@@ -210,6 +269,7 @@ function running(
       await engine.close();
       await stores.close();
       objects?.close();
+      await releaseAll(owned);
     },
   };
 }

@@ -4,7 +4,8 @@
  * Light, exported as they are (no npm package is loaded by importing this file, nor the service's engine or
  * task store — the desktop's local path never loads those):
  *   limits.ts (the engine's and the server's limits), credits/priceTable.ts (prices), storage/atomicFile.ts
- *   and storage/mutex.ts (atomic writes, locks), storage/objectStore.ts (S3 locations; openObjectStore loads
+ *   and storage/mutex.ts (atomic writes, locks), storage/folderOwner.ts (who owns a data folder: the check
+ *   `crisp worker` makes before it shares one), storage/objectStore.ts (S3 locations; openObjectStore loads
  *   the S3 client itself when called), tasks/outputNames.ts (the output namer), tasks/userMessage.ts (an
  *   error's sentence), DEFAULT_LEASE_MS (tasks/queueWorker.ts); and the heavy modules' types, as types.
  * Lazy, behind a loader that import()s the module (what it loads):
@@ -19,6 +20,7 @@ export * from './limits.js';
 export * from './credits/priceTable.js';
 export * from './storage/atomicFile.js';
 export * from './storage/mutex.js';
+export { assertNotOwned, FolderInUseError, OWNER_LOCK } from './storage/folderOwner.js';
 export * from './storage/objectStore.js';
 export * from './tasks/outputNames.js';
 export * from './tasks/userMessage.js';

@@ -24,6 +24,7 @@ import {
 import {
   DEFAULT_LEASE_MS,
   DEFAULT_LIMITS,
+  FolderInUseError,
   SERVER_USER_LIMITS,
   type EngineLimits,
 } from '../../../engine/service/index.js';
@@ -325,7 +326,7 @@ export function register(program: Command): void {
         maxOutputsPerUser: flags.maxOutputs,
       };
       // Fastify and the engine load only for this command, so `crisp --help` stays fast.
-      const { startServer } = await loadServer();
+      const { startServer, PortInUseError } = await loadServer();
       const server = await startServer({
         host: flags.host,
         port: flags.port,
@@ -362,6 +363,10 @@ export function register(program: Command): void {
         ledgerRetentionMs: flags.ledgerRetentionDays * 86_400_000,
         ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
         ...(flags.faceModel !== undefined ? { face: { model: flags.faceModel, strength: faceStrength } } : {}),
+      }).catch((e: unknown) => {
+        // Refused before anything was opened: another process owns the data folder, or the port is taken.
+        if (e instanceof FolderInUseError || e instanceof PortInUseError) throw usageError(e.message);
+        throw e;
       });
       // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
       process.stdout.write(`crisp serve: listening on ${server.url}\n`);

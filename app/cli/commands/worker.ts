@@ -12,7 +12,9 @@ import {
   type ExecutionProviderChoice,
 } from '../../../engine/core/index.js';
 import {
+  assertNotOwned,
   DEFAULT_LEASE_MS,
+  FolderInUseError,
   loadAccounts,
   loadPostgres,
   loadPostgresEngine,
@@ -77,6 +79,14 @@ export function register(program: Command): void {
       const faceStrength = Number(flags.faceStrength ?? '1');
       if (!Number.isFinite(faceStrength) || faceStrength < 0 || faceStrength > 1)
         throw usageError('--face-strength must be a number from 0 to 1');
+      // A folder an embedded `crisp serve` owns is not shared: that server would resume, fail or remove what a
+      // worker writes there. Checked before anything is opened.
+      try {
+        await assertNotOwned(storage, choice.kind === 'dir' ? '--storage' : '--data');
+      } catch (e) {
+        if (e instanceof FolderInUseError) throw usageError(e.message);
+        throw e;
+      }
       const [{ openAccounts }, { createPostgresEngine }, { DatabaseError }] = await Promise.all([
         loadAccounts(),
         loadPostgresEngine(),
