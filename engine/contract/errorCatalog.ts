@@ -7,7 +7,10 @@
  *   nothing but a catalogued refusal reaches a client;
  * - `message` is also the sentence a person reads when nothing more precise was written. `{name}` marks a
  *   part filled in by `crispError(code, { name })`; a caller that knows more (the file, the service, the
- *   server's own words) passes the whole sentence to `new CrispError(code, message)` instead;
+ *   server's own words) passes the whole sentence to `new CrispError(code, message, { params })` instead;
+ * - an error's `params` are the parts its sentence was made of (`name`: the file or model, `detail`: what is
+ *   wrong): they travel with the code across every thread and process (engine/core/errorWire.ts), so the
+ *   renderer can say the same in the person's language; nothing parses them back out of the message;
  * - `exitCode` is the CLI's exit status (docs/cli.md): 1 for every failure, 130 for a stop;
  * - `retryable`: trying the same thing again later can succeed without the person changing anything.
  * The renderer's translations are keyed by the same codes (renderer/src/i18n/errorText.ts).
@@ -109,8 +112,14 @@ export const ERROR_CATALOG = {
 
   // ---- images and models ----
   'not-an-image': local('{name} is not a JPG, PNG or WEBP image.'),
+  /** The file is an image whose bytes are broken: cut short, a corrupted chunk, an unreadable header. */
+  'damaged-image': local('{name} is damaged ({detail}): re-export or download it again, then add it anew.'),
   /** The image is readable but cannot be upscaled as asked (too large, damaged, not representable). */
   'unusable-image': local('{name} cannot be upscaled as asked.'),
+  /** The output and its temporary raster would not fit the free disk (the disk budget, checked before any work). */
+  'not-enough-space': local(
+    'Not enough free disk space to upscale {name}. Free some space, choose a smaller scale or JPEG, or write the output to another disk.',
+  ),
   'unknown-model': local('Unknown model {name}.'),
   'model-not-installed': local('Model {name} is not installed.'),
   'face-model-missing': local('No face model is installed.'),
@@ -125,6 +134,8 @@ export const ERROR_CATALOG = {
   // ---- the engine's own machinery ----
   /** The local engine process died (native crash, GPU fault, out of memory, killed). */
   'engine-crashed': local('The local engine stopped unexpectedly.', { retryable: true }),
+  /** The local engine failed an image for a reason no other row names ({detail}: the first line of what it said). */
+  'upscale-failed': local('Something went wrong while upscaling {name}: {detail}'),
   /** A database or object-store operation of the service failed (the operator's log has the details). */
   'storage-failed': local('The service could not reach its storage.'),
   /** A queue worker's lease on a task was taken over by another worker. */
@@ -164,12 +175,17 @@ type ParamsArg<C extends ErrorCode> = [Slots<(typeof ERROR_CATALOG)[C]['message'
   ? []
   : [MessageParams<C>];
 
+/** The parts an error's sentence was made of, by the row's `{name}` slots (and any the caller adds). */
+export type ErrorParams = Readonly<Record<string, string>>;
+
 export interface CrispErrorOptions {
   /** The HTTP status the error arrived with from a service (or is answered with), when not the row's. */
   status?: number;
   /** From Retry-After (rate-limited); undefined when the server did not say. */
   retryAfterMs?: number;
   cause?: unknown;
+  /** What the sentence was made of (`name`, `detail`…), for a translation; absent: none. */
+  params?: ErrorParams;
 }
 
 /**
@@ -179,6 +195,8 @@ export interface CrispErrorOptions {
 export class CrispError extends Error {
   override readonly name: string = 'CrispError';
   readonly retryAfterMs: number | undefined;
+  /** What the sentence was made of (`name`, `detail`…): what a translation fills in. */
+  readonly params: ErrorParams;
   readonly #status: number | undefined;
   constructor(
     readonly code: ErrorCode,
@@ -188,6 +206,11 @@ export class CrispError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.#status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.params = options.params ?? {};
+  }
+  /** What is wrong, without the row's wording around it (`bad-request`'s text after "Bad Request: "), if given. */
+  get detail(): string | undefined {
+    return this.params.detail;
   }
   /** The HTTP status: the one it came with, or the row's; undefined for a failure that is no HTTP answer. */
   get status(): number | undefined {
@@ -203,7 +226,8 @@ export class CrispError extends Error {
 
 /** A CrispError worded by its row: `crispError('insufficient-credits')`, `crispError('bad-request', { detail })`. */
 export function crispError<C extends ErrorCode>(code: C, ...params: ParamsArg<C>): CrispError {
-  return new CrispError(code, catalogMessage(code, ...params));
+  const values: ErrorParams | undefined = params[0];
+  return new CrispError(code, catalogMessage(code, ...params), values ? { params: values } : {});
 }
 
 /** An error carrying a catalog code: a CrispError, or one rebuilt from it on the other side of a thread or process. */
@@ -211,6 +235,7 @@ export type CodedError = Error & {
   readonly code: ErrorCode;
   readonly status?: number | undefined;
   readonly retryAfterMs?: number | undefined;
+  readonly params?: ErrorParams | undefined;
 };
 
 /** Any error carrying a catalog code, whatever built it (a rebuilt error from a worker included). */

@@ -9,6 +9,7 @@ import {
   CrispError,
   crispError,
   ERROR_CATALOG,
+  hasErrorCode,
   isCrispError,
   type WireErrorCode,
 } from './errorCatalog.js';
@@ -62,6 +63,16 @@ export const errors = {
   insufficientCredits: fixed('insufficient-credits'),
   missingParameters: fixed('missing-parameters'),
   badRequest: (detail: string) => crispError('bad-request', { detail }) as ContractError,
+  /**
+   * The 400 a server answers for a refusal worded for a person (an unusable image, a model not installed…):
+   * its sentence is the detail and the refusal itself the cause, so a caller that is no server reports the
+   * refusal's own code (refusalBehind).
+   */
+  refused: (refusal: CrispError) =>
+    new CrispError('bad-request', catalogMessage('bad-request', { detail: refusal.message }), {
+      params: { detail: refusal.message },
+      cause: refusal,
+    }) as ContractError,
   taskNotFound: fixed('task-not-found'),
   notFound: (what: string = catalogMessage('not-found')) => new CrispError('not-found', what) as ContractError,
   forbidden: (detail: string) => crispError('forbidden', { detail }) as ContractError,
@@ -77,3 +88,8 @@ export const errors = {
   /** extension: a failure on a route outside the spec (part uploads, downloads, get-account). */
   internal: fixed('internal'),
 } as const;
+
+/** The person's refusal a server's 400 was made of (errors.refused); any other error as it is. */
+export function refusalBehind(e: unknown): unknown {
+  return hasErrorCode(e, 'bad-request') && isCrispError(e.cause) ? e.cause : e;
+}

@@ -110,7 +110,12 @@ function refusal(issue: z.core.$ZodIssue, raw: unknown, words: RequestWords): Cr
     const text = fill(issue.message);
     const detail = params.whole || !field ? text : `${field.label} ${text}`;
     const code = isErrorCode(params.code) ? params.code : 'bad-request';
-    return new CrispError(code, ERROR_CATALOG[code].message.replace('{detail}', detail));
+    const row = ERROR_CATALOG[code].message;
+    return new CrispError(
+      code,
+      row.replace('{detail}', detail),
+      row.includes('{detail}') ? { params: { detail } } : {},
+    );
   }
   const fieldWords = field ? words.fields[field.key] : undefined;
   // A field without words of its own (complete-multipart-upload's parts) is named by path, in zod's words.

@@ -13,7 +13,8 @@
  *   ImageInputError (pipeline/errors.ts), metadataRequest (provenance.ts),
  *   where model files live and ModelNotInstalledError (models/modelFiles.ts), model names and suggestions
  *   (models/modelNames.ts), licence labels (models/licence.ts), the face models' catalog rows and lookups
- *   (faces/faceModels.ts); and the heavy modules' types, as types.
+ *   (faces/faceModels.ts), the error wire every boundary speaks (errorWire.ts: toWire, fromWire); and the
+ *   heavy modules' types, as types.
  * Lazy, behind a loader that import()s the module (what it loads):
  *   loadModelCatalog   models/catalog.ts: the catalog, listModels, resolveModel, defaultModel (zod)
  *   loadCustomModels   models/customModels.ts: list, import, remove imported models (zod)
@@ -55,6 +56,7 @@ export * from './models/modelFiles.js';
 export * from './models/modelNames.js';
 export * from './models/licence.js';
 export * from './faces/faceModels.js';
+export * from './errorWire.js';
 
 // The heavy modules' types: erased, so they load nothing.
 export type { CheckedInput, InputLimits, InputTarget } from './inputs.js';

@@ -3,16 +3,17 @@
  * files and fetched URLs, the desktop's local job): the bytes are identified by their magic numbers, the
  * header is read, and the output and its temp raster must fit the limits and the free disk. A refusal is
  * the contract's 400 (413 for a file over the size limit) with a message naming the file, so a local
- * refusal reads exactly like a server's.
+ * refusal reads exactly like a server's; the 400 keeps the refusal itself, with its own catalog code and
+ * the file's name, as its cause (errors.refused), which a caller that is no server reports instead
+ * (refusalBehind: the desktop's and the CLI's local engine).
  */
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { errors, type ContractError, type TaskSettings } from '../contract/index.js';
+import { CrispError, errors, hasErrorCode, type ContractError, type TaskSettings } from '../contract/index.js';
 import {
   checkDiskBudget,
   checkOutputFits,
   estimateJob,
-  ImageInputError,
   probeImage,
   type ImageInfo,
   type ImageLimits,
@@ -60,9 +61,14 @@ export async function checkedInput(
   } finally {
     await fh.close();
   }
-  if (size === 0) throw errors.badRequest(`${originalFileName} is empty`);
+  const name = { name: originalFileName };
+  if (size === 0)
+    throw errors.refused(new CrispError('unusable-image', `${originalFileName} is empty`, { params: name }));
   if (size > limits.maxFileSize) throw fileTooLarge(originalFileName, limits.maxFileSize);
-  if (!sniffImageType(head)) throw errors.badRequest(`${originalFileName} is not a JPG, PNG or WEBP image`);
+  if (!sniffImageType(head))
+    throw errors.refused(
+      new CrispError('not-an-image', `${originalFileName} is not a JPG, PNG or WEBP image`, { params: name }),
+    );
   try {
     const info = await probeImage({ path: file }, originalFileName, { maxInputPixels: limits.maxInputPixels });
     const out = checkOutputFits(info.width, info.height, target.scale, target.saveImageAs, {
@@ -72,7 +78,8 @@ export async function checkedInput(
     await checkDisk(outputDir ?? path.dirname(file), originalFileName, info, out, target, limits);
     return { path: file, originalFileName, dimensions: { width: info.width, height: info.height } };
   } catch (e) {
-    if (e instanceof ImageInputError) throw errors.badRequest(e.message);
+    if (hasErrorCode(e, 'unusable-image', 'not-enough-space'))
+      throw errors.refused(new CrispError(e.code, e.message, { params: { ...e.params, ...name }, cause: e }));
     throw e;
   }
 }
@@ -103,5 +110,12 @@ async function checkDisk(
     'auto',
     limits.streamAboveBytes,
   );
-  await checkDiskBudget({ name, budget, outputDir: dir, tempDir: dir, reserveBytes: limits.diskReserveBytes });
+  try {
+    await checkDiskBudget({ name, budget, outputDir: dir, tempDir: dir, reserveBytes: limits.diskReserveBytes });
+  } catch (e) {
+    // The budget's one refusal (its sentence names the sizes and the folder) has a code of its own.
+    if (hasErrorCode(e, 'unusable-image'))
+      throw new CrispError('not-enough-space', e.message, { params: { name }, cause: e });
+    throw e;
+  }
 }

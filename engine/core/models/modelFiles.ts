@@ -23,6 +23,7 @@ export class ModelNotInstalledError extends CrispError {
       'model-not-installed',
       `Model '${model}' (${entry.model}) is not installed. Install it with "crisp models fetch ${model}" ` +
         `or put ${entry.file} in ${where}.`,
+      { params: { name: model } },
     );
   }
 }

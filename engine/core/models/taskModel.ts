@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import {
+  CrispError,
   CUSTOM_MODEL_PREFIX,
   DENOISE_MODEL,
   errors,
@@ -66,7 +67,12 @@ async function resolveCustom(
   const found =
     customModelsDir === undefined ? undefined : (await listCustomModels(customModelsDir)).find((m) => m.name === bare);
   // Validation accepted the name, so this means the model was removed since (or the engine offers none).
-  if (!found) throw errors.badRequest(`model '${name}' is not an imported custom model (see "crisp models list")`);
+  if (!found)
+    throw errors.refused(
+      new CrispError('unknown-model', `model '${name}' is not an imported custom model (see "crisp models list")`, {
+        params: { name },
+      }),
+    );
   return customModelEntry(found);
 }
 
