@@ -48,8 +48,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: sl.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    // Every signed download link routes: output names are bounded to fit (tasks/outputNames.ts).
-    maxParamLength: MAX_PARAM_LENGTH,
+    // Every signed download link routes: output names are bounded to fit (tasks/outputNames.ts). Given as a
+    // router option: the top-level spelling prints Fastify's deprecation warning FSTDEP022 at every start.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorsHandler,
     clientErrorHandler,
     serverFactory: (handler) => createBoundedServer(handler, sl),

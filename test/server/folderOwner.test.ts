@@ -140,6 +140,8 @@ describe('a data folder has one owner', () => {
     const server = await startServe(dataDir, ['--threads', '1']);
     servers.push(server);
     expect(JSON.parse(await readFile(ownerLock, 'utf8'))).toMatchObject({ pid: server.child.pid });
+    // Issue 40 (Low): no framework deprecation warning at start (Fastify's FSTDEP022 for maxParamLength was).
+    expect(server.output()).not.toMatch(/FSTDEP|FastifyWarning|DeprecationWarning/);
 
     // The first request that writes credits takes the dead writer's lock over (before: it waited for the lock to
     // turn 10 s old, which this one never would, and answered 500 after 15 s).
