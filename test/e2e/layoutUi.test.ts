@@ -2,7 +2,8 @@
  * Issue 26, layout and language, in real Chromium through `crisp ui` (real app layer, real engine): the German
  * interface fits its columns at 1280 and 360 px (no element of the sidebar is wider than its column or cuts
  * its own content: scrollWidth/clientWidth measured per element, every <details> opened); file names stay
- * visible at every width from 360 to 1920 px (768 px included); axe-core finds no violations in German with results shown.
+ * visible at every width from 360 to 1920 px (768 px included); the watched folder's path field is at least 240 px
+ * wide at 360, 768 and 1280 px; axe-core finds no violations in German with results shown.
  */
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -95,6 +96,17 @@ describe('crisp ui: layout and language', () => {
         .map((n) => `${n.name}: ${n.shown} of ${n.full} px`);
     }
     expect(hidden).toEqual({ 360: [], 720: [], 768: [], 800: [], 880: [], 1024: [], 1440: [], 1920: [] });
+    // The watched folder's path field is wide enough to read a typed path at every width (it was 26–62 px).
+    const pathField = page.getByRole('textbox', { name: 'Zu überwachender Ordner' });
+    const fieldWidths: Record<number, number> = {};
+    for (const width of [360, 768, 1280]) {
+      await page.setViewportSize({ width, height: 860 });
+      fieldWidths[width] = Math.round((await pathField.boundingBox())?.width ?? 0);
+    }
+    expect(
+      Object.values(fieldWidths).every((w) => w >= 240),
+      JSON.stringify(fieldWidths),
+    ).toBe(true);
     await page.setViewportSize({ width: 768, height: 860 });
     await screenshot(page, 'german-768');
 
