@@ -9,18 +9,30 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
+import { catalogMessage, type ErrorCode, type ErrorParams } from '../../engine/contract/index.js';
 import { sniffImageType } from '../../engine/core/index.js';
+import { ioError } from './userErrors.js';
 
-export type ProbeResult = { ok: true; width: number; height: number } | { ok: false; problem: string };
+/** A broken file: the sentence, and its catalog code and params (what the renderer translates). */
+export interface ProbeProblem {
+  ok: false;
+  problem: string;
+  code: ErrorCode;
+  params: ErrorParams;
+}
+
+export type ProbeResult = { ok: true; width: number; height: number } | ProbeProblem;
 
 /** Files above this size skip the structural check (reading them whole here would double the I/O). */
 const CHECK_LIMIT_BYTES = 256 * 1024 * 1024;
 
 export async function probeImage(file: string): Promise<ProbeResult> {
   const name = path.basename(file);
-  const damaged = (what: string): ProbeResult => ({
+  const damaged = (detail: string): ProbeResult => ({
     ok: false,
-    problem: `${name} is damaged (${what}): re-export or download it again, then add it anew.`,
+    problem: catalogMessage('damaged-image', { name, detail }),
+    code: 'damaged-image',
+    params: { name, detail },
   });
   // The structural check first: it names the damage precisely, where a decoder only says "unreadable".
   try {
@@ -28,8 +40,13 @@ export async function probeImage(file: string): Promise<ProbeResult> {
       const problem = structuralProblem(await readFile(file));
       if (problem) return damaged(problem);
     }
-  } catch {
-    return { ok: false, problem: `${name} cannot be read: check that the file is still there and readable.` };
+  } catch (e) {
+    return {
+      ok: false,
+      problem: `${name} cannot be read: check that the file is still there and readable.`,
+      code: ioError(e, { path: name })?.code ?? 'not-found',
+      params: { name },
+    };
   }
   let width: number | undefined;
   let height: number | undefined;

@@ -133,10 +133,18 @@ export class JobQueue {
           (): ProbeResult => ({
             ok: false,
             problem: `${path.basename(e.path)} could not be read within ${PROBE_TIMEOUT_MS / 1000} s (the disk or network share may be unresponsive).`,
+            code: 'timed-out',
+            params: { name: path.basename(e.path) },
           }),
         );
         if (probe.ok) item.inputDimensions = { width: probe.width, height: probe.height };
-        else Object.assign(item, { status: 'failed', error: probe.problem });
+        else
+          Object.assign(item, {
+            status: 'failed',
+            error: probe.problem,
+            errorCode: probe.code,
+            errorParams: { ...probe.params },
+          });
       }
       active.add(e.path);
       added.push(item);
@@ -242,6 +250,7 @@ export class JobQueue {
       item.percent = 0;
       delete item.error;
       delete item.errorCode;
+      delete item.errorParams;
       if (this.run.active) this.run.ids.add(item.id);
     }
     await this.changed();
@@ -285,6 +294,7 @@ export class JobQueue {
     item.percent = 0;
     delete item.error;
     delete item.errorCode;
+    delete item.errorParams;
     delete item.durationMs;
     item.madeWith = madeWith(settings);
     const startedAt = Date.now();
@@ -352,6 +362,7 @@ export class JobQueue {
         const u = toUserError(e, { path: item.inputName });
         item.error = u.message;
         item.errorCode = u.code;
+        if (Object.keys(u.params).length > 0) item.errorParams = { ...u.params };
         this.setStatus(item, 'failed');
       }
     } finally {

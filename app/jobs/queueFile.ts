@@ -16,6 +16,9 @@ const itemSchema = z.object({
   percent: z.number().min(0).max(100),
   etaSeconds: z.number().min(0).optional(),
   error: z.string().optional(),
+  // The failure's catalog code and params: the row says it in the person's language after a restart too.
+  errorCode: z.string().optional(),
+  errorParams: z.record(z.string(), z.string()).optional(),
   outputPath: z.string().optional(),
   inputDimensions: dims.optional(),
   outputDimensions: dims.optional(),

@@ -119,6 +119,7 @@ export function toUserError(e: unknown, ctx: ErrorContext = {}): CrispError {
     return new CrispError(code, firstLine(e.message), {
       cause: e,
       ...(e.status !== undefined ? { status: e.status } : {}),
+      ...(e.params ? { params: e.params } : {}),
     });
   }
   const io = ioError(e, ctx);

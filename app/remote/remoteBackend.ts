@@ -154,7 +154,7 @@ export function createRemoteBackend(
       await fh.close();
     }
     const mime = sniffImageType(head);
-    if (!mime) throw new CrispError('bad-request', `${req.inputName} is not a JPG, PNG or WEBP image.`);
+    if (!mime) throw crispError('not-an-image', { name: req.inputName });
     if (size <= opts.multipartThreshold) {
       return { kind: 'file', fileName: req.inputName, bytes: new Uint8Array(await readFile(req.inputPath)), mime };
     }

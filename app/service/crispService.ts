@@ -57,6 +57,11 @@ export interface JobItem {
   error?: string;
   /** Stable name of the failure (app/jobs/userErrors.ts ERROR_CODES), for scripts and remedies. */
   errorCode?: string;
+  /**
+   * What the failure's sentence was made of (CrispError params: `name`, `detail`…), as core or the app raised
+   * it: the renderer words the failure from errorCode + these in the person's language.
+   */
+  errorParams?: Record<string, string>;
   outputPath?: string;
   /** Bytes written for a done item. */
   fileSize?: number;

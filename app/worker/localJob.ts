@@ -1,29 +1,29 @@
 /**
  * A desktop upscale request → core's typed job. The request is checked exactly as start-task checks its
  * fields (the contract's parser, model-name suggestions, installed files, the image's header, disk room,
- * a double upscale's size), so a local refusal reads the same as before and as a server's 400; but nothing
- * of the service runs: no task record, no meter, no queue, no status polling.
+ * a double upscale's size), so a local refusal reads like a server's 400; but nothing of the service runs:
+ * no task record, no meter, no queue, no status polling. A refusal keeps the catalog code core gave it
+ * (model-not-installed, face-model-missing, unusable-image, not-enough-space…): there is no HTTP answer here
+ * to fold it into a 400.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
   errors,
-  isContractError,
+  hasErrorCode,
   loadRequestParsers,
+  refusalBehind,
   sanitizeFileName,
   type SaveImageAs,
   type TaskSettings,
 } from '../../engine/contract/index.js';
 import {
-  FaceModelMissingError,
-  ImageInputError,
   isMetadataPolicy,
   loadInputs,
   loadPipeline,
   loadPreModels,
   loadTaskModels,
   metadataRequest,
-  ModelNotInstalledError,
   resolveFaceModel,
   resolveTaskModelField,
   type FaceJob,
@@ -40,12 +40,6 @@ export interface LocalJobContext {
   limits: EngineLimits;
 }
 
-function badRequest(e: unknown): never {
-  if (e instanceof ImageInputError || e instanceof ModelNotInstalledError || e instanceof FaceModelMissingError)
-    throw errors.badRequest(e.message);
-  throw e;
-}
-
 async function settingsOf(request: UpscaleSettings, customModelsDir: string | undefined): Promise<TaskSettings> {
   const [{ customModelNames }, { parseTaskSettings }] = await Promise.all([loadTaskModels(), loadRequestParsers()]);
   // Read the registry per job so a model imported while the app runs is usable at once.
@@ -56,8 +50,8 @@ async function settingsOf(request: UpscaleSettings, customModelsDir: string | un
   try {
     return parseTaskSettings(named.fields, custom ? { extraModels: (name) => custom.has(name) } : {});
   } catch (e) {
-    throw named.suggestion && isContractError(e) && e.status === 400
-      ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`)
+    throw named.suggestion && hasErrorCode(e, 'bad-request') && e.params?.detail !== undefined
+      ? errors.badRequest(`${e.params.detail}.${named.suggestion}`)
       : e;
   }
 }
@@ -66,17 +60,22 @@ async function settingsOf(request: UpscaleSettings, customModelsDir: string | un
 function checkedFace(face: FaceJob, modelDirs: string[]): FaceJob {
   // An empty name means "the best installed one", as in the settings.
   const model = face.model || null;
-  // Checked here so a missing face model is a refusal before any work, as start-task refused it.
-  try {
-    resolveFaceModel(model ?? undefined, modelDirs);
-  } catch (e) {
-    badRequest(e);
-  }
+  // Checked here so a missing face model (face-model-missing) is a refusal before any work, as in start-task.
+  resolveFaceModel(model ?? undefined, modelDirs);
   const strength = typeof face.strength === 'number' && Number.isFinite(face.strength) ? face.strength : 1;
   return { model, strength: Math.min(1, Math.max(0, strength)), ...(face.detect ? { detect: face.detect } : {}) };
 }
 
+/** The job, or the refusal with the catalog code core gave it (a server's 400 is made of it: refusalBehind). */
 export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise<UpscaleFileJob> {
+  try {
+    return await checkedJob(msg, ctx);
+  } catch (e) {
+    throw refusalBehind(e);
+  }
+}
+
+async function checkedJob(msg: LocalUpscale, ctx: LocalJobContext): Promise<UpscaleFileJob> {
   const { options, sources, limits } = ctx;
   // The checks' engine modules (sharp, zod): the engine worker loads them with its first job.
   const [{ customModelNames, resolveTaskModel }, { checkedInput }, { checkPassesFit }, { checkPreModel }] =
@@ -85,25 +84,17 @@ export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise
   const settings = await settingsOf(request, sources.customModelsDir);
   const inputName = sanitizeFileName(msg.inputName);
   const face = request.face ? checkedFace(request.face, sources.modelDirs) : undefined;
-  try {
-    await resolveTaskModel(settings, sources, { build: false });
-  } catch (e) {
-    badRequest(e);
-  }
+  await resolveTaskModel(settings, sources, { build: false });
   // The output's folder is where its temp raster goes too: the disk check measures it, so it must exist.
   await mkdir(path.dirname(msg.outputPath), { recursive: true });
   const input = await checkedInput(msg.inputPath, inputName, settings, limits, path.dirname(msg.outputPath));
   const passes = request.passes === 2 ? 2 : 1;
   if (passes === 2 && input.dimensions) {
-    try {
-      checkPassesFit(input.dimensions.width, input.dimensions.height, settings.scale, 2, settings.saveImageAs, {
-        name: inputName,
-        maxInputPixels: limits.maxInputPixels,
-        maxOutputPixels: limits.maxOutputPixels,
-      });
-    } catch (e) {
-      badRequest(e);
-    }
+    checkPassesFit(input.dimensions.width, input.dimensions.height, settings.scale, 2, settings.saveImageAs, {
+      name: inputName,
+      maxInputPixels: limits.maxInputPixels,
+      maxOutputPixels: limits.maxOutputPixels,
+    });
   }
   const precision = request.precision;
   // The policy is the app's extension, not a start-task field; absent: what a service's outputs carry.

@@ -1,5 +1,9 @@
-/** Messages between the app and the engine worker process (structured-clone / JSON safe). */
-import type { UpscaleFileResult } from '../../engine/core/index.js';
+/**
+ * Messages between the app and the engine worker process (structured-clone / JSON safe). A failure crosses as
+ * core's error wire (engine/core/errorWire.ts), the same shape core's worker threads send: its catalog code,
+ * status and params arrive as core raised them.
+ */
+import type { UpscaleFileResult, WireError } from '../../engine/core/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 
 export interface WorkerEngineOptions {
@@ -36,7 +40,8 @@ export type ToWorker =
 export type FromWorker =
   /** devices: the execution providers this runtime can use here, best first (what Automatic tries; cpu last). */
   | { type: 'ready'; devices: string[] }
-  | { type: 'initFailed'; message: string }
+  | { type: 'initFailed'; error: WireError }
   | { type: 'progress'; jobId: string; percent: number; etaSeconds?: number }
   | { type: 'done'; jobId: string; outputPath: string; result: UpscaleFileResult }
-  | { type: 'failed'; jobId: string; message: string; status?: number; cancelled?: boolean };
+  /** A stopped job fails with the catalog's `cancelled`. */
+  | { type: 'failed'; jobId: string; error: WireError };

@@ -4,16 +4,17 @@
  * status polling; core's own progress events are forwarded as they come.
  */
 import path from 'node:path';
-import { isContractError } from '../../engine/contract/index.js';
+import { crispError } from '../../engine/contract/index.js';
 import {
   createCore,
   loadInference,
   modelSearchDirs,
+  toWire,
   type Core,
   type ExecutionProviderChoice,
   type TaskModelSources,
 } from '../../engine/core/index.js';
-import { resolveLimits, userMessage, type EngineLimits } from '../../engine/service/index.js';
+import { resolveLimits, type EngineLimits } from '../../engine/service/index.js';
 import { localJob } from './localJob.js';
 import type { ParentChannel } from './parentChannel.js';
 import type { LocalUpscale, ToWorker, WorkerEngineOptions } from './protocol.js';
@@ -54,7 +55,7 @@ export function startWorkerMain(
       ctx = { options, sources, limits: resolveLimits(), core };
       channel.send({ type: 'ready', devices: autoProviders() });
     } catch (e) {
-      channel.send({ type: 'initFailed', message: e instanceof Error ? e.message : String(e) });
+      channel.send({ type: 'initFailed', error: toWire(e) });
     }
   }
 
@@ -81,15 +82,9 @@ export function startWorkerMain(
       });
       channel.send({ type: 'done', jobId, outputPath: job.outputPath, result });
     } catch (e) {
-      // Typed by what happened (this job was asked to stop), never by the wording of the error.
-      if (abort.signal.aborted) channel.send({ type: 'failed', jobId, message: 'Cancelled', cancelled: true });
-      else
-        channel.send({
-          type: 'failed',
-          jobId,
-          message: isContractError(e) ? e.message : userMessage(e, msg.inputName),
-          ...(isContractError(e) ? { status: e.status } : {}),
-        });
+      // Typed by what happened (this job was asked to stop), never by the wording of the error; anything else
+      // goes as core raised it (code, status, params): the app words it (localBackend.ts).
+      channel.send({ type: 'failed', jobId, error: toWire(abort.signal.aborted ? crispError('cancelled') : e) });
     } finally {
       jobs.delete(jobId);
     }

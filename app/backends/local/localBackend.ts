@@ -10,7 +10,9 @@ import type { AccountView } from '../../service/crispService.js';
 import type { FromWorker, WorkerEngineOptions } from '../../worker/protocol.js';
 import type { UpscaleBackend, UpscaleOutcome, UpscaleRequest } from '../backend.js';
 import { createForkSpawner, type WorkerExit, type WorkerHandle, type WorkerSpawner } from './workerSpawner.js';
-import { CrispError, crispError } from '../../../engine/contract/index.js';
+import { CrispError, crispError, hasErrorCode, isCrispError } from '../../../engine/contract/index.js';
+import { fromWire, type WireError } from '../../../engine/core/index.js';
+import { ioError } from '../../jobs/userErrors.js';
 
 export interface LocalBackendOptions extends WorkerEngineOptions {
   spawner?: WorkerSpawner;
@@ -46,6 +48,26 @@ function describeExit(e: WorkerExit): string {
   return 'it could not be started';
 }
 
+/**
+ * A failure the engine process sent (core's error wire) as the person's error. A catalogued one keeps the
+ * code, status and params core gave it; a refusal's sentence is its detail (there is no HTTP answer here to
+ * put "Bad Request: " in front). A file-system error gets its row; anything else is upscale-failed, naming the
+ * image. Never a service's code: nothing local says "the service".
+ */
+export function localFailure(wire: WireError, inputName: string): Error {
+  const e = fromWire(wire);
+  if (hasErrorCode(e, 'bad-request') && e.params?.detail !== undefined)
+    return new CrispError('bad-request', e.params.detail, {
+      params: e.params,
+      ...(e.status !== undefined ? { status: e.status } : {}),
+    });
+  if (isCrispError(e)) return e;
+  const io = ioError(e, { action: 'upscale', path: inputName });
+  if (io) return io;
+  const detail = (e.message.split('\n')[0] ?? '').trim().slice(0, 300) || 'unknown error';
+  return crispError('upscale-failed', { name: inputName, detail });
+}
+
 export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   const spawner = opts.spawner ?? createForkSpawner();
   const lock = new Mutex();
@@ -69,7 +91,17 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         settleReady?.resolve();
       } else if (msg.type === 'initFailed') {
         clearTimeout(timer);
-        settleReady?.reject(new CrispError('engine-crashed', `The local engine could not start: ${msg.message}`));
+        // A catalogued reason (an execution provider that is not there) keeps its code; anything else is a crash.
+        const e = fromWire(msg.error);
+        settleReady?.reject(
+          new CrispError(
+            isCrispError(e) ? e.code : 'engine-crashed',
+            `The local engine could not start: ${e.message}`,
+            {
+              ...(isCrispError(e) && e.params ? { params: e.params } : {}),
+            },
+          ),
+        );
         handle.kill();
       } else {
         pending.get(msg.jobId)?.onMessage(msg);
@@ -122,10 +154,8 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
             resolve(msg);
           } else if (msg.type === 'failed') {
             finish();
-            if (msg.cancelled || req.signal?.aborted) reject(crispError('cancelled'));
-            else if (msg.status === 400)
-              reject(new CrispError('bad-request', msg.message.replace(/^Bad Request: /, '')));
-            else reject(new CrispError('processing-failed', msg.message));
+            const e = localFailure(msg.error, req.inputName);
+            reject(req.signal?.aborted || hasErrorCode(e, 'cancelled') ? crispError('cancelled') : e);
           }
         },
         onExit(exit) {

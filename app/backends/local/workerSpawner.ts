@@ -3,6 +3,7 @@
  * worker (built CLI) or of the TypeScript one with tsx's loader (sources). Electron supplies its own WorkerSpawner built on utilityProcess.fork; nothing else changes.
  */
 import { fork } from 'node:child_process';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FromWorker, ToWorker } from '../../worker/protocol.js';
 
@@ -26,9 +27,12 @@ export interface WorkerSpawner {
 
 /** The built CLI (out/cli, CRISP_BUILT set by scripts/buildCli.mjs) forks its compiled worker beside it; the sources fork the TypeScript one through tsx. */
 const BUILT = process.env.CRISP_BUILT === '1';
+// Path arithmetic, not `new URL(…, import.meta.url)`: the renderer's jsdom tests replace URL with one that
+// refuses file: bases, and they start real engine processes too.
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ENGINE_WORKER_ENTRY = BUILT
-  ? fileURLToPath(new URL('./engineWorker.js', import.meta.url))
-  : fileURLToPath(new URL('../../worker/engineWorker.ts', import.meta.url));
+  ? path.join(HERE, 'engineWorker.js')
+  : path.join(HERE, '../../worker/engineWorker.ts');
 
 export function createForkSpawner(
   opts: { entry?: string; execArgv?: string[]; env?: NodeJS.ProcessEnv } = {},
