@@ -218,17 +218,36 @@ describe('renderer', () => {
     expect(screen.getAllByText('−2 credits')).toHaveLength(3);
   });
 
-  it('cloud mode: a batch beyond the balance says "Insufficient credits" and changes nothing', async () => {
+  it('cloud mode: a batch beyond the balance says "Insufficient credits", the bar does not say Ready, and nothing starts', async () => {
     const user = userEvent.setup();
     const { fake } = await renderApp({ balance: 4, apiKey: 'k' });
     await user.click(await screen.findByRole('radio', { name: 'Cloud' }));
     await addThree(user);
     const credits = screen.getByRole('region', { name: 'Credits' });
     await waitFor(() => expect(within(credits).getByRole('alert').textContent).toMatch('Insufficient credits'));
-    await user.click(screen.getByRole('button', { name: 'Upscale' }));
-    await waitFor(() => expect(screen.getAllByText(/Insufficient credits/).length).toBeGreaterThanOrEqual(2));
+    // The bar says why nothing can start instead of "Ready", and Upscale is greyed (it would only be refused).
+    await waitFor(() =>
+      expect(screen.getByTestId('batch-status').textContent).toMatch(
+        /not enough credits: these images need 6 credits and the balance is 4 credits/,
+      ),
+    );
+    expect(screen.getByTestId('batch-status').textContent).not.toMatch(/Ready/);
+    expect((screen.getByRole('button', { name: 'Upscale' }) as HTMLButtonElement).disabled).toBe(true);
     expect(fake.balance).toBe(4);
     expect(fake.items.every((i) => i.status === 'queued')).toBe(true);
+  });
+
+  it('cloud mode: one credit reads "1 credit", never "1 credits"', async () => {
+    const user = userEvent.setup();
+    await renderApp({ balance: 1, apiKey: 'k' });
+    await user.click(await screen.findByRole('radio', { name: 'Cloud' }));
+    await user.upload(screen.getByLabelText('Add images'), [pngFile('a.png')]);
+    await waitFor(() =>
+      expect(screen.getByTestId('batch-status').textContent).toMatch(
+        /not enough credits: these images need 2 credits and the balance is 1 credit\b/,
+      ),
+    );
+    expect(document.body.textContent).not.toMatch(/\b1 credits\b/);
   });
 
   it('switches themes through settings', async () => {

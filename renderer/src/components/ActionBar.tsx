@@ -5,7 +5,9 @@
 import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { useT } from '../i18n/useT.js';
-import { useActions, useQueue, useSettings } from '../stores/appContext.js';
+import { useActions, useQueue, useSession, useSettings } from '../stores/appContext.js';
+import { selectBalance, selectEstimate, selectInsufficient } from '../stores/sessionStore.js';
+import { credits } from '../format.js';
 import { selectBatch, selectCanStart, selectItems, selectStopped } from '../stores/queueStore.js';
 import { isCloudConfigured } from '../stores/actions.js';
 import { selectCurrentModel, selectIsCloud } from '../stores/settingsStore.js';
@@ -33,8 +35,15 @@ export function useStartBlocker(): string | null {
   const isCloud = useSettings(selectIsCloud);
   // Cloud without a URL and key cannot run anything: the connect card says what to do instead.
   const cloudReady = useSettings((s) => isCloudConfigured(s.settings, s.hasApiKey));
-  const { t } = useT();
+  const insufficient = useSession(selectInsufficient);
+  const needed = useSession((s) => selectEstimate(s)?.credits ?? 0);
+  const balance = useSession((s) => selectBalance(s) ?? 0);
+  const tr = useT();
+  const { t } = tr;
   if (isCloud && !cloudReady) return t('blocked.cloud');
+  // Known to need more credits than the account has: Upscale would only be refused.
+  if (isCloud && insufficient)
+    return t('blocked.credits', { needed: credits(needed, tr), balance: credits(balance, tr) });
   // A model that cannot run (not installed here, or not offered by the service) starts nothing.
   if (model && !model.installed) return t('blocked.modelMissing', { model: model.title });
   return null;

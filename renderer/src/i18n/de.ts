@@ -56,6 +56,7 @@ export const de: Catalog = {
   'blocked.modelMissing':
     '{model} ist nicht installiert. Laden Sie es unter „Modelle herunterladen“ herunter oder wählen Sie ein installiertes Modell',
   'blocked.cloud': 'verbinden Sie sich zuerst mit einem Hochskalierungsdienst (Cloud-Karte)',
+  'blocked.credits': 'nicht genug Credits: Diese Bilder brauchen {needed}, das Guthaben ist {balance}',
   'summary.finished': {
     one: 'Abgeschlossen: {done} von {n} Bild hochskaliert{tail}.',
     other: 'Abgeschlossen: {done} von {n} Bildern hochskaliert{tail}.',
@@ -173,7 +174,7 @@ export const de: Catalog = {
     one: 'Eine Datei wurde nicht als Bild hinzugefügt:',
     other: '{n} Dateien wurden nicht als Bilder hinzugefügt:',
   },
-  'notice.insufficient': 'Nicht genug Credits: Diese Bilder brauchen {needed} Credits, das Konto hat {balance}.',
+  'notice.insufficient': 'Nicht genug Credits: Diese Bilder brauchen {needed}, das Konto hat {balance}.',
   'notice.revealDesktopOnly': 'Dateien im Dateimanager anzeigen geht nur in der Desktop-App.',
   'notice.openFailed': 'Das System konnte dieses Bild nicht öffnen: Verwenden Sie stattdessen „Im Ordner zeigen“.',
   'notice.copied': 'Das Bild wurde in die Zwischenablage kopiert.',

@@ -58,6 +58,7 @@ export const en = {
   'line.blocked': 'Cannot start: {reason} ({counts})',
   'blocked.modelMissing': '{model} is not installed. Download it under Download models or choose an installed model',
   'blocked.cloud': 'connect to an upscaling service first (Cloud card)',
+  'blocked.credits': 'not enough credits: these images need {needed} and the balance is {balance}',
   'summary.finished': {
     one: 'Finished: {done} of {n} image upscaled{tail}.',
     other: 'Finished: {done} of {n} images upscaled{tail}.',
@@ -172,7 +173,7 @@ export const en = {
   'notice.dismiss': 'Dismiss message',
   'notice.noImages': 'No supported images found (Crisp reads JPG, PNG and WebP).',
   'notice.notAdded': { one: 'One file was not added as an image:', other: '{n} files were not added as images:' },
-  'notice.insufficient': 'Insufficient credits: these images need {needed} credits and the account has {balance}.',
+  'notice.insufficient': 'Insufficient credits: these images need {needed} and the account has {balance}.',
   'notice.revealDesktopOnly': 'Showing files in the file manager only works in the desktop app.',
   'notice.openFailed': 'The system could not open this image: use Show in folder instead.',
   'notice.copied': 'Copied the image to the clipboard.',

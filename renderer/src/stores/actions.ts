@@ -20,6 +20,7 @@ import {
 } from './sessionStore.js';
 import type { SettingsStore } from './settingsStore.js';
 import { batchSummary } from './statusModel.js';
+import { credits } from '../format.js';
 import { resolveLocale, translator } from '../i18n/index.js';
 import { codeOf, errorText, itemErrorText } from '../i18n/errorText.js';
 
@@ -276,8 +277,8 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
         // Refused before anything is sent: no task starts, nothing is charged.
         notify(
           tr().t('notice.insufficient', {
-            needed: selectEstimate(session)?.credits ?? 0,
-            balance: selectBalance(session) ?? 0,
+            needed: credits(selectEstimate(session)?.credits ?? 0, tr()),
+            balance: credits(selectBalance(session) ?? 0, tr()),
           }),
         );
         return;
