@@ -86,11 +86,30 @@ export function decodeElements(bytes: Uint8Array, dtype: StorageDtype, count: nu
   return out;
 }
 
+/** No upscaling or face model has a tensor near this many elements (the largest hold a few million). */
+export const MAX_TENSOR_ELEMENTS = 2 ** 28;
+
 /** Builds a contiguous float32 tensor from a torch (storage, offset, size, stride) view. */
 export function materialize(ref: TensorRef, storage: Uint8Array): Tensor {
   const { size, stride, offset } = ref;
+  const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+  if (!count(offset) || !size.every(count) || stride.length !== size.length || !stride.every(count))
+    throw new CheckpointError(`a tensor has an invalid shape (${size.join('×')}): the file is damaged`);
   const numel = size.reduce((a, b) => a * b, 1);
-  const all = decodeElements(storage, ref.storage.dtype, storage.length / DTYPE_BYTES[ref.storage.dtype]);
+  const shape = `${size.join('×')} (${numel} elements)`;
+  // Checked before anything is allocated: a declared shape is only a claim (a 1e12-element one made the
+  // typed array itself throw "Invalid typed array length").
+  if (numel > MAX_TENSOR_ELEMENTS)
+    throw new CheckpointError(
+      `a tensor declares shape ${shape}; no model has a tensor above ${MAX_TENSOR_ELEMENTS} elements, so the file is damaged or not a model`,
+    );
+  const stored = storage.length / DTYPE_BYTES[ref.storage.dtype];
+  const last = size.reduce((at, n, d) => at + (n - 1) * stride[d]!, offset);
+  if (numel > 0 && last >= stored)
+    throw new CheckpointError(
+      `a tensor declares shape ${shape} but its storage holds ${Math.floor(stored)}: the file is damaged`,
+    );
+  const all = decodeElements(storage, ref.storage.dtype, stored);
   const data = new Float32Array(numel);
   // Generic strided gather: checkpoints are usually contiguous, but torch.save keeps views as views.
   const idx = new Array<number>(size.length).fill(0);
