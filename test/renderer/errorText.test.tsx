@@ -50,6 +50,49 @@ describe('error sentences by code', () => {
     expect(worded.length).toBeGreaterThanOrEqual(25);
   });
 
+  it('words the local engine’s failures from their code and params in German, and never as the service’s', () => {
+    const row = (errorCode: string, error: string, errorParams?: Record<string, string>) => ({
+      error,
+      errorCode,
+      inputName: 'bird.png',
+      ...(errorParams ? { errorParams } : {}),
+    });
+    const missing = row('model-not-installed', "Model 'natural-max-4x' (4xNomos8kSC) is not installed. …", {
+      name: 'natural-max-4x',
+    });
+    expect(itemErrorText(missing, DE)).toBe(
+      'Das Modell natural-max-4x ist nicht installiert. Laden Sie es unter „Modelle herunterladen“ herunter oder wählen Sie ein installiertes Modell.',
+    );
+    // English keeps the engine's sentence (it names the files and the folder).
+    expect(itemErrorText(missing, EN)).toBe(missing.error);
+    // A model's name never comes from the image: without it, the message stays.
+    expect(itemErrorText(row('model-not-installed', 'Model x is not installed.'), DE)).toBe(
+      'Model x is not installed.',
+    );
+    expect(itemErrorText(row('not-enough-space', 'Not enough free disk space to upscale "bird.png": …'), DE)).toMatch(
+      /^Nicht genug freier Speicherplatz, um bird\.png hochzuskalieren\./,
+    );
+    expect(
+      itemErrorText(row('damaged-image', 'x', { name: 'bird.png', detail: 'the PNG data is cut short' }), DE),
+    ).toMatch(/^bird\.png ist beschädigt: /);
+    expect(
+      itemErrorText(row('upscale-failed', 'x', { name: 'bird.png', detail: 'onnxruntime: bad allocation' }), DE),
+    ).toBe('Beim Hochskalieren von bird.png ist etwas schiefgegangen: onnxruntime: bad allocation');
+    for (const code of [
+      'damaged-image',
+      'unusable-image',
+      'not-enough-space',
+      'face-model-missing',
+      'bad-model-file',
+      'upscale-failed',
+      'engine-crashed',
+    ]) {
+      const text = itemErrorText(row(code, 'RAW', { name: 'bird.png', detail: 'd' }), DE);
+      expect(text, code).not.toBe('RAW');
+      expect(text, code).not.toMatch(/Dienst|lokalen Modus/);
+    }
+  });
+
   it('reads the code a rejected call carried, and puts key and URL problems beside their fields', () => {
     expect(codeOf(Object.assign(new Error('x'), { code: 'unauthorized' }))).toBe('unauthorized');
     expect(codeOf(new Error('x'))).toBeUndefined();

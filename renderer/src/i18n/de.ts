@@ -264,6 +264,21 @@ export const de: Catalog = {
   'error.busy': '{name} wird von einem anderen Programm verwendet. Schließen Sie es und versuchen Sie es erneut.',
   'error.notAnImage': '{name} ist beschädigt oder kein JPG-, PNG- oder WEBP-Bild.',
   'error.unknownModel': 'Dieses Modell ist nicht verfügbar. Wählen Sie unter „Modell“ ein anderes.',
+  'error.damagedImage':
+    '{name} ist beschädigt: Exportieren Sie es neu oder laden Sie es noch einmal herunter, und fügen Sie es dann neu hinzu.',
+  'error.unusableImage':
+    '{name} lässt sich so nicht hochskalieren (zu groß, beschädigt oder in diesem Format nicht möglich). Wählen Sie einen kleineren Faktor oder ein anderes Format, oder exportieren Sie das Bild neu.',
+  'error.notEnoughSpace':
+    'Nicht genug freier Speicherplatz, um {name} hochzuskalieren. Geben Sie Speicherplatz frei, wählen Sie einen kleineren Faktor oder JPEG, oder speichern Sie auf einem anderen Datenträger.',
+  'error.modelNotInstalled':
+    'Das Modell {name} ist nicht installiert. Laden Sie es unter „Modelle herunterladen“ herunter oder wählen Sie ein installiertes Modell.',
+  'error.faceModelMissing':
+    '„Gesichter verbessern“ braucht ein Gesichtsmodell, und keines ist installiert. Laden Sie eines unter „Modelle herunterladen“ herunter oder schalten Sie „Gesichter verbessern“ aus.',
+  'error.badModelFile':
+    'Crisp kann diese Modelldatei nicht verwenden. Importieren Sie sie erneut oder wählen Sie ein anderes Modell.',
+  'error.providerUnavailable':
+    'Der Ausführungsanbieter {name} ist auf diesem Computer nicht verfügbar. Wählen Sie in den Engine-Einstellungen „Automatisch“.',
+  'error.upscaleFailed': 'Beim Hochskalieren von {name} ist etwas schiefgegangen: {detail}',
 
   'drop.notAnImage': '{name} ist kein JPG-, PNG- oder WebP-Bild.',
   'drop.theItem': 'Das abgelegte Element',

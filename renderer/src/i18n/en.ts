@@ -250,6 +250,19 @@ export const en = {
   'error.busy': '{name} is in use by another program. Close it, then retry.',
   'error.notAnImage': '{name} is damaged or not a JPG, PNG or WEBP image.',
   'error.unknownModel': 'This model is not available. Choose another one under Model.',
+  'error.damagedImage': '{name} is damaged: re-export or download it again, then add it anew.',
+  'error.unusableImage':
+    '{name} cannot be upscaled as asked (too large, damaged, or not possible in this format). Choose a smaller scale or another format, or re-export the image.',
+  'error.notEnoughSpace':
+    'Not enough free disk space to upscale {name}. Free some space, choose a smaller scale or JPEG, or save to another disk.',
+  'error.modelNotInstalled':
+    'The model {name} is not installed. Download it under Download models, or choose an installed model.',
+  'error.faceModelMissing':
+    'Enhance faces needs a face model and none is installed. Download one under Download models, or switch off Enhance faces.',
+  'error.badModelFile': 'Crisp cannot use this model file. Import it again, or choose another model.',
+  'error.providerUnavailable':
+    'The execution provider {name} is not available on this computer. Choose Automatic under Engine settings.',
+  'error.upscaleFailed': 'Something went wrong while upscaling {name}: {detail}',
 
   'drop.notAnImage': '{name} is not a JPG, PNG or WebP image.',
   'drop.theItem': 'The dropped item',
