@@ -58,12 +58,15 @@ export function presetOptionsOf(options: UpscaleOptions | PresetOptions): Preset
 
 const base = presetOptionsOf(UPSCALE_DEFAULTS);
 
-/** Shipped with the app: for photos, for illustrations, and lossless ×2 for print. */
+/**
+ * Shipped with the app: for photos, for illustrations, and lossless ×2 for print. Each uses a model the app
+ * bundles (resources/models/bundled.json), so every built-in preset runs on a fresh install with no network.
+ */
 export const BUILT_IN_PRESETS: readonly Preset[] = [
   {
     name: 'Photos',
     builtIn: true,
-    options: { ...base, model: 'crystal-plus-4x', scale: 4, format: 'jpg', compression: 5, metadata: 'keep' },
+    options: { ...base, model: 'service-lite-4x', scale: 4, format: 'jpg', compression: 5, metadata: 'keep' },
   },
   {
     name: 'Illustrations',
@@ -73,7 +76,7 @@ export const BUILT_IN_PRESETS: readonly Preset[] = [
   {
     name: 'Print ×2 lossless',
     builtIn: true,
-    options: { ...base, model: 'crystal-plus-4x', scale: 2, format: 'png', compression: 0, metadata: 'keep' },
+    options: { ...base, model: 'service-lite-4x', scale: 2, format: 'png', compression: 0, metadata: 'keep' },
   },
 ];
 

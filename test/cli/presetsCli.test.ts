@@ -1,6 +1,7 @@
 /**
  * `crisp FILE…` (no command) upscales with the default preset; `--preset NAME` on upscale and batch, with flags
- * overriding it; `crisp presets export/import/default` round-trip and a tampered file refused in a sentence.
+ * overriding it; `crisp presets export/import/default` round-trip and a tampered file refused in a sentence; every
+ * built-in preset runs with only the bundled models (a fresh offline install).
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,10 +25,10 @@ describe('presets on the command line', () => {
   it('crisp FILE upscales with the default preset, and a chosen default takes over', async () => {
     const env = presetsEnv('default-presets');
     const out = path.join(dir, 'default');
-    // Photos (built-in default): crystal-plus-4x ×4 JPEG. --out is a flag over the preset.
+    // Photos (built-in default): service-lite-4x ×4 JPEG. --out is a flag over the preset.
     const r = await runCli([BIRD, '--out', out], env);
     expect(r.code, r.stderr).toBe(0);
-    const first = path.join(out, 'bird_LRBI_x4_crystal-plus-4x_x4.jpg');
+    const first = path.join(out, 'bird_LRBI_x4_service-lite-4x_x4.jpg');
     expect(r.stdout.trim()).toBe(`${BIRD} → ${first} (288×288, ${r.stdout.match(/, ([\d.]+ KB)\)/)?.[1]})`);
     const meta = await sharp(first).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 288, 288]);
@@ -36,7 +37,7 @@ describe('presets on the command line', () => {
     expect(d.stdout).toBe('Default preset: "Print ×2 lossless"\n');
     const r2 = await runCli([BIRD, '-o', out], env);
     expect(r2.code, r2.stderr).toBe(0);
-    const m2 = await sharp(path.join(out, 'bird_LRBI_x4_crystal-plus-4x_x2.png')).metadata();
+    const m2 = await sharp(path.join(out, 'bird_LRBI_x4_service-lite-4x_x2.png')).metadata();
     expect([m2.format, m2.width, m2.height]).toEqual(['png', 144, 144]);
   });
 
@@ -124,5 +125,20 @@ describe('presets on the command line', () => {
       'Print ×2 lossless',
       'Tiny webp',
     ]);
+  });
+
+  it('every built-in preset upscales on a fresh offline install: no models folder but the bundled models', async () => {
+    const env = { ...presetsEnv('fresh'), CRISP_MODELS_DIR: path.join(dir, 'no-models-here') };
+    const out = path.join(dir, 'fresh');
+    for (const [preset, file, size] of [
+      ['Photos', 'bird_LRBI_x4_service-lite-4x_x4.jpg', 288],
+      ['Illustrations', 'bird_LRBI_x4_digital-art-4x_x4.png', 288],
+      ['Print ×2 lossless', 'bird_LRBI_x4_service-lite-4x_x2.png', 144],
+    ] as const) {
+      const r = await runCli(['upscale', BIRD, '--preset', preset, '-o', out], env);
+      expect(r.code, `${preset}: ${r.stderr}`).toBe(0);
+      const m = await sharp(path.join(out, file)).metadata();
+      expect([m.width, m.height], preset).toEqual([size, size]);
+    }
   });
 });

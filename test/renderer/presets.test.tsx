@@ -23,13 +23,15 @@ describe('preset picker', () => {
     const { fake } = await renderApp({ settings: { scale: 4, format: 'png' } });
     const picker = await screen.findByTestId('preset-picker');
     const select = within(picker).getByRole('combobox', { name: 'Preset' });
+    // The settings (×4 PNG) are none of the presets: the box says so instead of naming one.
     await waitFor(() =>
       expect(
         within(select)
           .getAllByRole('option')
           .map((o) => o.textContent),
-      ).toHaveLength(3),
+      ).toEqual(['Custom', 'Photos', 'Illustrations', 'Print ×2 lossless']),
     );
+    expect((select as HTMLSelectElement).selectedOptions[0]?.textContent).toBe('Custom');
 
     await user.selectOptions(select, 'Print ×2 lossless');
     await waitFor(() =>
@@ -37,8 +39,12 @@ describe('preset picker', () => {
     );
     expect((screen.getByRole('combobox', { name: 'Scale' }) as HTMLSelectElement).value).toBe('2');
 
+    await waitFor(() => expect((select as HTMLSelectElement).value).toBe('Print ×2 lossless'));
+
+    // A hand change: the preset no longer describes the settings.
     await user.selectOptions(screen.getByRole('combobox', { name: 'Format' }), 'webp');
     await waitFor(() => expect(fake.settings.format).toBe('webp'));
+    await waitFor(() => expect((select as HTMLSelectElement).selectedOptions[0]?.textContent).toBe('Custom'));
     await user.click(within(picker).getByRole('button', { name: 'Save as…' }));
     await user.type(within(picker).getByRole('textbox', { name: 'Name of the new preset' }), 'Web x2{Enter}');
     await waitFor(() => expect((select as HTMLSelectElement).value).toBe('Web x2'));
@@ -67,7 +73,8 @@ describe('preset picker', () => {
     expect(await stored()).toMatchObject({ defaultPreset: 'Web double', presets: [{ name: 'Web double' }] });
 
     await user.click(within(picker).getByRole('button', { name: 'Delete' }));
-    await waitFor(() => expect((select as HTMLSelectElement).value).toBe('Photos'));
+    // The default falls back to Photos, but the settings are still the deleted preset's: "Custom".
+    await waitFor(() => expect((select as HTMLSelectElement).selectedOptions[0]?.textContent).toBe('Custom'));
     expect((await stored()).presets).toEqual([]);
     // Built-ins offer neither rename nor delete.
     expect(within(picker).queryByRole('button', { name: 'Delete' })).toBeNull();
@@ -109,7 +116,8 @@ describe('preset picker', () => {
     expect(
       within(select)
         .getAllByRole('option')
-        .map((o) => o.textContent),
+        .map((o) => o.textContent)
+        .filter((name) => name !== 'Custom'),
     ).toEqual(['Photos', 'Illustrations', 'Print ×2 lossless', 'Comics']);
   });
 });

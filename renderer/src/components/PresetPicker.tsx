@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { Preset } from '../../../app/service/crispService.js';
 import { useT } from '../i18n/useT.js';
-import { useApp } from '../stores/appContext.js';
+import { useApp, useSettings } from '../stores/appContext.js';
 
 type Editing = { kind: 'save' | 'rename'; name: string } | undefined;
 
@@ -39,6 +39,15 @@ export function PresetPicker() {
     }
   };
   const current = presets.find((p) => p.name === chosen);
+  const settings = useSettings((s) => s.settings);
+  // Once an option differs from the chosen preset's, the box says "Custom" instead of naming a preset that no
+  // longer describes the settings (choosing the preset again applies it).
+  const custom =
+    current !== undefined &&
+    settings !== null &&
+    Object.entries(current.options).some(
+      ([k, v]) => JSON.stringify((settings as Record<string, unknown>)[k] ?? null) !== JSON.stringify(v ?? null),
+    );
 
   const submitName = () =>
     attempt(async () => {
@@ -57,14 +66,22 @@ export function PresetPicker() {
       <div className="input-row">
         <select
           id={`${id}-preset`}
-          value={chosen}
-          onChange={(e) =>
+          value={custom ? '' : chosen}
+          onChange={(e) => {
+            const name = e.target.value;
+            // Chosen at once, so the box does not read "Custom" between the new settings and the reload.
+            setChosen(name);
             void attempt(async () => {
-              await service.choosePreset(e.target.value);
+              await service.choosePreset(name);
               return undefined;
-            })
-          }
+            });
+          }}
         >
+          {custom ? (
+            <option value="" disabled>
+              {t('presets.custom')}
+            </option>
+          ) : null}
           {presets.map((p) => (
             <option key={p.name} value={p.name}>
               {p.name}

@@ -359,6 +359,7 @@ export const de: Catalog = {
   'watch.add': 'Überwachen',
   'watch.choose': 'Ordner zum Überwachen wählen',
   'presets.label': 'Voreinstellung',
+  'presets.custom': 'Benutzerdefiniert',
   'presets.save': 'Speichern als…',
   'presets.rename': 'Umbenennen…',
   'presets.delete': 'Löschen',

@@ -342,6 +342,7 @@ export const en = {
   'watch.add': 'Watch',
   'watch.choose': 'Choose a folder to watch',
   'presets.label': 'Preset',
+  'presets.custom': 'Custom',
   'presets.save': 'Save as…',
   'presets.rename': 'Rename…',
   'presets.delete': 'Delete',
