@@ -2,8 +2,10 @@
  * The multipart upload flow over HTTP: a real ~12 MiB image in 3 parts, then a task from `files`, polled
  * to PROCESSED and downloaded; and every way an upload can be wrong gets a clear 4xx and stores nothing.
  */
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +117,42 @@ describe('multipart upload', () => {
     expect(existsSync(path.join(s.dataDir, 'uploads', sess.uploadId, 'parts'))).toBe(false);
     const c = await complete(sess, [{ PartNumber: 1, ETag: '"0"' }]);
     expect([c.status, c.json]).toEqual([400, 'Bad Request: part 1 was not uploaded']);
+  });
+
+  it('a refused part PUT whose client keeps sending gets its 403, then the server closes the connection', async () => {
+    const img = await readFile(path.join(SET5, 'bird.png'));
+    const sess = await session(img);
+    const signed = new URL(
+      sess.partUrls[0]!.signedUrl.replace(/signature=(.)/, (_m, c: string) => `signature=${c === 'A' ? 'B' : 'A'}`),
+    );
+    // allowHalfOpen: this client does not stop at the server's FIN, it keeps sending until the socket is gone.
+    const socket = net.connect({ port: Number(signed.port), host: signed.hostname, allowHalfOpen: true });
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    socket.on('error', () => undefined); // the server's close may reach a write as EPIPE / ECONNRESET
+    let closed = false;
+    const ended = new Promise<void>((resolve) =>
+      socket.once('close', () => {
+        closed = true;
+        resolve();
+      }),
+    );
+    // A body that would never end (a terabyte declared): only the server can end this connection.
+    socket.write(
+      `PUT ${signed.pathname}${signed.search} HTTP/1.1\r\nHost: ${signed.host}\r\n` +
+        `Content-Type: application/octet-stream\r\nContent-Length: ${10 ** 12}\r\n\r\n`,
+    );
+    const chunk = Buffer.alloc(64 * 1024);
+    while (!closed) {
+      // Once the server is gone a write fails (EPIPE): 'drain' then never comes, 'close' does.
+      if (!socket.write(chunk)) await Promise.race([once(socket, 'drain').catch(() => undefined), ended]);
+      else await new Promise((r) => setImmediate(r));
+    }
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(answer).toContain('Forbidden: the upload URL signature is invalid');
+    expect(existsSync(path.join(s.dataDir, 'uploads', sess.uploadId, 'parts'))).toBe(false);
   });
 
   it('refuses a wrong ETag, a missing part, a size mismatch and non-image bytes', async () => {

@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { UpscalingEngine } from '../../service/api.js';
 import { errors, success } from '../../contract/index.js';
+import { lingerOnClose } from '../lingeringClose.js';
 import { RESPONSE_SCHEMAS } from './responseSchemas.js';
 
 export function registerPartRoutes(app: FastifyInstance, engine: UpscalingEngine): void {
@@ -35,8 +36,15 @@ export function registerPartRoutes(app: FastifyInstance, engine: UpscalingEngine
         return success({ ETag: stored.etag, size: stored.size });
       } catch (e) {
         raw.unpipe(body);
-        // Discard the rest of the refused body so the answer can be read on this connection.
-        if (!raw.complete) raw.resume();
+        if (!raw.complete) {
+          // Refused before the body's end (a bad signature, an expired URL, a part too big): the answer goes out,
+          // then the connection closes — after a bounded lingering close that discards what is still arriving, so
+          // the client reads the answer instead of a reset. Discarding on a kept-alive connection would let a
+          // client that keeps sending hold the socket (and its slot) as long as it likes.
+          reply.header('connection', 'close');
+          lingerOnClose(raw.socket);
+          raw.resume();
+        }
         throw e;
       } finally {
         raw.off('close', onClose);
