@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
-import { attr, GraphBuilder } from '../../engine/core/convert/onnxWriter.js';
+import { attr, GraphBuilder } from '../../engine/core/convert/graph/onnxWriter.js';
 import { createCore } from '../../engine/core/index.js';
 import { createInference, type ExecutionProvider } from '../../engine/core/inference/index.js';
 import type { ResolvedModel } from '../../engine/core/models/catalog.js';

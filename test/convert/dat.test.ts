@@ -8,9 +8,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tilingOf, UnsupportedArchitectureError } from '../../engine/core/convert/architecture.js';
+import { UnsupportedArchitectureError } from '../../engine/core/convert/architectures/architecture.js';
+import { tilingOf } from '../../engine/core/convert/architectures/registry.js';
 import { convertBytes, convertModelFile } from '../../engine/core/convert/convert.js';
-import { datShifted, detectDat, type DatSpec } from '../../engine/core/convert/dat.js';
+import { datShifted, detectDat, type DatSpec } from '../../engine/core/convert/architectures/dat.js';
 import { readSafetensors } from '../../engine/core/convert/safetensors.js';
 import { runCli } from '../helpers/runCli.js';
 import { runOnnx } from './support/onnxRun.js';

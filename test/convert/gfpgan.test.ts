@@ -14,7 +14,7 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertAnyFile } from '../../engine/core/convert/convert.js';
-import { GFPGAN_V1_UNSUPPORTED } from '../../engine/core/convert/gfpgan.js';
+import { GFPGAN_V1_UNSUPPORTED } from '../../engine/core/convert/architectures/gfpgan.js';
 import { FACE_MODELS } from '../../engine/core/faces/faceModels.js';
 import { fetchFaceModel } from '../../engine/core/faces/fetchFaceModel.js';
 import { checkGoldenInput, generatedUniform, goldenPath, loadGolden, MAKE_GOLDENS, PYTHON } from './support/golden.js';

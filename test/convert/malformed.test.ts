@@ -2,14 +2,14 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UnsupportedArchitectureError } from '../../engine/core/convert/architecture.js';
+import { UnsupportedArchitectureError } from '../../engine/core/convert/architectures/architecture.js';
 import { convertBytes } from '../../engine/core/convert/convert.js';
 import { UnsafePickleError, unpickle } from '../../engine/core/convert/pickle.js';
 import { SafetensorsError } from '../../engine/core/convert/safetensors.js';
 import { CheckpointError } from '../../engine/core/convert/stateDict.js';
 import { importCustomModel, listCustomModels } from '../../engine/core/models/customModels.js';
 import { installModel, ModelInstallError } from '../../engine/core/models/install.js';
-import { GraphBuilder } from '../../engine/core/convert/onnxWriter.js';
+import { GraphBuilder } from '../../engine/core/convert/graph/onnxWriter.js';
 import { MODELS_DIR } from '../helpers/paths.js';
 import { writePthZip, writePthZipWithPickle, writeSafetensors, type TestStateDict } from './support/torchWriters.js';
 

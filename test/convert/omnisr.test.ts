@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { tilingFromDoc } from '../../engine/core/convert/architecture.js';
+import { tilingFromDoc } from '../../engine/core/convert/architectures/registry.js';
 import { convertBytes } from '../../engine/core/convert/convert.js';
 import { readOnnx } from '../../engine/core/convert/onnxReader.js';
 import { runOnnx } from './support/onnxRun.js';

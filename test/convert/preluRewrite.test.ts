@@ -3,7 +3,7 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { GraphBuilder } from '../../engine/core/convert/onnxWriter.js';
+import { GraphBuilder } from '../../engine/core/convert/graph/onnxWriter.js';
 import { readOnnx } from '../../engine/core/convert/onnxReader.js';
 import { branchlessPrelu } from '../../engine/core/convert/preluRewrite.js';
 import { createInference } from '../../engine/core/inference/index.js';

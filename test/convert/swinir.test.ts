@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tilingFromDoc } from '../../engine/core/convert/architecture.js';
+import { tilingFromDoc } from '../../engine/core/convert/architectures/registry.js';
 import { convertBytes } from '../../engine/core/convert/convert.js';
 import { readOnnx } from '../../engine/core/convert/onnxReader.js';
 import { runCli } from '../helpers/runCli.js';

@@ -4,24 +4,19 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { describeSpec, type ArchSpec } from './architecture.js';
-import { buildDatOnnx } from './dat.js';
-import { detectArchitecture, summarise, type DetectOptions } from './detectArchitecture.js';
-import { buildGfpganOnnx, looksLikeGfpgan } from './gfpgan.js';
+import type { ArchSpec, BuildOptions, DetectOptions } from './architectures/architecture.js';
+import { identifyArchitecture, summarise } from './architectures/detect.js';
+import { buildGfpganOnnx, looksLikeGfpgan } from './architectures/gfpgan.js';
+import { describeSpec } from './architectures/registry.js';
 import { isLegacyCheckpoint, readLegacyCheckpoint } from './legacyCheckpoint.js';
 import { convertNcnn } from './ncnn.js';
 import { readOnnx } from './onnxReader.js';
-import { buildRrdbOnnx, detectRrdb } from './rrdb.js';
 import { readSafetensors, readSafetensorsMetadata } from './safetensors.js';
-import { buildHatOnnx } from './hat.js';
-import { buildOmniSrOnnx } from './omnisr.js';
-import { buildRealPlksrOnnx } from './realplksr.js';
-import { buildSpanOnnx } from './span.js';
-import { buildSrformerOnnx } from './srformer.js';
-import { buildSrvggOnnx, detectSrvgg } from './srvgg.js';
 import { CheckpointError, type StateDict } from './stateDict.js';
-import { buildSwinirOnnx } from './swinir.js';
 import { isZip, readZipCheckpoint } from './zipCheckpoint.js';
+
+// What an import records beside the converted file (models/customModels.ts loads this module only to import).
+export { architectureOf, tilingOf } from './architectures/registry.js';
 import { CrispError } from '../../contract/errorCatalog.js';
 
 export type SourceFormat = 'pth' | 'safetensors' | 'ncnn' | 'onnx';
@@ -38,10 +33,8 @@ export interface ConvertedModel {
   metadata: Record<string, string>;
 }
 
-export interface ConvertOptions extends DetectOptions {
-  /** Wrap 1- and 4-channel models so they run on the pipeline's RGB tiles (imports do; comparisons don't). */
-  rgbPorts?: boolean;
-}
+/** rgbPorts: wrap 1- and 4-channel models so they run on the pipeline's RGB tiles (imports do; comparisons don't). */
+export interface ConvertOptions extends DetectOptions, BuildOptions {}
 
 /** A catalog `bad-model-file` failure (engine/contract/errorCatalog.ts); the message says what and why. */
 export class ConvertError extends CrispError {
@@ -60,31 +53,8 @@ export async function readStateDict(bytes: Uint8Array, format: 'pth' | 'safetens
 }
 
 export function convertStateDict(dict: StateDict, opts: ConvertOptions = {}): { onnx: Uint8Array; spec: ArchSpec } {
-  const spec = detectArchitecture(dict, opts);
-  switch (spec.kind) {
-    case 'srvgg': {
-      const { spec: s, weights } = detectSrvgg(dict, opts.srvggActivation);
-      return { onnx: buildSrvggOnnx(s, weights), spec: s };
-    }
-    case 'rrdb': {
-      const { spec: r, weights } = detectRrdb(dict);
-      return { onnx: buildRrdbOnnx(r, weights), spec: r };
-    }
-    case 'span':
-      return { onnx: buildSpanOnnx(spec, dict, opts), spec };
-    case 'realplksr':
-      return { onnx: buildRealPlksrOnnx(spec, dict, opts), spec };
-    case 'omnisr':
-      return { onnx: buildOmniSrOnnx(spec, dict, opts), spec };
-    case 'swinir':
-      return { onnx: buildSwinirOnnx(dict, spec, opts), spec };
-    case 'hat':
-      return { onnx: buildHatOnnx(dict, spec, opts), spec };
-    case 'dat':
-      return buildDatOnnx(dict, spec);
-    case 'srformer':
-      return buildSrformerOnnx(dict, spec);
-  }
+  const { architecture, spec } = identifyArchitecture(dict, opts);
+  return { onnx: architecture.build(spec, dict, opts), spec };
 }
 
 export function formatOf(file: string): SourceFormat {

@@ -4,7 +4,7 @@
  * padded to 4 bytes); biases and PReLU slopes are raw fp32. Only the layer types Real-ESRGAN style
  * models (SRVGGNetCompact and RRDBNet) use are translated; anything else is refused by name.
  */
-import { attr, GraphBuilder } from './onnxWriter.js';
+import { attr, GraphBuilder } from './graph/onnxWriter.js';
 import { halfToFloat } from './stateDict.js';
 import { CrispError } from '../../contract/errorCatalog.js';
 

@@ -4,7 +4,7 @@
  * (quantization, extra outputs for calibration, pinned input shapes) cannot silently change the rest of the
  * graph. Field numbers are from onnx.proto3.
  */
-import { attrProto, type OnnxAttr } from './onnxWriter.js';
+import { attrProto, type OnnxAttr } from './graph/onnxWriter.js';
 import { OnnxParseError } from './onnxReader.js';
 import { fieldBytes, fieldString, readFields, ProtoWriter, type ProtoField } from './protobuf.js';
 

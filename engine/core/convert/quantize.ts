@@ -10,7 +10,7 @@
  * input) stay fp32 by default: they are a small share of the work and the most sensitive to rounding.
  */
 import { editOnnx, type NewNode, type NewTensor, type NodeEntry } from './onnxEdit.js';
-import { attr } from './onnxWriter.js';
+import { attr } from './graph/onnxWriter.js';
 import { ONNX_FLOAT, readOnnx, tensorFloats, type OnnxModelInfo } from './onnxReader.js';
 import { CrispError } from '../../contract/errorCatalog.js';
 

@@ -10,7 +10,6 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ConvertOptions, SourceFormat } from '../convert/convert.js';
-import { ARCH_NAMES, tilingOf } from '../convert/architecture.js';
 import type { SmokeRunner } from './install.js';
 import { licenceFromFile } from './licence.js';
 import { CrispError } from '../../contract/errorCatalog.js';
@@ -109,7 +108,7 @@ export async function importCustomModel(file: string, opts: ImportOptions): Prom
     throw new CustomModelError(`invalid model name ${JSON.stringify(name)} (letters, digits, . _ - ; at most 64)`);
   // Loaded here, not at the top: listing imported models (crisp models list, name lookups) must not load
   // the converters or onnxruntime.
-  const [{ convertModelFile }, { installModel }] = await Promise.all([
+  const [{ architectureOf, convertModelFile, tilingOf }, { installModel }] = await Promise.all([
     import('../convert/convert.js'),
     import('./install.js'),
   ]);
@@ -130,7 +129,11 @@ export async function importCustomModel(file: string, opts: ImportOptions): Prom
     description: converted.description,
     sha256: createHash('sha256').update(converted.onnx).digest('hex'),
     importedAt: new Date().toISOString(),
-    architecture: converted.spec ? ARCH_NAMES[converted.spec.kind] : converted.format === 'ncnn' ? 'ncnn' : 'ONNX',
+    architecture: converted.spec
+      ? (architectureOf(converted.spec)?.name ?? converted.spec.kind)
+      : converted.format === 'ncnn'
+        ? 'ncnn'
+        : 'ONNX',
     ...(converted.parameters !== null ? { parameters: converted.parameters } : {}),
     bytes: converted.onnx.length,
     ...(converted.spec && tilingOf(converted.spec).window > 1 ? { window: tilingOf(converted.spec).window } : {}),

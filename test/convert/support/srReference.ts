@@ -9,7 +9,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ArchSpec } from '../../../engine/core/convert/architecture.js';
+import type { OmniSrSpec } from '../../../engine/core/convert/architectures/omnisr.js';
+import type { RealPlksrSpec } from '../../../engine/core/convert/architectures/realplksr.js';
+import type { SpanSpec } from '../../../engine/core/convert/architectures/span.js';
 import { convertBytes } from '../../../engine/core/convert/convert.js';
 import { removeDir, tempDir } from '../../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
@@ -66,7 +68,7 @@ export interface RefCase {
   /** Architecture options passed to the Python constructor. */
   options: Record<string, unknown>;
   /** What the converter must detect. */
-  expected: Partial<ArchSpec> & { kind: ArchSpec['kind']; scale: number };
+  expected: Partial<SpanSpec | RealPlksrSpec | OmniSrSpec> & { kind: RefCase['arch']; scale: number };
 }
 
 export interface RefResult {

@@ -4,9 +4,9 @@
  * GroupNorm, channel LayerNorm), pixel shuffle, and the dynamic-shape plumbing for padding an input to a
  * multiple of a window and cropping the output back.
  */
-import { UnsupportedArchitectureError } from './architecture.js';
+import { UnsupportedArchitectureError } from '../architectures/architecture.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
-import type { StateDict, Tensor } from './stateDict.js';
+import type { StateDict, Tensor } from '../stateDict.js';
 
 /** A state dict read for one architecture: missing keys name the architecture. */
 export class Weights {
@@ -237,9 +237,4 @@ export function imagePorts(
       );
   };
   return { input, finish, inChannels: 3, outChannels: 3 };
-}
-
-export interface BuildOptions {
-  /** Wrap 1- and 4-channel models for Crisp's RGB pipeline (see imagePorts). */
-  rgbPorts?: boolean;
 }

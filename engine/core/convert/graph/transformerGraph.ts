@@ -8,11 +8,10 @@
  * Layouts follow windowAttention.ts: NCHW images, NHWC token maps, windows [B, nWin, N, C] in raster order.
  * Sizes stay dynamic: window counts, padding and masks are computed in the graph from `Shape`.
  */
-import { UnsupportedArchitectureError } from './architecture.js';
+import { UnsupportedArchitectureError } from '../architectures/architecture.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
-import type { StateDict, Tensor } from './stateDict.js';
-import { residualConv } from './swinir.js';
-import { LAYER_NORM_EPS, SHIFT_MASK_VALUE, transpose2d, WindowGraph } from './windowAttention.js';
+import type { StateDict, Tensor } from '../stateDict.js';
+import { LAYER_NORM_EPS, residualConv, SHIFT_MASK_VALUE, transpose2d, WindowGraph } from './windowAttention.js';
 
 const INT64_MAX = 2 ** 62;
 

@@ -6,9 +6,14 @@
  * convolution they compose to. Checkpoints also store that fused `eval_conv`, but as of whenever training last
  * refreshed it; inference recomputes it from the branch weights, and so does this converter (in float64).
  */
-import { UnsupportedArchitectureError, type SpanSpec } from './architecture.js';
 import {
+  channelsNote,
+  cnnTiling,
+  UnsupportedArchitectureError,
+  type Architecture,
   type BuildOptions,
+} from './architecture.js';
+import {
   constant,
   convFrom,
   convWith,
@@ -18,8 +23,19 @@ import {
   scaleAndChannels,
   silu,
   Weights,
-} from './graphOps.js';
-import type { StateDict, Tensor } from './stateDict.js';
+} from '../graph/graphOps.js';
+import type { StateDict, Tensor } from '../stateDict.js';
+
+/** SPAN (Swift Parameter-free Attention Network): six SPAB blocks of Conv3XC layers, fused at conversion. */
+export interface SpanSpec {
+  kind: 'span';
+  inChannels: number;
+  outChannels: number;
+  numFeat: number;
+  scale: number;
+  /** Subtracts the DIV2K RGB mean and multiplies by 255 first (absent "no_norm" buffer). */
+  norm: boolean;
+}
 
 const SPAB_BLOCKS = 6;
 /** DIV2K RGB mean SPAN subtracts (unless trained with norm=False), then × 255. */
@@ -145,3 +161,12 @@ export function buildSpanOnnx(spec: SpanSpec, dict: StateDict, opts: BuildOption
     doc: JSON.stringify(spec),
   });
 }
+
+export const span: Architecture<SpanSpec> = {
+  kind: 'span',
+  name: 'SPAN',
+  detect: (dict) => (looksLikeSpan(dict) ? detectSpan(dict) : undefined),
+  describe: (s) => `SPAN x${s.scale} (${s.numFeat} feat${s.norm ? '' : ', no norm'}${channelsNote(s)})`,
+  tiling: () => cnnTiling(0.35),
+  build: (spec, dict, opts) => buildSpanOnnx(spec, dict, opts),
+};

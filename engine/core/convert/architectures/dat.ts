@@ -13,12 +13,18 @@
  * - both fuse a depth-wise conv branch on v through the adaptive interaction module (sigmoid channel and
  *   spatial maps crossing the two branches). BatchNorms are folded into the convs.
  */
-import { UnsupportedArchitectureError } from './architecture.js';
-import { attr } from './onnxWriter.js';
-import { countSeq, denormalizeOutput, normalizeInput } from './swinir.js';
-import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from './transformerGraph.js';
-import { LAYER_NORM_EPS, relativePositionIndex } from './windowAttention.js';
-import type { StateDict, Tensor } from './stateDict.js';
+import { UnsupportedArchitectureError, type Architecture } from './architecture.js';
+import { attr } from '../graph/onnxWriter.js';
+import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
+import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from '../graph/transformerGraph.js';
+import {
+  countSeq,
+  denormalizeOutput,
+  LAYER_NORM_EPS,
+  normalizeInput,
+  relativePositionIndex,
+} from '../graph/windowAttention.js';
+import type { StateDict, Tensor } from '../stateDict.js';
 
 export type DatVariant = 'DAT' | 'DAT-S' | 'DAT-2' | 'DAT-light';
 
@@ -326,3 +332,41 @@ export function buildDatOnnx(dict: StateDict, given?: DatSpec): { onnx: Uint8Arr
     spec,
   };
 }
+
+/**
+ * DAT attends over many more keys per token than SwinIR (256 in its 8×32 windows), and the memory-bound work
+ * around the score matrix (bias and mask adds, softmax) grows with heads × keys, not with the MACs. The two
+ * constants are fitted to the two released sizes measured on a quiet machine (`npm run bench -- --only arch`,
+ * compact 2.2 s per 256² tile): DAT-light 1.6× and DAT-2 19×.
+ */
+const DAT_FIT = { macs: 1.67, perScore: 3.4e-5 };
+
+function datRelativeCost(s: DatSpec): number {
+  const e = s.embedDim;
+  const n = s.splitSize[0] * s.splitSize[1];
+  const hidden = e * s.expansion;
+  // SGFN (fc1, gate dwconv, fc2) and the adaptive interaction (dwconv on v, 1×1 to C/16) in every block.
+  const ffn = e * hidden + 9 * (hidden / 2) + (hidden / 2) * e;
+  const aim = 9 * e + e * Math.floor(e / 16);
+  let macs = 9 * s.inChannels * e + (s.depths.length + 1) * resiMacs(e, s.resiConnection) + tailMacs(e, s);
+  let scores = 0;
+  s.depths.forEach((depth, i) => {
+    const heads = s.heads[i]!;
+    for (let j = 0; j < depth; j++) {
+      // Even blocks: two window branches of C/2 channels over n keys; odd: channel attention (d×d per head).
+      macs += 4 * e * e + ffn + aim + (j % 2 === 0 ? 2 * n * e : 2 * e * (e / heads));
+      if (j % 2 === 0) scores += heads * n;
+    }
+  });
+  return fitted(macs, scores, DAT_FIT);
+}
+
+export const dat: Architecture<DatSpec> = {
+  kind: 'dat',
+  name: 'DAT',
+  detect: (dict) => (looksLikeDat(dict) ? detectDat(dict) : undefined),
+  describe: describeDat,
+  // DAT pads q/k/v inside each attention to its longer window side, so it takes any tile down to 1×1.
+  tiling: (s) => ({ window: Math.max(...s.splitSize), minSide: 1, relativeCost: datRelativeCost(s) }),
+  build: (spec, dict) => buildDatOnnx(dict, spec).onnx,
+};

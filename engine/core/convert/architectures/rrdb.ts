@@ -3,9 +3,23 @@
  * Both layouts are mapped onto BasicSR names (conv_first, body.N.rdbK.convJ, conv_body, conv_upK,
  * conv_hr, conv_last) so one builder serves both.
  */
-import { UnsupportedArchitectureError, type RrdbSpec } from './architecture.js';
-import { attr, GraphBuilder } from './onnxWriter.js';
-import type { StateDict, Tensor } from './stateDict.js';
+import { channelsNote, cnnTiling, UnsupportedArchitectureError, type Architecture } from './architecture.js';
+import { attr, GraphBuilder } from '../graph/onnxWriter.js';
+import type { StateDict, Tensor } from '../stateDict.js';
+
+/** ESRGAN / BasicSR RRDBNet. unshuffle is the pixel-unshuffle factor BasicSR applies for x2 (2) and x1 (4). */
+export interface RrdbSpec {
+  kind: 'rrdb';
+  layout: 'esrgan' | 'basicsr';
+  inChannels: number;
+  outChannels: number;
+  numFeat: number;
+  numGrowCh: number;
+  numBlocks: number;
+  numUpsample: number;
+  unshuffle: number;
+  scale: number;
+}
 
 /** RRDBNet's LeakyReLU slope and residual scaling, fixed by the architecture. */
 const LRELU_SLOPE = 0.2;
@@ -183,3 +197,14 @@ export function buildRrdbOnnx(spec: RrdbSpec, dict: StateDict, opts: { producer?
     doc: JSON.stringify(spec),
   });
 }
+
+export const rrdb: Architecture<RrdbSpec> = {
+  kind: 'rrdb',
+  name: 'RRDBNet',
+  alsoKnownAs: ['ESRGAN', 'BasicSR'],
+  detect: (dict) => (looksLikeEsrganOld(dict) || looksLikeBasicsrRrdb(dict) ? detectRrdb(dict).spec : undefined),
+  describe: (s) =>
+    `RRDBNet x${s.scale} (${s.layout} keys, ${s.numBlocks} blocks, ${s.numFeat} feat, ${s.numGrowCh} grow${channelsNote(s)})`,
+  tiling: () => cnnTiling(12),
+  build: (spec, dict) => buildRrdbOnnx(spec, spec.layout === 'esrgan' ? esrganToBasicsr(dict) : dict),
+};

@@ -17,8 +17,8 @@
  * d = rsqrt(Σ (W·s)² + ε) is computed from s² and the constant Σ_k W². Every size comes from the tensor shapes.
  */
 import { UnsupportedArchitectureError } from './architecture.js';
-import { attr, GraphBuilder } from './onnxWriter.js';
-import type { StateDict, Tensor } from './stateDict.js';
+import { attr, GraphBuilder } from '../graph/onnxWriter.js';
+import type { StateDict, Tensor } from '../stateDict.js';
 
 export interface GfpganSpec {
   kind: 'gfpgan';

@@ -8,10 +8,15 @@
  * repeated scale² times per channel before the upsampler (for PixelShuffle, a nearest upscale of the input).
  * DySample predicts a sampling offset per output pixel and bilinearly samples (ONNX GridSample, border padding).
  */
-import { UnsupportedArchitectureError, type RealPlksrSpec } from './architecture.js';
+import {
+  channelsNote,
+  cnnTiling,
+  UnsupportedArchitectureError,
+  type Architecture,
+  type BuildOptions,
+} from './architecture.js';
 import {
   attr,
-  type BuildOptions,
   channelLayerNorm,
   constant,
   convFrom,
@@ -25,8 +30,24 @@ import {
   pixelShuffle,
   scaleAndChannels,
   Weights,
-} from './graphOps.js';
-import type { StateDict } from './stateDict.js';
+} from '../graph/graphOps.js';
+import type { StateDict } from '../stateDict.js';
+
+/** RealPLKSR (partial large-kernel CNN), with a PixelShuffle or a DySample upsampler. */
+export interface RealPlksrSpec {
+  kind: 'realplksr';
+  inChannels: number;
+  outChannels: number;
+  dim: number;
+  numBlocks: number;
+  kernelSize: number;
+  /** Channels the large kernel convolves (dim × split ratio). */
+  partialDim: number;
+  useEa: boolean;
+  layerNorm: boolean;
+  dysample: boolean;
+  scale: number;
+}
 
 /** RealPLKSR's GroupNorm group count (fixed by the architecture; not recorded in checkpoints). */
 const NORM_GROUPS = 4;
@@ -187,3 +208,13 @@ export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict, opts: B
     doc: JSON.stringify(spec),
   });
 }
+
+export const realplksr: Architecture<RealPlksrSpec> = {
+  kind: 'realplksr',
+  name: 'RealPLKSR',
+  detect: (dict) => (looksLikeRealPlksr(dict) ? detectRealPlksr(dict) : undefined),
+  describe: (s) =>
+    `RealPLKSR x${s.scale} (${s.dim} dim, ${s.numBlocks} blocks, kernel ${s.kernelSize}, ${s.dysample ? 'DySample' : 'PixelShuffle'}${s.layerNorm ? ', LayerNorm' : ''}${s.useEa ? '' : ', no EA'}${channelsNote(s)})`,
+  tiling: (s) => cnnTiling(s.dysample ? 6.7 : 6.3),
+  build: (spec, dict, opts) => buildRealPlksrOnnx(spec, dict, opts),
+};

@@ -5,13 +5,28 @@
  * as the residual base.
  */
 import {
+  channelsNote,
+  cnnTiling,
   UnsupportedArchitectureError,
+  type Architecture,
   type ConvWeights,
-  type SrvggActivation,
-  type SrvggSpec,
+  type DetectOptions,
 } from './architecture.js';
-import { attr, GraphBuilder } from './onnxWriter.js';
-import type { StateDict } from './stateDict.js';
+import { attr, GraphBuilder } from '../graph/onnxWriter.js';
+import type { StateDict } from '../stateDict.js';
+
+export type SrvggActivation = 'prelu' | NonNullable<DetectOptions['srvggActivation']>;
+
+/** Real-ESRGAN's SRVGGNetCompact: conv → act → (conv → act)×numConv → conv → PixelShuffle, + nearest(input). */
+export interface SrvggSpec {
+  kind: 'srvgg';
+  inChannels: number;
+  outChannels: number;
+  numFeat: number;
+  numConv: number;
+  scale: number;
+  activation: SrvggActivation;
+}
 
 export interface SrvggWeights {
   /** numConv + 2 convolutions, first to last. */
@@ -134,3 +149,14 @@ export function buildSrvggOnnx(
     doc: JSON.stringify(spec),
   });
 }
+
+export const srvgg: Architecture<SrvggSpec> = {
+  kind: 'srvgg',
+  name: 'SRVGGNetCompact',
+  detect: (dict, opts) => (looksLikeSrvgg(dict) ? detectSrvgg(dict, opts.srvggActivation).spec : undefined),
+  describe: (s) =>
+    `SRVGGNetCompact x${s.scale} (${s.numFeat} feat, ${s.numConv} conv, ${s.activation}${channelsNote(s)})`,
+  tiling: () => cnnTiling(1),
+  build: (spec, dict) =>
+    buildSrvggOnnx(spec, detectSrvgg(dict, spec.activation === 'prelu' ? undefined : spec.activation).weights),
+};

@@ -10,17 +10,23 @@
  * Like SwinIR's own check_image_size, the graph reflect-pads the input to the window multiple and crops the
  * output back, so any size runs.
  */
-import { UnsupportedArchitectureError } from './architecture.js';
-import { imagePorts, type BuildOptions } from './graphOps.js';
-import { attr, GraphBuilder } from './onnxWriter.js';
-import type { StateDict, Tensor } from './stateDict.js';
+import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
+import { imagePorts } from '../graph/graphOps.js';
+import { blockMacs, relative, shuffleTailMacs, TAIL_FEAT } from '../graph/transformerCost.js';
+import { attr, GraphBuilder } from '../graph/onnxWriter.js';
+import type { StateDict, Tensor } from '../stateDict.js';
 import {
+  countSeq,
+  denormalizeOutput,
+  normalizeInput,
   pixelShuffleTail,
   relativePositionIndex,
+  residualConv,
   tensorGetter,
+  windowFromTable,
   WindowGraph,
   type WindowGrid,
-} from './windowAttention.js';
+} from '../graph/windowAttention.js';
 
 export type SwinirUpsampler = 'pixelshuffle' | 'pixelshuffledirect' | 'nearest+conv' | 'none';
 
@@ -46,7 +52,7 @@ export interface SwinirSpec {
 
 const BLOCK0 = 'layers.0.residual_group.blocks.0';
 /** SwinIR's per-channel mean of DIV2K, subtracted from RGB inputs. */
-export const SWINIR_RGB_MEAN = [0.4488, 0.4371, 0.404];
+const RGB_MEAN = [0.4488, 0.4371, 0.404];
 
 export function looksLikeSwinir(dict: StateDict): boolean {
   return (
@@ -63,23 +69,6 @@ export function looksLikeSwinir(dict: StateDict): boolean {
     !dict.has(`${BLOCK0}.conv_block.cab.0.weight`) &&
     !dict.has('layers.0.residual_group.overlap_attn.qkv.weight')
   );
-}
-
-/** Number of consecutive `${prefix}.N.` entries whose key `${prefix}.N.${probe}` exists. */
-export function countSeq(dict: StateDict, prefix: string, probe: string): number {
-  let n = 0;
-  while (dict.has(`${prefix}.${n}.${probe}`)) n++;
-  return n;
-}
-
-/** Window size from a Swin relative-position table of (2w−1)² rows. */
-export function windowFromTable(table: Tensor, where: string): number {
-  const side = Math.round(Math.sqrt(table.shape[0]!));
-  if (side * side !== table.shape[0] || side % 2 !== 1)
-    throw new UnsupportedArchitectureError(
-      `${where}: a relative position table of ${table.shape[0]} rows is not (2w−1)²`,
-    );
-  return (side + 1) / 2;
 }
 
 export function detectSwinir(dict: StateDict): SwinirSpec {
@@ -159,19 +148,6 @@ const VARIANT: Record<SwinirUpsampler, SwinirSpec['variant']> = {
   none: 'restoration',
 };
 
-/** The RSTB / conv_after_body residual conv: one 3×3 conv, or 3×3 → 1×1 → 3×3 with LeakyReLU(0.2). */
-export function residualConv(
-  w: WindowGraph,
-  x: string,
-  prefix: string,
-  kind: '1conv' | '3conv',
-  get: (k: string) => Tensor,
-): string {
-  if (kind === '1conv') return w.conv(x, prefix, get);
-  const lrelu = (v: string) => w.node('LeakyRelu', [v], { alpha: attr.float(0.2) });
-  return w.conv(lrelu(w.conv(lrelu(w.conv(x, `${prefix}.0`, get)), `${prefix}.2`, get)), `${prefix}.4`, get);
-}
-
 /** One Swin transformer block on NHWC tokens: (shifted) window attention and the MLP, each with its residual. */
 export function swinBlock(
   w: WindowGraph,
@@ -212,21 +188,6 @@ export function swinBlock(
   return w.add(y, w.mlp(m, `${prefix}.mlp`, get));
 }
 
-/** Subtracts the mean and scales (SwinIR and HAT's input normalisation); returns x unchanged when a no-op. */
-export function normalizeInput(w: WindowGraph, x: string, mean: number[] | null, range: number): string {
-  let y = x;
-  if (mean) y = w.node('Sub', [y, w.f32(mean, [1, mean.length, 1, 1])]);
-  if (range !== 1) y = w.mul(y, w.f32([range], [1]));
-  return y;
-}
-
-export function denormalizeOutput(w: WindowGraph, x: string, mean: number[] | null, range: number): string {
-  let y = x;
-  if (range !== 1) y = w.mul(y, w.f32([1 / range], [1]));
-  if (mean) y = w.add(y, w.f32(mean, [1, mean.length, 1, 1]));
-  return y;
-}
-
 export function buildSwinirOnnx(
   dict: StateDict,
   spec: SwinirSpec = detectSwinir(dict),
@@ -235,7 +196,7 @@ export function buildSwinirOnnx(
   const get = tensorGetter(dict, 'SwinIR');
   const w = new WindowGraph(new GraphBuilder('SwinIR'));
   const ws = spec.windowSize;
-  const mean = spec.inChannels === 3 ? SWINIR_RGB_MEAN : null;
+  const mean = spec.inChannels === 3 ? RGB_MEAN : null;
   // Grey and RGBA models get RGB ports for the pipeline when asked (imports); tests compare the bare model.
   const ports = imagePorts(w.g, spec, opts.rgbPorts ?? false);
   const padded = w.reflectPadToMultiple(ports.input, ws);
@@ -290,3 +251,31 @@ export function buildSwinirOnnx(
     doc: JSON.stringify(spec),
   });
 }
+
+/** The tile planner's cost, from the configuration (graph/transformerCost.ts). */
+function swinirRelativeCost(s: SwinirSpec): number {
+  const e = s.embedDim;
+  const blocks = s.depths.reduce((a, b) => a + b, 0);
+  const resi = s.resiConnection === '1conv' ? 9 * e * e : 9 * e * (e / 4) * 2 + (e / 4) ** 2;
+  let macs = 9 * s.inChannels * e + blocks * blockMacs(e, s.mlpRatio, s.windowSize ** 2);
+  macs += (s.depths.length + 1) * resi;
+  const area = s.scale * s.scale;
+  if (s.upsampler === 'pixelshuffle') macs += shuffleTailMacs(e, s.scale, s.outChannels);
+  else if (s.upsampler === 'pixelshuffledirect') macs += 9 * e * s.outChannels * area;
+  else if (s.upsampler === 'nearest+conv') {
+    macs += 9 * e * TAIL_FEAT + 9 * TAIL_FEAT * (TAIL_FEAT + s.outChannels) * area;
+    for (let a = 4; a <= area; a *= 4) macs += 9 * TAIL_FEAT * TAIL_FEAT * a;
+  } else macs += 9 * e * s.outChannels;
+  return relative(macs, blocks);
+}
+
+export const swinir: Architecture<SwinirSpec> = {
+  kind: 'swinir',
+  name: 'SwinIR',
+  detect: (dict) => (looksLikeSwinir(dict) ? detectSwinir(dict) : undefined),
+  describe: (s) =>
+    `SwinIR ${s.variant} x${s.scale} (embed ${s.embedDim}, depths ${s.depths.join('/')}, heads ${s.numHeads.join('/')}, window ${s.windowSize}, mlp ${s.mlpRatio}, ${s.resiConnection}${s.imgRange === 1 ? '' : `, range ${s.imgRange}`}${channelsNote(s)})`,
+  // The graph reflect-pads to the window, which needs a tile of at least one window.
+  tiling: (s) => ({ window: s.windowSize, minSide: s.windowSize, relativeCost: swinirRelativeCost(s) }),
+  build: (spec, dict, opts) => buildSwinirOnnx(dict, spec, opts),
+};

@@ -3,7 +3,7 @@
  * using the small, stable field numbers from onnx.proto3. Weights are stored as raw_data so the
  * file is compact and denoiseBlend can patch them in place.
  */
-import { ProtoWriter } from './protobuf.js';
+import { ProtoWriter } from '../protobuf.js';
 
 export const OPSET = 17;
 const IR_VERSION = 8;

@@ -11,11 +11,12 @@
  * 5×5 depth-wise conv branch. The input is reflect-padded to the window multiple and the output cropped,
  * as SRFormer's own forward does.
  */
-import { UnsupportedArchitectureError } from './architecture.js';
-import { attr } from './onnxWriter.js';
-import type { StateDict, Tensor } from './stateDict.js';
-import { countSeq, denormalizeOutput, normalizeInput } from './swinir.js';
-import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from './transformerGraph.js';
+import { UnsupportedArchitectureError, type Architecture } from './architecture.js';
+import { attr } from '../graph/onnxWriter.js';
+import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
+import type { StateDict, Tensor } from '../stateDict.js';
+import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from '../graph/transformerGraph.js';
+import { countSeq, denormalizeOutput, normalizeInput } from '../graph/windowAttention.js';
 
 export type SrformerVariant = 'SRFormer' | 'SRFormer-light';
 
@@ -220,3 +221,32 @@ export function buildSrformerOnnx(dict: StateDict, given?: SrformerSpec): { onnx
     spec,
   };
 }
+
+/**
+ * Like DAT's (dat.ts), SRFormer's cost grows with heads × keys as well as with the MACs; the two constants are
+ * fitted to the two released sizes (`npm run bench -- --only arch`): SRFormer-light 1.5× and SRFormer 14×.
+ */
+const SRFORMER_FIT = { macs: 1.25, perScore: 5e-5 };
+
+function srformerRelativeCost(s: SrformerSpec): number {
+  const e = s.embedDim;
+  const keys = (s.windowSize * s.windowSize) / 4;
+  const hidden = e * s.mlpRatio;
+  // q (C→C), kv (C→C/2), proj; attention over the (ws/2)² permuted keys; ConvFFN with a 5×5 depth-wise conv.
+  const block = 2.5 * e * e + 2 * keys * e + 2 * e * hidden + 25 * hidden;
+  const blocks = s.depths.reduce((a, b) => a + b, 0);
+  const macs =
+    9 * s.inChannels * e + blocks * block + (s.depths.length + 1) * resiMacs(e, s.resiConnection) + tailMacs(e, s);
+  const scores = s.depths.reduce((a, d, i) => a + d * s.heads[i]! * keys, 0);
+  return fitted(macs, scores, SRFORMER_FIT);
+}
+
+export const srformer: Architecture<SrformerSpec> = {
+  kind: 'srformer',
+  name: 'SRFormer',
+  detect: (dict) => (looksLikeSrformer(dict) ? detectSrformer(dict) : undefined),
+  describe: describeSrformer,
+  // SRFormer reflect-pads (and repeats the edge where a reflection cannot reach), so it takes any tile down to 1×1.
+  tiling: (s) => ({ window: s.windowSize, minSide: 1, relativeCost: srformerRelativeCost(s) }),
+  build: (spec, dict) => buildSrformerOnnx(dict, spec).onnx,
+};

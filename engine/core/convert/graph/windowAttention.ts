@@ -11,9 +11,9 @@
  * Layouts: images are NCHW (`[B, C, H, W]`, what Conv wants); token maps are NHWC (`[B, H, W, C]`, so
  * LayerNorm and Linear act on the last axis); windows are `[B, nWin, N, C]` with N = window².
  */
-import { UnsupportedArchitectureError } from './architecture.js';
+import { UnsupportedArchitectureError } from '../architectures/architecture.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
-import type { StateDict, Tensor } from './stateDict.js';
+import type { StateDict, Tensor } from '../stateDict.js';
 
 /** torch.nn.LayerNorm's default epsilon. */
 export const LAYER_NORM_EPS = 1e-5;
@@ -45,6 +45,23 @@ export function relativePositionIndex(wh: number, ww = wh): number[] {
     }
   }
   return out;
+}
+
+/** Number of consecutive `${prefix}.N.` entries whose key `${prefix}.N.${probe}` exists. */
+export function countSeq(dict: StateDict, prefix: string, probe: string): number {
+  let n = 0;
+  while (dict.has(`${prefix}.${n}.${probe}`)) n++;
+  return n;
+}
+
+/** Window size from a Swin relative-position table of (2w−1)² rows. */
+export function windowFromTable(table: Tensor, where: string): number {
+  const side = Math.round(Math.sqrt(table.shape[0]!));
+  if (side * side !== table.shape[0] || side % 2 !== 1)
+    throw new UnsupportedArchitectureError(
+      `${where}: a relative position table of ${table.shape[0]} rows is not (2w−1)²`,
+    );
+  return (side + 1) / 2;
 }
 
 /** The state-dict accessor the architecture builders use: a missing key is an unsupported checkpoint. */
@@ -386,4 +403,32 @@ export function pixelShuffleTail(w: WindowGraph, body: string, dict: StateDict, 
     y = w.node('DepthToSpace', [w.conv(y, `upsample.${i}`, get)], { blocksize: attr.int(r), mode: attr.string('CRD') });
   }
   return w.conv(y, 'conv_last', get);
+}
+
+/** The RSTB / conv_after_body residual conv: one 3×3 conv, or 3×3 → 1×1 → 3×3 with LeakyReLU(0.2). */
+export function residualConv(
+  w: WindowGraph,
+  x: string,
+  prefix: string,
+  kind: '1conv' | '3conv',
+  get: (k: string) => Tensor,
+): string {
+  if (kind === '1conv') return w.conv(x, prefix, get);
+  const lrelu = (v: string) => w.node('LeakyRelu', [v], { alpha: attr.float(0.2) });
+  return w.conv(lrelu(w.conv(lrelu(w.conv(x, `${prefix}.0`, get)), `${prefix}.2`, get)), `${prefix}.4`, get);
+}
+
+/** Subtracts the mean and scales (the Swin family's input normalisation); returns x unchanged when a no-op. */
+export function normalizeInput(w: WindowGraph, x: string, mean: number[] | null, range: number): string {
+  let y = x;
+  if (mean) y = w.node('Sub', [y, w.f32(mean, [1, mean.length, 1, 1])]);
+  if (range !== 1) y = w.mul(y, w.f32([range], [1]));
+  return y;
+}
+
+export function denormalizeOutput(w: WindowGraph, x: string, mean: number[] | null, range: number): string {
+  let y = x;
+  if (range !== 1) y = w.mul(y, w.f32([1 / range], [1]));
+  if (mean) y = w.add(y, w.f32(mean, [1, mean.length, 1, 1]));
+  return y;
 }

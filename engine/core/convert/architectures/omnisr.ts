@@ -9,10 +9,9 @@
  * conv, the group's skip and ESA (enhanced spatial attention). The relative position bias is gathered from its
  * table at conversion time into a constant [heads, ws², ws²] added to the attention logits.
  */
-import { UnsupportedArchitectureError, type OmniSrSpec } from './architecture.js';
+import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
 import {
   attr,
-  type BuildOptions,
   channelLayerNorm,
   constant,
   convFrom,
@@ -27,8 +26,25 @@ import {
   scaleAndChannels,
   silu,
   Weights,
-} from './graphOps.js';
-import type { StateDict, Tensor } from './stateDict.js';
+} from '../graph/graphOps.js';
+import type { StateDict, Tensor } from '../stateDict.js';
+
+/** OmniSR: residual groups of OSA blocks (block/grid window attention + channel attention) and ESA. */
+export interface OmniSrSpec {
+  kind: 'omnisr';
+  inChannels: number;
+  outChannels: number;
+  numFeat: number;
+  /** OSA blocks per group. */
+  blockNum: number;
+  /** Residual groups (OSAG). */
+  resNum: number;
+  windowSize: number;
+  /** Relative position bias in the window attention. */
+  pe: boolean;
+  bias: boolean;
+  scale: number;
+}
 
 /** Heads of the channel attention (fixed by the architecture, also visible in `temperature`). */
 const CHANNEL_HEADS = 4;
@@ -309,3 +325,14 @@ export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict, opts: BuildOp
     doc: JSON.stringify(spec),
   });
 }
+
+export const omnisr: Architecture<OmniSrSpec> = {
+  kind: 'omnisr',
+  name: 'OmniSR',
+  detect: (dict) => (looksLikeOmniSr(dict) ? detectOmniSr(dict) : undefined),
+  describe: (s) =>
+    `OmniSR x${s.scale} (${s.numFeat} feat, ${s.resNum} groups × ${s.blockNum} blocks, window ${s.windowSize}${s.pe ? '' : ', no position bias'}${channelsNote(s)})`,
+  // ESA's stride-2 conv and 7×7 max pool need 16 pixels after padding.
+  tiling: (s) => ({ window: s.windowSize, minSide: OMNISR_MIN_SIDE, relativeCost: 2.3 }),
+  build: (spec, dict, opts) => buildOmniSrOnnx(spec, dict, opts),
+};

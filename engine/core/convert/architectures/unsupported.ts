@@ -6,7 +6,7 @@
  * `early` entries are checked before the supported architectures because their keys include a supported
  * one's (MMRealSR embeds an RRDBNet); the rest only when nothing supported matched.
  */
-import type { StateDict } from './stateDict.js';
+import type { StateDict } from '../stateDict.js';
 
 interface Signature {
   name: string;

@@ -8,18 +8,22 @@
  * cross-attention block (OCAB: queries from each window, keys and values from a larger window around it,
  * overlap_ratio·window wider, which is torch's nn.Unfold with zero padding, expressed here as a Gather).
  */
-import { UnsupportedArchitectureError } from './architecture.js';
-import { imagePorts, type BuildOptions } from './graphOps.js';
-import { attr, GraphBuilder } from './onnxWriter.js';
-import type { StateDict, Tensor } from './stateDict.js';
-import { countSeq, denormalizeOutput, normalizeInput, SWINIR_RGB_MEAN, windowFromTable } from './swinir.js';
+import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
+import { imagePorts } from '../graph/graphOps.js';
+import { blockMacs, relative, shuffleTailMacs } from '../graph/transformerCost.js';
+import { attr, GraphBuilder } from '../graph/onnxWriter.js';
+import type { StateDict, Tensor } from '../stateDict.js';
 import {
+  countSeq,
+  denormalizeOutput,
+  normalizeInput,
   pixelShuffleTail,
   relativePositionIndex,
   tensorGetter,
+  windowFromTable,
   WindowGraph,
   type WindowGrid,
-} from './windowAttention.js';
+} from '../graph/windowAttention.js';
 
 export interface HatSpec {
   kind: 'hat';
@@ -43,6 +47,8 @@ export interface HatSpec {
 
 /** CAB's weight in the HAB sum; a constructor argument, never stored (every released model uses 0.01). */
 export const HAT_CONV_SCALE = 0.01;
+/** DIV2K's per-channel mean, subtracted from RGB inputs (as SwinIR). */
+const RGB_MEAN = [0.4488, 0.4371, 0.404];
 const BLOCK0 = 'layers.0.residual_group.blocks.0';
 
 export function looksLikeHat(dict: StateDict): boolean {
@@ -269,7 +275,7 @@ export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict), o
   const get = tensorGetter(dict, 'HAT');
   const w = new WindowGraph(new GraphBuilder('HAT'));
   const ws = spec.windowSize;
-  const mean = spec.inChannels === 3 ? SWINIR_RGB_MEAN : null;
+  const mean = spec.inChannels === 3 ? RGB_MEAN : null;
   // HAT normalises before padding; reflect padding commutes with the per-channel affine map.
   // Grey and RGBA models get RGB ports for the pipeline when asked (imports); tests compare the bare model.
   const ports = imagePorts(w.g, spec, opts.rgbPorts ?? false);
@@ -311,3 +317,26 @@ export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict), o
     doc: JSON.stringify(spec),
   });
 }
+
+/** The tile planner's cost, from the configuration (graph/transformerCost.ts). */
+function hatRelativeCost(s: HatSpec): number {
+  const e = s.embedDim;
+  const blocks = s.depths.reduce((a, b) => a + b, 0);
+  const cab = 2 * 9 * e * s.cabChannels + 2 * e * s.squeezeChannels;
+  let macs = 9 * s.inChannels * e + blocks * (blockMacs(e, s.mlpRatio, s.windowSize ** 2) + cab);
+  macs += s.depths.length * blockMacs(e, s.mlpRatio, s.overlapWindow ** 2);
+  if (s.resiConnection === '1conv') macs += (s.depths.length + 1) * 9 * e * e;
+  macs += shuffleTailMacs(e, s.scale, s.outChannels);
+  return relative(macs, blocks + s.depths.length);
+}
+
+export const hat: Architecture<HatSpec> = {
+  kind: 'hat',
+  name: 'HAT',
+  detect: (dict) => (looksLikeHat(dict) ? detectHat(dict) : undefined),
+  describe: (s) =>
+    `${s.variant} x${s.scale} (embed ${s.embedDim}, depths ${s.depths.join('/')}, heads ${s.numHeads.join('/')}, window ${s.windowSize}, overlap window ${s.overlapWindow}, mlp ${s.mlpRatio}, CAB ${s.cabChannels}/${s.squeezeChannels}${s.resiConnection === '1conv' ? '' : ', no residual conv'}${channelsNote(s)})`,
+  // The graph reflect-pads to the window, which needs a tile of at least one window.
+  tiling: (s) => ({ window: s.windowSize, minSide: s.windowSize, relativeCost: hatRelativeCost(s) }),
+  build: (spec, dict, opts) => buildHatOnnx(dict, spec, opts),
+};
