@@ -223,6 +223,3 @@ export interface CrispService {
   openOutput(id: string): Promise<boolean>;
   subscribe(listener: (event: ServiceEvent) => void): () => void;
 }
-
-/** The method table (subject and wire form of every method) lives beside this file; re-exported for transports. */
-export { SERVICE_METHODS, SERVICE_TABLE, type ServiceMethod } from './methodTable.js';

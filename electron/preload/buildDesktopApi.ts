@@ -3,7 +3,8 @@
  * object can be tested in Node without Electron. No channel name or ipcRenderer escapes this file:
  * the renderer gets plain async methods.
  */
-import { SERVICE_METHODS, type CrispService, type ServiceEvent } from '../../app/service/crispService.js';
+import type { CrispService, ServiceEvent } from '../../app/service/crispService.js';
+import { SERVICE_METHODS } from '../../app/service/methodTable.js';
 import type { CallResult } from '../shared/ipcChannels.js';
 import type { CrispDesktopApi, DesktopMethod } from './desktopApi.js';
 

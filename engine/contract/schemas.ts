@@ -20,10 +20,9 @@ import {
   SCALES,
   TASK_STATUSES,
 } from './enums.js';
-import type { CustomModelName } from './enums.js';
+import type { CustomModelName, SaveImageAs, Scale, TaskModelName } from './enums.js';
 import type { ErrorCode } from './errorCatalog.js';
 import { clientFileName, sanitizeFileName } from './fileNames.js';
-import type { SourceFile, StartTaskSource, TaskSettings, UploadedFileRef } from './shapes.js';
 
 const count = z.number().int().nonnegative();
 const epochMs = z.number();
@@ -278,6 +277,32 @@ const saveImageAsField = z
  * Options of settings validation. The defaults are the contract's: only its 12 model names. A local engine that
  * offers imported models passes `extraModels` (see EngineOptions.customModelsDir).
  */
+/** An image handed to start-task directly (the `file` part, or the `<index>.file` parts). */
+export interface SourceFile {
+  originalFileName: string;
+  /** The bytes, or a local path the engine may read (in-process callers only). */
+  data: Uint8Array | { path: string };
+}
+
+/** A reference to a completed upload, as sent in start-task's `files`. Only `path` is required. */
+export type UploadedFileRef = Pick<z.infer<typeof fileDataSchema>, 'path'> & Partial<z.infer<typeof fileDataSchema>>;
+
+export interface TaskSettings {
+  model: TaskModelName;
+  scale: Scale;
+  saveImageAs: SaveImageAs;
+  enhanceFace: boolean;
+  compression: number;
+  /** extension: denoise strength 0–1 for service-lite-4x (1 = the plain model); absent = not asked for. */
+  denoise?: number;
+}
+
+/** start-task's one image source. */
+export type StartTaskSource =
+  | { source: 'file'; file: SourceFile[] }
+  | { source: 'files'; files: UploadedFileRef[] }
+  | { source: 'urls'; urls: string[] };
+
 export interface TaskSettingsOptions {
   /** extension: accepts a `custom:<name>` model name when this answers true. */
   extraModels?: (name: string) => boolean;

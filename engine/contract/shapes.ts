@@ -3,7 +3,6 @@
  * Timestamps are Unix epoch milliseconds. Fields marked "extension" are Crisp additions documented in docs/api.md.
  */
 import type { z } from 'zod';
-import type { SaveImageAs, Scale, TaskModelName } from './enums.js';
 import type {
   accountDataSchema,
   capabilitiesSchema,
@@ -15,9 +14,11 @@ import type {
   getTaskStatusRequestSchema,
   getUploadUrlRequestSchema,
   partUrlSchema,
+  StartTaskSource,
   startTaskResultSchema,
   storedPartSchema,
   taskRecordSchema,
+  TaskSettings,
   taskStatusDataSchema,
   uploadSessionSchema,
 } from './schemas.js';
@@ -39,31 +40,8 @@ export type TaskStatusData = z.infer<typeof taskStatusDataSchema>;
 export type AccountData = z.infer<typeof accountDataSchema>;
 export type Capabilities = z.infer<typeof capabilitiesSchema>;
 
-/** An image handed to start-task directly (the `file` part, or the `<index>.file` parts). */
-export interface SourceFile {
-  originalFileName: string;
-  /** The bytes, or a local path the engine may read (in-process callers only). */
-  data: Uint8Array | { path: string };
-}
-
-/** A reference to a completed upload, as sent in start-task's `files`. Only `path` is required. */
-export type UploadedFileRef = Pick<FileData, 'path'> & Partial<FileData>;
-
-export interface TaskSettings {
-  model: TaskModelName;
-  scale: Scale;
-  saveImageAs: SaveImageAs;
-  enhanceFace: boolean;
-  compression: number;
-  /** extension: denoise strength 0–1 for service-lite-4x (1 = the plain model); absent = not asked for. */
-  denoise?: number;
-}
-
-/** start-task's one image source. */
-export type StartTaskSource =
-  | { source: 'file'; file: SourceFile[] }
-  | { source: 'files'; files: UploadedFileRef[] }
-  | { source: 'urls'; urls: string[] };
+// What a start-task request is made of, declared beside the schemas that check it.
+export type { SourceFile, StartTaskSource, TaskSettings, UploadedFileRef } from './schemas.js';
 
 /** start-task after validation: settings plus exactly one source. */
 export type StartTaskRequest = TaskSettings & StartTaskSource;

@@ -5,8 +5,8 @@
  * task store — the desktop's local path never loads those):
  *   limits.ts (the engine's and the server's limits), credits/priceTable.ts (prices), storage/atomicFile.ts
  *   and storage/mutex.ts (atomic writes, locks), storage/folderOwner.ts (who owns a data folder: the check
- *   `crisp worker` makes before it shares one), storage/objectStore.ts (S3 locations; openObjectStore loads
- *   the S3 client itself when called), tasks/outputNames.ts (the output namer), tasks/userMessage.ts (an
+ *   `crisp worker` makes before it shares one), storage/objectStore.ts (S3 locations) and storage/openObjectStore.ts
+ *   (loads the S3 client itself when called), tasks/outputNames.ts (the output namer), tasks/userMessage.ts (an
  *   error's sentence), DEFAULT_LEASE_MS (tasks/queueWorker.ts); and the heavy modules' types, as types.
  * Lazy, behind a loader that import()s the module (what it loads):
  *   loadAccountStore    accounts/accountStore.ts: the accounts file, AccountError (no npm package; only the
@@ -22,6 +22,7 @@ export * from './storage/atomicFile.js';
 export * from './storage/mutex.js';
 export { assertNotOwned, FolderInUseError, OWNER_LOCK } from './storage/folderOwner.js';
 export * from './storage/objectStore.js';
+export * from './storage/openObjectStore.js';
 export * from './tasks/outputNames.js';
 export * from './tasks/userMessage.js';
 export { DEFAULT_LEASE_MS } from './tasks/queueWorker.js';

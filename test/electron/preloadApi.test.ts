@@ -1,6 +1,7 @@
 /** window.crisp as the preload builds it: generated from SERVICE_METHODS, no channel names, errors unwrapped. */
 import { describe, expect, it, vi } from 'vitest';
-import { SERVICE_METHODS, type ServiceEvent } from '../../app/service/crispService.js';
+import type { ServiceEvent } from '../../app/service/crispService.js';
+import { SERVICE_METHODS } from '../../app/service/methodTable.js';
 import { buildDesktopApi, type PreloadTransport } from '../../electron/preload/buildDesktopApi.js';
 import type { CallResult } from '../../electron/shared/ipcChannels.js';
 

@@ -8,14 +8,14 @@ import path from 'node:path';
 import { CrispError } from '../../contract/errorCatalog.js';
 import type { ModelName } from '../../contract/enums.js';
 import { resourcesDir } from '../resourcesDir.js';
-import type { CatalogEntry } from './catalog.js';
 
 /** The catalog's model-not-installed row, with the model and where it was looked for. */
 export class ModelNotInstalledError extends CrispError {
   override readonly name = 'ModelNotInstalledError';
   constructor(
     readonly model: ModelName,
-    readonly entry: CatalogEntry,
+    /** The catalog row's network and file (catalog.ts CatalogEntry; named here, which catalog.ts imports). */
+    readonly entry: { model: string; file: string },
     readonly searched: string[],
   ) {
     const where = searched[0] ?? bundledModelsDir();

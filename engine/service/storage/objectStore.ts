@@ -5,7 +5,8 @@
  * record's `path` is also its key. The engine still works on local files: a worker downloads a task's
  * inputs before it runs and uploads its outputs before the task is PROCESSED.
  *
- * This module has no SDK import; `openObjectStore` loads the S3 implementation only when it is asked for.
+ * This module has no SDK import; `openObjectStore` (openObjectStore.ts) loads the S3 implementation only when it is
+ * asked for.
  */
 import { CrispError } from '../../contract/errorCatalog.js';
 
@@ -100,9 +101,4 @@ export function parseS3Location(
     ...(extra.endpoint !== undefined ? { endpoint: extra.endpoint.replace(/\/$/, '') } : {}),
     ...(extra.region !== undefined ? { region: extra.region } : {}),
   };
-}
-
-export async function openObjectStore(location: S3Location): Promise<ObjectStore> {
-  const { S3ObjectStore } = await import('./s3ObjectStore.js');
-  return new S3ObjectStore(location);
 }
