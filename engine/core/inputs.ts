@@ -9,11 +9,18 @@
  */
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { CrispError, errors, hasErrorCode, type ContractError, type TaskSettings } from '../contract/index.js';
+import {
+  CrispError,
+  errors,
+  hasErrorCode,
+  type ContractError,
+  type SizeRequest,
+  type TaskSettings,
+} from '../contract/index.js';
 import {
   checkDiskBudget,
-  checkOutputFits,
   estimateJob,
+  planOutput,
   probeImage,
   type ImageInfo,
   type ImageLimits,
@@ -26,8 +33,11 @@ export interface InputLimits extends ImageLimits {
   maxFileSize: number;
 }
 
-/** What the output will be: its scale and format decide the output's size and its raster's. */
-export type InputTarget = Pick<TaskSettings, 'scale' | 'saveImageAs'>;
+/**
+ * What the output will be: its scale (or exact size, with the model's native scale) and format decide the
+ * output's size and its raster's.
+ */
+export type InputTarget = Pick<TaskSettings, 'scale' | 'saveImageAs'> & { size?: SizeRequest; nativeScale?: number };
 
 export interface CheckedInput {
   path: string;
@@ -71,14 +81,15 @@ export async function checkedInput(
     );
   try {
     const info = await probeImage({ path: file }, originalFileName, { maxInputPixels: limits.maxInputPixels });
-    const out = checkOutputFits(info.width, info.height, target.scale, target.saveImageAs, {
+    const { stitched: out } = planOutput(info.width, info.height, target.scale, target.saveImageAs, {
       maxOutputPixels: limits.maxOutputPixels,
       name: originalFileName,
+      ...(target.size ? { size: target.size, nativeScale: target.nativeScale ?? target.scale } : {}),
     });
     await checkDisk(outputDir ?? path.dirname(file), originalFileName, info, out, target, limits);
     return { path: file, originalFileName, dimensions: { width: info.width, height: info.height } };
   } catch (e) {
-    if (hasErrorCode(e, 'unusable-image', 'not-enough-space'))
+    if (hasErrorCode(e, 'unusable-image', 'damaged-image', 'not-enough-space'))
       throw errors.refused(new CrispError(e.code, e.message, { params: { ...e.params, ...name }, cause: e }));
     throw e;
   }
@@ -110,12 +121,6 @@ async function checkDisk(
     'auto',
     limits.streamAboveBytes,
   );
-  try {
-    await checkDiskBudget({ name, budget, outputDir: dir, tempDir: dir, reserveBytes: limits.diskReserveBytes });
-  } catch (e) {
-    // The budget's one refusal (its sentence names the sizes and the folder) has a code of its own.
-    if (hasErrorCode(e, 'unusable-image'))
-      throw new CrispError('not-enough-space', e.message, { params: { name }, cause: e });
-    throw e;
-  }
+  // The budget's one refusal (its sentence names the sizes and the folder) is not-enough-space.
+  await checkDiskBudget({ name, budget, outputDir: dir, tempDir: dir, reserveBytes: limits.diskReserveBytes });
 }

@@ -113,9 +113,13 @@ describe('through the local backend (a real engine process): each refusal keeps 
     expect(e).toMatchObject({ code: 'unknown-model', params: { name: 'no-such-model' } });
   });
 
-  it("an image core cannot decode (in its worker thread): unusable-image, with core's sentence", async () => {
+  it("an image core cannot decode (in its worker thread): damaged-image, with core's sentence", async () => {
     const e = await refusal(cut, settings());
-    expect(e).toMatchObject({ code: 'unusable-image', name: 'ImageInputError' });
+    expect(e).toMatchObject({
+      code: 'damaged-image',
+      name: 'ImageInputError',
+      params: { name: 'cut.png', detail: 'the file is truncated (incomplete download or copy?)' },
+    });
     expect((e as Error).message).toMatch(/^"cut\.png" could not be decoded: the file is truncated/);
   });
 

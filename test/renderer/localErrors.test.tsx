@@ -100,9 +100,9 @@ describe('local failures in the German window', () => {
           'Das Modell service-standard-4x ist nicht installiert. Laden Sie es unter „Modelle herunterladen“ herunter oder wählen Sie ein installiertes Modell.',
         ),
       );
-      expect(rowText('broken.png')).toBe(de['error.unusableImage'].replace('{name}', 'broken.png'));
+      expect(rowText('broken.png')).toBe(de['error.damagedImage'].replace('{name}', 'broken.png'));
       const items = queue.snapshot().items;
-      expect(items.map((i) => i.errorCode)).toEqual(['model-not-installed', 'unusable-image']);
+      expect(items.map((i) => i.errorCode)).toEqual(['model-not-installed', 'damaged-image']);
       // No English engine sentence, and nothing that blames a service or suggests Local mode.
       for (const item of items) expect(document.body.textContent).not.toContain(item.error);
       expect(document.body.textContent).not.toMatch(/Dienst konnte|lokalen Modus/);

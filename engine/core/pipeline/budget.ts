@@ -125,6 +125,7 @@ export async function checkDiskBudget(o: DiskCheck): Promise<void> {
         `Not enough free disk space to upscale "${o.name}": ${what} about ${gb(need.bytes)} in ${need.dir}, ` +
           `but only ${gb(Math.max(0, free))} is free${o.reserveBytes > 0 ? ` (${gb(o.reserveBytes)} is kept in reserve)` : ''}. ` +
           'Free some space, choose a smaller scale or JPEG, or write the output to another disk.',
+        'not-enough-space',
       );
     }
   }

@@ -107,6 +107,8 @@ export async function decodeFailure(
   return new ImageInputError(
     name,
     `"${name}" could not be decoded: ${why}. Re-export or re-download the image and try again.`,
+    'damaged-image',
+    why,
   );
 }
 

@@ -6,7 +6,12 @@
 import { CrispError, hasErrorCode, isContractError } from '../../contract/index.js';
 
 /** Failures whose message is already a sentence for the person who sent the image (catalog codes). */
-const KNOWN_USER_ERRORS = new Set<string>(['unusable-image', 'model-not-installed']);
+const KNOWN_USER_ERRORS = new Set<string>([
+  'unusable-image',
+  'damaged-image',
+  'not-enough-space',
+  'model-not-installed',
+]);
 
 export function userMessage(e: unknown, fileName?: string): string {
   if (isContractError(e)) return e.message.replace(/^Bad Request: /, '');
