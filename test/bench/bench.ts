@@ -14,6 +14,7 @@
  */
 import { archBench } from './archBench.js';
 import { stagesBench } from './stagesBench.js';
+import { serveTasksBench } from './serveTasksBench.js';
 import { faceCropBench } from './faceCropBench.js';
 import { facesBench } from './facesBench.js';
 import { execFileSync } from 'node:child_process';
@@ -260,6 +261,7 @@ async function serverBench(): Promise<void> {
 const SECTIONS: Array<{ name: string; run: () => Promise<void> }> = [
   { name: 'pipeline', run: stagesBench },
   { name: 'models', run: pipelineBench },
+  { name: 'serve-tasks', run: serveTasksBench },
   { name: 'server', run: serverBench },
   {
     name: 'team',
