@@ -93,9 +93,9 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
       outDir,
       pollMs: poll,
       outputName: (input) => jobOutputName(settings, input),
-      upscale: async (input, output, signal) => {
+      upscale: async (input, output, signal, source) => {
         await backend.upscale({
-          inputPath: input,
+          inputPath: source,
           inputName: path.basename(input),
           settings: upscaleSettingsFor(settings),
           outputPath: output,

@@ -61,7 +61,13 @@ export interface SeenFile {
   path: string;
   size: number;
   mtimeMs: number;
+  /** `device:inode`, the same under any name (absent where the file system numbers no files). */
+  file?: string;
 }
+
+/** The identity of a file as stat gives it: a rename keeps it. */
+export const fileIdentity = (st: { dev: number; ino: number }): string | undefined =>
+  st.ino ? `${st.dev}:${st.ino}` : undefined;
 
 /** Image files under `dir` (sub-folders with `recursive`), leaving out `exclude` folders and hidden folders. */
 export async function listCandidates(dir: string, recursive: boolean, exclude: string[]): Promise<SeenFile[]> {
@@ -76,7 +82,8 @@ export async function listCandidates(dir: string, recursive: boolean, exclude: s
         if (recursive && depth < 32 && !e.name.startsWith('.')) await walk(p, depth + 1);
       } else if (e.isFile() && isCandidateName(e.name)) {
         const st = await stat(p).catch(() => undefined);
-        if (st) out.push({ path: p, size: st.size, mtimeMs: st.mtimeMs });
+        const file = st && fileIdentity(st);
+        if (st) out.push({ path: p, size: st.size, mtimeMs: st.mtimeMs, ...(file ? { file } : {}) });
       }
     }
   };

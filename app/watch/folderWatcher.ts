@@ -4,10 +4,17 @@
  * The folder is looked at every `pollMs` (polling works the same on every OS and on network shares, where
  * change notifications are unreliable). What was done is in the journal (watchJournal.ts), so a restart
  * picks up what arrived while it was down and redoes nothing. One image at a time.
+ *
+ * Renames: a file is known by its identity too (watchJournal.ts), so one renamed or moved inside the folder is
+ * not new work. The upscale reads the image through a hard link in the outputs folder (`.crisp-reading/`), so
+ * a rename or move mid-upscale does not pull the file from under it: it finishes under the name it started
+ * with, and the new name is skipped. Where no link can be made (another volume, a file system without them), a
+ * file gone before its upscale could read it is no failure: it is taken under its new name, once.
  */
-import { mkdir } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { link, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isCompleteImage, listCandidates, type SeenFile } from './arrivals.js';
+import { fileIdentity, isCompleteImage, listCandidates, type SeenFile } from './arrivals.js';
 import { WatchJournal, type FileVersion } from './watchJournal.js';
 import type { WatchCounts } from './watchTypes.js';
 
@@ -25,8 +32,12 @@ export interface FolderWatchOptions {
   outDir: string;
   /** The output file name for an input (the preset's template). */
   outputName(input: string): string;
-  /** Upscales one image into `output` (written atomically by the backend); throws a sentence on failure. */
-  upscale(input: string, output: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Upscales one image into `output` (written atomically by the backend); throws a sentence on failure. The
+   * pixels are read from `source`: the same file as `input` (a hard link to it, which a rename cannot move),
+   * or `input` itself; `input` names it in outputs and messages.
+   */
+  upscale(input: string, output: string, signal: AbortSignal, source: string): Promise<void>;
   onEvent?(event: WatchEvent): void;
   /** Default 1000 ms. */
   pollMs?: number;
@@ -76,6 +87,7 @@ export class FolderWatcher {
 
   async start(): Promise<void> {
     await mkdir(this.opts.outDir, { recursive: true });
+    await this.clearReadingLinks();
     this.journal = await WatchJournal.open(path.join(this.opts.outDir, '.crisp-watch.jsonl'));
     this.schedule(0);
   }
@@ -154,7 +166,46 @@ export class FolderWatcher {
 
   private version(f: SeenFile): FileVersion {
     const rel = path.relative(path.resolve(this.opts.dir), f.path).split(path.sep).join('/');
-    return { rel, size: f.size, mtimeMs: f.mtimeMs };
+    return { rel, size: f.size, mtimeMs: f.mtimeMs, ...(f.file ? { file: f.file } : {}) };
+  }
+
+  /** Whether `input` is still the version that was handed to the upscale (not renamed, moved or replaced). */
+  private async stillThere(input: string, v: FileVersion): Promise<boolean> {
+    const st = await stat(input).catch(() => undefined);
+    return (
+      st !== undefined && st.size === v.size && st.mtimeMs === v.mtimeMs && (fileIdentity(st) ?? v.file) === v.file
+    );
+  }
+
+  /** This watcher's reading links: `<outputs>/.crisp-reading/<folder hash>-…` (outputs may be shared). */
+  private readingDir(): string {
+    return path.join(this.opts.outDir, '.crisp-reading');
+  }
+
+  private readingPrefix(): string {
+    return createHash('sha256').update(path.resolve(this.opts.dir)).digest('hex').slice(0, 12);
+  }
+
+  /** What a run that was killed mid-upscale left behind. */
+  private async clearReadingLinks(): Promise<void> {
+    const prefix = `${this.readingPrefix()}-`;
+    for (const name of await readdir(this.readingDir()).catch(() => []))
+      if (name.startsWith(prefix)) await rm(path.join(this.readingDir(), name), { force: true });
+  }
+
+  /** A hard link to this version of `input`, or undefined where none can be made (or the file changed). */
+  private async readingLink(input: string, v: FileVersion): Promise<string | undefined> {
+    if (!v.file) return undefined;
+    const to = path.join(this.readingDir(), `${this.readingPrefix()}-${randomUUID()}${path.extname(input)}`);
+    try {
+      await mkdir(this.readingDir(), { recursive: true });
+      await link(input, to);
+      if (await this.stillThere(to, v)) return to;
+    } catch {
+      // Another volume, a file system without hard links, or the file went away: read it where it is.
+    }
+    await rm(to, { force: true });
+    return undefined;
   }
 
   private async process(v: FileVersion): Promise<void> {
@@ -169,17 +220,22 @@ export class FolderWatcher {
     await journal.start(v, output);
     const ac = new AbortController();
     this.current = ac;
+    const source = await this.readingLink(input, v);
     try {
-      await this.opts.upscale(input, output, ac.signal);
+      await this.opts.upscale(input, output, ac.signal, source ?? input);
     } catch (e) {
       // Stopped: not a failure; the image is upscaled on the next start.
       if (this.stopped || ac.signal.aborted) return;
+      // Renamed, moved or replaced before the upscale could read it: not a failure. Under its new name (or as
+      // its new version) it is new to the journal and taken on a later look, once.
+      if (!(await this.stillThere(input, v))) return;
       const error = e instanceof Error ? e.message : String(e);
       await journal.failed(v, error);
       this.opts.onEvent?.({ type: 'failed', input, error });
       return;
     } finally {
       this.current = undefined;
+      if (source) await rm(source, { force: true });
     }
     await journal.done(v, output);
     this.seen.delete(input);

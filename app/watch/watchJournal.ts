@@ -4,6 +4,9 @@
  * On a restart the journal says what was done (skipped), and an image that was started but not recorded as
  * done counts as done when its output exists and is newer than the start (the process died between writing
  * the output atomically and writing the line), so nothing is upscaled twice.
+ *
+ * A version is also known by the file itself (device and inode, with its size and time), so a file renamed
+ * or moved within the folder, even while it is being upscaled, is the version already done, not new work.
  */
 import { appendFile, readFile, stat } from 'node:fs/promises';
 
@@ -13,6 +16,8 @@ export interface FileVersion {
   rel: string;
   size: number;
   mtimeMs: number;
+  /** The file itself (`device:inode`), when the file system has one: unchanged by a rename. */
+  file?: string;
 }
 
 type Line =
@@ -21,9 +26,13 @@ type Line =
   | ({ event: 'failed'; error: string; at: number } & FileVersion);
 
 const key = (v: FileVersion) => `${v.rel}\u0000${v.size}\u0000${v.mtimeMs}`;
+/** The same version under any name; undefined where the file system gives no identity. */
+const fileKey = (v: FileVersion) => (v.file ? `${v.file}\u0000${v.size}\u0000${v.mtimeMs}` : undefined);
 
 export class WatchJournal {
   private readonly settled = new Map<string, 'done' | 'failed'>();
+  /** The same outcomes by the file's identity: a renamed file keeps its outcome. */
+  private readonly settledFiles = new Map<string, 'done' | 'failed'>();
   private constructor(private readonly file: string) {}
 
   static async open(file: string): Promise<WatchJournal> {
@@ -39,16 +48,17 @@ export class WatchJournal {
         continue; // a line cut short by a crash
       }
       if (typeof line?.rel !== 'string') continue;
+      if (line.file !== undefined && typeof line.file !== 'string') delete line.file;
       if (line.event === 'start') started.set(key(line), line);
       else {
         started.delete(key(line));
-        j.settled.set(key(line), line.event);
+        j.settle(line, line.event);
       }
     }
-    for (const [k, s] of started) {
+    for (const s of started.values()) {
       const out = await stat(s.output).catch(() => undefined);
       if (out && out.mtimeMs >= s.at - 1000) {
-        j.settled.set(k, 'done');
+        j.settle(s, 'done');
         await j.append({ ...s, event: 'done', at: Date.now() });
       }
     }
@@ -57,7 +67,8 @@ export class WatchJournal {
 
   /** done or failed for this version; undefined when it still has to be upscaled. */
   state(v: FileVersion): 'done' | 'failed' | undefined {
-    return this.settled.get(key(v));
+    const k = fileKey(v);
+    return this.settled.get(key(v)) ?? (k === undefined ? undefined : this.settledFiles.get(k));
   }
 
   counts(): { done: number; failed: number } {
@@ -74,13 +85,19 @@ export class WatchJournal {
   }
 
   async done(v: FileVersion, output: string): Promise<void> {
-    this.settled.set(key(v), 'done');
+    this.settle(v, 'done');
     await this.append({ event: 'done', ...pick(v), output, at: Date.now() });
   }
 
   async failed(v: FileVersion, error: string): Promise<void> {
-    this.settled.set(key(v), 'failed');
+    this.settle(v, 'failed');
     await this.append({ event: 'failed', ...pick(v), error, at: Date.now() });
+  }
+
+  private settle(v: FileVersion, outcome: 'done' | 'failed'): void {
+    this.settled.set(key(v), outcome);
+    const k = fileKey(v);
+    if (k !== undefined) this.settledFiles.set(k, outcome);
   }
 
   private append(line: Line): Promise<void> {
@@ -88,4 +105,9 @@ export class WatchJournal {
   }
 }
 
-const pick = (v: FileVersion): FileVersion => ({ rel: v.rel, size: v.size, mtimeMs: v.mtimeMs });
+const pick = (v: FileVersion): FileVersion => ({
+  rel: v.rel,
+  size: v.size,
+  mtimeMs: v.mtimeMs,
+  ...(v.file ? { file: v.file } : {}),
+});

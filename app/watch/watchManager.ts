@@ -139,13 +139,13 @@ export class WatchManager {
         outDir: w.outDir,
         ...(this.deps.pollMs ? { pollMs: this.deps.pollMs } : {}),
         outputName: (input) => jobOutputName(this.jobSettings(preset.options, 'local'), input),
-        upscale: async (input, output, signal) => {
+        upscale: async (input, output, signal, source) => {
           const s = await this.deps.settings();
           const job = this.jobSettings(preset.options, s.mode);
           await (
             await this.deps.backend(s)
           ).upscale({
-            inputPath: input,
+            inputPath: source,
             inputName: path.basename(input),
             settings: upscaleSettingsFor(job),
             outputPath: output,

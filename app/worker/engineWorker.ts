@@ -9,3 +9,5 @@ import { startWorkerMain } from './workerMain.js';
 const channel = parentChannel();
 const main = startWorkerMain(channel);
 channel.onMessage((msg) => main.handle(msg));
+// The app was killed (kill -9 of `crisp watch`, a crash): its jobs are nobody's now; stop them and exit quietly.
+channel.onClose(() => main.handle({ type: 'shutdown' }));

@@ -30,7 +30,7 @@ export interface WorkerMain {
 }
 
 export function startWorkerMain(
-  channel: ParentChannel,
+  channel: Pick<ParentChannel, 'send' | 'onMessage'>,
   exit: (code: number) => void = (c) => process.exit(c),
 ): WorkerMain {
   let ctx: { options: WorkerEngineOptions; sources: TaskModelSources; limits: EngineLimits; core: Core } | undefined;

@@ -1,7 +1,8 @@
 /**
  * The pieces of the watch folder that decide what is taken: temp names, complete containers (a file cut short
  * is not complete), and the journal's restart rules (done is done; started with its output in place is done;
- * started without an output is upscaled again; a line cut short by a crash is ignored).
+ * started without an output is upscaled again; a line cut short by a crash is ignored; a renamed file is the
+ * version already done, across a restart too).
  */
 import { appendFile, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -93,5 +94,22 @@ describe('watch journal', () => {
     const past = new Date(Date.now() - 3_600_000);
     await utimes(path.join(dir, 'old-out.png'), past, past);
     expect((await WatchJournal.open(file)).state(c)).toBeUndefined();
+  });
+
+  it('knows a renamed or moved file by what it is: done under one name is done under any, across a restart', async () => {
+    const file = path.join(dir, 'renames.jsonl');
+    const a = { rel: 'a.png', size: 10, mtimeMs: 1000, file: '2049:77' };
+    const j = await WatchJournal.open(file);
+    await j.start(a, path.join(dir, 'a-out.png'));
+    await j.done(a, path.join(dir, 'a-out.png'));
+    for (const journal of [j, await WatchJournal.open(file)]) {
+      expect(journal.state({ ...a, rel: 'sub/renamed.png' })).toBe('done');
+      // Another file (a copy), or the same file changed, is new work.
+      expect(journal.state({ ...a, rel: 'copy.png', file: '2049:78' })).toBeUndefined();
+      expect(journal.state({ ...a, rel: 'sub/renamed.png', size: 11 })).toBeUndefined();
+      // A file system without identities matches by name only.
+      expect(journal.state({ rel: 'other.png', size: 10, mtimeMs: 1000 })).toBeUndefined();
+      expect(journal.counts()).toEqual({ done: 1, failed: 0 });
+    }
   });
 });

@@ -119,9 +119,7 @@ describe('watched folders in the app', () => {
     expect(views[0]!.counts).toEqual({ done: 3, failed: 0, pending: 0 });
     // Each image exactly once: nothing (an output, a temp file) was taken as a fourth.
     expect(calls).toHaveLength(3);
-    expect(
-      calls.map((c) => [path.basename(c.inputPath), c.settings.scale, c.settings.saveImageAs, c.settings.metadata]),
-    ).toEqual(
+    expect(calls.map((c) => [c.inputName, c.settings.scale, c.settings.saveImageAs, c.settings.metadata])).toEqual(
       expect.arrayContaining([
         ['p1.png', 2, 'png', 'keep'],
         ['p2.png', 2, 'png', 'keep'],
@@ -129,9 +127,9 @@ describe('watched folders in the app', () => {
       ]),
     );
     expect((await readdir(path.join(watched, 'upscaled'))).filter((f) => !f.startsWith('.')).sort()).toEqual([
-      'p1_crystal-plus-4x_x2.png',
-      'p2_crystal-plus-4x_x2.png',
-      'p3_crystal-plus-4x_x2.png',
+      'p1_service-lite-4x_x2.png',
+      'p2_service-lite-4x_x2.png',
+      'p3_service-lite-4x_x2.png',
     ]);
     expect(events.some((e) => e[0]?.counts.done === 3)).toBe(true);
 
@@ -154,7 +152,7 @@ describe('watched folders in the app', () => {
       () => svc.listWatches(),
       (v) => v[0]?.counts.done === 4,
     );
-    expect(calls.map((c) => path.basename(c.inputPath)).sort()).toEqual(['p1.png', 'p2.png', 'p3.png', 'p4.png']);
+    expect(calls.map((c) => c.inputName).sort()).toEqual(['p1.png', 'p2.png', 'p3.png', 'p4.png']);
 
     await svc.removeWatch(added.id);
     expect(await svc.listWatches()).toEqual([]);

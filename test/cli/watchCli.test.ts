@@ -3,7 +3,10 @@
  * temp name then renamed, some in a sub-folder), the watcher is held at a known point by the test-only gate
  * (CRISP_TEST_WATCH_GATE) after 10 images and killed there; more arrive while it is down; a restart upscales
  * the rest. Every image is upscaled exactly once, none twice, none missed; outputs (inside the watched folder)
- * never trigger themselves; temp names are never taken; a replaced image is upscaled again, once.
+ * never trigger themselves; temp names are never taken; a replaced image is upscaled again, once. A file
+ * renamed mid-upscale (held by the test gate, engine/core/testGate.ts, before and after its pixels are read) is
+ * upscaled once, under the name it started with, also after a restart; a killed `crisp watch` leaves its engine
+ * process to exit quietly, with no stack trace on the terminal they share.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -12,8 +15,10 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodePoint, TEST_GATE_ENV } from '../../engine/core/testGate.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, MODELS_DIR, REPO_ROOT } from '../helpers/paths.js';
+import { createTestGate, inputPoint } from '../helpers/testGate.js';
 
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png'); // 72×72
 const HOME = mkdtempSync(path.join(os.tmpdir(), 'crisp-home-'));
@@ -66,6 +71,33 @@ async function listTree(dir: string): Promise<string[]> {
   return out;
 }
 
+/** A fast preset, "Tiny" (×1 through the smallest model, PNG), imported into `presetsFile`. */
+async function importTinyPreset(presetsFile: string): Promise<void> {
+  const tiny = {
+    model: 'digital-art-4x',
+    scale: 1,
+    passes: 1,
+    format: 'png',
+    compression: 0,
+    denoise: 1,
+    face: false,
+    faceModel: null,
+    faceStrength: 1,
+    outputFolder: '',
+    template: '{name}_{model}_x{scale}.{ext}',
+    metadata: 'keep',
+    overwrite: 'keep',
+    preModel: null,
+  };
+  const file = path.join(path.dirname(presetsFile), `tiny-${path.basename(presetsFile)}`);
+  await writeFile(file, JSON.stringify({ crispPresets: 1, presets: [{ name: 'Tiny', options: tiny }] }));
+  const imp = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/crisp.js'), 'presets', 'import', file], {
+    env: { ...process.env, CRISP_PRESETS_FILE: presetsFile },
+    stdio: 'ignore',
+  });
+  expect(await new Promise((r) => imp.on('exit', r))).toBe(0);
+}
+
 const doneLines = (text: string) => text.split('\n').filter((l) => l.includes(' → '));
 
 describe('crisp watch', () => {
@@ -101,36 +133,7 @@ describe('crisp watch', () => {
     await mkdir(path.join(watched, 'sub'), { recursive: true });
     mkdirSync(gate);
     const env = { CRISP_PRESETS_FILE: path.join(dir, 'presets.json') };
-    // A fast preset: ×1 through the smallest model, PNG.
-    const tiny = {
-      model: 'digital-art-4x',
-      scale: 1,
-      passes: 1,
-      format: 'png',
-      compression: 0,
-      denoise: 1,
-      face: false,
-      faceModel: null,
-      faceStrength: 1,
-      outputFolder: '',
-      template: '{name}_{model}_x{scale}.{ext}',
-      metadata: 'keep',
-      overwrite: 'keep',
-      preModel: null,
-    };
-    await writeFile(
-      path.join(dir, 'tiny.json'),
-      JSON.stringify({ crispPresets: 1, presets: [{ name: 'Tiny', options: tiny }] }),
-    );
-    const imp = spawn(
-      process.execPath,
-      [path.join(REPO_ROOT, 'bin/crisp.js'), 'presets', 'import', path.join(dir, 'tiny.json')],
-      {
-        env: { ...process.env, ...env },
-        stdio: 'ignore',
-      },
-    );
-    expect(await new Promise((r) => imp.on('exit', r))).toBe(0);
+    await importTinyPreset(env.CRISP_PRESETS_FILE);
 
     const args = [watched, '--recursive', '--preset', 'Tiny', '--out', outDir, '--poll', '40'];
     await writeFile(path.join(gate, 'allow'), '10');
@@ -214,6 +217,97 @@ describe('crisp watch', () => {
         'png',
         rel === nameOf(5).replace(/\.\w+$/, '_digital-art-4x_x1.png') ? 32 : 24,
       ]);
+    }
+  });
+
+  it('upscales a file renamed mid-upscale once, under the name it started with, also after a restart', async () => {
+    const watched = path.join(dir, 'renames');
+    const outDir = path.join(watched, 'upscaled');
+    await mkdir(watched);
+    const env = { CRISP_PRESETS_FILE: path.join(dir, 'rename-presets.json') };
+    await importTinyPreset(env.CRISP_PRESETS_FILE);
+    const gate = await createTestGate();
+    const args = [watched, '--preset', 'Tiny', '--out', outDir, '--poll', '40'];
+    const first = startWatch(args, { ...env, [TEST_GATE_ENV]: gate.dir });
+    try {
+      await until('the watcher to start', () => first.stderr().includes('crisp: watching'));
+      // Renamed once its pixels were read (held as its encode starts, before its metadata is read) and before
+      // anything of it was read (held as its job starts).
+      for (const [i, point] of [
+        [0, encodePoint],
+        [1, inputPoint],
+      ] as const) {
+        const name = nameOf(i);
+        await gate.hold(point(name));
+        await writeFile(path.join(watched, name), await image(i));
+        await gate.reached(point(name));
+        await rename(path.join(watched, name), path.join(watched, `renamed-${name}`));
+        await gate.release(point(name));
+        await until(`${name} upscaled`, () => doneLines(first.stdout()).length > i);
+      }
+      // Two more, one after the other: the second is first seen after the look that took the first is over, so
+      // by then every look that could take a renamed file has been made.
+      for (const i of [2, 3]) {
+        await writeFile(path.join(watched, nameOf(i)), await image(i));
+        await until(`${nameOf(i)} upscaled`, () => doneLines(first.stdout()).length > i);
+      }
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    } finally {
+      first.child.kill('SIGKILL');
+      await gate.close();
+    }
+    const inputsOf = (text: string) => doneLines(text).map((l) => path.relative(watched, l.split(' → ')[0]!));
+    expect(inputsOf(first.stdout())).toEqual([0, 1, 2, 3].map(nameOf));
+    expect(first.stderr()).toMatch(/crisp: stopped watching: 4 upscaled, 0 failed in all\.\n$/);
+    expect(first.stderr()).not.toContain('error');
+
+    // The journal knows the renamed files by what they are, not by their names: a restart skips them too.
+    const second = startWatch(args, env);
+    await until('the restarted watcher to start', () => second.stderr().includes('crisp: watching'));
+    for (const [k, i] of [4, 5].entries()) {
+      await writeFile(path.join(watched, nameOf(i)), await image(i));
+      await until(`${nameOf(i)} upscaled`, () => doneLines(second.stdout()).length > k);
+    }
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(inputsOf(second.stdout())).toEqual([4, 5].map(nameOf));
+    expect(second.stderr()).toMatch(/crisp: stopped watching: 6 upscaled, 0 failed in all\.\n$/);
+
+    // One output per image, under the name its upscale started with; no reading link left behind.
+    const outputs = (await listTree(outDir)).map((p) => path.relative(outDir, p)).sort();
+    const wanted = [0, 1, 2, 3, 4, 5].map((i) => nameOf(i).replace(/\.\w+$/, '_digital-art-4x_x1.png'));
+    expect(outputs).toEqual([...wanted, '.crisp-watch.jsonl'].sort());
+  });
+
+  it('killed, leaves its engine process to exit quietly: no stack trace on the terminal they share', async () => {
+    const watched = path.join(dir, 'killed');
+    await mkdir(watched);
+    const env = { CRISP_PRESETS_FILE: path.join(dir, 'killed-presets.json') };
+    await importTinyPreset(env.CRISP_PRESETS_FILE);
+    const gate = await createTestGate();
+    const point = inputPoint(nameOf(0));
+    const w = startWatch([watched, '--preset', 'Tiny', '--poll', '40'], { ...env, [TEST_GATE_ENV]: gate.dir });
+    // The engine process writes to the same stderr pipe (workerSpawner.ts inherits it): the pipe closes once
+    // both processes are gone.
+    let closed = false;
+    w.child.stderr!.on('close', () => (closed = true));
+    try {
+      await until('the watcher to start', () => w.stderr().includes('crisp: watching'));
+      await gate.hold(point);
+      await writeFile(path.join(watched, nameOf(0)), await image(0));
+      const enginePid = await gate.reached(point); // mid-upscale, in the engine process
+      expect(enginePid).not.toBe(w.child.pid);
+      const before = w.stderr().length;
+      w.child.kill('SIGKILL');
+      await w.exited;
+      // Let the orphaned job go on: it would answer an app that is gone.
+      await gate.release(point);
+      await until('the engine process to exit', () => closed);
+      expect(w.stderr().slice(before)).toBe('');
+    } finally {
+      w.child.kill('SIGKILL');
+      await gate.close();
     }
   });
 });
