@@ -81,6 +81,20 @@ describe('bad input', () => {
     await expectRefused({ path: path.join(inDir, 'nope.png') }, 'nope.png', /could not be opened/);
   });
 
+  it('refuses an animated WebP with a sentence instead of upscaling (and charging) its first frame', async () => {
+    const frame = (background: string) =>
+      sharp({ create: { width: 32, height: 24, channels: 3, background } })
+        .png()
+        .toBuffer();
+    const anim = await sharp([await frame('#f00'), await frame('#00f'), await frame('#0f0')], {
+      join: { animated: true },
+    })
+      .webp()
+      .toBuffer();
+    expect((await sharp(anim).metadata()).pages).toBe(3);
+    await expectRefused({ data: anim }, 'party.webp', /is animated \(3 frames\): Crisp upscales still images/);
+  });
+
   it('refuses from the header alone an image claiming 100000×100000 pixels', async () => {
     const file = path.join(inDir, 'huge.png');
     writeFileSync(file, hugePng(100000, 100000));
