@@ -5,7 +5,7 @@
  * tiles; every result says where its time went.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -275,6 +275,38 @@ describe('a batch through the core', () => {
       const a = await sharp(path.join(tmp, 'first.png')).raw().toBuffer();
       const b = await sharp(path.join(tmp, 'second.png')).raw().toBuffer();
       expect(a.equals(b)).toBe(true);
+    } finally {
+      await core.close();
+      await gate.close();
+    }
+  });
+
+  it('Stop of an image that is encoding while the next one infers leaves no file of it, half-written or whole', async () => {
+    const gate = await createTestGate({ inProcess: true });
+    const core = createCore({ executionProvider: 'cpu', models: { modelDirs: [ONNX_DIR] } });
+    const out = path.join(tmp, 'stop');
+    try {
+      const input = path.join(IMAGES_DIR, 'set5-x4', 'lr', 'butterfly_LRBI_x4.png');
+      const job = (name: string) => ({
+        inputPath: input,
+        inputName: name,
+        outputPath: path.join(out, name),
+        model: FAST_MODEL as UpscaleFileJob['model'],
+        scale: 4 as const,
+        format: 'png' as const,
+        compression: 0,
+      });
+      await gate.hold(encodePoint('stopped.png'));
+      const stop = new AbortController();
+      const stopped = core.upscaleFile(job('stopped.png'), { signal: stop.signal });
+      await gate.reached(encodePoint('stopped.png'));
+      const next = core.upscaleFile(job('next.png'));
+      stop.abort(new Error('Stopped by the user'));
+      await expect(stopped).rejects.toThrow('Stopped by the user');
+      await next;
+      await gate.release(encodePoint('stopped.png'));
+      // Only the other image's file: nothing of the stopped one, not even a temp file beside it.
+      expect(await readdir(out)).toEqual(['next.png']);
     } finally {
       await core.close();
       await gate.close();
