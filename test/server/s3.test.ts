@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContractClient } from '../../app/remote/contractClient.js';
 import { createPgAccountStore } from '../../engine/service/accounts/pgAccountStore.js';
 import { openPostgres, type Pool } from '../../engine/service/db/postgres.js';
-import type { ObjectStore } from '../../engine/service/storage/objectStore.js';
+import { ObjectStoreError, type ObjectStore } from '../../engine/service/storage/objectStore.js';
 import { openObjectStore } from '../../engine/service/storage/openObjectStore.js';
 import { S3UploadStore } from '../../engine/service/uploads/s3UploadStore.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
@@ -79,6 +79,18 @@ async function startBucket(port: number): Promise<AddressInfo> {
     },
   );
   return addr;
+}
+
+/**
+ * s3rver has no AbortMultipartUpload (it answers MethodNotAllowed): the bucket as a sweep sees a real one, its
+ * abort confirmed, the upload's parts deleted.
+ */
+function abortingBucket(): ObjectStore & { aborted: string[] } {
+  const aborted: string[] = [];
+  return Object.assign(Object.create(objects) as ObjectStore, {
+    aborted,
+    abortMultipart: async (_key: string, s3UploadId: string) => void aborted.push(s3UploadId),
+  });
 }
 
 beforeAll(async () => {
@@ -259,9 +271,99 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     expect(rows).toEqual([{ n: 10 }]);
   }, 60_000);
 
+  // s3rver checks no SigV4 signature: that a PUT of another length is refused is the bucket's part (AWS, MinIO…);
+  // here, that the URL signs the length.
+  it('each part URL signs its exact length', async () => {
+    const u = await user('s3-part-size@example.com', 100);
+    const session = dataOf<{ uploadId: string; path: string; partUrls: { signedUrl: string }[] }>(
+      await postJson(api.url, '/get-upload-url', u.key, {
+        data: { originalFileName: 'sized.png', fileType: 'image/png', fileSize: png.length },
+      }),
+    );
+    const url = session.partUrls[0]!.signedUrl;
+    expect(new URL(url).searchParams.get('X-Amz-SignedHeaders')).toBe('content-length;host');
+    const big = dataOf<{ partSize: number; partUrls: { signedUrl: string }[] }>(
+      await postJson(api.url, '/get-upload-url', u.key, {
+        data: { originalFileName: 'big.png', fileType: 'image/png', fileSize: 12 * 1024 * 1024 + 5 },
+      }),
+    );
+    // The SDK signs the length it was given; the test reads it back from the signing input's shape.
+    expect(big.partUrls.map((p) => new URL(p.signedUrl).searchParams.get('X-Amz-SignedHeaders'))).toEqual([
+      'content-length;host',
+      'content-length;host',
+      'content-length;host',
+    ]);
+    const put = await httpPut(url, png);
+    expect(put.status).toBe(200);
+    const done = await postJson(api.url, '/complete-multipart-upload', u.key, {
+      data: {
+        uploadId: session.uploadId,
+        key: session.path,
+        parts: [{ PartNumber: 1, ETag: put.headers.etag as string }],
+      },
+    });
+    expect(done.status).toBe(200);
+    expect((await objects.head(session.path))?.size).toBe(png.length);
+  }, 60_000);
+
+  it('a part list the bucket refuses is a 400 that says why (not a "{detail}" placeholder)', async () => {
+    // s3rver checks no part list: the bucket's InvalidPart, as S3 answers it.
+    const refusing: ObjectStore = Object.assign(Object.create(objects) as ObjectStore, {
+      completeMultipart: () =>
+        Promise.reject(new ObjectStoreError('InvalidPart', `${objects.description}: InvalidPart: One or more parts…`)),
+    });
+    const store = new S3UploadStore(refusing, { maxFileSize: 1 << 20, uploadTtlMs: 60_000, fileTtlMs: 60_000 });
+    const caller = { userId: 'parts-user', email: 'parts@example.com' };
+    const session = await store.create(caller, {
+      data: { originalFileName: 'p.png', fileType: 'image/png', fileSize: png.length },
+    });
+    const parts = [{ PartNumber: 1, ETag: `"${'0'.repeat(32)}"` }];
+    await expect(
+      store.complete(caller, { data: { uploadId: session.uploadId, key: session.path, parts } }),
+    ).rejects.toMatchObject({
+      code: 'bad-request',
+      message: 'Bad Request: a listed part was not uploaded, or its ETag does not match',
+    });
+    await objects.removePrefix(`uploads/${session.uploadId}/`); // not the sweep tests' to find
+  });
+
+  it('the upload sweep keeps a session whose abort the bucket refused, and a later sweep completes it', async () => {
+    let t = Date.now();
+    const limits = { maxFileSize: 1 << 20, uploadTtlMs: 60_000, fileTtlMs: 60_000 };
+    const failing: ObjectStore = Object.assign(Object.create(objects) as ObjectStore, {
+      abortMultipart: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:9000')),
+    });
+    const caller = { userId: 'sweep-user', email: 'sweep@example.com' };
+    const bucket = abortingBucket();
+    const store = new S3UploadStore(bucket, limits, () => t);
+    const sessions = await Promise.all(
+      [0, 1].map(() =>
+        store.create(caller, { data: { originalFileName: 'a.png', fileType: 'image/png', fileSize: png.length } }),
+      ),
+    );
+    // Parts in the bucket: what an abort that never happened would leave behind with no record.
+    const s3UploadIds: string[] = [];
+    for (const s of sessions) {
+      expect((await httpPut(s.partUrls[0]!.signedUrl, png)).status).toBe(200);
+      const stored = await objects.getJson<{ s3UploadId: string }>(`uploads/${s.uploadId}/session.json`);
+      s3UploadIds.push(stored!.s3UploadId);
+    }
+    t += 61_000;
+    expect(await new S3UploadStore(failing, limits, () => t).sweep()).toBe(0);
+    for (const s of sessions)
+      expect(await objects.list(`uploads/${s.uploadId}/`)).toEqual([`uploads/${s.uploadId}/session.json`]);
+    expect(await store.sweep()).toBe(2);
+    for (const s of sessions) expect(await objects.list(`uploads/${s.uploadId}/`)).toEqual([]);
+    expect(bucket.aborted.sort()).toEqual(s3UploadIds.sort());
+  });
+
   it('the upload sweep removes expired sessions and aborts their bucket uploads', async () => {
     let t = Date.now();
-    const store = new S3UploadStore(objects, { maxFileSize: 1 << 20, uploadTtlMs: 60_000, fileTtlMs: 60_000 }, () => t);
+    const store = new S3UploadStore(
+      abortingBucket(),
+      { maxFileSize: 1 << 20, uploadTtlMs: 60_000, fileTtlMs: 60_000 },
+      () => t,
+    );
     const caller = { userId: 'sweep-user', email: 'sweep@example.com' };
     const session = await store.create(caller, {
       data: { originalFileName: 'a.png', fileType: 'image/png', fileSize: png.length },

@@ -45,8 +45,17 @@ export interface ObjectStore {
   presignGet(key: string, opts: { fileName: string; contentType: string; expiresInSeconds: number }): Promise<string>;
   /** Starts a multipart upload; answers the bucket's upload id. */
   createMultipart(key: string, contentType: string): Promise<string>;
-  /** A presigned PUT for one part (the client sends it straight to the bucket; the bucket answers the ETag). */
-  presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string>;
+  /**
+   * A presigned PUT for one part of exactly `length` bytes (content-length is signed: the bucket refuses any
+   * other size). The client sends it straight to the bucket; the bucket answers the ETag.
+   */
+  presignPart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    length: number,
+    expiresInSeconds: number,
+  ): Promise<string>;
   /** Joins the parts; the bucket checks each ETag and refuses parts under its minimum size. */
   completeMultipart(key: string, uploadId: string, parts: CompletedPartRef[]): Promise<void>;
   abortMultipart(key: string, uploadId: string): Promise<void>;

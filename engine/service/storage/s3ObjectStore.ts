@@ -178,14 +178,25 @@ export class S3ObjectStore implements ObjectStore {
     return r.UploadId;
   }
 
-  presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
+  presignPart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    length: number,
+    expiresInSeconds: number,
+  ): Promise<string> {
     const command = new UploadPartCommand({
       Bucket: this.bucket,
       Key: this.key(key),
       UploadId: uploadId,
       PartNumber: partNumber,
+      ContentLength: length,
     });
-    return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });
+    // content-length among the signed headers: a PUT of another size does not match the signature.
+    return getSignedUrl(this.client, command, {
+      expiresIn: expiresInSeconds,
+      signableHeaders: new Set(['content-length']),
+    });
   }
 
   async completeMultipart(key: string, uploadId: string, parts: CompletedPartRef[]): Promise<void> {

@@ -73,10 +73,14 @@ export class S3UploadStore implements Uploads {
     let s3UploadId = '';
     // Presigned URLs are valid for at most 7 days (SigV4); the session never outlives its part URLs.
     const ttlSeconds = Math.max(1, Math.min(7 * 86_400, Math.ceil(this.limits.uploadTtlMs / 1000)));
-    const session = await planUpload(req, this.now(), ttlSeconds * 1000, async ({ path, partCount }) => {
+    const session = await planUpload(req, this.now(), ttlSeconds * 1000, async ({ path, partCount, partLength }) => {
       s3UploadId = await this.objects.createMultipart(path, req.fileType);
+      // Each URL signs its part's exact length: the bucket refuses a PUT of any other size (what was declared
+      // is what the quotas counted and the price was made of).
       return Promise.all(
-        Array.from({ length: partCount }, (_, i) => this.objects.presignPart(path, s3UploadId, i + 1, ttlSeconds)),
+        Array.from({ length: partCount }, (_, i) =>
+          this.objects.presignPart(path, s3UploadId, i + 1, partLength(i + 1), ttlSeconds),
+        ),
       );
     });
     await this.objects.putJson(this.sessionKey(session.uploadId), {
@@ -112,7 +116,7 @@ export class S3UploadStore implements Uploads {
           // Another API process may have completed it a moment ago: then the bucket no longer knows the upload.
           const again = await this.load(req.uploadId);
           if (again?.completed) return { status: 'success' };
-          throw errors.badRequest(PART_ERRORS[e.code] as string);
+          throw errors.badRequest(PART_ERRORS[e.s3Code] as string);
         }
         throw e;
       }
@@ -158,7 +162,11 @@ export class S3UploadStore implements Uploads {
     };
   }
 
-  /** Removes sessions past their expiry (and aborts their unfinished bucket uploads, which S3 would bill). */
+  /**
+   * Removes sessions past their expiry, and aborts their unfinished bucket uploads (whose parts S3 would bill).
+   * A record stays until the bucket has confirmed the abort (or no longer knows the upload): with it gone, no
+   * later sweep could find the parts. A session the bucket would not abort is left for the next sweep.
+   */
   async sweep(): Promise<number> {
     let removed = 0;
     const sessions = (await this.objects.list('uploads/')).filter((k) => k.endsWith('/session.json'));
@@ -166,8 +174,13 @@ export class S3UploadStore implements Uploads {
       const id = key.split('/')[1] as string;
       const stored = await this.load(id).catch(() => undefined);
       if (!stored || this.now() <= stored.session.expiresAt) continue;
-      if (!stored.completed)
-        await this.objects.abortMultipart(stored.session.path, stored.s3UploadId).catch(() => undefined);
+      if (!stored.completed) {
+        const aborted = await this.objects.abortMultipart(stored.session.path, stored.s3UploadId).then(
+          () => true,
+          (e: unknown) => e instanceof ObjectStoreError && e.s3Code === 'NoSuchUpload',
+        );
+        if (!aborted) continue;
+      }
       await this.objects.removePrefix(`uploads/${id}/`);
       await this.index?.remove(id);
       removed++;

@@ -85,6 +85,8 @@ export async function planUpload(
     uploadId: string;
     path: string;
     partCount: number;
+    /** Bytes of part n (1-based): partSize, the last one what is left of fileSize. */
+    partLength: (partNumber: number) => number;
     expiresAt: number;
   }) => string[] | Promise<string[]>,
 ): Promise<UploadSession> {
@@ -94,7 +96,8 @@ export async function planUpload(
   const expiresAt = now + ttlMs;
   const fileName = `${randomUUID()}.${MIME_EXTENSION[req.fileType]}`;
   const filePath = `uploads/${uploadId}/${fileName}`;
-  const urls = await partUrls({ uploadId, path: filePath, partCount, expiresAt });
+  const partLength = (n: number) => (n < partCount ? partSize : req.fileSize - partSize * (partCount - 1));
+  const urls = await partUrls({ uploadId, path: filePath, partCount, partLength, expiresAt });
   return {
     uploadId,
     partUrls: urls.map((signedUrl, i) => ({ partNumber: i + 1, signedUrl })),
