@@ -5,7 +5,7 @@
  * Light, exported as they are (plain data and code, no npm package):
  *   enums.ts (model names, scales, formats, statuses), shapes.ts (the bodies' types, success()),
  *   errorCatalog.ts (CrispError and the catalog), errors.ts (the spec's errors), progress.ts,
- *   fileNames.ts (sanitizeFileName).
+ *   fileNames.ts (sanitizeFileName), geometry.ts (exact output sizes).
  * Lazy, behind a loader (they build zod objects when they load):
  *   loadSchemas()        → schemas.ts: every body as a zod object (answer parsing, the server's JSON Schemas);
  *   loadRequestParsers() → parseRequest.ts: parseStartTask, parseTaskSettings, parseGetUploadUrl, …
@@ -19,6 +19,7 @@ export * from './shapes.js';
 export * from './errorCatalog.js';
 export * from './errors.js';
 export * from './progress.js';
+export * from './geometry.js';
 export { sanitizeFileName } from './fileNames.js';
 
 export type { ContractIssueParams, TaskSettingsOptions } from './schemas.js';

@@ -2,7 +2,7 @@
  * The typed job core runs, and what it answers. Plain data only: a job crosses to a worker thread by
  * structured clone, so it holds no functions, signals or class instances.
  */
-import type { SaveImageAs, Scale, TaskSettings } from '../contract/index.js';
+import type { SaveImageAs, Scale, SizeRequest, TaskSettings } from '../contract/index.js';
 import type { DetectOptions } from './faces/detect.js';
 import type { FaceReport } from './faces/faceStage.js';
 import type { ExecutionProvider, Precision, PrecisionRequest } from './inference/index.js';
@@ -34,6 +34,11 @@ export interface UpscaleFileJob {
   /** service-lite-4x only: 0–1 blend with its weak-denoise twin; absent or 1: the plain model. */
   denoise?: number;
   scale: Scale;
+  /**
+   * An exact output size instead of `scale` (engine/contract/geometry.ts): the model pass is chosen to reach
+   * it, then one Lanczos-3 resample lands on it. With two passes, the second pass reaches the size.
+   */
+  size?: SizeRequest;
   format: SaveImageAs;
   /** 0–100, 0 = best quality. */
   compression: number;

@@ -29,7 +29,7 @@ export async function withPreModel(
   const w1 = 1 / (1 + job.scale * job.scale);
   try {
     // The pre-pass keeps no metadata; the upscaling pass reads it from the original input.
-    const { faces: _faces, afterStitch: _after, metadata, onEncode: _onEncode, ...rest } = job;
+    const { faces: _faces, afterStitch: _after, metadata, onEncode: _onEncode, size: _size, ...rest } = job;
     await upscaleImage(
       {
         ...rest,

@@ -44,6 +44,7 @@ export async function runJob(
     inputName: job.inputName,
     model,
     scale: job.scale,
+    ...(job.size ? { size: job.size } : {}),
     format: job.format,
     compression: job.compression,
     outputPath: job.outputPath,
@@ -90,7 +91,7 @@ async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: C
   try {
     // The first pass keeps no metadata; the second reads it from the original input. Its encode is not the
     // job's: the model is needed again by the second pass.
-    const { faces: _faces, metadata, onEncode: _onEncode, ...firstPass } = job;
+    const { faces: _faces, metadata, onEncode: _onEncode, size: _size, ...firstPass } = job;
     await upscaleImage(
       {
         ...firstPass,

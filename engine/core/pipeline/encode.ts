@@ -7,6 +7,9 @@
  *   png:       always lossless; zlib level = 1 + round(compression · 8 / 100), so 0 → 1 (fastest, largest)
  *              and 100 → 9 (slowest, smallest).
  * Only PNG keeps 16-bit samples; JPEG and WebP are 8-bit formats.
+ *
+ * An exact output size (`resize`, geometry.ts) is one Lanczos-3 resample of the stitched raster, done by the
+ * encoder's own sharp pipeline, so the in-memory and the streamed path resample the same pixels alike.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -28,6 +31,8 @@ export interface EncodeOptions {
    * input's EXIF (`exif`) and an sRGB tag, as before policies existed.
    */
   carry?: CarriedMetadata & { iccPath?: string };
+  /** The exact size to write: the raster is resampled once (Lanczos-3) to it. Absent: the raster's own size. */
+  resize?: { width: number; height: number };
 }
 
 export interface EncodedImage {
@@ -67,6 +72,8 @@ function encoder(
 ): { img: Sharp; warnings: string[] } {
   const warnings: string[] = [];
   let img = input;
+  // sharp premultiplies alpha for the resample; 16-bit samples stay 16-bit (the colourspace below).
+  if (opts.resize) img = img.resize(opts.resize.width, opts.resize.height, { kernel: 'lanczos3', fit: 'fill' });
   const icc = iccTarget(opts);
   const xmp = opts.format === 'jpg' ? opts.carry?.xmp : opts.carry?.xmpWithIptc;
   if (xmp) img = img.withXmp(xmp);
@@ -129,8 +136,9 @@ export async function encodeRaster(raster: Raster, opts: EncodeOptions): Promise
   const r = opts.format === 'png' ? raster : to8bit(raster);
   const { input, raw } = rawInput(r);
   const { img, warnings } = encoder(sharp(input, { raw, limitInputPixels: false }), r.channels, r.depth, opts, false);
-  const data = await finishContainer(await img.toBuffer(), opts, r.depth, r.width, r.height);
-  return { data, width: r.width, height: r.height, warnings };
+  const { width, height } = opts.resize ?? r;
+  const data = await finishContainer(await img.toBuffer(), opts, r.depth, width, height);
+  return { data, width, height, warnings };
 }
 
 export interface EncodedFile {
@@ -158,6 +166,7 @@ export async function encodeDiskRaster(
     opts,
     true,
   );
+  const { width, height } = opts.resize ?? raster;
   const encoded = tempPathFor(outputPath);
   const final = tempPathFor(outputPath);
   try {
@@ -172,10 +181,7 @@ export async function encodeDiskRaster(
     } else if (opts.format === 'webp') {
       // WebP's EXIF goes at the end and its RIFF size changes; WebP outputs are at most 16383² and libwebp
       // already held the whole picture, so the file is read whole.
-      await writeFile(
-        final,
-        await finishContainer(await readFile(encoded), opts, raster.depth, raster.width, raster.height),
-      );
+      await writeFile(final, await finishContainer(await readFile(encoded), opts, raster.depth, width, height));
       await rename(final, outputPath);
     } else {
       // PNG: signature (8) + IHDR (25); JPEG: SOI (2). Chunks and segments are inserted right after these.
@@ -187,7 +193,7 @@ export async function encodeDiskRaster(
       } finally {
         await fh.close();
       }
-      const newHead = await finishContainer(head, opts, raster.depth, raster.width, raster.height);
+      const newHead = await finishContainer(head, opts, raster.depth, width, height);
       await pipeline(
         async function* () {
           yield newHead;
@@ -198,7 +204,7 @@ export async function encodeDiskRaster(
       signal?.throwIfAborted();
       await rename(final, outputPath);
     }
-    return { width: raster.width, height: raster.height, bytes: (await stat(outputPath)).size, warnings };
+    return { width, height, bytes: (await stat(outputPath)).size, warnings };
   } finally {
     await rm(encoded, { force: true });
     await rm(final, { force: true });

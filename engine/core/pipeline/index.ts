@@ -4,12 +4,14 @@ export {
   DEFAULT_LIMITS,
   checkOutputFits,
   checkPassesFit,
+  planOutput,
   probeImage,
   type ImageInfo,
   type ImageLimits,
   type ImageSource,
   type InputFormat,
   type OutputCheckOptions,
+  type OutputPlan,
   type OutputSize,
 } from './probe.js';
 export { decodeImage, type DecodedImage } from './decode.js';

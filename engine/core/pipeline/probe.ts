@@ -4,7 +4,16 @@
  */
 import { stat } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
-import { FORMAT_MAX_SIDE, type SaveImageAs } from '../../contract/index.js';
+import {
+  FORMAT_MAX_SIDE,
+  MAX_MODEL_SCALE,
+  describeSizeRequest,
+  modelScaleFor,
+  scaleToReach,
+  targetSize,
+  type SaveImageAs,
+  type SizeRequest,
+} from '../../contract/index.js';
 import { ImageInputError } from './errors.js';
 import { MAX_INPUT_PIXELS, MAX_OUTPUT_PIXELS } from './pixelLimits.js';
 import type { BitDepth } from './raster.js';
@@ -164,6 +173,71 @@ export function checkOutputFits(
     );
   }
   return out;
+}
+
+/** The model pass and the final size of a job: equal sizes when the job asked for a scale. */
+export interface OutputPlan {
+  /** The integer scale the model's tiles are stitched at. */
+  scale: number;
+  /** The stitched raster: input × scale. */
+  stitched: OutputSize;
+  /** The written image: the asked-for size, or the stitched raster itself. */
+  final: OutputSize;
+}
+
+/**
+ * The output of a w×h input: with a size request (geometry.ts), the exact target and the model scale that
+ * reaches it (the native scale when it does, so one final Lanczos-3 resample lands on the size); else ×scale.
+ * Both the stitched raster and the final image must fit the format and the output pixel limit: refused here,
+ * from the header, naming the limit.
+ */
+export function planOutput(
+  width: number,
+  height: number,
+  scale: number,
+  format: SaveImageAs,
+  opts: OutputCheckOptions & { size?: SizeRequest; nativeScale?: number } = {},
+): OutputPlan {
+  if (!opts.size) {
+    const out = checkOutputFits(width, height, scale, format, opts);
+    return { scale, stitched: out, final: out };
+  }
+  const name = opts.name ?? 'the image';
+  const final = targetSize(width, height, opts.size);
+  const asked = describeSizeRequest(opts.size);
+  const maxSide = FORMAT_MAX_SIDE[format];
+  const maxOutputPixels = opts.maxOutputPixels ?? DEFAULT_LIMITS.maxOutputPixels;
+  if (final.width > maxSide || final.height > maxSide) {
+    const alt = format === 'webp' ? ' Choose PNG or JPG, or a smaller size.' : ' Choose PNG, or a smaller size.';
+    throw new ImageInputError(
+      name,
+      `"${name}" at ${asked} would be ${final.width}×${final.height} pixels, but ${format.toUpperCase()} holds at most ${maxSide} pixels a side.${alt}`,
+    );
+  }
+  if (final.width * final.height > maxOutputPixels) {
+    throw new ImageInputError(
+      name,
+      `"${name}" at ${asked} would be ${final.width}×${final.height} pixels, more than the ${formatMp(maxOutputPixels)} output limit. Choose a smaller size.`,
+    );
+  }
+  let s = modelScaleFor(width, height, final, opts.nativeScale ?? scale);
+  // A native result over the limit: the smallest scale that reaches the size (tiles resized down) may fit.
+  const need = scaleToReach(width, height, final);
+  if (s > need && width * s * height * s > maxOutputPixels) s = need;
+  if (s > MAX_MODEL_SCALE) {
+    throw new ImageInputError(
+      name,
+      `"${name}" is ${width}×${height} pixels: reaching ${final.width}×${final.height} (${asked}) would take ×${s}, more than the ×${MAX_MODEL_SCALE} Crisp upscales in one pass. Choose a smaller size.`,
+    );
+  }
+  const stitched = { width: width * s, height: height * s };
+  if (stitched.width * stitched.height > maxOutputPixels) {
+    throw new ImageInputError(
+      name,
+      `"${name}" at ${asked} is made from the model's ×${s} result, ${stitched.width}×${stitched.height} pixels, more than the ${formatMp(maxOutputPixels)} output limit. Choose a smaller size.`,
+    );
+  }
+  return { scale: s, stitched, final };
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { SaveImageAs, Scale } from '../../contract/index.js';
+import type { SaveImageAs, Scale, SizeRequest } from '../../contract/index.js';
 import type { ExecutionProvider, Inference, Precision } from '../inference/index.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { writeFileAtomic } from '../atomicFile.js';
@@ -24,7 +24,7 @@ import { encodeDiskRaster, encodeRaster, type EncodeOptions } from './encode.js'
 import { carriedMetadata, iccProfileFile, type MetadataRequest } from './metadata.js';
 import { inferTiles } from './infer.js';
 import { decodeToDisk, memoryInput, type InputRaster } from './inputRaster.js';
-import { DEFAULT_LIMITS, checkOutputFits, probeImage, type ImageLimits, type ImageSource } from './probe.js';
+import { DEFAULT_LIMITS, planOutput, probeImage, type ImageLimits, type ImageSource } from './probe.js';
 import { JobProgress, type ProgressListener } from './progress.js';
 import { StageClock, type StageTimes } from './stageTimes.js';
 import { allocRaster } from './raster.js';
@@ -43,6 +43,11 @@ export interface UpscaleJob {
   inputName: string;
   model: ResolvedModel;
   scale: Scale;
+  /**
+   * An exact output size instead of `scale` (geometry.ts): the model runs at its native scale when that reaches
+   * the size (else at the smallest integer scale that does), and the encode resamples once to the exact size.
+   */
+  size?: SizeRequest;
   format: SaveImageAs;
   /** 0–100, 0 = best quality (see encode.ts for the mapping). */
   compression: number;
@@ -119,10 +124,14 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
   const clock = new StageClock();
 
   const info = await clock.time('probe', () => probeImage(job.input, name, limits));
-  const out = checkOutputFits(info.width, info.height, job.scale, job.format, {
+  const plan = planOutput(info.width, info.height, job.scale, job.format, {
     name,
     maxOutputPixels: limits.maxOutputPixels,
+    ...(job.size ? { size: job.size, nativeScale: job.model.entry.scale } : {}),
   });
+  // The model's pass: `out` is what the tiles are stitched into; `plan.final` is what is written.
+  const { scale, stitched: out } = plan;
+  const resize = out.width !== plan.final.width || out.height !== plan.final.height ? plan.final : undefined;
   if (job.faces && info.width * info.height > FACE_MAX_INPUT_PIXELS) {
     throw new ImageInputError(
       name,
@@ -181,9 +190,9 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     const channels = input.hasAlpha ? 4 : 3;
     // Window-attention models (imported OmniSR, SwinIR…) get tiles grown to their window multiple.
     const window = job.model.entry.kind === 'custom' ? (job.model.entry.window ?? 1) : 1;
-    const plan = planTiles(width, height, tileSize, DEFAULT_OVERLAP, window);
+    const tiles = planTiles(width, height, tileSize, DEFAULT_OVERLAP, window);
     const runs = input.hasAlpha ? 2 : 1;
-    const units = plan.tiles.reduce((a, t) => a + t.pw * t.ph, 0) * runs;
+    const units = tiles.tiles.reduce((a, t) => a + t.pw * t.ph, 0) * runs;
     const progress = new JobProgress(job.onProgress, units, out.width * out.height, job.format);
     progress.start();
 
@@ -202,9 +211,9 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     await inferTiles({
       input,
       session,
-      plan,
+      plan: tiles,
       target: output,
-      scale: job.scale,
+      scale,
       signal: job.signal,
       onTile: (px) => progress.tileDone(px),
       clock,
@@ -219,7 +228,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     const faces =
       job.faces && faceInput
         ? await clock.time('faces', () =>
-            enhanceFaces(faceInput, job.scale, outputRegions(output), inference, {
+            enhanceFaces(faceInput, scale, outputRegions(output), inference, {
               ...job.faces!,
               ...(job.signal ? { signal: job.signal } : {}),
             }),
@@ -240,6 +249,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     const opts: EncodeOptions = {
       format: job.format,
       compression: job.compression,
+      ...(resize ? { resize } : {}),
       ...(input.exif ? { exif: input.exif } : {}),
       ...(carry ? { carry: { ...carry, ...(iccFile ? { iccPath: iccFile.path } : {}) } } : {}),
     };
