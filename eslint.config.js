@@ -13,24 +13,31 @@ const restrict = (patterns, paths = noUi) => ({
   'no-restricted-imports': ['error', { paths, patterns }],
 });
 
-// Inside engine/, four layers, one folder each, each importing only the layers below it: contract ← core ←
-// service ← server (docs/architecture.md).
-const ENGINE_ORDER = ['contract', 'core', 'service', 'server'];
-const ENGINE_LAYERS = 'docs/architecture.md: inside engine/, contract ← core ← service ← server';
+// Inside engine/, five parts, one folder each, each importing only the parts listed for it: contract ← core ←
+// service ← server, and convert (getting models in: downloads, imports, checkpoint conversion, int8 builds) over
+// core beside the service, which no upscale loads (docs/architecture.md).
+const ENGINE_IMPORTS = {
+  contract: [],
+  core: ['contract'],
+  convert: ['contract', 'core'],
+  service: ['contract', 'core'],
+  server: ['contract', 'core', 'service'],
+};
+const ENGINE_LAYERS = 'docs/architecture.md: inside engine/, contract ← core ← service ← server, and core ← convert';
 const engineOnly = {
   group: ['**/app/**', '**/electron/**', '**/renderer/**'],
   message: `engine/ is pure Node and imports no other layer (${LAYERS}).`,
 };
-const engineLayerRules = ENGINE_ORDER.slice(0, -1).map((layer, i) => {
-  const above = ENGINE_ORDER.slice(i + 1);
+const engineLayerRules = Object.entries(ENGINE_IMPORTS).map(([layer, below]) => {
+  const others = Object.keys(ENGINE_IMPORTS).filter((part) => part !== layer && !below.includes(part));
   return {
     files: [`engine/${layer}/**/*.ts`],
     rules: restrict([
       engineOnly,
       {
-        // Relative imports from anywhere inside engine/ name the layer's folder on their way up.
-        group: above.map((up) => `**/${up}/**`),
-        message: `engine/ ${layer} imports only the layers below it, never ${above.join(' or ')} (${ENGINE_LAYERS}).`,
+        // Relative imports from anywhere inside engine/ name the part's folder on their way there.
+        group: others.map((part) => `**/${part}/**`),
+        message: `engine/ ${layer} imports only the layers below it${below.length ? ` (${below.join(', ')})` : ''}, never ${others.join(' or ')} (${ENGINE_LAYERS}).`,
       },
     ]),
   };
@@ -40,7 +47,7 @@ const engineLayerRules = ENGINE_ORDER.slice(0, -1).map((layer, i) => {
 // its light modules as they are and its heavy ones behind loaders (docs/architecture.md).
 const ENTRIES =
   'docs/architecture.md: app/ and electron/ use each engine part through its entry, engine/<part>/index.js';
-const ENTRY_FILE = '(contract|core|service|server)/index\\.js$';
+const ENTRY_FILE = '(contract|core|convert|service|server)/index\\.js$';
 /** `allow`: modules, relative to engine/, that a file may still import directly. */
 const engineEntriesOnly = (allow = []) => ({
   regex: `(^|/)engine/(?!${[ENTRY_FILE, ...allow.map((m) => `${m.replace(/[.]/g, '\\.')}$`)].join('|')})`,

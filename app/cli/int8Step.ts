@@ -7,13 +7,11 @@ import path from 'node:path';
 import {
   cpuFeatures,
   cpuKindLabel,
-  loadCalibrationSet,
-  loadInt8Build,
   loadInt8Variants,
   loadPrecision,
-  loadQuantize,
   type Int8Variant,
 } from '../../engine/core/index.js';
+import { loadCalibrationSet, loadInt8Build, loadQuantize } from '../../engine/convert/index.js';
 import { usageError } from './cliError.js';
 
 export interface Int8StepOptions {

@@ -18,13 +18,11 @@ import {
   installedFaceModels,
   licenceLabel,
   loadCustomModels,
-  loadFaceFetch,
   loadModelCatalog,
-  loadModelFetch,
   type CatalogEntry,
   type FaceCatalogEntry,
-  type FetchTarget,
 } from '../../engine/core/index.js';
+import { loadFaceFetch, loadModelFetch, loadModelImport, type FetchTarget } from '../../engine/convert/index.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { ModelInfo } from './crispService.js';
 import type { SubjectService } from './methodTable.js';
@@ -278,7 +276,10 @@ export function modelMethods(deps: ModelMethodsDeps): { methods: SubjectService<
             'bad-request',
             `${safe} is not a model file Crisp can import (use .pth, .safetensors, .ckpt or .onnx; ncnn models with \`crisp models import\`).`,
           );
-        const { defaultCustomName, importCustomModel } = await loadCustomModels();
+        const [{ defaultCustomName }, { importCustomModel }] = await Promise.all([
+          loadCustomModels(),
+          loadModelImport(),
+        ]);
         await mkdir(deps.scratchDir, { recursive: true });
         const dir = await mkdtemp(path.join(deps.scratchDir, 'import-'));
         try {

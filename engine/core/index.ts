@@ -17,22 +17,17 @@
  *   heavy modules' types, as types.
  * Lazy, behind a loader that import()s the module (what it loads):
  *   loadModelCatalog   models/catalog.ts: the catalog, listModels, resolveModel, defaultModel (zod)
- *   loadCustomModels   models/customModels.ts: list, import, remove imported models (zod)
+ *   loadCustomModels   models/customModels.ts: list and remove imported models (zod)
  *   loadTaskModels     models/taskModel.ts: a task's model → its file, custom model names (zod)
  *   loadPreModels      models/preModel.ts: checkPreModel (zod)
- *   loadModelFetch     models/fetch.ts: download and install catalog models (undici, onnxruntime, zod)
  *   loadInputs         inputs.ts: checkedInput, the input check every upscale passes (sharp)
  *   loadPipeline       pipeline/index.ts: probe, decode, tiles, encode, checkPassesFit (sharp)
  *   loadImageMetadata  pipeline/metadata.ts: readProvenance and the metadata blocks (sharp)
  *   loadInference      inference/index.ts: onnxruntime sessions, autoProviders (onnxruntime, zod)
  *   loadInt8Variants   inference/int8Variant.ts: int8 variants and their manifest (zod)
  *   loadPrecision      inference/precision.ts: choosePrecision, int8Verdict (zod)
- *   loadFaceFetch      faces/fetchFaceModel.ts (undici, onnxruntime, zod)
- *   loadFaceImport     faces/importFaceModel.ts (onnxruntime, zod)
- *   loadConvert        convert/convert.ts: checkpoints to ONNX (yauzl, and the converters' code)
- *   loadCalibrationSet convert/calibrationSet.ts (sharp)
- *   loadInt8Build      convert/int8Build.ts: makeInt8Variant (sharp, onnxruntime, zod)
- *   loadQuantize       convert/quantize.ts: no npm package, but the int8 converter only `models quantize` runs
+ * Getting models in — downloads, imports, checkpoint conversion, int8 builds — is the part above core,
+ * engine/convert (its entry: engine/convert/index.ts); an upscale never loads it.
  */
 import { holdPoint, inputPoint } from './testGate.js';
 import os from 'node:os';
@@ -61,9 +56,8 @@ export * from './errorWire.js';
 // The heavy modules' types: erased, so they load nothing.
 export type { CheckedInput, InputLimits, InputTarget } from './inputs.js';
 export type { CatalogEntry, CustomModelEntry, ListedModel, ResolvedModel } from './models/catalog.js';
-export type { CustomModel, CustomModelListing, ImportOptions } from './models/customModels.js';
+export type { CustomModel, CustomModelListing } from './models/customModels.js';
 export type { TaskModelSources } from './models/taskModel.js';
-export type { FetchOptions, FetchTarget } from './models/fetch.js';
 export type {
   ExecutionProvider,
   ExecutionProviderChoice,
@@ -78,19 +72,12 @@ export const loadModelCatalog = () => import('./models/catalog.js');
 export const loadCustomModels = () => import('./models/customModels.js');
 export const loadTaskModels = () => import('./models/taskModel.js');
 export const loadPreModels = () => import('./models/preModel.js');
-export const loadModelFetch = () => import('./models/fetch.js');
 export const loadInputs = () => import('./inputs.js');
 export const loadPipeline = () => import('./pipeline/index.js');
 export const loadImageMetadata = () => import('./pipeline/metadata.js');
 export const loadInference = () => import('./inference/index.js');
 export const loadInt8Variants = () => import('./inference/int8Variant.js');
 export const loadPrecision = () => import('./inference/precision.js');
-export const loadFaceFetch = () => import('./faces/fetchFaceModel.js');
-export const loadFaceImport = () => import('./faces/importFaceModel.js');
-export const loadConvert = () => import('./convert/convert.js');
-export const loadCalibrationSet = () => import('./convert/calibrationSet.js');
-export const loadInt8Build = () => import('./convert/int8Build.js');
-export const loadQuantize = () => import('./convert/quantize.js');
 
 export interface CoreOptions {
   /** auto (default), cpu, webgpu, cuda, dml or coreml. */

@@ -15,7 +15,7 @@ import { createFileSecretStore } from '../../app/secrets/fileSecretStore.js';
 import { createService, type ServiceDeps, type ServiceHandle } from '../../app/service/createService.js';
 import type { JobItem, ModelDownloadEvent, ServiceEvent, Settings } from '../../app/service/crispService.js';
 import { callServiceMethod } from '../../app/ui/serviceArgs.js';
-import { importCustomModel } from '../../engine/core/models/customModels.js';
+import { importCustomModel } from '../../engine/convert/install/importModel.js';
 import { identityFaceModel } from '../faces/support/faceModels.js';
 import { FAST_MODEL, removeDir, tempDir } from '../helpers/engineHarness.js';
 import { MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';

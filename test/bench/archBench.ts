@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { convertBytes, convertModelFile } from '../../engine/core/convert/convert.js';
+import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
 import { randomRrdb } from '../convert/support/reference.js';
 import { writeSafetensors } from '../convert/support/torchWriters.js';
 import { PYTHON } from '../convert/support/golden.js';

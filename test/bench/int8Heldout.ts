@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import sharp from 'sharp';
-import { psnrYPlanar } from '../../engine/core/convert/int8Build.js';
+import { psnrYPlanar } from '../../engine/convert/int8/int8Build.js';
 import type { RawModel } from '../../engine/core/inference/rawModel.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 import { readRgb, type RgbImage } from './quality.js';

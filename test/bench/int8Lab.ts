@@ -4,20 +4,21 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ActivationStats, type RangeMethod } from '../../engine/core/convert/calibrate.js';
-import { bundledCalibrationCrops } from '../../engine/core/convert/calibrationSet.js';
-import { equalizablePairs, equalizeModel } from '../../engine/core/convert/equalize.js';
-import { channelMagnitudes } from '../../engine/core/convert/int8Build.js';
-import { editOnnx } from '../../engine/core/convert/onnxEdit.js';
-import { ONNX_FLOAT, readOnnx, tensorFloats } from '../../engine/core/convert/onnxReader.js';
-import { branchlessPrelu } from '../../engine/core/convert/preluRewrite.js';
+import { ActivationStats, type RangeMethod } from '../../engine/convert/int8/calibrate.js';
+import { bundledCalibrationCrops } from '../../engine/convert/int8/calibrationSet.js';
+import { equalizeModel } from '../../engine/convert/int8/equalize.js';
+import { equalizablePairs } from '../../engine/core/onnx/equalizablePairs.js';
+import { channelMagnitudes } from '../../engine/convert/int8/int8Build.js';
+import { editOnnx } from '../../engine/core/onnx/onnxEdit.js';
+import { ONNX_FLOAT, readOnnx, tensorFloats } from '../../engine/core/onnx/onnxReader.js';
+import { branchlessPrelu } from '../../engine/core/onnx/preluRewrite.js';
 import {
   calibrationModel,
   planQuantization,
   quantizeModel,
   quantizeWeights,
   type QuantizeOptions,
-} from '../../engine/core/convert/quantize.js';
+} from '../../engine/convert/int8/quantize.js';
 import { openRawModel, type RawModel } from '../../engine/core/inference/rawModel.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { outputsOf, scoreOutputs, set14Pairs, set5Pairs } from './int8Heldout.js';
@@ -149,7 +150,7 @@ if (mode === 'dump') {
 }
 /** Per-channel means of each quantized conv's input, float and after its Q/DQ (for bias correction). */
 async function inputMeans(ranges: Map<string, { min: number; max: number }>) {
-  const { activationParams } = await import('../../engine/core/convert/quantize.js');
+  const { activationParams } = await import('../../engine/convert/int8/quantize.js');
   const means = new Map<number, { f: Float64Array; q: Float64Array }>();
   const c2 = await open(calibrationModel(m, plan));
   for (const c of calib) {

@@ -19,11 +19,11 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildInt8Model } from '../../engine/core/convert/int8Build.js';
-import { bundledCalibrationCrops } from '../../engine/core/convert/calibrationSet.js';
-import { editOnnx, type NewTensor } from '../../engine/core/convert/onnxEdit.js';
-import { ONNX_FLOAT, readOnnx, type OnnxModelInfo, type OnnxTensorInfo } from '../../engine/core/convert/onnxReader.js';
-import { quantizeModel } from '../../engine/core/convert/quantize.js';
+import { buildInt8Model } from '../../engine/convert/int8/int8Build.js';
+import { bundledCalibrationCrops } from '../../engine/convert/int8/calibrationSet.js';
+import { editOnnx, type NewTensor } from '../../engine/core/onnx/onnxEdit.js';
+import { ONNX_FLOAT, readOnnx, type OnnxModelInfo, type OnnxTensorInfo } from '../../engine/core/onnx/onnxReader.js';
+import { quantizeModel } from '../../engine/convert/int8/quantize.js';
 import { openRawModel } from '../../engine/core/inference/rawModel.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { outputsOf, rgbOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from './int8Heldout.js';

@@ -8,7 +8,7 @@
  *   node --import tsx test/bench/shippedInt8.ts [MODEL.onnx …] [--out DIR]
  */
 import path from 'node:path';
-import { makeInt8Variant } from '../../engine/core/convert/int8Build.js';
+import { makeInt8Variant } from '../../engine/convert/int8/int8Build.js';
 import { bundledModelsDir } from '../../engine/core/models/catalog.js';
 import { openRawModel } from '../../engine/core/inference/rawModel.js';
 import { readFileSync } from 'node:fs';

@@ -51,9 +51,14 @@ function graph(entry: string): { modules: string[]; packages: string[] } {
 }
 
 describe('engine entries', () => {
-  it.each(['contract', 'core', 'service', 'server'])('engine/%s/index.ts loads no heavy package', (part) => {
+  it.each(['contract', 'core', 'convert', 'service', 'server'])('engine/%s/index.ts loads no heavy package', (part) => {
     const { packages } = graph(`engine/${part}/index.ts`);
     expect(packages.filter((p) => HEAVY.some((h) => p === h || p.startsWith(h)))).toEqual([]);
+  });
+
+  it("core's entry loads none of engine/convert, the checkpoint tool chain an upscale never needs", () => {
+    const { modules } = graph('engine/core/index.ts');
+    expect(modules.filter((m) => m.startsWith('engine/convert/'))).toEqual([]);
   });
 
   it("the service's entry loads neither its engine nor its task store (the desktop's local path never does)", () => {

@@ -140,11 +140,36 @@ describe('layer rule', () => {
     ]);
   });
 
-  it('has every file of engine/ in one of the four layer folders', () => {
+  it('has every file of engine/ in one of its five part folders', () => {
     const outside = readdirSync(path.join(REPO_ROOT, 'engine')).filter(
-      (name) => !['contract', 'core', 'service', 'server', 'tsconfig.json'].includes(name),
+      (name) => !['contract', 'core', 'convert', 'service', 'server', 'tsconfig.json'].includes(name),
     );
-    // Folders of the old layout, or a new folder in no layer: node scripts/layerEngine.mjs moves the former.
-    expect(outside, 'engine/ entries outside contract, core, service and server').toEqual([]);
+    // Folders of the old layout, or a new folder in no part: node scripts/layerEngine.mjs moves the former.
+    expect(outside, 'engine/ entries outside contract, core, convert, service and server').toEqual([]);
+  });
+
+  it('keeps engine/convert (getting models in) over core, and out of core, the service and the server', async () => {
+    const wrongWay = expect.stringContaining('imports only the layers below it');
+    // An upscale never loads the tool chain: core reaches none of it, at any depth, nor does the service.
+    expect(await problems('engine/core/models/probe.ts', "import '../../convert/convert.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/core/probe.ts', "import type { ArchSpec } from '../convert/index.js';\n")).toEqual([
+      wrongWay,
+    ]);
+    expect(await problems('engine/service/probe.ts', "import '../convert/install/fetch.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/server/probe.ts', "import '../convert/index.js';\n")).toEqual([wrongWay]);
+    // convert reads core and the contract, never the service or the server.
+    expect(
+      await problems(
+        'engine/convert/install/probe.ts',
+        "import '../../core/onnx/onnxReader.js';\nimport '../../contract/errorCatalog.js';\nimport '../convert.js';\n",
+      ),
+    ).toEqual([]);
+    expect(await problems('engine/convert/probe.ts', "import '../service/limits.js';\n")).toEqual([wrongWay]);
+    expect(await problems('engine/convert/int8/probe.ts', "import '../../server/app.js';\n")).toEqual([wrongWay]);
+    // app/ uses it through its entry, like every part.
+    expect(await problems('app/cli/probe.ts', "import '../../engine/convert/index.js';\n")).toEqual([]);
+    expect(await problems('app/cli/probe.ts', "import '../../engine/convert/convert.js';\n")).toEqual([
+      expect.stringContaining("Import the engine part's public entry"),
+    ]);
   });
 });

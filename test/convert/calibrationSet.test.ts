@@ -7,7 +7,7 @@ import {
   bundledCalibrationFile,
   CalibrationError,
   hasBundledCalibration,
-} from '../../engine/core/convert/calibrationSet.js';
+} from '../../engine/convert/int8/calibrationSet.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'crisp-calib-test-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

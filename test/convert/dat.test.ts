@@ -8,11 +8,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UnsupportedArchitectureError } from '../../engine/core/convert/architectures/architecture.js';
-import { tilingOf } from '../../engine/core/convert/architectures/registry.js';
-import { convertBytes, convertModelFile } from '../../engine/core/convert/convert.js';
-import { datShifted, detectDat, type DatSpec } from '../../engine/core/convert/architectures/dat.js';
-import { readSafetensors } from '../../engine/core/convert/safetensors.js';
+import { UnsupportedArchitectureError } from '../../engine/convert/architectures/architecture.js';
+import { tilingOf } from '../../engine/convert/architectures/registry.js';
+import { convertBytes, convertModelFile } from '../../engine/convert/convert.js';
+import { datShifted, detectDat, type DatSpec } from '../../engine/convert/architectures/dat.js';
+import { readSafetensors } from '../../engine/convert/checkpoint/safetensors.js';
 import { runCli } from '../helpers/runCli.js';
 import { runOnnx } from './support/onnxRun.js';
 import { expectMatchesPyTorch, referenceRun } from './support/transformerReference.js';

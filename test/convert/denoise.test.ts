@@ -2,8 +2,8 @@ import { readFile, rm, mkdtemp, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blendOnnxWeights, denoiseModel } from '../../engine/core/convert/denoiseBlend.js';
-import { readOnnx, tensorFloats } from '../../engine/core/convert/onnxReader.js';
+import { blendOnnxWeights, denoiseModel } from '../../engine/core/models/denoiseBlend.js';
+import { readOnnx, tensorFloats } from '../../engine/core/onnx/onnxReader.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 

@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { convertModelFile } from '../../engine/core/convert/convert.js';
-import { fetchModel, fetchModels, FetchError, type FetchTarget } from '../../engine/core/models/fetch.js';
+import { convertModelFile } from '../../engine/convert/convert.js';
+import { fetchModel, fetchModels, FetchError, type FetchTarget } from '../../engine/convert/install/fetch.js';
 import { MODELS_DIR } from '../helpers/paths.js';
 
 /** Serves files from shared/models with Range support; can cut the first response mid-body. */

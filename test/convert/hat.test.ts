@@ -7,10 +7,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeSpec, tilingOf } from '../../engine/core/convert/architectures/registry.js';
-import { detectArchitecture } from '../../engine/core/convert/architectures/detect.js';
-import { ocaRelativePositionIndex } from '../../engine/core/convert/architectures/hat.js';
-import type { StateDict } from '../../engine/core/convert/stateDict.js';
+import { describeSpec, tilingOf } from '../../engine/convert/architectures/registry.js';
+import { detectArchitecture } from '../../engine/convert/architectures/detect.js';
+import { ocaRelativePositionIndex } from '../../engine/convert/architectures/hat.js';
+import type { StateDict } from '../../engine/convert/checkpoint/stateDict.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeInt8Variant } from '../../engine/core/convert/int8Build.js';
-import { ONNX_FLOAT, readOnnx } from '../../engine/core/convert/onnxReader.js';
+import { makeInt8Variant } from '../../engine/convert/int8/int8Build.js';
+import { ONNX_FLOAT, readOnnx } from '../../engine/core/onnx/onnxReader.js';
 import {
   createInference,
   findInt8Variant,

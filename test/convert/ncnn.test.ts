@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { convertModelFile } from '../../engine/core/convert/convert.js';
-import { convertNcnn, NcnnError, parseNcnnParam } from '../../engine/core/convert/ncnn.js';
+import { convertModelFile } from '../../engine/convert/convert.js';
+import { convertNcnn, NcnnError, parseNcnnParam } from '../../engine/convert/ncnn.js';
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import { imagePatch, maxAbsDiff, runOnnx } from './support/onnxRun.js';
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { convertModelFile } from '../../engine/core/convert/convert.js';
-import { readOnnx } from '../../engine/core/convert/onnxReader.js';
+import { convertModelFile } from '../../engine/convert/convert.js';
+import { readOnnx } from '../../engine/core/onnx/onnxReader.js';
 import { IMAGES_DIR, MODELS_DIR, ONNX_DIR } from '../helpers/paths.js';
 import { imagePatch, maxAbsDiff, runOnnx } from './support/onnxRun.js';
 

@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ActivationStats, quantizationMse } from '../../engine/core/convert/calibrate.js';
-import { ConvHessian, gptqQuantize } from '../../engine/core/convert/gptq.js';
-import { readOnnx } from '../../engine/core/convert/onnxReader.js';
+import { ActivationStats, quantizationMse } from '../../engine/convert/int8/calibrate.js';
+import { ConvHessian, gptqQuantize } from '../../engine/convert/int8/gptq.js';
+import { readOnnx } from '../../engine/core/onnx/onnxReader.js';
 import {
   activationParams,
   planQuantization,
   quantizeModel,
   quantizeWeights,
-} from '../../engine/core/convert/quantize.js';
+} from '../../engine/convert/int8/quantize.js';
 import { bundledModelsDir } from '../../engine/core/models/catalog.js';
 
 /** Deterministic pseudo-random numbers (xorshift), so every run sees the same data. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { convertBytes } from '../../engine/core/convert/convert.js';
+import { convertBytes } from '../../engine/convert/convert.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { randomRrdb, rng, rrdbForward, type RrdbCase } from './support/reference.js';
 import { writePthLegacy, writePthZip, writeSafetensors } from './support/torchWriters.js';

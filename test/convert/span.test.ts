@@ -5,7 +5,8 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importCustomModel, listCustomModels } from '../../engine/core/models/customModels.js';
+import { listCustomModels } from '../../engine/core/models/customModels.js';
+import { importCustomModel } from '../../engine/convert/install/importModel.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { referenceSuite, type RefCase } from './support/srReference.js';

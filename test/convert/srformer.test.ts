@@ -8,10 +8,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tilingOf } from '../../engine/core/convert/architectures/registry.js';
-import { convertModelFile } from '../../engine/core/convert/convert.js';
-import { detectSrformer, type SrformerSpec } from '../../engine/core/convert/architectures/srformer.js';
-import { readSafetensors } from '../../engine/core/convert/safetensors.js';
+import { tilingOf } from '../../engine/convert/architectures/registry.js';
+import { convertModelFile } from '../../engine/convert/convert.js';
+import { detectSrformer, type SrformerSpec } from '../../engine/convert/architectures/srformer.js';
+import { readSafetensors } from '../../engine/convert/checkpoint/safetensors.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { expectMatchesPyTorch, referenceRun } from './support/transformerReference.js';

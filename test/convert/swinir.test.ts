@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tilingFromDoc } from '../../engine/core/convert/architectures/registry.js';
-import { convertBytes } from '../../engine/core/convert/convert.js';
-import { readOnnx } from '../../engine/core/convert/onnxReader.js';
+import { tilingFromDoc } from '../../engine/convert/architectures/registry.js';
+import { convertBytes } from '../../engine/convert/convert.js';
+import { readOnnx } from '../../engine/core/onnx/onnxReader.js';
 import { runCli } from '../helpers/runCli.js';
 import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { convertBytes } from '../../engine/core/convert/convert.js';
+import { convertBytes } from '../../engine/convert/convert.js';
 import { isNonCommercial, licenceFromFile, licenceLabel } from '../../engine/core/models/licence.js';
 import { crispLines, runCli } from '../helpers/runCli.js';
 import { writePthZip, writeSafetensors, type TestStateDict } from './support/torchWriters.js';

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readZipCheckpoint } from '../../engine/core/convert/zipCheckpoint.js';
-import { CheckpointError } from '../../engine/core/convert/stateDict.js';
-import { importCustomModel } from '../../engine/core/models/customModels.js';
+import { readZipCheckpoint } from '../../engine/convert/checkpoint/zipCheckpoint.js';
+import { CheckpointError } from '../../engine/convert/checkpoint/stateDict.js';
+import { importCustomModel } from '../../engine/convert/install/importModel.js';
 import { pickleStateDict } from './support/torchWriters.js';
 
 const MiB = 1024 * 1024;

@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER } from '../../engine/service/api.js';
 import type { Engine } from '../../engine/service/engine.js';
-import { importCustomModel } from '../../engine/core/models/customModels.js';
+import { importCustomModel } from '../../engine/convert/install/importModel.js';
 import { writeSafetensors } from '../convert/support/torchWriters.js';
 import { randomRrdb } from '../convert/support/reference.js';
 import { contractRefusal, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CALLER } from '../../engine/service/api.js';
 import type { Engine } from '../../engine/service/engine.js';
-import { importCustomModel } from '../../engine/core/models/customModels.js';
+import { importCustomModel } from '../../engine/convert/install/importModel.js';
 import { nearIdentity } from '../convert/support/reference.js';
 import { writeSafetensors } from '../convert/support/torchWriters.js';
 import { contractRefusal, FAST_MODEL, makeEngine, removeDir, tempDir, waitForTask } from '../helpers/engineHarness.js';

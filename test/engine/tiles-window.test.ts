@@ -1,7 +1,7 @@
 /** The tile planner's window alignment (for window-attention models) and the per-architecture tiling table. */
 import { describe, expect, it } from 'vitest';
-import type { OmniSrSpec } from '../../engine/core/convert/architectures/omnisr.js';
-import { tilingFromDoc, tilingOf } from '../../engine/core/convert/architectures/registry.js';
+import type { OmniSrSpec } from '../../engine/convert/architectures/omnisr.js';
+import { tilingFromDoc, tilingOf } from '../../engine/convert/architectures/registry.js';
 import { planTiles } from '../../engine/core/pipeline/tiles.js';
 
 function coverage(plan: ReturnType<typeof planTiles>): Uint8Array {

@@ -3,7 +3,7 @@
  * face restorers) to ONNX, without installing it. OUT is written whole or not at all.
  */
 import type { Command } from 'commander';
-import { loadConvert } from '../../../engine/core/index.js';
+import { loadConvert } from '../../../engine/convert/index.js';
 import { usageError } from '../cliError.js';
 
 export function registerModelsConvert(models: Command): void {

@@ -3,14 +3,8 @@
  * models directory. One line per model on stdout (installed or why not); exit code 1 if any failed.
  */
 import { Command } from 'commander';
-import {
-  FACE_MODELS,
-  loadFaceFetch,
-  loadModelCatalog,
-  loadModelFetch,
-  userModelsDir,
-  type CatalogEntry,
-} from '../../../engine/core/index.js';
+import { loadFaceFetch, loadModelFetch } from '../../../engine/convert/index.js';
+import { FACE_MODELS, loadModelCatalog, userModelsDir, type CatalogEntry } from '../../../engine/core/index.js';
 import { usageError } from '../cliError.js';
 import { int8AfterInstall } from '../int8Step.js';
 

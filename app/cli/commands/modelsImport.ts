@@ -3,7 +3,8 @@
  * .onnx file and install it as a custom model, with the scale the smoke test measured.
  */
 import { Command } from 'commander';
-import { customModelSummary, loadCustomModels, loadFaceImport, userModelsDir } from '../../../engine/core/index.js';
+import { loadFaceImport, loadModelImport } from '../../../engine/convert/index.js';
+import { customModelSummary, userModelsDir } from '../../../engine/core/index.js';
 import { usageError } from '../cliError.js';
 import { int8AfterInstall } from '../int8Step.js';
 
@@ -38,7 +39,7 @@ export function registerModelsImport(models: Command): void {
       if (opts.int8 && opts.face) throw usageError('--int8 applies to upscaling models, not face models');
       const act = opts.activation;
       if (act !== 'relu' && act !== 'leakyrelu') throw usageError('--activation must be relu or leakyrelu');
-      const { importCustomModel } = await loadCustomModels();
+      const { importCustomModel } = await loadModelImport();
       const modelsDir = opts.dir ?? userModelsDir();
       let failed = 0;
       for (const file of files) {

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { branchlessPrelu } from '../convert/preluRewrite.js';
+import { branchlessPrelu } from '../onnx/preluRewrite.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
 import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.js';

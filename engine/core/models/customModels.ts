@@ -1,17 +1,15 @@
 /**
  * User-imported ("custom") models: any supported weights file converted to ONNX, smoke-tested and
- * installed under <modelsDir>/custom, with a small JSON registry beside them so they can be listed
- * with their detected scale and origin. Kept apart from catalog files so an import can never
- * overwrite a catalog model.
+ * installed under <modelsDir>/custom (engine/convert/install/importModel.ts), with a small JSON registry
+ * beside them so they can be listed with their detected scale and origin. Kept apart from catalog files so an
+ * import can never overwrite a catalog model. This module reads, lists and removes them: what resolving a
+ * task's model needs, without the converters.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFile, rename, rm, writeFile, mkdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { ConvertOptions, SourceFormat } from '../convert/convert.js';
-import type { SmokeRunner } from './install.js';
-import { licenceFromFile } from './licence.js';
 import { CrispError } from '../../contract/errorCatalog.js';
 import { CUSTOM_REGISTRY, customModelsDir } from './modelFiles.js';
 
@@ -37,7 +35,7 @@ const customModelSchema = z.object({
   window: z.number().int().min(1).max(256).optional(),
 });
 
-export type CustomModel = z.infer<typeof customModelSchema> & { format: SourceFormat };
+export type CustomModel = z.infer<typeof customModelSchema>;
 
 export interface CustomModelListing extends CustomModel {
   /** Absolute path of the ONNX file. */
@@ -83,15 +81,6 @@ export async function listCustomModels(modelsDir: string): Promise<CustomModelLi
     .filter((m) => existsSync(m.path));
 }
 
-export interface ImportOptions extends ConvertOptions {
-  modelsDir: string;
-  /** Name to list the model under (default: the file name without extension). */
-  name?: string;
-  /** The licence the user states (else read from the file's metadata or name when present). */
-  licence?: string;
-  smokeRun?: SmokeRunner;
-}
-
 export function defaultCustomName(file: string): string {
   const base = path.basename(file).replace(/\.(pth|pt|ckpt|safetensors|onnx|param|bin)$/i, '');
   const cleaned = base
@@ -101,48 +90,18 @@ export function defaultCustomName(file: string): string {
   return cleaned || 'custom-model';
 }
 
-/** Converts (if needed), smoke-tests and installs one file as a custom model; replaces a same-named one. */
-export async function importCustomModel(file: string, opts: ImportOptions): Promise<CustomModelListing> {
-  const name = opts.name ?? defaultCustomName(file);
+/** The name a custom model may be listed under; throws CustomModelError otherwise. */
+export function checkCustomName(name: string): string {
   if (!NAME_RE.test(name))
     throw new CustomModelError(`invalid model name ${JSON.stringify(name)} (letters, digits, . _ - ; at most 64)`);
-  // Loaded here, not at the top: listing imported models (crisp models list, name lookups) must not load
-  // the converters or onnxruntime.
-  const [{ architectureOf, convertModelFile, tilingOf }, { installModel }] = await Promise.all([
-    import('../convert/convert.js'),
-    import('./install.js'),
-  ]);
-  const converted = await convertModelFile(file, { ...opts, rgbPorts: true });
-  const fileName = `${name}.onnx`;
-  const installed = await installModel(converted.onnx, {
-    modelsDir: customModelsDir(opts.modelsDir),
-    fileName,
-    ...(opts.smokeRun ? { run: opts.smokeRun } : {}),
-  });
-  const licence = opts.licence?.trim() || licenceFromFile(path.basename(file), converted.metadata);
-  const entry: CustomModel = {
-    name,
-    file: fileName,
-    scale: installed.scale,
-    format: converted.format,
-    source: path.basename(file),
-    description: converted.description,
-    sha256: createHash('sha256').update(converted.onnx).digest('hex'),
-    importedAt: new Date().toISOString(),
-    architecture: converted.spec
-      ? (architectureOf(converted.spec)?.name ?? converted.spec.kind)
-      : converted.format === 'ncnn'
-        ? 'ncnn'
-        : 'ONNX',
-    ...(converted.parameters !== null ? { parameters: converted.parameters } : {}),
-    bytes: converted.onnx.length,
-    ...(converted.spec && tilingOf(converted.spec).window > 1 ? { window: tilingOf(converted.spec).window } : {}),
-    ...(licence ? { licence: licence.slice(0, 100) } : {}),
-  };
-  const models = (await readRegistry(opts.modelsDir)).filter((m) => m.name !== name);
+  return name;
+}
+
+/** Adds an installed model to the registry, replacing a same-named one. */
+export async function recordCustomModel(modelsDir: string, entry: CustomModel): Promise<void> {
+  const models = (await readRegistry(modelsDir)).filter((m) => m.name !== entry.name);
   models.push(entry);
-  await writeRegistry(opts.modelsDir, models);
-  return { ...entry, path: installed.path };
+  await writeRegistry(modelsDir, models);
 }
 
 export async function removeCustomModel(modelsDir: string, name: string): Promise<boolean> {

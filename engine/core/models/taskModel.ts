@@ -13,7 +13,7 @@ import {
   type CustomModelName,
   type TaskSettings,
 } from '../../contract/index.js';
-import { denoiseModel } from '../convert/denoiseBlend.js';
+import { denoiseModel } from './denoiseBlend.js';
 import { resolveModel, type CustomModelEntry, type ResolvedModel } from './catalog.js';
 import { listCustomModels, type CustomModelListing } from './customModels.js';
 import { architectureOf, customModelName } from './modelNames.js';

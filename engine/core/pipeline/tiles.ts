@@ -75,7 +75,7 @@ function alignSpan(p0: number, len: number, total: number, window: number): [num
 
 /**
  * @param window the side the model's input must be a multiple of (architecture window, 1 for CNNs; see
- *        tilingOf in engine/core/convert/architecture.ts): padded tiles are grown to it where the image allows.
+ *        an architecture's `tiling` in engine/convert/architectures/): padded tiles are grown to it where the image allows.
  */
 export function planTiles(
   width: number,

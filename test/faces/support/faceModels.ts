@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { GraphBuilder } from '../../../engine/core/convert/graph/onnxWriter.js';
+import { GraphBuilder } from '../../../engine/convert/graph/onnxWriter.js';
 
 /** Output = input: the stage must then change nothing beyond the warp there and back. */
 export function identityFaceModel(): Uint8Array {

@@ -1,0 +1,220 @@
+/**
+ * RealPLKSR (Partial Large Kernel CNNs for Efficient Super-Resolution, Lee et al. 2024; the "Real" variant of
+ * neosr / dslisleedh): detection from a state dict and the ONNX graph, with either a PixelShuffle or a
+ * DySample upsampler (Liu et al. 2023, "Learning to Upsample by Learning to Sample").
+ *
+ * Block: [channel LayerNorm] → conv3 → Mish → conv3 → large-kernel conv on the first `partialDim` channels →
+ * element-wise attention (x · σ(conv3 x)) → 1×1 refine → [GroupNorm(4)] + skip. The network adds the input
+ * repeated scale² times per channel before the upsampler (for PixelShuffle, a nearest upscale of the input).
+ * DySample predicts a sampling offset per output pixel and bilinearly samples (ONNX GridSample, border padding).
+ */
+import {
+  channelsNote,
+  cnnTiling,
+  UnsupportedArchitectureError,
+  type Architecture,
+  type BuildOptions,
+} from './architecture.js';
+import {
+  attr,
+  channelLayerNorm,
+  constant,
+  convFrom,
+  convWith,
+  dims,
+  GraphBuilder,
+  groupNorm,
+  imagePorts,
+  int64Const,
+  mish,
+  pixelShuffle,
+  scaleAndChannels,
+  Weights,
+} from '../graph/graphOps.js';
+import type { StateDict } from '../checkpoint/stateDict.js';
+
+/** RealPLKSR (partial large-kernel CNN), with a PixelShuffle or a DySample upsampler. */
+export interface RealPlksrSpec {
+  kind: 'realplksr';
+  inChannels: number;
+  outChannels: number;
+  dim: number;
+  numBlocks: number;
+  kernelSize: number;
+  /** Channels the large kernel convolves (dim × split ratio). */
+  partialDim: number;
+  useEa: boolean;
+  layerNorm: boolean;
+  dysample: boolean;
+  scale: number;
+}
+
+/** RealPLKSR's GroupNorm group count (fixed by the architecture; not recorded in checkpoints). */
+const NORM_GROUPS = 4;
+
+export function looksLikeRealPlksr(dict: StateDict): boolean {
+  return dict.has('feats.0.weight') && dict.has('feats.1.lk.conv.weight') && dict.has('feats.1.channel_mixer.0.weight');
+}
+
+export function detectRealPlksr(dict: StateDict): RealPlksrSpec {
+  const w = new Weights(dict, 'RealPLKSR');
+  const first = w.get('feats.0.weight').shape;
+  const dim = first[0]!;
+  const inChannels = first[1]!;
+  const total = w.seqLen('feats');
+  // feats = conv, blocks…, Dropout2d (no weights), conv.
+  const numBlocks = total - 3;
+  if (numBlocks < 1 || !dict.has(`feats.${total - 1}.weight`) || dict.has(`feats.${total - 2}.weight`)) {
+    throw new UnsupportedArchitectureError(`RealPLKSR feats has an unexpected layout (${total} entries)`);
+  }
+  const lastOut = w.get(`feats.${total - 1}.weight`).shape[0]!;
+  const sc = scaleAndChannels(lastOut, inChannels);
+  if (!sc || sc.outChannels !== inChannels) {
+    throw new UnsupportedArchitectureError(`RealPLKSR last conv has ${lastOut} outputs: not ${inChannels}×scale²`);
+  }
+  const lk = w.get('feats.1.lk.conv.weight').shape;
+  const dysample = dict.has('to_img.init_pos');
+  if (dysample) {
+    w.get('to_img.offset.weight');
+    w.get('to_img.scope.weight');
+  }
+  return {
+    kind: 'realplksr',
+    inChannels,
+    outChannels: inChannels,
+    dim,
+    numBlocks,
+    kernelSize: lk[2]!,
+    partialDim: lk[0]!,
+    useEa: dict.has('feats.1.attn.f.0.weight'),
+    layerNorm: dict.has('feats.1.layer_norm.weight'),
+    dysample,
+    scale: sc.scale,
+  };
+}
+
+/** A 1×1 conv that repeats each input channel `r` times in place (torch.repeat_interleave on dim 1): exact. */
+function repeatInterleave(g: GraphBuilder, x: string, channels: number, r: number): string {
+  const data = new Float32Array(channels * r * channels);
+  for (let c = 0; c < channels; c++) for (let k = 0; k < r; k++) data[(c * r + k) * channels + c] = 1;
+  return convWith(g, x, `repeat_interleave_${r}`, { shape: [channels * r, channels, 1, 1], data }, null);
+}
+
+/** DySample: offsets → sampling grid in [-1, 1] → GridSample per group → optional 1×1 end conv. */
+function dysample(g: GraphBuilder, w: Weights, x: string, spec: RealPlksrSpec): string {
+  const s = spec.scale;
+  const cin = spec.inChannels * s * s;
+  const groups = w.get('to_img.offset.weight').shape[0]! / (2 * s * s);
+  if (!Number.isInteger(groups) || cin % groups !== 0) {
+    throw new UnsupportedArchitectureError('RealPLKSR DySample offset channels do not match its groups');
+  }
+  const initPos = w.get('to_img.init_pos');
+  const gs = groups * s * s;
+  const offset = g.node('Add', [
+    g.node('Mul', [
+      g.node('Mul', [convFrom(g, w, x, 'to_img.offset'), g.node('Sigmoid', [convFrom(g, w, x, 'to_img.scope')])]),
+      constant(g, 0.5),
+    ]),
+    g.weight('to_img.init_pos', [1, initPos.data.length, 1, 1], initPos.data),
+  ]);
+  // Pixel-centre coordinates (i + 0.5) along W and H, from the input's dynamic size.
+  const hw = g.node('Cast', [dims(g, x, 2, 4)], { to: attr.int(1) });
+  const axisCoords = (axis: 0 | 1): string => {
+    const n = g.node('Squeeze', [
+      g.node('Gather', [hw, int64Const(g, [axis])], { axis: attr.int(0) }),
+      int64Const(g, [0]),
+    ]);
+    return g.node('Range', [constant(g, 0.5), g.node('Add', [n, constant(g, 0.5)]), constant(g, 1)]);
+  };
+  const [ox, oy] = ['x', 'y'].map((_, i) =>
+    g.node('Slice', [offset, int64Const(g, [i * gs]), int64Const(g, [(i + 1) * gs]), int64Const(g, [1])]),
+  ) as [string, string];
+  const hN = g.node('Gather', [hw, int64Const(g, [0])], { axis: attr.int(0) });
+  const wN = g.node('Gather', [hw, int64Const(g, [1])], { axis: attr.int(0) });
+  const xs = axisCoords(1); // [W]
+  const ys = g.node('Unsqueeze', [axisCoords(0), int64Const(g, [1])]); // [H, 1]
+  const two = constant(g, 2);
+  const one = constant(g, 1);
+  // 2 · (coord + offset) / size − 1, torch's normalisation for grid_sample(align_corners=False).
+  const norm = (o: string, base: string, size: string): string =>
+    g.node('Sub', [
+      g.node('Div', [
+        g.node('Mul', [g.node('Add', [o, base]), two]),
+        g.node('Reshape', [size, int64Const(g, [1, 1, 1, 1])]),
+      ]),
+      one,
+    ]);
+  const coords = g.node('Concat', [norm(ox, xs, wN), norm(oy, ys, hN)], { axis: attr.int(1) });
+  // [B, 2·G·s², H, W] → PixelShuffle → [B, 2G, sH, sW]; x/y halves → [B, G, sH, sW, 2] → [B·G, sH, sW, 2].
+  const shuffled = pixelShuffle(g, coords, s);
+  const half = (i: number): string =>
+    g.node('Unsqueeze', [
+      g.node('Slice', [shuffled, int64Const(g, [i * groups]), int64Const(g, [(i + 1) * groups]), int64Const(g, [1])]),
+      int64Const(g, [4]),
+    ]);
+  const gridShape = g.node('Concat', [int64Const(g, [-1]), dims(g, shuffled, 2, 4), int64Const(g, [2])], {
+    axis: attr.int(0),
+  });
+  const grid = g.node('Reshape', [g.node('Concat', [half(0), half(1)], { axis: attr.int(4) }), gridShape]);
+  const grouped = g.node('Reshape', [x, int64Const(g, [-1, cin / groups, 0, 0])]);
+  const sampled = g.node('GridSample', [grouped, grid], {
+    mode: attr.string('bilinear'),
+    padding_mode: attr.string('border'),
+    align_corners: attr.int(0),
+  });
+  const merged = g.node('Reshape', [sampled, int64Const(g, [-1, cin, 0, 0])]);
+  return w.has('to_img.end_conv.weight') ? convFrom(g, w, merged, 'to_img.end_conv') : merged;
+}
+
+export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict, opts: BuildOptions = {}): Uint8Array {
+  const w = new Weights(dict, 'RealPLKSR');
+  const g = new GraphBuilder('RealPLKSR');
+  const ports = imagePorts(g, spec, opts.rgbPorts ?? false);
+  const input = ports.input;
+  let x = convFrom(g, w, input, 'feats.0');
+  const p = spec.partialDim;
+  for (let b = 1; b <= spec.numBlocks; b++) {
+    const pre = `feats.${b}`;
+    const skip = x;
+    let y = spec.layerNorm ? channelLayerNorm(g, w, x, `${pre}.layer_norm`, 1e-6) : x;
+    y = convFrom(g, w, mish(g, convFrom(g, w, y, `${pre}.channel_mixer.0`)), `${pre}.channel_mixer.2`);
+    if (p >= spec.dim) {
+      y = convFrom(g, w, y, `${pre}.lk.conv`);
+    } else {
+      const head = g.node('Slice', [y, int64Const(g, [0]), int64Const(g, [p]), int64Const(g, [1])]);
+      const tail = g.node('Slice', [y, int64Const(g, [p]), int64Const(g, [spec.dim]), int64Const(g, [1])]);
+      y = g.node('Concat', [convFrom(g, w, head, `${pre}.lk.conv`), tail], { axis: attr.int(1) });
+    }
+    if (spec.useEa) y = g.node('Mul', [y, g.node('Sigmoid', [convFrom(g, w, y, `${pre}.attn.f.0`)])]);
+    y = convFrom(g, w, y, `${pre}.refine`);
+    if (!spec.layerNorm) y = groupNorm(g, w, y, `${pre}.norm`, NORM_GROUPS);
+    x = g.node('Add', [y, skip]);
+  }
+  const last = `feats.${spec.numBlocks + 2}`;
+  const s = spec.scale;
+  const feats = convFrom(g, w, x, last);
+  if (spec.dysample) {
+    const base = s === 1 ? input : repeatInterleave(g, input, spec.inChannels, s * s);
+    ports.finish(dysample(g, w, g.node('Add', [feats, base]), spec));
+  } else {
+    // PixelShuffle(feats + repeat_interleave(x)) = PixelShuffle(feats) + nearest ×s of x.
+    const up = pixelShuffle(g, feats, s);
+    ports.finish(g.node('Add', [up, s === 1 ? input : g.resizeNearest(input, s, s)]));
+  }
+  return g.toBytes({
+    inChannels: ports.inChannels,
+    outChannels: ports.outChannels,
+    producer: 'crisp-convert',
+    doc: JSON.stringify(spec),
+  });
+}
+
+export const realplksr: Architecture<RealPlksrSpec> = {
+  kind: 'realplksr',
+  name: 'RealPLKSR',
+  detect: (dict) => (looksLikeRealPlksr(dict) ? detectRealPlksr(dict) : undefined),
+  describe: (s) =>
+    `RealPLKSR x${s.scale} (${s.dim} dim, ${s.numBlocks} blocks, kernel ${s.kernelSize}, ${s.dysample ? 'DySample' : 'PixelShuffle'}${s.layerNorm ? ', LayerNorm' : ''}${s.useEa ? '' : ', no EA'}${channelsNote(s)})`,
+  tiling: (s) => cnnTiling(s.dysample ? 6.7 : 6.3),
+  build: (spec, dict, opts) => buildRealPlksrOnnx(spec, dict, opts),
+};
