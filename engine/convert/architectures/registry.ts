@@ -7,6 +7,7 @@ import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { dat } from './dat.js';
 import { hat } from './hat.js';
 import { omnisr } from './omnisr.js';
+import { rcan } from './rcan.js';
 import { realplksr } from './realplksr.js';
 import { rrdb } from './rrdb.js';
 import { span } from './span.js';
@@ -24,6 +25,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   hat,
   dat,
   srformer,
+  rcan,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

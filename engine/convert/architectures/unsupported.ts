@@ -97,11 +97,6 @@ const SIGNATURES: Signature[] = [
     keys: ['fea_conv.weight', 'B1.body.0.transformer_body.0.blocks.0.attn.qkv.weight'],
   },
   {
-    name: 'RCAN',
-    what: 'a residual channel-attention network',
-    keys: ['tail.1.weight', 'body.0.body.0.body.3.conv_du.0.weight'],
-  },
-  {
     name: 'FDAT',
     what: 'an FDAT transformer',
     keys: ['groups.0.blocks.0.attn.bias', 'groups.0.blocks.0.inter.cg.1.weight'],

@@ -150,6 +150,18 @@ export function pixelShuffle(g: GraphBuilder, x: string, r: number, output?: str
   return g.node('DepthToSpace', [x], { blocksize: attr.int(r), mode: attr.string('CRD') }, output);
 }
 
+/**
+ * torch pixel_unshuffle(x, r) on `channels` channels: SpaceToDepth orders its outputs (i·r + j)·C + c, torch
+ * c·r² + i·r + j, so a Gather over the channels puts them in torch's order.
+ */
+export function pixelUnshuffle(g: GraphBuilder, x: string, r: number, channels: number): string {
+  if (r === 1) return x;
+  const s2d = g.node('SpaceToDepth', [x], { blocksize: attr.int(r) });
+  const order: number[] = [];
+  for (let c = 0; c < channels; c++) for (let b = 0; b < r * r; b++) order.push(b * channels + c);
+  return g.node('Gather', [s2d, int64Const(g, order)], { axis: attr.int(1) });
+}
+
 /** Dims [start, end) of x's shape as a 1-D int64 tensor. */
 export function dims(g: GraphBuilder, x: string, start: number, end: number): string {
   return g.node('Shape', [x], { start: attr.int(start), end: attr.int(end) });

@@ -1,5 +1,6 @@
 /**
- * Test-only driver for support/sr_reference.py (PyTorch reference implementations of SPAN, RealPLKSR and OmniSR):
+ * Test-only driver for support/sr_reference.py (PyTorch reference implementations of SPAN, RealPLKSR, OmniSR and
+ * RCAN):
  * cuts real photo patches, rebuilds each configuration's checkpoints (random weights, .pth and .safetensors as
  * torch wrote them) and reference outputs from the committed goldens (support/golden.ts), and compares Crisp's
  * conversion of both files with them. CRISP_MAKE_GOLDENS=1 runs the Python first (one process per test file).
@@ -10,6 +11,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OmniSrSpec } from '../../../engine/convert/architectures/omnisr.js';
+import type { RcanSpec } from '../../../engine/convert/architectures/rcan.js';
 import type { RealPlksrSpec } from '../../../engine/convert/architectures/realplksr.js';
 import type { SpanSpec } from '../../../engine/convert/architectures/span.js';
 import { convertBytes } from '../../../engine/convert/convert.js';
@@ -61,14 +63,17 @@ export async function photoPatch(p: PatchSpec): Promise<Patch> {
 
 export interface RefCase {
   name: string;
-  arch: 'span' | 'realplksr' | 'omnisr';
+  arch: 'span' | 'realplksr' | 'omnisr' | 'rcan';
   seed: number;
   wrapper: string | null;
   inputs: PatchSpec[];
   /** Architecture options passed to the Python constructor. */
   options: Record<string, unknown>;
   /** What the converter must detect. */
-  expected: Partial<SpanSpec | RealPlksrSpec | OmniSrSpec> & { kind: RefCase['arch']; scale: number };
+  expected: Partial<SpanSpec | RealPlksrSpec | OmniSrSpec | RcanSpec> & {
+    kind: RefCase['arch'];
+    scale: number;
+  };
 }
 
 export interface RefResult {

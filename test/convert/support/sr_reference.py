@@ -1,14 +1,15 @@
-"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample) and OmniSR for the TypeScript
+"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR and RCAN for the TypeScript
 converters' tests (test code only, never shipped; the app never runs Python).
 
 Written in this project from the papers and the public architecture definitions (SPAN: hongyuanyu/SPAN;
-RealPLKSR: dslisleedh/PLKSR and neosr; DySample: tiny-smart/dysample; OmniSR: Francis0625/Omni-SR), with the
+RealPLKSR: dslisleedh/PLKSR and neosr; DySample: tiny-smart/dysample; OmniSR: Francis0625/Omni-SR; RCAN:
+yulunzhang/RCAN and traiNNer-redux, as spandrel reads it), with the
 module and parameter names of the released checkpoints, so the state dicts saved here have the keys and shapes
 real user files have. Every parameter is random (norm weights, temperatures and position biases included), and
 the last convolution is scaled so the output lies in a 0-1-like range, as a trained model's does.
 
 usage: /usr/bin/python3 sr_reference.py CONFIGS_JSON   (a list, so one interpreter start serves a test file)
-each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr", "seed": int,
+each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan", "seed": int,
               "wrapper": "params_ema"|"params"|"state_dict"|"model"|null, ...arch options,
               "inputs": [{"file": path of float32 [1,C,H,W] data, "c": C, "h": H, "w": W}]}
 writes dir/model.pth (torch.save of {wrapper: state_dict}, or the bare state dict) and dir/model.safetensors, and
@@ -408,6 +409,89 @@ class OmniSR(nn.Module):
         return out[:, :, : h * self.scale, : w * self.scale]
 
 
+# ---------------------------------------------------------------- RCAN
+
+
+class MeanShift(nn.Conv2d):
+    """RCAN's fixed 1x1 conv that subtracts (sign -1) or adds the DIV2K mean at rgb_range 255; stored in the
+    checkpoint like any conv (sub_mean.* / add_mean.*)."""
+
+    def __init__(self, sign):
+        super().__init__(3, 3, 1)
+        self.weight.data = torch.eye(3).view(3, 3, 1, 1)
+        self.bias.data = sign * 255 * torch.tensor([0.4488, 0.4371, 0.4040])
+
+
+class CALayer(nn.Module):
+    def __init__(self, c, reduction):
+        super().__init__()
+        self.conv_du = nn.Sequential(nn.Conv2d(c, c // reduction, 1), nn.ReLU(), nn.Conv2d(c // reduction, c, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        return x * self.conv_du(x.mean((2, 3), keepdim=True))
+
+
+class RCAB(nn.Module):
+    def __init__(self, c, k, reduction):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, k, padding=k // 2), nn.ReLU(), nn.Conv2d(c, c, k, padding=k // 2), CALayer(c, reduction))
+
+    def forward(self, x):
+        return self.body(x) + x
+
+
+class ResidualGroup(nn.Module):
+    def __init__(self, c, k, reduction, blocks):
+        super().__init__()
+        self.body = nn.Sequential(*[RCAB(c, k, reduction) for _ in range(blocks)], nn.Conv2d(c, c, k, padding=k // 2))
+
+    def forward(self, x):
+        return self.body(x) + x
+
+
+class RCAN(nn.Module):
+    """Zhang et al. 2018 (yulunzhang/RCAN, EDSR-PyTorch code base), with traiNNer-redux's options: norm off (no
+    mean shift, rgb_range 1) and unshuffle_mod (1x/2x models: pixel-unshuffle to a 4x network, reflect-padded to
+    the unshuffle factor and cropped back)."""
+
+    def __init__(self, colors, feat, groups, blocks, reduction, scale, kernel, norm, unshuffle):
+        super().__init__()
+        self.scale, self.norm = scale, norm
+        self.rgb_range = 255 if norm else 1
+        if norm:
+            self.sub_mean, self.add_mean = MeanShift(-1), MeanShift(1)
+        self.down = 4 // scale if unshuffle and scale <= 2 else 1
+        inner = 4 if self.down > 1 else scale
+        pad = kernel // 2
+        head = [nn.Conv2d(colors * self.down * self.down, feat, kernel, padding=pad)]
+        self.head = nn.Sequential(nn.PixelUnshuffle(self.down), *head) if self.down > 1 else nn.Sequential(*head)
+        self.body = nn.Sequential(*[ResidualGroup(feat, kernel, reduction, blocks) for _ in range(groups)], nn.Conv2d(feat, feat, kernel, padding=pad))
+        up = []
+        if inner & (inner - 1) == 0:
+            for _ in range(int(math.log2(inner))):
+                up += [nn.Conv2d(feat, 4 * feat, 3, padding=1), nn.PixelShuffle(2)]
+        else:
+            up += [nn.Conv2d(feat, 9 * feat, 3, padding=1), nn.PixelShuffle(3)]
+        self.tail = nn.Sequential(nn.Sequential(*up), nn.Conv2d(feat, colors, kernel, padding=pad))
+
+    def last_conv(self):
+        return self.tail[1]
+
+    def forward(self, x):
+        h, w = x.shape[2:]
+        d = self.down
+        if (h % d) or (w % d):
+            x = F.pad(x, (0, (d - w % d) % d, 0, (d - h % d) % d), mode="reflect")
+        x = x * self.rgb_range
+        if self.norm:
+            x = self.sub_mean(x)
+        x = self.head(x)
+        x = self.tail(self.body(x) + x)
+        if self.norm:
+            x = self.add_mean(x)
+        return (x / self.rgb_range)[:, :, : h * self.scale, : w * self.scale]
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -423,6 +507,10 @@ def build(cfg):
         return OmniSR(
             cfg["in"], cfg["out"], cfg["feat"], cfg["blocks"], cfg["groups"], cfg["window"], cfg["pe"], cfg["scale"], cfg["bias"]
         )
+    if arch == "rcan":
+        return RCAN(
+            cfg["colors"], cfg["feat"], cfg["groups"], cfg["blocks"], cfg["reduction"], cfg["scale"], cfg.get("kernel", 3), cfg["norm"], cfg.get("unshuffle", False)
+        )
     raise SystemExit(f"unknown arch {arch}")
 
 
@@ -434,6 +522,8 @@ def randomise(model, gen):
             p.data = (1 + 0.2 * torch.randn(p.shape, generator=gen)) if leaf == "weight" else 0.1 * torch.randn(p.shape, generator=gen)
         elif leaf == "temperature":
             p.data = 1 + 0.3 * torch.randn(p.shape, generator=gen)
+        elif name.startswith(("sub_mean.", "add_mean.")):
+            continue  # RCAN's mean shift is fixed, as in every released checkpoint
         elif leaf == "bias":
             p.data = 0.05 * torch.randn(p.shape, generator=gen)
 
