@@ -5,6 +5,7 @@
  */
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { dat } from './dat.js';
+import { esrganPlus } from './esrganPlus.js';
 import { hat } from './hat.js';
 import { omnisr } from './omnisr.js';
 import { rcan } from './rcan.js';
@@ -26,6 +27,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   dat,
   srformer,
   rcan,
+  esrganPlus,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

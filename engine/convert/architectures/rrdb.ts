@@ -26,6 +26,8 @@ const LRELU_SLOPE = 0.2;
 const RESIDUAL_SCALE = 0.2;
 
 export function looksLikeEsrganOld(dict: StateDict): boolean {
+  // ESRGAN+'s extra 1×1 convs make it its own architecture (esrganPlus.ts).
+  if (dict.has('model.1.sub.0.RDB1.conv1x1.weight')) return false;
   return dict.has('model.0.weight') && [...dict.keys()].some((k) => k.startsWith('model.1.sub.'));
 }
 

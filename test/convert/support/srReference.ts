@@ -1,6 +1,6 @@
 /**
- * Test-only driver for support/sr_reference.py (PyTorch reference implementations of SPAN, RealPLKSR, OmniSR and
- * RCAN):
+ * Test-only driver for support/sr_reference.py (PyTorch reference implementations of SPAN, RealPLKSR, OmniSR, RCAN
+ * and ESRGAN+):
  * cuts real photo patches, rebuilds each configuration's checkpoints (random weights, .pth and .safetensors as
  * torch wrote them) and reference outputs from the committed goldens (support/golden.ts), and compares Crisp's
  * conversion of both files with them. CRISP_MAKE_GOLDENS=1 runs the Python first (one process per test file).
@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EsrganPlusSpec } from '../../../engine/convert/architectures/esrganPlus.js';
 import type { OmniSrSpec } from '../../../engine/convert/architectures/omnisr.js';
 import type { RcanSpec } from '../../../engine/convert/architectures/rcan.js';
 import type { RealPlksrSpec } from '../../../engine/convert/architectures/realplksr.js';
@@ -63,14 +64,14 @@ export async function photoPatch(p: PatchSpec): Promise<Patch> {
 
 export interface RefCase {
   name: string;
-  arch: 'span' | 'realplksr' | 'omnisr' | 'rcan';
+  arch: 'span' | 'realplksr' | 'omnisr' | 'rcan' | 'esrganplus';
   seed: number;
   wrapper: string | null;
   inputs: PatchSpec[];
   /** Architecture options passed to the Python constructor. */
   options: Record<string, unknown>;
   /** What the converter must detect. */
-  expected: Partial<SpanSpec | RealPlksrSpec | OmniSrSpec | RcanSpec> & {
+  expected: Partial<SpanSpec | RealPlksrSpec | OmniSrSpec | RcanSpec | EsrganPlusSpec> & {
     kind: RefCase['arch'];
     scale: number;
   };

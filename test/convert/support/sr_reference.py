@@ -1,15 +1,15 @@
-"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR and RCAN for the TypeScript
+"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR, RCAN and ESRGAN+ for the TypeScript
 converters' tests (test code only, never shipped; the app never runs Python).
 
 Written in this project from the papers and the public architecture definitions (SPAN: hongyuanyu/SPAN;
 RealPLKSR: dslisleedh/PLKSR and neosr; DySample: tiny-smart/dysample; OmniSR: Francis0625/Omni-SR; RCAN:
-yulunzhang/RCAN and traiNNer-redux, as spandrel reads it), with the
+yulunzhang/RCAN and traiNNer-redux; ESRGAN+: ncarraz/ESRGANplus, as spandrel reads them), with the
 module and parameter names of the released checkpoints, so the state dicts saved here have the keys and shapes
 real user files have. Every parameter is random (norm weights, temperatures and position biases included), and
 the last convolution is scaled so the output lies in a 0-1-like range, as a trained model's does.
 
 usage: /usr/bin/python3 sr_reference.py CONFIGS_JSON   (a list, so one interpreter start serves a test file)
-each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan", "seed": int,
+each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan"|"esrganplus", "seed": int,
               "wrapper": "params_ema"|"params"|"state_dict"|"model"|null, ...arch options,
               "inputs": [{"file": path of float32 [1,C,H,W] data, "c": C, "h": H, "w": W}]}
 writes dir/model.pth (torch.save of {wrapper: state_dict}, or the bare state dict) and dir/model.safetensors, and
@@ -492,6 +492,77 @@ class RCAN(nn.Module):
         return (x / self.rgb_range)[:, :, : h * self.scale, : w * self.scale]
 
 
+# ---------------------------------------------------------------- ESRGAN+
+
+
+class RDBPlus(nn.Module):
+    """ESRGAN's residual dense block with ESRGAN+'s two extra residual paths (Rakotonirina & Rasoanaivo 2020,
+    ncarraz/ESRGANplus): a bias-free 1x1 conv of the input added to x2, and x2 added to x4. Old-arch key names
+    (convJ.0 inside each conv block). ESRGAN+'s Gaussian noise is a training-time layer with no parameters."""
+
+    def __init__(self, nf, gc):
+        super().__init__()
+        self.conv1x1 = nn.Conv2d(nf, gc, 1, bias=False)
+        for j in range(1, 6):
+            cin, cout = nf + (j - 1) * gc, gc if j < 5 else nf
+            layers = [nn.Conv2d(cin, cout, 3, padding=1)] + ([nn.LeakyReLU(0.2)] if j < 5 else [])
+            setattr(self, f"conv{j}", nn.Sequential(*layers))
+
+    def forward(self, x):
+        x1 = self.conv1(x)
+        x2 = self.conv2(torch.cat((x, x1), 1)) + self.conv1x1(x)
+        x3 = self.conv3(torch.cat((x, x1, x2), 1))
+        x4 = self.conv4(torch.cat((x, x1, x2, x3), 1)) + x2
+        x5 = self.conv5(torch.cat((x, x1, x2, x3, x4), 1))
+        return x5 * 0.2 + x
+
+
+class RRDBPlus(nn.Module):
+    def __init__(self, nf, gc):
+        super().__init__()
+        self.RDB1, self.RDB2, self.RDB3 = RDBPlus(nf, gc), RDBPlus(nf, gc), RDBPlus(nf, gc)
+
+    def forward(self, x):
+        return self.RDB3(self.RDB2(self.RDB1(x))) * 0.2 + x
+
+
+class Shortcut(nn.Module):
+    def __init__(self, sub):
+        super().__init__()
+        self.sub = sub
+
+    def forward(self, x):
+        return x + self.sub(x)
+
+
+class EsrganPlus(nn.Module):
+    """The old-arch ESRGAN sequence: model.0 conv, model.1 shortcut over the RRDBs and the LR conv, then per 2x an
+    Upsample / conv / LeakyReLU triple, the HR conv, LeakyReLU and the last conv. With `shuffle` (Real-ESRGAN's
+    1x/2x trick) the input is reflect-padded to the factor and pixel-unshuffled first, and the output cropped."""
+
+    def __init__(self, cin, cout, nf, gc, blocks, ups, shuffle):
+        super().__init__()
+        self.shuffle, self.scale = shuffle, 2**ups // shuffle
+        layers = [nn.Conv2d(cin * shuffle * shuffle, nf, 3, padding=1)]
+        layers.append(Shortcut(nn.Sequential(*[RRDBPlus(nf, gc) for _ in range(blocks)], nn.Conv2d(nf, nf, 3, padding=1))))
+        for _ in range(ups):
+            layers += [nn.Upsample(scale_factor=2, mode="nearest"), nn.Conv2d(nf, nf, 3, padding=1), nn.LeakyReLU(0.2)]
+        layers += [nn.Conv2d(nf, nf, 3, padding=1), nn.LeakyReLU(0.2), nn.Conv2d(nf, cout, 3, padding=1)]
+        self.model = nn.Sequential(*layers)
+
+    def last_conv(self):
+        return self.model[-1]
+
+    def forward(self, x):
+        if self.shuffle == 1:
+            return self.model(x)
+        h, w = x.shape[2:]
+        s = self.shuffle
+        if (h % s) or (w % s):
+            x = F.pad(x, (0, (s - w % s) % s, 0, (s - h % s) % s), mode="reflect")
+        return self.model(F.pixel_unshuffle(x, s))[:, :, : h * self.scale, : w * self.scale]
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -511,6 +582,8 @@ def build(cfg):
         return RCAN(
             cfg["colors"], cfg["feat"], cfg["groups"], cfg["blocks"], cfg["reduction"], cfg["scale"], cfg.get("kernel", 3), cfg["norm"], cfg.get("unshuffle", False)
         )
+    if arch == "esrganplus":
+        return EsrganPlus(cfg["in"], cfg["out"], cfg["feat"], cfg["grow"], cfg["blocks"], cfg["ups"], cfg.get("shuffle", 1))
     raise SystemExit(f"unknown arch {arch}")
 
 
