@@ -9,6 +9,7 @@ import { esrganPlus } from './esrganPlus.js';
 import { hat } from './hat.js';
 import { omnisr } from './omnisr.js';
 import { rcan } from './rcan.js';
+import { realcugan } from './realcugan.js';
 import { realplksr } from './realplksr.js';
 import { rrdb } from './rrdb.js';
 import { span } from './span.js';
@@ -28,6 +29,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   srformer,
   rcan,
   esrganPlus,
+  realcugan,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

@@ -84,7 +84,6 @@ const SIGNATURES: Signature[] = [
     what: 'a restoration transformer',
     keys: ['input_proj.proj.0.weight', 'encoderlayer_0.blocks.0.norm1.weight'],
   },
-  { name: 'RealCUGAN', what: 'a Real-CUGAN U-Net', keys: ['unet1.conv1.conv.0.weight', 'unet2.conv1.conv.0.weight'] },
   {
     name: 'SAFMN',
     what: 'a spatially-adaptive feature modulation network',

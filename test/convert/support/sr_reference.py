@@ -1,15 +1,15 @@
-"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR, RCAN and ESRGAN+ for the TypeScript
+"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR, RCAN, ESRGAN+ and Real-CUGAN for the TypeScript
 converters' tests (test code only, never shipped; the app never runs Python).
 
 Written in this project from the papers and the public architecture definitions (SPAN: hongyuanyu/SPAN;
 RealPLKSR: dslisleedh/PLKSR and neosr; DySample: tiny-smart/dysample; OmniSR: Francis0625/Omni-SR; RCAN:
-yulunzhang/RCAN and traiNNer-redux; ESRGAN+: ncarraz/ESRGANplus, as spandrel reads them), with the
+yulunzhang/RCAN and traiNNer-redux; ESRGAN+: ncarraz/ESRGANplus; Real-CUGAN: bilibili/ailab; as spandrel reads them), with the
 module and parameter names of the released checkpoints, so the state dicts saved here have the keys and shapes
 real user files have. Every parameter is random (norm weights, temperatures and position biases included), and
 the last convolution is scaled so the output lies in a 0-1-like range, as a trained model's does.
 
 usage: /usr/bin/python3 sr_reference.py CONFIGS_JSON   (a list, so one interpreter start serves a test file)
-each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan"|"esrganplus", "seed": int,
+each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan"|"esrganplus"|"realcugan", "seed": int,
               "wrapper": "params_ema"|"params"|"state_dict"|"model"|null, ...arch options,
               "inputs": [{"file": path of float32 [1,C,H,W] data, "c": C, "h": H, "w": W}]}
 writes dir/model.pth (torch.save of {wrapper: state_dict}, or the bare state dict) and dir/model.safetensors, and
@@ -563,6 +563,128 @@ class EsrganPlus(nn.Module):
         return self.model(F.pixel_unshuffle(x, s))[:, :, : h * self.scale, : w * self.scale]
 
 
+# ---------------------------------------------------------------- Real-CUGAN
+
+
+class SE(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c // 8, 1)
+        self.conv2 = nn.Conv2d(c // 8, c, 1)
+
+    def forward(self, x):
+        return x * torch.sigmoid(self.conv2(F.relu(self.conv1(x.mean((2, 3), keepdim=True)))))
+
+
+class CuganConv(nn.Module):
+    """Two valid 3x3 convs with LeakyReLU(0.1), then squeeze-excitation on the deeper levels."""
+
+    def __init__(self, cin, mid, cout, se):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(cin, mid, 3), nn.LeakyReLU(0.1), nn.Conv2d(mid, cout, 3), nn.LeakyReLU(0.1))
+        if se:
+            self.seblock = SE(cout)
+        self.se = se
+
+    def forward(self, x):
+        z = self.conv(x)
+        return self.seblock(z) if self.se else z
+
+
+def crop(x, n):
+    return x[:, :, n:-n, n:-n]
+
+
+class CuganUNet1(nn.Module):
+    """Real-CUGAN's shallow U-Net (valid convs, so it shrinks its input); its last layer upsamples 2x (k4 s2 p3)
+    or 3x (k5 s3 p2) by a transposed conv, or is a valid 3x3 conv."""
+
+    def __init__(self, cin, cout, bottom):
+        super().__init__()
+        self.conv1 = CuganConv(cin, 32, 64, False)
+        self.conv1_down = nn.Conv2d(64, 64, 2, 2)
+        self.conv2 = CuganConv(64, 128, 64, True)
+        self.conv2_up = nn.ConvTranspose2d(64, 64, 2, 2)
+        self.conv3 = nn.Conv2d(64, 64, 3)
+        self.conv_bottom = {"x2": lambda: nn.ConvTranspose2d(64, cout, 4, 2, 3), "x3": lambda: nn.ConvTranspose2d(64, cout, 5, 3, 2), "conv": lambda: nn.Conv2d(64, cout, 3)}[bottom]()
+
+    def forward(self, x):
+        x1 = self.conv1(x)
+        x2 = self.conv2(F.leaky_relu(self.conv1_down(x1), 0.1))
+        x2 = F.leaky_relu(self.conv2_up(x2), 0.1)
+        return self.conv_bottom(F.leaky_relu(self.conv3(crop(x1, 4) + x2), 0.1))
+
+
+class CuganUNet2(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv1 = CuganConv(cin, 32, 64, False)
+        self.conv1_down = nn.Conv2d(64, 64, 2, 2)
+        self.conv2 = CuganConv(64, 64, 128, True)
+        self.conv2_down = nn.Conv2d(128, 128, 2, 2)
+        self.conv3 = CuganConv(128, 256, 128, True)
+        self.conv3_up = nn.ConvTranspose2d(128, 128, 2, 2)
+        self.conv4 = CuganConv(128, 64, 64, True)
+        self.conv4_up = nn.ConvTranspose2d(64, 64, 2, 2)
+        self.conv5 = nn.Conv2d(64, 64, 3)
+        self.conv_bottom = nn.Conv2d(64, cout, 3)
+
+    def forward(self, x):
+        x1 = self.conv1(x)
+        x2 = self.conv2(F.leaky_relu(self.conv1_down(x1), 0.1))
+        x3 = self.conv3(F.leaky_relu(self.conv2_down(x2), 0.1))
+        x3 = F.leaky_relu(self.conv3_up(x3), 0.1)
+        x4 = F.leaky_relu(self.conv4_up(self.conv4(crop(x2, 4) + x3)), 0.1)
+        return self.conv_bottom(F.leaky_relu(self.conv5(crop(x1, 16) + x4), 0.1))
+
+
+class RealCugan(nn.Module):
+    """bilibili/ailab Real-CUGAN (UpCunet2x, 3x, 4x and 2x_fast, as spandrel defines them): the input is
+    reflect-padded by a fixed border (and to the scale's multiple), runs through two U-Nets whose sum is cropped
+    back; 4x and fast end in a conv + pixel shuffle and add the nearest-upscaled input. "pro" models (a `pro`
+    buffer) work on x * 0.7 + 0.15."""
+
+    def __init__(self, variant, cin, cout, pro):
+        super().__init__()
+        self.variant = variant
+        if pro:
+            self.register_buffer("pro", torch.zeros(1))
+        self.is_pro = pro
+        if variant == "2x":
+            self.unet1, self.unet2 = CuganUNet1(cin, cout, "x2"), CuganUNet2(cin, cout)
+        elif variant == "3x":
+            self.unet1, self.unet2 = CuganUNet1(cin, cout, "x3"), CuganUNet2(cin, cout)
+        else:
+            self.unet1 = CuganUNet1(cin * 4 if variant == "fast" else cin, 64, "x2")
+            self.unet2 = CuganUNet2(64, 64)
+            self.conv_final = nn.Conv2d(64, 4 * cout, 3)
+
+    def last_convs(self):
+        return [self.unet2.conv_bottom] if self.variant in ("2x", "3x") else [self.conv_final]
+
+    def forward(self, x):
+        h, w = x.shape[2:]
+        if self.is_pro:
+            x = x * 0.7 + 0.15
+        x00 = x
+        v = self.variant
+        border, mult, scale = {"2x": (18, 2, 2), "3x": (14, 4, 3), "4x": (19, 2, 4), "fast": (38, 2, 2)}[v]
+        ph, pw = ((h - 1) // mult + 1) * mult, ((w - 1) // mult + 1) * mult
+        x = F.pad(x, (border, border + pw - w, border, border + ph - h), "reflect")
+        if v == "fast":
+            x = F.pixel_unshuffle(x, 2)
+        x = self.unet1(x)
+        x = self.unet2(x) + crop(x, 20)
+        if v in ("4x", "fast"):
+            x = F.pixel_shuffle(crop(self.conv_final(x), 1), 2)
+        x = x[:, :, : h * scale, : w * scale]
+        if v in ("4x", "fast"):
+            x = x + F.interpolate(x00, scale_factor=scale, mode="nearest")
+        if self.is_pro:
+            x = (x - 0.15) / 0.7
+        return x
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -584,6 +706,8 @@ def build(cfg):
         )
     if arch == "esrganplus":
         return EsrganPlus(cfg["in"], cfg["out"], cfg["feat"], cfg["grow"], cfg["blocks"], cfg["ups"], cfg.get("shuffle", 1))
+    if arch == "realcugan":
+        return RealCugan(cfg["variant"], cfg.get("in", 3), cfg.get("out", 3), cfg.get("pro", False))
     raise SystemExit(f"unknown arch {arch}")
 
 
@@ -633,12 +757,12 @@ def run(out_dir, cfg):
     weights = Weights(cfg["seed"])
     with torch.no_grad():
         # Tame the random network: scale its last convolution so the first output has a spread of about 0.25.
-        first = model(inputs[0])
-        k = 0.25 / max(first.std().item(), 1e-6)
-        last = model.last_conv()
-        last.weight.data *= k
-        if last.bias is not None:
-            last.bias.data *= k
+        for last in model.last_convs() if hasattr(model, "last_convs") else [model.last_conv()]:
+            first = model(inputs[0])
+            k = 0.25 / max(first.std().item(), 1e-6)
+            last.weight.data *= k
+            if last.bias is not None:
+                last.bias.data *= k
         weights.reseed(model)
         outs = [model(x) for x in inputs]
     sd = model.state_dict()
