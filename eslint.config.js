@@ -124,10 +124,10 @@ export default tseslint.config(
       [
         {
           // The page sees the service interface, the preload API's types, contract enums, the error catalog
-          // (plain data: the codes it translates) and the pure option declaration (control ranges); nothing else
-          // of the main process.
+          // (plain data: the codes it translates), the output geometry (plain arithmetic: the size a row will get)
+          // and the pure option declaration (control ranges); nothing else of the main process.
           regex:
-            '(^|/)(engine/(?!contract/(enums|errorCatalog)\\.js$)|app/(?!service/[\\w.-]+\\.js$|settings/upscaleOptions\\.js$)|electron/(?!preload/desktopApi\\.js$))',
+            '(^|/)(engine/(?!contract/(enums|errorCatalog|geometry)\\.js$)|app/(?!service/[\\w.-]+\\.js$|settings/upscaleOptions\\.js$)|electron/(?!preload/desktopApi\\.js$))',
           message: `renderer/ reaches the main process only through the typed preload API (${LAYERS}).`,
         },
       ],

@@ -3,7 +3,7 @@
  * process (localBackend) and any service speaking the contract over HTTP (remoteBackend). The job queue
  * only ever sees this interface.
  */
-import type { SaveImageAs, Scale } from '../../engine/contract/index.js';
+import type { SaveImageAs, Scale, SizeRequest } from '../../engine/contract/index.js';
 import type { FaceJob, MetadataPolicy } from '../../engine/core/index.js';
 import type { AccountView, Mode } from '../service/crispService.js';
 
@@ -11,6 +11,12 @@ export interface UpscaleSettings {
   /** A contract model name; a backend passes anything else through and lets its engine or server refuse it. */
   model: string;
   scale: Scale;
+  /**
+   * An exact output size instead of `scale` (engine/contract/geometry.ts). The local engine runs the model
+   * pass that reaches it and resamples once; Cloud sends the smallest contract scale that reaches it and
+   * resizes the download to the exact size.
+   */
+  size?: SizeRequest;
   saveImageAs: SaveImageAs;
   compression: number;
   /**

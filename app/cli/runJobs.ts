@@ -19,7 +19,7 @@ import {
   type CustomModelListing,
 } from '../../engine/core/index.js';
 import type { UpscaleBackend } from '../backends/backend.js';
-import { describeEstimate, estimateCredits } from '../credits/estimate.js';
+import { describeEstimate, estimateCreditsFor } from '../credits/estimate.js';
 import { jobReport, type JobReport } from '../jobs/jobReport.js';
 import { jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import { prepareOutputFolder } from '../jobs/outputFolder.js';
@@ -264,7 +264,13 @@ async function runChecked(
     }
     if (!run.json && runnable > 0) {
       process.stderr.write(
-        `crisp: ${describeEstimate(estimateCredits(backend.mode, upscaleSettingsFor(settings), runnable))}\n`,
+        `crisp: ${describeEstimate(
+          estimateCreditsFor(
+            backend.mode,
+            upscaleSettingsFor(settings),
+            added.filter((i) => i.status === 'queued').map((i) => i.inputDimensions),
+          ),
+        )}\n`,
       );
       if (backend.mode === 'cloud') {
         const account = await backend.getAccount().catch(() => undefined);

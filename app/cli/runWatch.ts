@@ -16,7 +16,10 @@ import {
 import { isModelName } from '../../engine/contract/index.js';
 import { jobOutputName, jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import { openPresetStore, PresetError } from '../settings/presetStore.js';
-import { UPSCALE_DEFAULTS } from '../settings/upscaleOptions.js';
+import { parseOptionText } from '../settings/optionSchemas.js';
+import type { PresetOptions } from '../settings/presets.js';
+import { acceptedValues, UPSCALE_DEFAULTS, UPSCALE_OPTIONS } from '../settings/upscaleOptions.js';
+import { checkGeometry } from './readUpscaleFlags.js';
 import { checkWatchFolders, FolderWatcher, FolderWatchError } from '../watch/folderWatcher.js';
 import { usageError } from './cliError.js';
 import { paint } from './terminal.js';
@@ -63,7 +66,13 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   }
   // A replaced input replaces its output: the same image, a newer version.
   const settings = jobSettingsFrom(
-    { ...UPSCALE_DEFAULTS, ...preset.options, outputFolder: outDir, overwrite: 'replace' },
+    {
+      ...UPSCALE_DEFAULTS,
+      ...preset.options,
+      ...watchSize(flags, preset.options),
+      outputFolder: outDir,
+      overwrite: 'replace',
+    },
     'local',
   );
 
@@ -128,4 +137,32 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   const c = watcher.counts();
   process.stderr.write(`crisp: stopped watching: ${c.done} upscaled, ${c.failed} failed in all.\n`);
   return 0;
+}
+
+/**
+ * `--width`, `--height`, `--long-side`: an exact size for every image of the watch, replacing the preset's
+ * scale or size; checked as `crisp upscale` checks them. None given: the preset's own geometry.
+ */
+function watchSize(
+  flags: Record<string, unknown>,
+  preset: PresetOptions,
+): Pick<PresetOptions, 'width' | 'height' | 'longSide'> {
+  const out: Record<string, unknown> = { ...preset };
+  for (const [key, flag] of [
+    ['width', '--width'],
+    ['height', '--height'],
+    ['longSide', '--long-side'],
+  ] as const) {
+    const given = flags[key];
+    if (given === undefined) continue;
+    const r = parseOptionText(key, String(given));
+    if (!r.ok) throw usageError(`${flag} must be ${acceptedValues(UPSCALE_OPTIONS[key])}, not '${String(given)}'`);
+    out[key] = r.value;
+  }
+  checkGeometry(flags, out, preset);
+  return {
+    width: out.width as number | null,
+    height: out.height as number | null,
+    longSide: out.longSide as number | null,
+  };
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { sanitizeFileName, crispError, hasErrorCode } from '../../engine/contract/index.js';
+import { sanitizeFileName, crispError, hasErrorCode, sizeRequestOf } from '../../engine/contract/index.js';
 import { sniffImageType } from '../../engine/core/index.js';
 import { writeFileAtomic, Mutex } from '../../engine/service/index.js';
 import type { UpscaleBackend } from '../backends/backend.js';
@@ -43,6 +43,7 @@ const CLEARABLE: readonly ItemStatus[] = ['done', 'skipped'];
 
 /** The row's record of what it ran with (JobItem.madeWith). */
 function madeWith(settings: JobSettings): ItemSettings {
+  const size = sizeRequestOf(settings);
   return {
     mode: settings.mode ?? 'local',
     model: settings.model,
@@ -51,6 +52,7 @@ function madeWith(settings: JobSettings): ItemSettings {
     ...(settings.denoise !== undefined ? { denoise: settings.denoise } : {}),
     face: settings.face,
     format: settings.format,
+    ...(size ? { size } : {}),
   };
 }
 

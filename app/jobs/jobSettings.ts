@@ -3,7 +3,7 @@
  * things every job path computes from it: the backend request fields and the output name. The app's queue
  * and both CLI commands call these, so local and remote, app and CLI agree.
  */
-import { DENOISE_MODEL } from '../../engine/contract/index.js';
+import { DENOISE_MODEL, sizeRequestOf } from '../../engine/contract/index.js';
 import { renderOutputName } from '../../engine/service/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 import type { Mode } from '../settings/settingsSchema.js';
@@ -13,7 +13,12 @@ export type JobSettings = Pick<
   UpscaleOptions,
   'model' | 'scale' | 'format' | 'compression' | 'face' | 'outputFolder' | 'template' | 'overwrite'
 > &
-  Partial<Pick<UpscaleOptions, 'faceModel' | 'faceStrength' | 'precision' | 'passes' | 'preModel' | 'metadata'>> & {
+  Partial<
+    Pick<
+      UpscaleOptions,
+      'faceModel' | 'faceStrength' | 'precision' | 'passes' | 'preModel' | 'metadata' | 'width' | 'height' | 'longSide'
+    >
+  > & {
     /** Sent as the `denoise` extension field when present (only where it applies: see jobSettingsFrom). */
     denoise?: number;
     /** Local-only extensions (precision, metadata) go to the local engine only; absent = local. */
@@ -29,6 +34,9 @@ export function jobSettingsFrom(
     mode,
     model: options.model,
     scale: options.scale,
+    width: options.width,
+    height: options.height,
+    longSide: options.longSide,
     format: options.format,
     compression: options.compression,
     face: options.face,
@@ -50,11 +58,14 @@ export function jobSettingsFrom(
 
 /** The start-task fields for the backend (contract names; extensions only where they apply). */
 export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
+  const size = sizeRequestOf(job);
   return {
     model: job.model,
     scale: job.scale,
     saveImageAs: job.format,
     compression: job.compression,
+    // An exact size replaces the scale: the local engine chooses its model pass, Cloud its contract scale.
+    ...(size ? { size } : {}),
     // The settings' three face fields become the job's one: an empty model name means the best installed one.
     ...(job.face
       ? {

@@ -34,6 +34,13 @@ const itemSchema = z.object({
       denoise: z.number().optional(),
       face: z.boolean(),
       format: z.enum(['png', 'jpg', 'webp']),
+      size: z
+        .object({
+          width: z.number().int().min(1).optional(),
+          height: z.number().int().min(1).optional(),
+          longSide: z.number().int().min(1).optional(),
+        })
+        .optional(),
     })
     .optional(),
   durationMs: z.number().min(0).optional(),

@@ -22,7 +22,9 @@ import type { AccountView } from '../service/crispService.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import { createContractClient, type ContractClient, type StartTaskSource } from './contractClient.js';
 import { uploadMultipart } from './multipartUpload.js';
-import { writeCheckedOutput } from './outputCheck.js';
+import { checkOutput } from './outputCheck.js';
+import { cloudScaleFor, resizeToTarget, uprightSize } from './outputResize.js';
+import { writeFileAtomic } from '../../engine/service/index.js';
 
 /**
  * Double upscale is refused rather than run as two tasks: the contract has no passes field, so the second
@@ -173,17 +175,16 @@ export function createRemoteBackend(
   }
 
   /** Binds a task to this service and these settings, so a token never resumes the wrong work. */
-  function resumeToken(taskId: string, req: UpscaleRequest): string {
-    return JSON.stringify({ baseUrl: opts.baseUrl, taskId, settings: sentFields(req.settings) });
+  function resumeToken(taskId: string, settings: UpscaleSettings): string {
+    return JSON.stringify({ baseUrl: opts.baseUrl, taskId, settings: sentFields(settings) });
   }
 
-  function resumedTaskId(req: UpscaleRequest): string | undefined {
+  function resumedTaskId(req: UpscaleRequest, settings: UpscaleSettings): string | undefined {
     if (!req.resume) return undefined;
     try {
       const t = JSON.parse(req.resume) as { baseUrl?: unknown; taskId?: unknown; settings?: unknown };
       const same =
-        t.baseUrl === opts.baseUrl &&
-        JSON.stringify(sentFields(t.settings)) === JSON.stringify(sentFields(req.settings));
+        t.baseUrl === opts.baseUrl && JSON.stringify(sentFields(t.settings)) === JSON.stringify(sentFields(settings));
       return same && typeof t.taskId === 'string' ? t.taskId : undefined;
     } catch {
       return undefined;
@@ -207,7 +208,12 @@ export function createRemoteBackend(
       let status: TaskStatusData | undefined;
       if (req.settings.passes === 2) throw new CrispError('bad-request', CLOUD_PASSES_REFUSAL);
       if (req.settings.preModel) throw new CrispError('bad-request', CLOUD_PRE_MODEL_REFUSAL);
-      const resumable = resumedTaskId(req);
+      // An exact size: the smallest contract scale that reaches it is what the service runs (and prices).
+      const sized = req.settings.size
+        ? cloudScaleFor(await uprightSize(req.inputPath), req.settings.size, req.inputName)
+        : undefined;
+      const settings: UpscaleSettings = sized ? { ...req.settings, scale: sized.scale } : req.settings;
+      const resumable = resumedTaskId(req, settings);
       if (resumable) {
         // The app stopped (or the item was cancelled) after the service accepted this image: the task
         // may have run, and been paid for, already. Follow it rather than start a second one.
@@ -218,8 +224,8 @@ export function createRemoteBackend(
       }
       if (!status) {
         const src = await source(req, report);
-        const started = await rateLimited(() => client.startTask(req.settings, src, signal), signal);
-        req.onResumable?.(resumeToken(started.taskId, req));
+        const started = await rateLimited(() => client.startTask(settings, src, signal), signal);
+        req.onResumable?.(resumeToken(started.taskId, settings));
         report(UPLOAD_SHARE);
         status = await poll(started.taskId, signal, report);
       }
@@ -232,12 +238,20 @@ export function createRemoteBackend(
       const { bytes } = await client.download(file.downloadLink, signal);
       report(98);
       if (signal?.aborted) throw crispError('cancelled');
-      const dims = await writeCheckedOutput(req.outputPath, bytes, file);
+      let dims = await checkOutput(bytes, file);
+      let written = bytes;
+      if (sized) {
+        // One resample of the service's result to exactly the asked-for size, here, in the task's format.
+        written = await resizeToTarget(bytes, sized.target, settings.saveImageAs, settings.compression);
+        dims = sized.target;
+      }
+      if (signal?.aborted) throw crispError('cancelled');
+      await writeFileAtomic(req.outputPath, written);
       report(100);
       return {
         outputPath: req.outputPath,
         dimensions: dims,
-        fileSize: bytes.length,
+        fileSize: written.length,
         creditsDeducted: status.deductedCredits,
         warnings: status.warnings ?? [],
         // An extension Crisp's own server reports; other services leave it out.

@@ -1,6 +1,6 @@
 /** Subject "credits": what the waiting images will cost, and the account's balance (Cloud mode). */
 import type { UpscaleBackend } from '../backends/backend.js';
-import { estimateCredits } from '../credits/estimate.js';
+import { estimateCreditsFor } from '../credits/estimate.js';
 import { jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
@@ -16,7 +16,12 @@ export function creditMethods(
     async estimate() {
       const s = await settings.get();
       // Priced from the job the queue would send, so the estimate and the run read the settings alike.
-      return estimateCredits(s.mode, upscaleSettingsFor(jobSettingsFrom(s, s.mode)), queue.queuedItems().length);
+      // With an exact size, each image is priced at the scale its own size needs.
+      return estimateCreditsFor(
+        s.mode,
+        upscaleSettingsFor(jobSettingsFrom(s, s.mode)),
+        queue.queuedItems().map((i) => i.inputDimensions),
+      );
     },
     async getAccount() {
       const s = await settings.get();

@@ -4,6 +4,7 @@
  * ProxyChannel idea): the renderer only ever sees a `CrispService`, never a channel name.
  * Pure types: safe to import from renderer/ (no Node, no Electron).
  */
+import type { SizeRequest } from '../../engine/contract/index.js';
 import type { Language, Mode, Settings, Theme } from '../settings/settingsSchema.js';
 import type { Preset } from '../settings/presets.js';
 import type { NewWatch, WatchView } from '../watch/watchTypes.js';
@@ -39,6 +40,8 @@ export interface ItemSettings {
   denoise?: number;
   face: boolean;
   format: 'png' | 'jpg' | 'webp';
+  /** An exact output size asked for instead of the scale (engine/contract/geometry.ts). */
+  size?: SizeRequest;
 }
 
 export type ItemStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';

@@ -32,7 +32,17 @@ export const presetNameSchema = z
   // Names appear in menus and on command lines: no control characters.
   .refine((n) => !/\p{Cc}/u.test(n), { error: 'A preset name cannot contain control characters.' });
 
-const presetOptionFields = Object.fromEntries(PRESET_OPTION_KEYS.map((k) => [k, upscaleOptionFields[k]])) as {
+/** Options added after presets were first saved and exported: a preset without them gets their default (none). */
+const ADDED_LATER: readonly PresetOptionKey[] = ['width', 'height', 'longSide'];
+
+const presetOptionFields = Object.fromEntries(
+  PRESET_OPTION_KEYS.map((k) => [
+    k,
+    ADDED_LATER.includes(k)
+      ? (upscaleOptionFields[k] as z.ZodType<number | null>).default(null)
+      : upscaleOptionFields[k],
+  ]),
+) as {
   [K in PresetOptionKey]: z.ZodType<PresetOptions[K]>;
 };
 

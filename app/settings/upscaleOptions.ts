@@ -12,6 +12,7 @@ import {
   COMPRESSION_MAX,
   COMPRESSION_MIN,
   DENOISE_MODEL,
+  FORMAT_MAX_SIDE,
   OUTPUT_FORMATS,
   SCALES,
   type SaveImageAs,
@@ -68,6 +69,12 @@ const text = <T extends string | null = string>(
   s: Omit<Extract<OptionSpec, { kind: 'text' }>, 'kind' | 'nullable'> & { nullable?: boolean },
 ): Spec<T> => ({ kind: 'text', nullable: false, ...s });
 
+/**
+ * The largest side an exact size may ask for: JPEG's 16-bit limit. Larger sides are refused as values; each
+ * image's size is then checked against its format and the output pixel limit (probe.ts planOutput).
+ */
+export const MAX_OUTPUT_SIDE = FORMAT_MAX_SIDE.jpg;
+
 export const OVERWRITE_POLICIES = ['skip', 'replace', 'keep'] as const;
 export type OverwritePolicy = (typeof OVERWRITE_POLICIES)[number];
 export const PRECISIONS = ['auto', 'fp32', 'int8'] as const;
@@ -102,6 +109,33 @@ export const UPSCALE_OPTIONS = {
     default: 4,
     help: 'output scale',
     cli: { flags: '-s, --scale' },
+  }),
+  width: int<number | null>({
+    min: 1,
+    max: MAX_OUTPUT_SIDE,
+    nullable: true,
+    default: null,
+    unit: 'output pixels',
+    help: 'exact output width in pixels, aspect kept (with --height: fit inside the box); replaces --scale',
+    cli: { flags: '--width', defaultText: 'from --scale' },
+  }),
+  height: int<number | null>({
+    min: 1,
+    max: MAX_OUTPUT_SIDE,
+    nullable: true,
+    default: null,
+    unit: 'output pixels',
+    help: 'exact output height in pixels, aspect kept (with --width: fit inside the box); replaces --scale',
+    cli: { flags: '--height', defaultText: 'from --scale' },
+  }),
+  longSide: int<number | null>({
+    min: 1,
+    max: MAX_OUTPUT_SIDE,
+    nullable: true,
+    default: null,
+    unit: 'output pixels',
+    help: 'exact length of the longer side in pixels, aspect kept; replaces --scale',
+    cli: { flags: '--long-side', defaultText: 'from --scale' },
   }),
   passes: int<Passes>({
     min: 1,

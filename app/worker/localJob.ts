@@ -14,7 +14,9 @@ import {
   loadRequestParsers,
   refusalBehind,
   sanitizeFileName,
+  sizeRequestProblem,
   type SaveImageAs,
+  type SizeRequest,
   type TaskSettings,
 } from '../../engine/contract/index.js';
 import {
@@ -45,7 +47,7 @@ async function settingsOf(request: UpscaleSettings, customModelsDir: string | un
   // Read the registry per job so a model imported while the app runs is usable at once.
   const custom = customModelsDir === undefined ? undefined : await customModelNames(customModelsDir);
   // Checked as start-task's fields, where the job's face is the contract's enhanceFace.
-  const { face, ...fields } = request;
+  const { face, size: _size, ...fields } = request;
   const named = resolveTaskModelField({ ...fields, enhanceFace: face !== undefined }, custom);
   try {
     return parseTaskSettings(named.fields, custom ? { extraModels: (name) => custom.has(name) } : {});
@@ -66,6 +68,16 @@ function checkedFace(face: FaceJob, modelDirs: string[]): FaceJob {
   return { model, strength: Math.min(1, Math.max(0, strength)), ...(face.detect ? { detect: face.detect } : {}) };
 }
 
+export const SIZE_PASSES_REFUSAL =
+  'An exact size (width, height, long side) and double upscale cannot be combined: the size chooses the model pass itself. Choose one pass, or a scale.';
+
+/** A size request as the engine takes it: whole positive pixels, long side alone (refused in words otherwise). */
+function checkedSize(size: SizeRequest): SizeRequest {
+  const problem = sizeRequestProblem(size);
+  if (problem) throw errors.badRequest(problem);
+  return size;
+}
+
 /** The job, or the refusal with the catalog code core gave it (a server's 400 is made of it: refusalBehind). */
 export async function localJob(msg: LocalUpscale, ctx: LocalJobContext): Promise<UpscaleFileJob> {
   try {
@@ -84,11 +96,19 @@ async function checkedJob(msg: LocalUpscale, ctx: LocalJobContext): Promise<Upsc
   const settings = await settingsOf(request, sources.customModelsDir);
   const inputName = sanitizeFileName(msg.inputName);
   const face = request.face ? checkedFace(request.face, sources.modelDirs) : undefined;
-  await resolveTaskModel(settings, sources, { build: false });
+  const model = await resolveTaskModel(settings, sources, { build: false });
+  const size = request.size ? checkedSize(request.size) : undefined;
   // The output's folder is where its temp raster goes too: the disk check measures it, so it must exist.
   await mkdir(path.dirname(msg.outputPath), { recursive: true });
-  const input = await checkedInput(msg.inputPath, inputName, settings, limits, path.dirname(msg.outputPath));
+  const input = await checkedInput(
+    msg.inputPath,
+    inputName,
+    { ...settings, ...(size ? { size, nativeScale: model.entry.scale } : {}) },
+    limits,
+    path.dirname(msg.outputPath),
+  );
   const passes = request.passes === 2 ? 2 : 1;
+  if (passes === 2 && size) throw errors.badRequest(SIZE_PASSES_REFUSAL);
   if (passes === 2 && input.dimensions) {
     checkPassesFit(input.dimensions.width, input.dimensions.height, settings.scale, 2, settings.saveImageAs, {
       name: inputName,
@@ -114,6 +134,7 @@ async function checkedJob(msg: LocalUpscale, ctx: LocalJobContext): Promise<Upsc
     model: settings.model,
     ...(settings.denoise !== undefined ? { denoise: settings.denoise } : {}),
     scale: settings.scale,
+    ...(size ? { size } : {}),
     format: settings.saveImageAs as SaveImageAs,
     compression: settings.compression,
     ...(passes === 2 ? { passes: 2 as const } : {}),

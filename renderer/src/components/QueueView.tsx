@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { ItemSettings, JobItem, ModelInfo } from '../../../app/service/crispService.js';
+import { sizeRequestOf, targetSize, type SizeRequest } from '../../../engine/contract/geometry.js';
 import type { Translator } from '../i18n/index.js';
 import { credits, dimensions, statusLabel } from '../format.js';
 import { itemErrorText } from '../i18n/errorText.js';
@@ -33,12 +34,25 @@ function folderOf(p: string): string {
 
 const FORMAT_NAMES: Record<ItemSettings['format'], string> = { png: 'PNG', jpg: 'JPEG', webp: 'WebP' };
 
+/** An exact size in words: "width 1000 px", "fit in 1920×1080 px". */
+function sizeText(size: SizeRequest, tr: Translator): string {
+  if (size.longSide !== undefined) return tr.t('made.sizeLongSide', { n: String(size.longSide) });
+  if (size.width !== undefined && size.height !== undefined)
+    return tr.t('made.sizeBox', { width: String(size.width), height: String(size.height) });
+  if (size.width !== undefined) return tr.t('made.sizeWidth', { n: String(size.width) });
+  return tr.t('made.sizeHeight', { n: String(size.height ?? 0) });
+}
+
 /** "Service Lite · ×2 · denoise 0.50 · faces · PNG": what made a row, so two rows of one image differ in words. */
 export function madeWithText(m: ItemSettings, models: readonly ModelInfo[], tr: Translator): string {
   const title = models.find((x) => x.name === m.model)?.title ?? m.model;
   const parts = [
     m.mode === 'cloud' ? tr.t('made.cloud', { model: title }) : title,
-    m.passes === 2 ? tr.t('made.twice', { scale: m.scale, total: m.scale * m.scale }) : `×${m.scale}`,
+    m.size
+      ? sizeText(m.size, tr)
+      : m.passes === 2
+        ? tr.t('made.twice', { scale: m.scale, total: m.scale * m.scale })
+        : `×${m.scale}`,
   ];
   if (m.denoise !== undefined)
     parts.push(
@@ -47,6 +61,16 @@ export function madeWithText(m: ItemSettings, models: readonly ModelInfo[], tr: 
   if (m.face) parts.push(tr.t('made.faces'));
   parts.push(FORMAT_NAMES[m.format]);
   return parts.join(' · ');
+}
+
+/** The size a row will get: its exact size, or its input × scale (× scale again with two passes). */
+export function plannedDimensions(
+  input: { width: number; height: number },
+  plan: { scale: number; passes: number; size?: SizeRequest | undefined },
+): { width: number; height: number } {
+  if (plan.size) return targetSize(input.width, input.height, plan.size);
+  const k = plan.scale ** (plan.passes === 2 ? 2 : 1);
+  return { width: input.width * k, height: input.height * k };
 }
 
 function QueueRow({
@@ -67,14 +91,25 @@ function QueueRow({
   // The service's own measure first: it is kept with the row, so it survives a reload.
   const duration = item.durationMs ?? seen;
   const models = useSettings(selectModels);
-  // Before the run: the size the current settings will make (scale, twice with two passes).
-  const planned = useSettings((s) => (s.settings ? s.settings.scale ** (s.settings.passes === 2 ? 2 : 1) : null));
+  // Before the run: the size the current settings will make (an exact size, or the scale, twice with two passes).
+  const planned = useSettings(
+    useShallow((s) =>
+      s.settings
+        ? {
+            scale: s.settings.scale,
+            passes: s.settings.passes,
+            size: sizeRequestOf(s.settings),
+          }
+        : null,
+    ),
+  );
   const plan =
     item.status === 'running' && item.madeWith
-      ? item.madeWith.scale ** item.madeWith.passes
+      ? { scale: item.madeWith.scale, passes: item.madeWith.passes, size: item.madeWith.size }
       : item.status === 'queued'
         ? planned
         : null;
+  const plannedSize = plan && item.inputDimensions ? plannedDimensions(item.inputDimensions, plan) : undefined;
   const name = item.inputName;
   const tr = useT();
   const { t } = tr;
@@ -111,8 +146,8 @@ function QueueRow({
             {dimensions(item.inputDimensions)}
             {item.outputDimensions
               ? ` → ${dimensions(item.outputDimensions)}`
-              : plan && item.inputDimensions
-                ? ` → ${dimensions({ width: item.inputDimensions.width * plan, height: item.inputDimensions.height * plan })}`
+              : plannedSize
+                ? ` → ${dimensions(plannedSize)}`
                 : ''}
           </span>
         </div>

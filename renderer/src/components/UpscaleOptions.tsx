@@ -1,8 +1,8 @@
-/** Model, scale, format, compression, faces and output folder: what every item of the batch gets. */
+/** Model, scale or exact size, format, compression, faces and output folder: what every item of the batch gets. */
 import { DOWNLOADS_ID, openModelDownloads } from './ModelDownloads.js';
 import { useEffect, useId, useRef, useState } from 'react';
 import { COMPRESSION_RANGE, DENOISE_RANGE, FACE_STRENGTH_RANGE } from '../optionRanges.js';
-import { DENOISE_MODEL, OUTPUT_FORMATS, SCALES, type SaveImageAs, type Scale } from '../../../engine/contract/enums.js';
+import { DENOISE_MODEL, OUTPUT_FORMATS, type SaveImageAs } from '../../../engine/contract/enums.js';
 import { modelDescription } from '../i18n/modelText.js';
 import { METADATA_POLICIES, type MetadataPolicy } from '../../../app/settings/upscaleOptions.js';
 import { useT } from '../i18n/useT.js';
@@ -11,6 +11,7 @@ import { selectCurrentModel, selectIsCloud, selectModels, selectSettings } from 
 import { ModelDownloads } from './ModelDownloads.js';
 import { ModelPreview } from './ModelPreview.js';
 import { PresetPicker } from './PresetPicker.js';
+import { SizeField, sizeModeOf } from './SizeField.js';
 
 const FORMAT_LABELS: Record<SaveImageAs, string> = { jpg: 'JPEG', png: 'PNG', webp: 'WebP' };
 const COMMIT_DELAY_MS = 300;
@@ -107,25 +108,7 @@ export function UpscaleOptions() {
         </div>
       ) : null}
       <div className="field-row">
-        <div className="field">
-          <label htmlFor={`${id}-scale`}>{t('options.scale')}</label>
-          <select
-            id={`${id}-scale`}
-            value={settings.scale}
-            onChange={(e) => void updateSettings({ scale: Number(e.target.value) as Scale })}
-          >
-            {SCALES.map((s) => (
-              <option key={s} value={s}>
-                ×{s}
-              </option>
-            ))}
-          </select>
-          {settings.scale > 4 ? (
-            <p className="hint" data-testid="scale-hint">
-              {t('options.scaleResizeHint', { scale: settings.scale })}
-            </p>
-          ) : null}
-        </div>
+        <SizeField settings={settings} isCloud={isCloud} update={(patch) => void updateSettings(patch)} />
         <div className="field">
           <label htmlFor={`${id}-format`}>{t('options.format')}</label>
           <select
@@ -141,31 +124,34 @@ export function UpscaleOptions() {
           </select>
         </div>
       </div>
-      <div className="field">
-        <label htmlFor={`${id}-passes`}>{t('options.passes')}</label>
-        <div className="range-row">
-          <select
-            id={`${id}-passes`}
-            value={settings.passes}
-            aria-describedby={`${id}-passes-total`}
-            onChange={(e) => void updateSettings({ passes: Number(e.target.value) === 2 ? 2 : 1 })}
-          >
-            <option value={1}>{t('options.passesOne')}</option>
-            <option value={2}>{t('options.passesTwo')}</option>
-          </select>
-          {/* What comes out in all: ×4 → ×16 for two passes. */}
-          <output id={`${id}-passes-total`} htmlFor={`${id}-passes ${id}-scale`} data-testid="passes-total">
-            {settings.passes === 2
-              ? t('options.passesTotal', { scale: settings.scale, total: settings.scale * settings.scale })
-              : `×${settings.scale}`}
-          </output>
+      {sizeModeOf(settings) !== 'scale' ? null : (
+        // An exact size chooses the model pass itself; double upscale goes with a scale factor.
+        <div className="field">
+          <label htmlFor={`${id}-passes`}>{t('options.passes')}</label>
+          <div className="range-row">
+            <select
+              id={`${id}-passes`}
+              value={settings.passes}
+              aria-describedby={`${id}-passes-total`}
+              onChange={(e) => void updateSettings({ passes: Number(e.target.value) === 2 ? 2 : 1 })}
+            >
+              <option value={1}>{t('options.passesOne')}</option>
+              <option value={2}>{t('options.passesTwo')}</option>
+            </select>
+            {/* What comes out in all: ×4 → ×16 for two passes. */}
+            <output id={`${id}-passes-total`} htmlFor={`${id}-passes`} data-testid="passes-total">
+              {settings.passes === 2
+                ? t('options.passesTotal', { scale: settings.scale, total: settings.scale * settings.scale })
+                : `×${settings.scale}`}
+            </output>
+          </div>
+          {isCloud && settings.passes === 2 ? (
+            <p className="hint warning" role="status">
+              {t('options.passesCloud')}
+            </p>
+          ) : null}
         </div>
-        {isCloud && settings.passes === 2 ? (
-          <p className="hint warning" role="status">
-            {t('options.passesCloud')}
-          </p>
-        ) : null}
-      </div>
+      )}
       {!isCloud && (restorers.length > 0 || settings.preModel) ? (
         // A chain: an imported 1× restoration model (de-JPEG, denoise…) over the image before the upscaler.
         <div className="field">

@@ -297,6 +297,10 @@ export const de: Catalog = {
   'queue.downloadAll': 'Alle herunterladen ({n})',
   'made.cloud': '{model} (über den Cloud-Dienst)',
   'made.twice': '×{scale} zweimal (×{total})',
+  'made.sizeWidth': 'Breite {n} px',
+  'made.sizeHeight': 'Höhe {n} px',
+  'made.sizeLongSide': 'lange Seite {n} px',
+  'made.sizeBox': 'eingepasst in {width}×{height} px',
   'made.denoise': 'Entrauschen {value}',
   'made.faces': 'Gesichter verbessert',
   'queue.clearFinished': 'Erledigte entfernen',
@@ -382,6 +386,19 @@ export const de: Catalog = {
   'options.denoise': 'Rauschunterdrückung',
   'options.denoiseHint':
     '1 entfernt das meiste Rauschen; niedrigere Werte erhalten mehr Korn und feine Details (dafür muss außerdem Clear Boost installiert sein).',
+  'options.size': 'Größe',
+  'options.size.scale': 'Faktor',
+  'options.size.width': 'Breite',
+  'options.size.height': 'Höhe',
+  'options.size.longSide': 'Lange Seite',
+  'options.size.box': 'In einen Rahmen einpassen',
+  'options.sizeWidth': 'Breite (px)',
+  'options.sizeHeight': 'Höhe (px)',
+  'options.sizeLongSide': 'Lange Seite (px)',
+  'options.sizeHint':
+    'Jedes Bild wird genau so groß, mit seinem Seitenverhältnis: Das Modell läuft mit dem Faktor, der diese Größe erreicht, und ein letztes hochwertiges Umrechnen trifft sie genau. Jede Zeile zeigt ihre Größe vor dem Start.',
+  'options.sizeHintCloud':
+    'Jedes Bild wird genau so groß, mit seinem Seitenverhältnis: Der Dienst rechnet mit dem kleinsten Faktor, der sie erreicht (und berechnet diesen), und Crisp rechnet das Ergebnis hier auf die Größe um. Jede Zeile zeigt ihre Größe vor dem Start.',
   'options.scale': 'Faktor',
   'options.scaleResizeHint':
     '×{scale}: Die Modelle sind ×4; Crisp nutzt das ×4-Modell und skaliert das Ergebnis dann auf ×{scale}.',

@@ -281,6 +281,10 @@ export const en = {
   'queue.downloadAll': 'Download all ({n})',
   'made.cloud': '{model} (Cloud)',
   'made.twice': '×{scale} twice (×{total})',
+  'made.sizeWidth': 'width {n} px',
+  'made.sizeHeight': 'height {n} px',
+  'made.sizeLongSide': 'long side {n} px',
+  'made.sizeBox': 'fit in {width}×{height} px',
   'made.denoise': 'denoise {value}',
   'made.faces': 'faces enhanced',
   'queue.clearFinished': 'Clear finished',
@@ -364,6 +368,19 @@ export const en = {
   'options.denoise': 'Denoise strength',
   'options.denoiseHint':
     '1 removes the most noise; lower values keep more grain and fine detail (they also need Clear Boost installed).',
+  'options.size': 'Size',
+  'options.size.scale': 'Scale factor',
+  'options.size.width': 'Width',
+  'options.size.height': 'Height',
+  'options.size.longSide': 'Long side',
+  'options.size.box': 'Fit in a box',
+  'options.sizeWidth': 'Width (px)',
+  'options.sizeHeight': 'Height (px)',
+  'options.sizeLongSide': 'Long side (px)',
+  'options.sizeHint':
+    'Every image comes out at exactly this size, its aspect kept: the model runs at the scale that reaches it and one final high-quality resample lands on it. Each row shows its size before the run.',
+  'options.sizeHintCloud':
+    'Every image comes out at exactly this size, its aspect kept: the service runs the smallest scale that reaches it (and charges that), and Crisp resizes the result here. Each row shows its size before the run.',
   'options.scale': 'Scale',
   'options.scaleResizeHint':
     '×{scale}: the models are ×4; Crisp runs the ×4 model, then resizes the result to ×{scale}.',
