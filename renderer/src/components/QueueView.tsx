@@ -92,17 +92,20 @@ function QueueRow({
   const duration = item.durationMs ?? seen;
   const models = useSettings(selectModels);
   // Before the run: the size the current settings will make (an exact size, or the scale, twice with two passes).
-  const planned = useSettings(
+  const current = useSettings(
     useShallow((s) =>
       s.settings
-        ? {
-            scale: s.settings.scale,
-            passes: s.settings.passes,
-            size: sizeRequestOf(s.settings),
-          }
+        ? [s.settings.scale, s.settings.passes, s.settings.width, s.settings.height, s.settings.longSide]
         : null,
     ),
   );
+  const planned = current
+    ? {
+        scale: current[0]!,
+        passes: current[1]!,
+        size: sizeRequestOf({ width: current[2], height: current[3], longSide: current[4] }),
+      }
+    : null;
   const plan =
     item.status === 'running' && item.madeWith
       ? { scale: item.madeWith.scale, passes: item.madeWith.passes, size: item.madeWith.size }
