@@ -106,7 +106,7 @@ describe('files given to the desktop app', () => {
     );
     // The preset's options are the settings now, and it is the chosen one.
     const s = await call<Settings>('getSettings');
-    expect([s.model, s.scale, s.format, s.compression]).toEqual(['crystal-plus-4x', 2, 'png', 0]);
+    expect([s.model, s.scale, s.format, s.compression]).toEqual(['service-lite-4x', 2, 'png', 0]);
     expect((await call<{ chosen: string }>('listPresets')).chosen).toBe('Print ×2 lossless');
     // And the queue was started: the fake Electron has no utility process, so the items were attempted and failed.
     await vi.waitFor(async () =>

@@ -96,6 +96,13 @@ export async function probeImage(
       `"${name}" is a ${format.toUpperCase()} file, which Crisp cannot upscale. ${ACCEPTED}`,
     );
   }
+  if ((meta.pages ?? 1) > 1) {
+    // Only the first frame would be decoded: refused rather than silently upscaled (and charged) as one picture.
+    throw new ImageInputError(
+      name,
+      `"${name}" is animated (${meta.pages} frames): Crisp upscales still images. Export the frame you want as a PNG or JPEG and add that.`,
+    );
+  }
   const orientation = meta.orientation ?? 1;
   // Orientations 5–8 swap the axes.
   const swap = orientation >= 5 && orientation <= 8;
@@ -104,13 +111,6 @@ export async function probeImage(
   if (!(width > 0 && height > 0)) {
     throw new ImageInputError(
       name,
-  if ((meta.pages ?? 1) > 1) {
-    // Only the first frame would be decoded: refused rather than silently upscaled (and charged) as one picture.
-    throw new ImageInputError(
-      name,
-      `"${name}" is animated (${meta.pages} frames): Crisp upscales still images. Export the frame you want as a PNG or JPEG and add that.`,
-    );
-  }
       `"${name}" has no pixels (its header says ${meta.width}×${meta.height}). ${ACCEPTED}`,
     );
   }
