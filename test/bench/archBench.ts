@@ -1,8 +1,8 @@
 /**
  * Architecture bench: one row per imported architecture in its released configuration (random weights from
- * the test-only PyTorch references — sr_reference.py for SPAN/RealPLKSR/OmniSR, the transformer references for
- * SwinIR/HAT/DAT/SRFormer — and the TypeScript RRDBNet generator, converted by Crisp), fp32 on the CPU
- * provider, on a 256×256 tile of a real photo: milliseconds per tile, input megapixels per second, and the cost
+ * the test-only PyTorch references — sr_reference.py for SPAN/RealPLKSR/OmniSR/RCAN/ESRGAN+/Real-CUGAN, the
+ * transformer references for SwinIR/HAT/DAT/SRFormer — and the TypeScript RRDBNet generator, converted by Crisp),
+ * fp32 on the CPU provider, on a 256×256 tile of a real photo: milliseconds per tile, input megapixels per second, and the cost
  * relative to the shipped SRVGGNetCompact in the same run (the figure tilingOf carries). Building the
  * checkpoints needs Debian's python3-torch (as the conversion tests do); without it the section says so and skips.
  * `npm run bench -- --only arch` (CRISP_BENCH_QUICK=1: one timed run per row instead of three, the largest rows left out;
@@ -88,6 +88,18 @@ const SR_ROWS: SrRow[] = [
       scale: 4,
     },
   },
+  {
+    label: 'RCAN ×4 (64 feat, 10×20 blocks, reduction 16)',
+    options: { arch: 'rcan', colors: 3, feat: 64, groups: 10, blocks: 20, reduction: 16, scale: 4, norm: true },
+  },
+  {
+    label: 'ESRGAN+ ×4 (64 feat, 23 blocks, 32 grow)',
+    options: { arch: 'esrganplus', in: 3, out: 3, feat: 64, grow: 32, blocks: 23, ups: 2 },
+  },
+  { label: 'Real-CUGAN ×2 (UpCunet2x)', options: { arch: 'realcugan', variant: '2x' } },
+  { label: 'Real-CUGAN ×3 (UpCunet3x)', options: { arch: 'realcugan', variant: '3x' } },
+  { label: 'Real-CUGAN ×4 (UpCunet4x)', options: { arch: 'realcugan', variant: '4x' } },
+  { label: 'Real-CUGAN ×2 (UpCunet2x_fast)', options: { arch: 'realcugan', variant: 'fast' } },
 ];
 
 /** Released configurations (the authors' ×4 option files), built by the transformer references. */
@@ -315,10 +327,11 @@ export async function archBench(): Promise<void> {
       if (pick && !pick.some((p) => row.label.startsWith(`${p} `))) continue;
       const dir = path.join(tmp, `sr${i}`);
       mkdirSync(dir, { recursive: true });
-      // sr_reference.py tames its random network on one input: a 16² patch of the same photo.
+      // sr_reference.py tames its random network on one input: a 40² patch of the same photo (Real-CUGAN's
+      // reference reflects up to 38 pixels, so it needs that much).
       const small = path.join(tmp, 'small.bin');
-      writeFileSync(small, await photoCrop({ name: 'small', image: 'set14/baboon.png', width: 16, height: 16 }, 3));
-      const inputs = [{ file: small, c: 3, h: 16, w: 16 }];
+      writeFileSync(small, await photoCrop({ name: 'small', image: 'set14/baboon.png', width: 40, height: 40 }, 3));
+      const inputs = [{ file: small, c: 3, h: 40, w: 40 }];
       const golden = path.join(dir, 'golden');
       const job = { dir, golden, seed: 100 + i, wrapper: 'params_ema', inputs, ...row.options };
       execFileSync(PYTHON, [SR_SCRIPT, JSON.stringify([job])], { stdio: 'pipe' });

@@ -9,9 +9,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rrdb } from '../../engine/convert/architectures/rrdb.js';
 import { readSafetensors } from '../../engine/convert/checkpoint/safetensors.js';
+import { convertBytes } from '../../engine/convert/convert.js';
 import { listCustomModels } from '../../engine/core/models/customModels.js';
 import { runCli } from '../helpers/runCli.js';
 import { referenceSuite, type RefCase } from './support/srReference.js';
+import { writeSafetensors } from './support/torchWriters.js';
 
 const small = { in: 3, out: 3, feat: 16, grow: 8, blocks: 2 };
 const CASES: RefCase[] = [
@@ -90,6 +92,29 @@ describe('ESRGAN+ beside RRDBNet', () => {
   it('the RRDBNet module leaves ESRGAN+ checkpoints alone (it would drop the 1×1 paths)', () => {
     const dict = readSafetensors(readFileSync(suite.refs.get('x2')!.safetensors));
     expect(rrdb.detect(dict, {})).toBeUndefined();
+  });
+
+  it('an ESRGAN+ under BasicSR key names is refused by name, not converted without its extra paths', async () => {
+    const old = readSafetensors(readFileSync(suite.refs.get('x2')!.safetensors));
+    const names: Array<[RegExp, string]> = [
+      [/^model\.0\./, 'conv_first.'],
+      [/^model\.1\.sub\.(\d+)\.RDB(\d)\.conv(\d)\.0\./, 'body.$1.rdb$2.conv$3.'],
+      [/^model\.1\.sub\.(\d+)\.RDB(\d)\.conv1x1\./, 'body.$1.rdb$2.conv1x1.'],
+      [/^model\.1\.sub\.2\./, 'conv_body.'],
+      [/^model\.3\./, 'conv_up1.'],
+      [/^model\.5\./, 'conv_hr.'],
+      [/^model\.7\./, 'conv_last.'],
+    ];
+    const renamed = new Map(
+      [...old].map(([k, t]) => {
+        const rule = names.find(([re]) => re.test(k));
+        return [rule ? k.replace(rule[0], rule[1]) : k, t] as const;
+      }),
+    );
+    expect([...renamed.keys()].filter((k) => k.startsWith('model.'))).toEqual([]);
+    await expect(convertBytes(writeSafetensors(renamed), 'safetensors')).rejects.toThrow(
+      /ESRGAN\+ checkpoint with BasicSR key names/,
+    );
   });
 
   it('crisp models import names the architecture, its configuration, scale and licence', async () => {

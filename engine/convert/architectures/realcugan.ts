@@ -182,10 +182,11 @@ export function buildRealCuganOnnx(spec: RealCuganSpec, dict: StateDict, opts: B
 }
 
 /**
- * CPU cost relative to SRVGGNetCompact, from multiply-adds per input pixel (the second U-Net runs at the first's
- * output resolution; fast runs both at half the input's): not yet benched.
+ * CPU cost relative to SRVGGNetCompact: `npm run bench -- --only arch` on the loaded shared machine (two runs,
+ * 2026-11-27: 1.4/0.6×, 1.3/1.0×, 1.0/0.8×, 0.6/0.3×), averaged and rounded up towards the multiply-add estimate
+ * (the second U-Net runs at the first's output resolution, so 3× costs most; fast runs at half resolution).
  */
-const COST: Record<RealCuganVariant, number> = { UpCunet2x: 1.2, UpCunet3x: 2.4, UpCunet4x: 1.3, UpCunet2x_fast: 0.35 };
+const COST: Record<RealCuganVariant, number> = { UpCunet2x: 1, UpCunet3x: 1.5, UpCunet4x: 1, UpCunet2x_fast: 0.4 };
 
 export const realcugan: Architecture<RealCuganSpec> = {
   kind: 'realcugan',

@@ -204,7 +204,16 @@ export const rrdb: Architecture<RrdbSpec> = {
   kind: 'rrdb',
   name: 'RRDBNet',
   alsoKnownAs: ['ESRGAN', 'BasicSR'],
-  detect: (dict) => (looksLikeEsrganOld(dict) || looksLikeBasicsrRrdb(dict) ? detectRrdb(dict).spec : undefined),
+  detect: (dict) => {
+    if (!looksLikeEsrganOld(dict) && !looksLikeBasicsrRrdb(dict)) return undefined;
+    // Building it as a plain RRDBNet would silently drop ESRGAN+'s extra paths.
+    if (dict.has('body.0.rdb1.conv1x1.weight')) {
+      throw new UnsupportedArchitectureError(
+        "this is an ESRGAN+ checkpoint with BasicSR key names (body.N.rdbK.conv1x1); Crisp converts ESRGAN+ in ESRGAN's original key layout (model.1.sub.N.RDBk.conv1x1) only",
+      );
+    }
+    return detectRrdb(dict).spec;
+  },
   describe: (s) =>
     `RRDBNet x${s.scale} (${s.layout} keys, ${s.numBlocks} blocks, ${s.numFeat} feat, ${s.numGrowCh} grow${channelsNote(s)})`,
   tiling: () => cnnTiling(12),
