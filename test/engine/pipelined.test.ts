@@ -247,21 +247,23 @@ describe('stage times', () => {
   });
 });
 
+/** One image of a batch through the core: the 64×64 butterfly at ×4 into `folder`, under `name`. */
+const batchJob = (folder: string, name: string): UpscaleFileJob => ({
+  inputPath: path.join(IMAGES_DIR, 'set5-x4', 'lr', 'butterfly_LRBI_x4.png'),
+  inputName: name,
+  outputPath: path.join(folder, name),
+  model: FAST_MODEL as UpscaleFileJob['model'],
+  scale: 4,
+  format: 'png',
+  compression: 0,
+});
+
 describe('a batch through the core', () => {
   it('infers image 2 while image 1 is still encoding: image 2 is written while image 1 is held before its encode', async () => {
     const gate = await createTestGate({ inProcess: true });
     const core = createCore({ executionProvider: 'cpu', models: { modelDirs: [ONNX_DIR] } });
     try {
-      const input = path.join(IMAGES_DIR, 'set5-x4', 'lr', 'butterfly_LRBI_x4.png');
-      const job = (name: string) => ({
-        inputPath: input,
-        inputName: name,
-        outputPath: path.join(tmp, name),
-        model: FAST_MODEL as UpscaleFileJob['model'],
-        scale: 4 as const,
-        format: 'png' as const,
-        compression: 0,
-      });
+      const job = (name: string) => batchJob(tmp, name);
       await gate.hold(encodePoint('first.png'));
       const first = core.upscaleFile(job('first.png'));
       await gate.reached(encodePoint('first.png'));
@@ -286,16 +288,7 @@ describe('a batch through the core', () => {
     const core = createCore({ executionProvider: 'cpu', models: { modelDirs: [ONNX_DIR] } });
     const out = path.join(tmp, 'stop');
     try {
-      const input = path.join(IMAGES_DIR, 'set5-x4', 'lr', 'butterfly_LRBI_x4.png');
-      const job = (name: string) => ({
-        inputPath: input,
-        inputName: name,
-        outputPath: path.join(out, name),
-        model: FAST_MODEL as UpscaleFileJob['model'],
-        scale: 4 as const,
-        format: 'png' as const,
-        compression: 0,
-      });
+      const job = (name: string) => batchJob(out, name);
       await gate.hold(encodePoint('stopped.png'));
       const stop = new AbortController();
       const stopped = core.upscaleFile(job('stopped.png'), { signal: stop.signal });
