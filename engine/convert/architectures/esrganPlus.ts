@@ -14,7 +14,16 @@ import {
   type Architecture,
   type BuildOptions,
 } from './architecture.js';
-import { attr, constant, convFrom, GraphBuilder, imagePorts, pixelUnshuffle, Weights } from '../graph/graphOps.js';
+import {
+  attr,
+  constant,
+  convFrom,
+  finishModel,
+  GraphBuilder,
+  imagePorts,
+  pixelUnshuffle,
+  Weights,
+} from '../graph/graphOps.js';
 import { WindowGraph } from '../graph/windowAttention.js';
 import type { StateDict } from '../checkpoint/stateDict.js';
 
@@ -123,13 +132,7 @@ export function buildEsrganPlusOnnx(spec: EsrganPlusSpec, dict: StateDict, opts:
   for (const i of spec.upConvs) x = lrelu(conv(g.resizeNearest(x, 2, 2), `model.${i}`));
   x = conv(lrelu(conv(x, `model.${spec.hrConv}`)), `model.${spec.lastConv}`);
   if (size) x = wg.cropToScaled(x, size.h, size.w, spec.scale);
-  ports.finish(x);
-  return g.toBytes({
-    inChannels: ports.inChannels,
-    outChannels: ports.outChannels,
-    producer: 'crisp-convert',
-    doc: JSON.stringify(spec),
-  });
+  return finishModel(g, ports, x, spec);
 }
 
 export const esrganPlus: Architecture<EsrganPlusSpec> = {

@@ -17,6 +17,7 @@ import {
   convFrom,
   cropToScaled,
   dims,
+  finishModel,
   gelu,
   GraphBuilder,
   imagePorts,
@@ -317,13 +318,7 @@ export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict, opts: BuildOp
   }
   const out = g.node('Add', [convFrom(g, w, x, 'output'), residual]);
   const up = pixelShuffle(g, convFrom(g, w, out, 'up.0'), spec.scale);
-  ports.finish(cropToScaled(g, up, ports.input, spec.scale));
-  return g.toBytes({
-    inChannels: ports.inChannels,
-    outChannels: ports.outChannels,
-    producer: 'crisp-convert',
-    doc: JSON.stringify(spec),
-  });
+  return finishModel(g, ports, cropToScaled(g, up, ports.input, spec.scale), spec);
 }
 
 export const omnisr: Architecture<OmniSrSpec> = {

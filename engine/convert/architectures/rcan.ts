@@ -19,6 +19,7 @@ import {
 import {
   constant,
   convFrom,
+  finishModel,
   GraphBuilder,
   imagePorts,
   pixelShuffle,
@@ -142,13 +143,7 @@ export function buildRcanOnnx(spec: RcanSpec, dict: StateDict, opts: BuildOption
   x = conv(x, 'tail.1');
   if (spec.norm) x = g.node('Div', [conv(x, 'add_mean'), constant(g, RGB_RANGE)]);
   if (size) x = wg.cropToScaled(x, size.h, size.w, spec.scale);
-  ports.finish(x);
-  return g.toBytes({
-    inChannels: ports.inChannels,
-    outChannels: ports.outChannels,
-    producer: 'crisp-convert',
-    doc: JSON.stringify(spec),
-  });
+  return finishModel(g, ports, x, spec);
 }
 
 export const rcan: Architecture<RcanSpec> = {

@@ -18,6 +18,7 @@ import {
   convFrom,
   cropToScaled,
   dims,
+  finishModel,
   GraphBuilder,
   imagePorts,
   int64Const,
@@ -172,13 +173,7 @@ export function buildRealCuganOnnx(spec: RealCuganSpec, dict: StateDict, opts: B
   x = cropToScaled(g, x, x00, scale);
   if (fourOrFast) x = add(x, g.resizeNearest(x00, scale, scale));
   if (spec.pro) x = g.node('Div', [g.node('Sub', [x, constant(g, PRO_OFFSET)]), constant(g, PRO_GAIN)]);
-  ports.finish(x);
-  return g.toBytes({
-    inChannels: ports.inChannels,
-    outChannels: ports.outChannels,
-    producer: 'crisp-convert',
-    doc: JSON.stringify(spec),
-  });
+  return finishModel(g, ports, x, spec);
 }
 
 /**

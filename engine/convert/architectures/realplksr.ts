@@ -30,6 +30,7 @@ import {
   pixelShuffle,
   scaleAndChannels,
   Weights,
+  finishModel,
 } from '../graph/graphOps.js';
 import type { StateDict } from '../checkpoint/stateDict.js';
 
@@ -195,18 +196,11 @@ export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict, opts: B
   const feats = convFrom(g, w, x, last);
   if (spec.dysample) {
     const base = s === 1 ? input : repeatInterleave(g, input, spec.inChannels, s * s);
-    ports.finish(dysample(g, w, g.node('Add', [feats, base]), spec));
-  } else {
-    // PixelShuffle(feats + repeat_interleave(x)) = PixelShuffle(feats) + nearest ×s of x.
-    const up = pixelShuffle(g, feats, s);
-    ports.finish(g.node('Add', [up, s === 1 ? input : g.resizeNearest(input, s, s)]));
+    return finishModel(g, ports, dysample(g, w, g.node('Add', [feats, base]), spec), spec);
   }
-  return g.toBytes({
-    inChannels: ports.inChannels,
-    outChannels: ports.outChannels,
-    producer: 'crisp-convert',
-    doc: JSON.stringify(spec),
-  });
+  // PixelShuffle(feats + repeat_interleave(x)) = PixelShuffle(feats) + nearest ×s of x.
+  const up = pixelShuffle(g, feats, s);
+  return finishModel(g, ports, g.node('Add', [up, s === 1 ? input : g.resizeNearest(input, s, s)]), spec);
 }
 
 export const realplksr: Architecture<RealPlksrSpec> = {

@@ -17,6 +17,7 @@ import {
   constant,
   convFrom,
   convWith,
+  finishModel,
   GraphBuilder,
   imagePorts,
   pixelShuffle,
@@ -153,13 +154,7 @@ export function buildSpanOnnx(spec: SpanSpec, dict: StateDict, opts: BuildOption
   const b6 = conv3xc(cur, 'conv_2');
   const cat = g.node('Concat', [feature, b6, b1.out, b6out1], { axis: { kind: 'int', value: 1 } });
   const up = convFrom(g, w, convFrom(g, w, cat, 'conv_cat'), 'upsampler.0');
-  ports.finish(pixelShuffle(g, up, spec.scale));
-  return g.toBytes({
-    inChannels: ports.inChannels,
-    outChannels: ports.outChannels,
-    producer: 'crisp-convert',
-    doc: JSON.stringify(spec),
-  });
+  return finishModel(g, ports, pixelShuffle(g, up, spec.scale), spec);
 }
 
 export const span: Architecture<SpanSpec> = {

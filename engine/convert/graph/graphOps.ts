@@ -250,3 +250,22 @@ export function imagePorts(
   };
   return { input, finish, inChannels: 3, outChannels: 3 };
 }
+
+/**
+ * The end of every converter's build: `x` through the image ports' output, serialised with the spec as the
+ * model's doc string (what `crisp models import` and the engine read back).
+ */
+export function finishModel(
+  g: GraphBuilder,
+  ports: { finish: (x: string) => void; inChannels: number; outChannels: number },
+  x: string,
+  spec: object,
+): Uint8Array {
+  ports.finish(x);
+  return g.toBytes({
+    inChannels: ports.inChannels,
+    outChannels: ports.outChannels,
+    producer: 'crisp-convert',
+    doc: JSON.stringify(spec),
+  });
+}
