@@ -24,6 +24,8 @@ export interface JobResult {
   warnings: string[];
   /** With --face: faces found and enhanced in this image; null without --face or when the service does not say. */
   faces: { found: number; enhanced: number } | null;
+  /** On this computer: the execution provider that ran the model (auto may have fallen back) and its precision. */
+  device: { provider: string; precision: 'fp32' | 'int8' } | null;
   error: JobErrorView | null;
 }
 
@@ -51,6 +53,7 @@ export function jobResult(item: JobItem): JobResult {
     creditsDeducted: item.creditsDeducted ?? 0,
     warnings: item.warnings ?? [],
     faces: item.faces ?? null,
+    device: item.device ?? null,
     error:
       item.status === 'failed'
         ? { code: item.errorCode ?? 'internal', message: item.error ?? 'Upscaling failed.' }

@@ -60,7 +60,15 @@ describe('crisp CLI', () => {
     const doc = JSON.parse(r.stdout) as JobReport;
     expect(doc.upscaled).toBe(1);
     expect(doc.error).toBeNull();
-    expect(doc.results[0]).toMatchObject({ status: 'done', width: 72, height: 72, creditsDeducted: 0, error: null });
+    expect(doc.results[0]).toMatchObject({
+      status: 'done',
+      width: 72,
+      height: 72,
+      creditsDeducted: 0,
+      // auto picks int8 only on a CPU with int8 dot products and a checked variant: either is right here.
+      device: { provider: 'cpu', precision: expect.stringMatching(/^(fp32|int8)$/) },
+      error: null,
+    });
     expect(doc.results[0]!.output).toBe(path.join(out, 'bird_LRBI_x4_digital-art-4x_x1.jpg'));
     expect(doc.results[0]!.fileSize).toBe((await stat(doc.results[0]!.output!)).size);
   });
