@@ -126,7 +126,10 @@ describe('one options declaration, one namer, one task path', () => {
       expect([local.code, remote.code]).toEqual([1, 1]);
       const l = JSON.parse(local.stdout) as JobReport;
       const r = JSON.parse(remote.stdout) as JobReport;
-      expect(shape(r)).toEqual(shape(l));
+      // The same keys; "device" is the one value only this computer can fill (null with --remote, by design).
+      expect(l.results[0]!.device?.provider).toBe('cpu');
+      expect(r.results.map((x) => x.device)).toEqual([null, null]);
+      expect(shape(r)).toEqual(shape({ ...l, results: l.results.map((x) => ({ ...x, device: null })) }));
       expect(l.results.map((x) => x.status)).toEqual(['done', 'failed']);
       expect(r.results.map((x) => x.status)).toEqual(['done', 'failed']);
       expect([l.results[0]!.width, r.results[0]!.width]).toEqual([144, 144]);
