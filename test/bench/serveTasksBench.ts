@@ -36,7 +36,20 @@ export async function serveTasksBench(): Promise<void> {
       .pop()!
       .trim();
     const server = await startProcess(
-      [...CLI, 'serve', '--data', data, '--port', '0', '--models-dir', ONNX_DIR, '--max-tasks-per-user', '1000'],
+      [
+        ...CLI,
+        'serve',
+        '--data',
+        data,
+        '--port',
+        '0',
+        '--models-dir',
+        ONNX_DIR,
+        '--max-tasks-per-user',
+        '1000',
+        '--rate-limit',
+        '1000000000',
+      ],
       'crisp serve',
     );
     try {
