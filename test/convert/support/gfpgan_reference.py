@@ -215,9 +215,10 @@ def main():
         y = net(x)
     torch.save({'params_ema': net.state_dict()}, f'{out_dir}/model.pth')
     x.numpy().astype('float32').tofile(f'{out_dir}/input.bin')
-    # Its check allows 0.02 and 50 dB: a 16-bit output (step 3e-5 over [-1, 1]) keeps the golden small.
+    # Its check allows 0.02 and 50 dB: a 16-bit output, every 4th row and column (a whole 512² output is 1.5 MB),
+    # keeps the golden small; the test samples Crisp's output the same way.
     write_golden(golden, weights, {'model.pth': f'{out_dir}/model.pth'}, {'input': f'{out_dir}/input.bin'},
-                 [('output', y.numpy(), 'u16')])
+                 [('output', y.numpy(), 'u16', 4)])
     print(f'{tuple(y.shape)} min {y.min().item():.4f} max {y.max().item():.4f}')
 
 

@@ -134,8 +134,9 @@ class Blob:
 
 def write_golden(path, weights, files, inputs, outputs):
     """Writes <path>.json and <path>.bin.gz. files: {name: file path} (saved checkpoints); inputs: {name: file
-    path} of the float32 inputs (their sha256 is checked by the TS side); outputs: [(name, array, 'f32' | 'u16')],
-    u16 = linear over the array's own min..max (for checks whose tolerance is far above its step)."""
+    path) of the float32 inputs (their sha256 is checked by the TS side); outputs: [(name, array, 'f32' | 'u16'[,
+    stride])], u16 = linear over the array's own min..max (for checks whose tolerance is far above its step);
+    stride s keeps every s-th row and column of an [n, c, h, w] output (large outputs: the test samples alike)."""
     names = list(weights.records)
     by_hash = {}
     for i, name in enumerate(names):
@@ -157,9 +158,10 @@ def write_golden(path, weights, files, inputs, outputs):
         out['files'][fname] = {'sha256': hashlib.sha256(data).hexdigest(), 'size': len(data), 'segments': segments}
     for iname, ipath in inputs.items():
         out['inputs'][iname] = hashlib.sha256(open(ipath, 'rb').read()).hexdigest()
-    for oname, arr, kind in outputs:
-        a = numpy.ascontiguousarray(arr, dtype=numpy.float32)
-        entry = {'name': oname, 'shape': list(a.shape), 'dtype': kind}
+    for oname, arr, kind, *rest in outputs:
+        stride = rest[0] if rest else 1
+        a = numpy.ascontiguousarray(arr[..., ::stride, ::stride], dtype=numpy.float32)
+        entry = {'name': oname, 'shape': list(a.shape), 'dtype': kind, **({'stride': stride} if stride > 1 else {})}
         if kind == 'u16':
             lo, hi = float(a.min()), float(a.max())
             q = numpy.round((a.astype(numpy.float64) - lo) / (hi - lo) * 65535).astype('<u2')

@@ -16,8 +16,11 @@ export const GOLDEN_DIR = path.resolve(import.meta.dirname, '..', 'golden');
 /** Set by a maintainer with PyTorch installed: run the Python references and rewrite the goldens. */
 export const MAKE_GOLDENS = process.env.CRISP_MAKE_GOLDENS === '1';
 
-/** The Python the maintainer scripts run with (Debian's python3-torch is enough). */
-export const PYTHON = process.env.CRISP_PYTHON ?? '/usr/bin/python3';
+/**
+ * The Python the maintainer scripts run with, only under CRISP_MAKE_GOLDENS (any python3 with torch and numpy,
+ * e.g. Debian's python3-torch); `npm test` never starts it.
+ */
+export const PYTHON = process.env.CRISP_PYTHON ?? 'python3';
 
 interface Generated {
   key: string;
@@ -37,6 +40,7 @@ interface GoldenFile {
     at: [number, number];
     min?: number;
     max?: number;
+    stride?: number;
   }>;
 }
 
@@ -45,7 +49,8 @@ export interface Golden {
   files: Map<string, Buffer>;
   /** sha256 of each input the reference ran on, by name: the test's own input must hash the same. */
   inputs: Map<string, string>;
-  outputs: Map<string, { shape: number[]; data: Float32Array }>;
+  /** `stride` > 1: every stride-th row and column of the output only (sampleOutput takes the same from ours). */
+  outputs: Map<string, { shape: number[]; data: Float32Array; stride: number }>;
 }
 
 export const goldenPath = (suite: string, id: string): string => path.join(GOLDEN_DIR, suite, id);
@@ -115,7 +120,7 @@ export function loadGolden(suite: string, id: string): Golden {
       throw new Error(`${base}.json: rebuilt ${name} does not match the file torch wrote; ${regenerateHint(suite)}`);
     files.set(name, bytes);
   }
-  const outputs = new Map<string, { shape: number[]; data: Float32Array }>();
+  const outputs = new Map<string, { shape: number[]; data: Float32Array; stride: number }>();
   for (const o of meta.outputs) {
     const raw = lit(o.at[0], o.at[1]);
     let data: Float32Array;
@@ -125,7 +130,7 @@ export function loadGolden(suite: string, id: string): Golden {
       const step = (o.max! - o.min!) / 65535;
       data = Float32Array.from(q, (v) => o.min! + v * step);
     }
-    outputs.set(o.name, { shape: o.shape, data });
+    outputs.set(o.name, { shape: o.shape, data, stride: o.stride ?? 1 });
   }
   return { files, inputs: new Map(Object.entries(meta.inputs)), outputs };
 }
@@ -138,4 +143,17 @@ export function checkGoldenInput(suite: string, id: string, golden: Golden, name
     throw new Error(
       `${suite}/${id}: input ${name} differs from the one the golden was made from; ${regenerateHint(suite)}`,
     );
+}
+
+/** Every stride-th row and column of an [n, c, h, w] output, as golden.py keeps a strided reference. */
+export function sampleOutput(data: Float32Array, dims: readonly number[], stride: number): Float32Array {
+  if (stride === 1) return data;
+  const [n, c, h, w] = dims as [number, number, number, number];
+  const sh = Math.ceil(h / stride);
+  const sw = Math.ceil(w / stride);
+  const out = new Float32Array(n * c * sh * sw);
+  let k = 0;
+  for (let p = 0; p < n * c; p++)
+    for (let y = 0; y < h; y += stride) for (let x = 0; x < w; x += stride) out[k++] = data[(p * h + y) * w + x]!;
+  return out;
 }
