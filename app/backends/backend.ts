@@ -50,6 +50,11 @@ export interface UpscaleRequest {
   /** Final output path: written atomically (temp + rename); on failure or cancel nothing exists under it. */
   outputPath: string;
   signal?: AbortSignal;
+  /**
+   * Called at most once, when the image's model work is done and only its encode and write remain (local engine):
+   * the caller may pass the next image now, and the backend overlaps the two.
+   */
+  onEncoding?: () => void;
   /** 0–100, never decreasing; etaSeconds: estimated seconds left, when the backend knows (local engine). */
   onProgress?: (percent: number, etaSeconds?: number) => void;
   /**

@@ -1,7 +1,9 @@
 /**
  * The job queue: inputs, an output folder and name template, an overwrite policy; per-item and
- * whole-batch progress; cancel one or all; retry failed items. Items run one at a time through an
- * UpscaleBackend; one item's failure never stops the rest. State persists (queueFile) and resumes.
+ * whole-batch progress; cancel one or all; retry failed items. Items run in order through an UpscaleBackend,
+ * at most one ahead: once an item's model work is done and only its encode and write remain (the backend says
+ * so: onEncoding), the next item starts, so its decode and inference overlap that encode (issue 37); a third
+ * waits for the first to end. One item's failure never stops the rest. State persists (queueFile) and resumes.
  */
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -72,6 +74,10 @@ export class JobQueue {
   private run: { ids: Set<string>; peak: number; active: boolean } = { ids: new Set(), peak: 0, active: false };
   private loop: Promise<void> | undefined;
   private closing = false;
+  /** Output path → the end of the item writing it: a later item never decides its name before that file is there. */
+  private readonly writing = new Map<string, Promise<void>>();
+  /** Items already run again once because the engine died while they were only encoding. */
+  private readonly crashRetried = new Set<string>();
 
   private constructor(private readonly opts: JobQueueOptions) {}
 
@@ -270,13 +276,21 @@ export class JobQueue {
   // ---- the run ----
 
   private async runLoop(settings: JobSettings): Promise<void> {
+    // The item before the current one, still encoding; at most one item is ever ahead of an unfinished one.
+    let behind: Promise<void> | undefined;
     try {
       for (;;) {
         const item = this.closing ? undefined : this.items.find((i) => i.status === 'queued' && this.run.ids.has(i.id));
         if (!item) break;
-        await this.runItem(item, settings);
+        let encoding!: () => void;
+        const modelDone = new Promise<void>((resolve) => (encoding = resolve));
+        const run = this.runItem(item, settings, encoding);
+        await Promise.race([modelDone, run]);
+        await behind;
+        behind = run;
       }
     } finally {
+      await behind;
       this.run.active = false;
       const runItems = this.items.filter((i) => this.run.ids.has(i.id));
       await this.changed();
@@ -289,7 +303,8 @@ export class JobQueue {
     }
   }
 
-  private async runItem(item: JobItem, settings: JobSettings): Promise<void> {
+  /** onEncoding: called once this item's model work is done (it then only encodes and writes), or never. */
+  private async runItem(item: JobItem, settings: JobSettings, onEncoding: () => void): Promise<void> {
     const controller = new AbortController();
     this.controllers.set(item.id, controller);
     item.status = 'running';
@@ -303,10 +318,18 @@ export class JobQueue {
     await this.changed();
     const signal = controller.signal;
     const dir = settings.outputFolder || path.dirname(item.inputPath);
+    let markWritten!: () => void;
+    const written = new Promise<void>((resolve) => (markWritten = resolve));
+    let releaseName = markWritten;
+    let pastModel = false;
     try {
       // The folder is made and proven writable before anything runs; each step races Stop and a timeout.
       await prepareOutputFolder(dir, { signal });
-      const decision = await guardStep(decideOutput(dir, jobOutputName(settings, item.inputPath), settings.overwrite), {
+      const fileName = jobOutputName(settings, item.inputPath);
+      // The item ahead may still be writing this very name: decide as a one-at-a-time run would, i.e. as if it
+      // had finished. Skip and rename see its name as taken; replace waits for it, so the later image wins.
+      if (settings.overwrite === 'replace') await this.writing.get(path.join(dir, fileName));
+      const decision = await guardStep(decideOutput(dir, fileName, settings.overwrite, new Set(this.writing.keys())), {
         signal,
         timeoutMs: 10_000,
         what: `Checking ${dir}`,
@@ -316,6 +339,11 @@ export class JobQueue {
         this.setStatus(item, 'skipped');
         return;
       }
+      this.writing.set(decision.path, written);
+      releaseName = () => {
+        if (this.writing.get(decision.path) === written) this.writing.delete(decision.path);
+        markWritten();
+      };
       const backend = await guardStep(Promise.resolve(this.opts.backend()), { signal, what: 'Starting the engine' });
       const out = await guardStep(
         backend.upscale({
@@ -324,6 +352,10 @@ export class JobQueue {
           settings: upscaleSettingsFor(settings),
           outputPath: decision.path,
           signal,
+          onEncoding: () => {
+            pastModel = true;
+            onEncoding();
+          },
           ...(this.resume[item.id] ? { resume: this.resume[item.id] } : {}),
           onResumable: (token) => {
             this.resume[item.id] = token;
@@ -350,6 +382,7 @@ export class JobQueue {
       item.percent = 100;
       item.durationMs = Date.now() - startedAt;
       delete this.resume[item.id];
+      this.crashRetried.delete(item.id);
       this.setStatus(item, 'done');
     } catch (e) {
       delete item.etaSeconds;
@@ -358,6 +391,12 @@ export class JobQueue {
         item.percent = 0;
         // Stopped by a shutdown: queued again so the next start resumes it.
         this.setStatus(item, shutdown ? 'queued' : 'cancelled');
+      } else if (pastModel && hasErrorCode(e, 'engine-crashed') && !this.crashRetried.has(item.id)) {
+        // The engine died while this image was only encoding, most likely from the next image's work: run it
+        // again (once) rather than fail an image for another one's crash.
+        this.crashRetried.add(item.id);
+        item.percent = 0;
+        this.setStatus(item, 'queued');
       } else {
         // The service itself failed the task (nothing was charged): a retry must start a new one.
         if (hasErrorCode(e, 'processing-failed')) delete this.resume[item.id];
@@ -368,6 +407,7 @@ export class JobQueue {
         this.setStatus(item, 'failed');
       }
     } finally {
+      releaseName();
       this.controllers.delete(item.id);
       await this.changed();
       if (this.opts.onEvent) void this.emitAccountLater();

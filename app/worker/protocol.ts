@@ -42,6 +42,8 @@ export type FromWorker =
   | { type: 'ready'; devices: string[] }
   | { type: 'initFailed'; error: WireError }
   | { type: 'progress'; jobId: string; percent: number; etaSeconds?: number }
+  /** The job's model work is done (core's onEncoding): the app may send the next one to overlap its encode. */
+  | { type: 'encoding'; jobId: string }
   | { type: 'done'; jobId: string; outputPath: string; result: UpscaleFileResult }
   /** A stopped job fails with the catalog's `cancelled`. */
   | { type: 'failed'; jobId: string; error: WireError };

@@ -71,6 +71,7 @@ export function startWorkerMain(
       let lastEta: number | undefined;
       const result = await ctx.core.upscaleFile(job, {
         signal: abort.signal,
+        onEncoding: () => channel.send({ type: 'encoding', jobId }),
         onProgress: (fraction, etaSeconds) => {
           // Whole percents below 100 (100 is the result itself), sent only when something changed.
           const percent = Math.min(99, Math.floor(fraction * 100));

@@ -79,4 +79,10 @@ export interface UpscaleFileOptions {
   /** Aborting stops the job within a tile; the promise then rejects with the signal's reason. */
   signal?: AbortSignal;
   onProgress?: CoreProgress;
+  /**
+   * Called once when the job is past its last model run (encoding and writing remain): a caller that hands core
+   * its images one at a time can pass the next one now, and its decode and inference overlap this one's encode
+   * (the pool takes at most one such job per worker). Never called for a job that fails before it.
+   */
+  onEncoding?: () => void;
 }

@@ -29,6 +29,7 @@ interface Pending {
   job: UpscaleFileJob;
   signal: AbortSignal | undefined;
   onProgress: CoreProgress | undefined;
+  onEncoding: (() => void) | undefined;
   resolve: (r: UpscaleFileResult) => void;
   reject: (e: unknown) => void;
   onAbort?: () => void;
@@ -79,6 +80,7 @@ export class WorkerPool {
         job,
         signal: opts.signal,
         onProgress: opts.onProgress,
+        onEncoding: opts.onEncoding,
         resolve,
         reject,
       };
@@ -180,6 +182,7 @@ export class WorkerPool {
     if (msg.type === 'encoding') {
       slot.encoding.add(p.id);
       this.dispatch();
+      p.onEncoding?.();
       return;
     }
     slot.jobs.splice(slot.jobs.indexOf(p), 1);

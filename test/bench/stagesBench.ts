@@ -6,7 +6,9 @@
  * all measured in this run. Per model: the time of each pipeline stage for one image (upscaleImage's StageClock:
  * stages overlap when the pipeline does, so they may add up to more than the wall time), and the marginal time
  * per image in a batch of 4 through the core's worker thread (what `crisp batch` and the app run):
- * (T(4 images) − T(1 image)) / 3, so start-up is not counted. Ratio = marginal ÷ (floor + bare).
+ * (T(4 images) − T(1 image)) / 3, so start-up is not counted. Ratio = marginal ÷ (floor + bare). "queue" is the
+ * same marginal through what `crisp batch` and the app really run: the job queue (app/jobs/jobQueue.ts), which
+ * hands the engine process one image at a time (the next one once the previous says it is only encoding).
  *
  * `npm run bench -- --only stages` (CRISP_BENCH_FORMAT=jpg for JPEG; CRISP_BENCH_EP=webgpu or --ep webgpu for a
  * GPU provider).
@@ -17,6 +19,8 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { attr, GraphBuilder } from '../../engine/convert/graph/onnxWriter.js';
+import { createLocalBackend } from '../../app/backends/local/localBackend.js';
+import { JobQueue } from '../../app/jobs/jobQueue.js';
 import { createCore } from '../../engine/core/index.js';
 import { createInference, type ExecutionProvider } from '../../engine/core/inference/index.js';
 import type { ResolvedModel } from '../../engine/core/models/catalog.js';
@@ -95,6 +99,8 @@ export async function stagesBench(): Promise<void> {
       'bare run s',
       'marginal s/img',
       '÷ (floor + bare)',
+      'queue s/img',
+      'queue ÷ (floor + bare)',
       ...STAGES.map((s) => `${s} ms`),
       'wall ms',
     ];
@@ -157,11 +163,50 @@ export async function stagesBench(): Promise<void> {
       const four = await timeIt(1, () => batch(4, 'four'));
       await core.close();
       const marginal = (four - one) / 3;
+
+      // The same through the job queue and the engine process (crisp batch, the app).
+      const local = createLocalBackend({
+        dataDir: path.join(tmp, 'engine'),
+        modelDirs: [models],
+        customModelsDir: models,
+        executionProvider: ep,
+        precision: 'fp32',
+      });
+      const queued = async (n: number, tag: string) => {
+        const inputs = path.join(tmp, `${tag}-in`);
+        mkdirSync(inputs);
+        for (let i = 0; i < n; i++) copyFileSync(input, path.join(inputs, `in${i}.png`));
+        const queue = await JobQueue.open({
+          backend: () => local,
+          settings: () => ({
+            model: `custom:${row.name}`,
+            scale: SCALE,
+            format,
+            compression: 0,
+            face: false,
+            outputFolder: path.join(tmp, `${tag}-out`),
+            template: '{name}.{ext}',
+            overwrite: 'replace',
+          }),
+        });
+        await queue.addPaths([inputs]);
+        await queue.start();
+        await queue.idle();
+        const bad = queue.snapshot().items.filter((i) => i.status !== 'done');
+        if (bad.length > 0) throw new Error(`queue bench: ${bad[0]!.error ?? bad[0]!.status}`);
+      };
+      await queued(1, `${row.name}-qwarm`);
+      const qOne = await timeIt(1, () => queued(1, `${row.name}-q1`));
+      const qFour = await timeIt(1, () => queued(4, `${row.name}-q4`));
+      await local.close();
+      const queueMarginal = (qFour - qOne) / 3;
       table.push([
         row.label,
         bareS.toFixed(3),
         marginal.toFixed(3),
         `×${(marginal / (floorS + bareS)).toFixed(2)}`,
+        queueMarginal.toFixed(3),
+        `×${(queueMarginal / (floorS + bareS)).toFixed(2)}`,
         ...STAGES.map((s) => (stages[s] !== undefined ? stages[s]!.toFixed(0) : '–')),
         (stages.wall ?? 0).toFixed(0),
       ]);

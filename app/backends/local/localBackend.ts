@@ -1,7 +1,8 @@
 /**
  * The local backend: the upscaling core runs in a separate worker process, so a native crash, GPU fault or OOM
  * kill fails the current item with a clear message and never takes the app down; the next item starts a
- * fresh worker. Items run one at a time (the engine runs one inference at a time anyway).
+ * fresh worker. One item runs its model at a time; the next one is sent as soon as the current one says it is
+ * only encoding, so its decode and inference overlap that encode in the engine (core's pool allows exactly that).
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -130,7 +131,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     return w;
   }
 
-  async function run(req: UpscaleRequest): Promise<UpscaleOutcome> {
+  async function run(req: UpscaleRequest, onEncoding: () => void): Promise<UpscaleOutcome> {
     if (req.signal?.aborted) throw crispError('cancelled');
     const w = await ensureWorker();
     const jobId = randomUUID();
@@ -149,6 +150,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
       w.pending.set(jobId, {
         onMessage(msg) {
           if (msg.type === 'progress') req.onProgress?.(Math.min(99, msg.percent), msg.etaSeconds);
+          else if (msg.type === 'encoding') onEncoding();
           else if (msg.type === 'done') {
             finish();
             resolve(msg);
@@ -199,7 +201,20 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
 
   return {
     mode: 'local',
-    upscale: (req) => lock.run(() => run(req)),
+    // The turn passes on when the image is only encoding (or has ended), not when its file is written.
+    upscale: (req) =>
+      new Promise<UpscaleOutcome>((resolve, reject) => {
+        void lock.run(
+          () =>
+            new Promise<void>((turnOver) => {
+              const encoding = () => {
+                turnOver();
+                req.onEncoding?.();
+              };
+              void run(req, encoding).then(resolve, reject).finally(turnOver);
+            }),
+        );
+      }),
     estimate: async () => 0,
     getAccount: async (): Promise<AccountView> => ({ available: false }),
     devices: async () => (await ensureWorker()).devices ?? [],

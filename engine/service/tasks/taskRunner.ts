@@ -2,7 +2,8 @@
  * The task scheduler: one inference job at a time (one device), shared fairly between users.
  *
  * - Each user has their own queue of runnable tasks; the worker serves users round-robin **one image at
- *   a time**, so a user's 30-image task delays another user's one-image task by at most one image.
+ *   a time**, so a user's 30-image task delays another user's one-image task by at most one image. The next
+ *   turn starts when the current image's model work is done, overlapping its encode (pump).
  * - URL inputs are fetched before a task joins its user's queue, outside the inference loop: fetches
  *   run concurrently, at most `urlFetchesPerUser` at once per user, each with its own deadline, so a
  *   slow or failing host holds only its own task, never the device.
@@ -181,33 +182,63 @@ export class TaskRunner {
     if (t >= 0) this.turns.splice(t, 1);
   }
 
+  /**
+   * Turns, one image each, round-robin over users, at most one image ahead: once an image's model work is done
+   * (core's onEncoding) the next turn starts, so its decode and inference overlap that image's encode, write
+   * and publish (issue 37); a third waits until the first has ended. A job runs one image at a time, so the
+   * image ahead is always another task's (a user's next waiting task, or the next user's).
+   */
   private async pump(): Promise<void> {
-    for (let userId = this.turns.shift(); userId !== undefined; userId = this.turns.shift()) {
+    let behind: Promise<void> | undefined;
+    for (;;) {
+      const turn = this.nextTurn();
+      if (!turn) {
+        // Everything runnable is already running: wait for the image ahead, then look again.
+        if (!behind) return;
+        await behind;
+        behind = undefined;
+        continue;
+      }
+      const { userId, q, job } = turn;
+      let encoding!: () => void;
+      const modelDone = new Promise<void>((resolve) => (encoding = resolve));
+      const step = this.stepOf(job, encoding).then(() => {
+        job.step = undefined;
+        if (this.jobs.get(job.task.id) === job) return;
+        const i = q.indexOf(job);
+        if (i >= 0) q.splice(i, 1);
+        if (q.length === 0 && this.queues.get(userId) === q) this.dropUser(userId);
+      });
+      job.step = step;
+      await Promise.race([modelDone, step]);
+      await behind;
+      behind = step;
+    }
+  }
+
+  /** The next user's first job with no image running; the user goes to the back of the line. */
+  private nextTurn(): { userId: string; q: Job[]; job: Job } | undefined {
+    for (let tries = this.turns.length; tries > 0; tries--) {
+      const userId = this.turns.shift() as string;
       const q = this.queues.get(userId);
-      const job = q?.[0];
-      if (!q || !job) {
+      if (!q || q.length === 0) {
         this.queues.delete(userId);
         continue;
       }
       // Back of the line before running, so a user who enqueues meanwhile still gets the next turn.
       this.turns.push(userId);
-      job.step = this.stepOf(job);
-      const over = await job.step.then(() => this.jobs.get(job.task.id) !== job);
-      job.step = undefined;
-      if (over) {
-        const i = q.indexOf(job);
-        if (i >= 0) q.splice(i, 1);
-        if (q.length === 0) this.dropUser(userId);
-      }
+      const job = q.find((j) => !j.step);
+      if (job) return { userId, q, job };
     }
+    return undefined;
   }
 
   /** Runs one image of the job (the last step also completes the task); any failure ends the task. */
-  private async stepOf(job: Job): Promise<void> {
+  private async stepOf(job: Job, onEncoding: () => void): Promise<void> {
     const signal = job.abort.signal;
     try {
       signal.throwIfAborted();
-      await this.runImage(job, signal);
+      await this.runImage(job, signal, onEncoding);
       if (job.next >= job.task.inputs.length) await this.complete(job, signal);
     } catch (e) {
       if (this.deps.owns?.(job.task) === false) return this.release(job);
@@ -288,7 +319,7 @@ export class TaskRunner {
     }
   }
 
-  private async runImage(job: Job, signal: AbortSignal): Promise<void> {
+  private async runImage(job: Job, signal: AbortSignal, onEncoding: () => void): Promise<void> {
     const { store, limits, now } = this.deps;
     const { task } = job;
     const outDir = path.join(store.taskDir(task.id), 'outputs');
@@ -362,6 +393,7 @@ export class TaskRunner {
     const clamp = (f: number) => Math.min(1, Math.max(0, f));
     const result = await this.deps.core.upscaleFile(coreJob, {
       signal,
+      onEncoding,
       onProgress: (f, eta) => this.setProgress(task, (i + clamp(f)) / n, eta),
     });
     task.provider = result.provider;
