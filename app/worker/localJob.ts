@@ -10,7 +10,6 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
   errors,
-  hasErrorCode,
   loadRequestParsers,
   refusalBehind,
   sanitizeFileName,
@@ -28,6 +27,7 @@ import {
   metadataRequest,
   resolveFaceModel,
   resolveTaskModelField,
+  withModelSuggestion,
   type FaceJob,
   type TaskModelSources,
   type UpscaleFileJob,
@@ -52,9 +52,7 @@ async function settingsOf(request: UpscaleSettings, customModelsDir: string | un
   try {
     return parseTaskSettings(named.fields, custom ? { extraModels: (name) => custom.has(name) } : {});
   } catch (e) {
-    throw named.suggestion && hasErrorCode(e, 'bad-request') && e.params?.detail !== undefined
-      ? errors.badRequest(`${e.params.detail}.${named.suggestion}`)
-      : e;
+    throw withModelSuggestion(e, named.suggestion);
   }
 }
 

@@ -12,7 +12,7 @@ import { errors, isContractError, type StartTaskRequest, type StartTaskResult } 
 import { parseStartTask } from '../contract/parseRequest.js';
 import type { FaceJob } from '../core/index.js';
 import { ModelNotInstalledError } from '../core/models/catalog.js';
-import { resolveTaskModelField } from '../core/models/modelNames.js';
+import { resolveTaskModelField, withModelSuggestion } from '../core/models/modelNames.js';
 import { checkPreModel } from '../core/models/preModel.js';
 import { customModelNames, resolveTaskModel, type TaskModelSources } from '../core/models/taskModel.js';
 import { checkPassesFit, ImageInputError } from '../core/pipeline/index.js';
@@ -73,9 +73,7 @@ export function startTaskOperation(
         custom ? { extraModels: (name) => custom.has(name) } : {},
       );
     } catch (e) {
-      throw named.suggestion && isContractError(e) && e.status === 400
-        ? errors.badRequest(`${e.message.replace(/^Bad Request: /, '')}.${named.suggestion}`)
-        : e;
+      throw withModelSuggestion(e, named.suggestion);
     }
     if (req.enhanceFace && !face) throw errors.faceNotAvailable();
     let nativeScale: number;

@@ -11,6 +11,8 @@ import {
   type CustomModelName,
   type TaskModelName,
 } from '../../contract/enums.js';
+import { hasErrorCode } from '../../contract/errorCatalog.js';
+import { errors } from '../../contract/errors.js';
 
 export function customModelName(name: string): CustomModelName {
   return `${CUSTOM_MODEL_PREFIX}${name}`;
@@ -100,8 +102,9 @@ export function resolveModelName(input: string, options: ModelNameOptions = {}):
 
 /**
  * start-task's `model` field as the engine sees it: a bare imported name becomes `custom:<name>`; an
- * unknown name is left for the contract's validation to refuse, with `suggestion` to append to its 400.
- * `customNames` holds `custom:<name>` names (absent: the engine offers none, as in `crisp serve`).
+ * unknown name is left for the contract's validation to refuse, with `suggestion` to append to its 400
+ * (withModelSuggestion). `customNames` holds `custom:<name>` names (absent: the engine offers none, as in
+ * `crisp serve`).
  */
 export function resolveTaskModelField(
   fields: Record<string, unknown>,
@@ -119,4 +122,15 @@ export function resolveTaskModelField(
       ...bare.map(customModelName),
     ]),
   };
+}
+
+/**
+ * The contract's refusal of the request with "did you mean …" added to what it says is wrong (the suggestion of
+ * resolveTaskModelField); any other failure, or none to add, as it is. Built from the refusal's detail, never
+ * by parsing its sentence.
+ */
+export function withModelSuggestion(e: unknown, suggestion: string): unknown {
+  return suggestion && hasErrorCode(e, 'bad-request') && e.params?.detail !== undefined
+    ? errors.badRequest(`${e.params.detail}.${suggestion}`)
+    : e;
 }

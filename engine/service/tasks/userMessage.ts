@@ -14,7 +14,8 @@ const KNOWN_USER_ERRORS = new Set<string>([
 ]);
 
 export function userMessage(e: unknown, fileName?: string): string {
-  if (isContractError(e)) return e.message.replace(/^Bad Request: /, '');
+  // A refusal's own words, without the row's "Bad Request: " around them.
+  if (isContractError(e)) return (hasErrorCode(e, 'bad-request') ? e.params?.detail : undefined) ?? e.message;
   if (e instanceof Error && KNOWN_USER_ERRORS.has(String((e as { code?: unknown }).code))) return e.message;
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   const where = fileName ? ` while upscaling ${fileName}` : '';
