@@ -239,7 +239,7 @@ describe('stage times', () => {
       },
       inference,
     );
-    for (const stage of ['probe', 'session', 'decode', 'tileIn', 'run', 'tileOut', 'encode', 'write'] as const)
+    for (const stage of ['probe', 'session', 'decode', 'tileIn', 'run', 'tileOut', 'encode'] as const)
       expect(r.stages[stage], stage).toBeGreaterThanOrEqual(0);
     expect(Object.keys(r.stages).every((k) => k === 'wall' || (STAGES as readonly string[]).includes(k))).toBe(true);
     expect(r.stages.wall).toBeGreaterThan(0);

@@ -149,6 +149,24 @@ export interface EncodedFile {
 }
 
 /**
+ * Encodes an in-memory raster straight into `outputPath`, atomically, as encodeDiskRaster does: the encoded
+ * image is never held in memory (a 16 MP PNG is ~30 MB, more with its EXIF copy), which matters once the next
+ * image's inference runs beside this encode (issue 37).
+ */
+export async function encodeRasterToFile(
+  raster: Raster,
+  opts: EncodeOptions,
+  outputPath: string,
+  signal?: AbortSignal,
+): Promise<EncodedFile> {
+  const r = opts.format === 'png' ? raster : to8bit(raster);
+  const { input, raw } = rawInput(r);
+  const { img, warnings } = encoder(sharp(input, { raw, limitInputPixels: false }), r.channels, r.depth, opts, false);
+  const { width, height } = opts.resize ?? r;
+  return writeEncoded(img, opts, r.depth, width, height, outputPath, signal, warnings);
+}
+
+/**
  * Encodes a finished disk raster straight into `outputPath`, atomically: sharp writes a temp file beside it,
  * and the container's head (where the sRGB tag and EXIF go: right after PNG's IHDR, JPEG's SOI) is rewritten
  * while the rest is streamed across, so the encoded image is never in memory either.
@@ -167,6 +185,20 @@ export async function encodeDiskRaster(
     true,
   );
   const { width, height } = opts.resize ?? raster;
+  return writeEncoded(img, opts, raster.depth, width, height, outputPath, signal, warnings);
+}
+
+/** sharp's encode into a temp file, the container's head finished, flushed to disk, then renamed into place. */
+async function writeEncoded(
+  img: Sharp,
+  opts: EncodeOptions,
+  depth: BitDepth,
+  width: number,
+  height: number,
+  outputPath: string,
+  signal: AbortSignal | undefined,
+  warnings: string[],
+): Promise<EncodedFile> {
   const encoded = tempPathFor(outputPath);
   const final = tempPathFor(outputPath);
   try {
@@ -175,14 +207,15 @@ export async function encodeDiskRaster(
     const needsHead =
       exifOf(opts) !== undefined ||
       (opts.format === 'jpg' && opts.carry?.iptc !== undefined) ||
-      (opts.format === 'png' && raster.depth === 16 && !opts.carry?.stripped);
+      (opts.format === 'png' && depth === 16 && !opts.carry?.stripped);
+    let done = encoded;
     if (!needsHead) {
-      await rename(encoded, outputPath);
+      // as it is
     } else if (opts.format === 'webp') {
       // WebP's EXIF goes at the end and its RIFF size changes; WebP outputs are at most 16383² and libwebp
       // already held the whole picture, so the file is read whole.
-      await writeFile(final, await finishContainer(await readFile(encoded), opts, raster.depth, width, height));
-      await rename(final, outputPath);
+      await writeFile(final, await finishContainer(await readFile(encoded), opts, depth, width, height));
+      done = final;
     } else {
       // PNG: signature (8) + IHDR (25); JPEG: SOI (2). Chunks and segments are inserted right after these.
       const headLen = opts.format === 'png' ? 33 : 2;
@@ -193,7 +226,7 @@ export async function encodeDiskRaster(
       } finally {
         await fh.close();
       }
-      const newHead = await finishContainer(head, opts, raster.depth, width, height);
+      const newHead = await finishContainer(head, opts, depth, width, height);
       await pipeline(
         async function* () {
           yield newHead;
@@ -201,9 +234,17 @@ export async function encodeDiskRaster(
         },
         createWriteStream(final, { flags: 'wx', mode: 0o644 }),
       );
-      signal?.throwIfAborted();
-      await rename(final, outputPath);
+      done = final;
     }
+    // On disk before it has the output's name, as writeFileAtomic does: a crash never leaves a cut file there.
+    const fh = await open(done, 'r+');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    signal?.throwIfAborted();
+    await rename(done, outputPath);
     return { width, height, bytes: (await stat(outputPath)).size, warnings };
   } finally {
     await rm(encoded, { force: true });

@@ -14,8 +14,8 @@ export const STAGES = [
   'resize',
   'faces',
   'metadata',
+  /** Encoding straight into the output file, its flush and rename included (no separate write since issue 37). */
   'encode',
-  'write',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 export type StageTimes = Partial<Record<Stage | 'wall', number>>;

@@ -13,14 +13,13 @@ import path from 'node:path';
 import type { SaveImageAs, Scale, SizeRequest } from '../../contract/index.js';
 import type { ExecutionProvider, Inference, Precision } from '../inference/index.js';
 import type { ResolvedModel } from '../models/catalog.js';
-import { writeFileAtomic } from '../atomicFile.js';
 import { encodePoint, holdPoint } from '../testGate.js';
 import { enhanceFaces, type FaceReport, type FaceStageOptions, type OutputRegions } from '../faces/faceStage.js';
 import { checkDiskBudget, estimateJob, type FreeDiskReader, type JobBudget, type OutputMode } from './budget.js';
 import { decodeImage } from './decode.js';
 import { ImageInputError } from './errors.js';
 import { DiskRaster, MemoryRaster, type OutputRaster } from './diskRaster.js';
-import { encodeDiskRaster, encodeRaster, type EncodeOptions } from './encode.js';
+import { encodeDiskRaster, encodeRasterToFile, type EncodeOptions } from './encode.js';
 import { carriedMetadata, iccProfileFile, type MetadataRequest } from './metadata.js';
 import { inferTiles } from './infer.js';
 import { decodeToDisk, memoryInput, type InputRaster } from './inputRaster.js';
@@ -258,10 +257,10 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       target.close();
       result = await clock.time('encode', () => encodeDiskRaster(target!, opts, job.outputPath, job.signal));
     } else {
-      const encoded = await clock.time('encode', () => encodeRaster((output as MemoryRaster).raster, opts));
-      job.signal?.throwIfAborted();
-      await clock.time('write', () => writeFileAtomic(job.outputPath, encoded.data, { signal: job.signal }));
-      result = { width: encoded.width, height: encoded.height, bytes: encoded.data.length, warnings: encoded.warnings };
+      // Encoded straight into the file (never the whole encoded image in memory), then flushed and renamed.
+      result = await clock.time('encode', () =>
+        encodeRasterToFile((output as MemoryRaster).raster, opts, job.outputPath, job.signal),
+      );
     }
     stopEncodeClock();
     progress.done();
