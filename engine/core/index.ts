@@ -26,6 +26,7 @@
  *   loadInference      inference/index.ts: onnxruntime sessions, autoProviders (onnxruntime, zod)
  *   loadInt8Variants   inference/int8Variant.ts: int8 variants and their manifest (zod)
  *   loadPrecision      inference/precision.ts: choosePrecision, int8Verdict (zod)
+ *   loadJobCheck       checkJob.ts: checkRequest, checkImageFits, imageJob — the one request check (zod, sharp)
  * Getting models in — downloads, imports, checkpoint conversion, int8 builds — is the part above core,
  * engine/convert (its entry: engine/convert/index.ts); an upscale never loads it.
  */
@@ -66,6 +67,7 @@ export type {
   PrecisionRequest,
 } from './inference/index.js';
 export type { Int8Manifest, Int8Variant } from './inference/int8Variant.js';
+export type { CheckedRequest, JobChoices, JobRequest } from './checkJob.js';
 export type { MetadataRequest, Provenance } from './pipeline/metadata.js';
 
 export const loadModelCatalog = () => import('./models/catalog.js');
@@ -78,6 +80,7 @@ export const loadImageMetadata = () => import('./pipeline/metadata.js');
 export const loadInference = () => import('./inference/index.js');
 export const loadInt8Variants = () => import('./inference/int8Variant.js');
 export const loadPrecision = () => import('./inference/precision.js');
+export const loadJobCheck = () => import('./checkJob.js');
 
 export interface CoreOptions {
   /** auto (default), cpu, webgpu, cuda, dml or coreml. */

@@ -8,14 +8,18 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Caller, StartTaskInput } from './api.js';
-import { errors, isContractError, type StartTaskRequest, type StartTaskResult } from '../contract/index.js';
+import {
+  errors,
+  hasErrorCode,
+  isContractError,
+  type StartTaskRequest,
+  type StartTaskResult,
+} from '../contract/index.js';
 import { parseStartTask } from '../contract/parseRequest.js';
+import { checkImageFits, checkRequest, type CheckedRequest } from '../core/checkJob.js';
 import type { FaceJob } from '../core/index.js';
-import { ModelNotInstalledError } from '../core/models/catalog.js';
-import { resolveTaskModelField, withModelSuggestion } from '../core/models/modelNames.js';
-import { checkPreModel } from '../core/models/preModel.js';
-import { customModelNames, resolveTaskModel, type TaskModelSources } from '../core/models/taskModel.js';
-import { checkPassesFit, ImageInputError } from '../core/pipeline/index.js';
+import type { TaskModelSources } from '../core/models/taskModel.js';
+import { isImageInputError } from '../core/pipeline/index.js';
 import type { CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
 import type { EngineLimits } from './limits.js';
@@ -58,34 +62,25 @@ export function startTaskOperation(
 ): (caller: Caller, input: StartTaskInput) => Promise<StartTaskResult> {
   const { limits, now, meter, modelSources, face, quotas, fetchBudget, tasks, files, operatorLog } = deps;
   return async function startTask(caller: Caller, input: StartTaskInput): Promise<StartTaskResult> {
-    // Read the registry per task so a model imported while the engine runs is usable at once.
-    // Without a registry folder only catalog names exist (as in `crisp serve`).
-    const custom =
-      modelSources.customModelsDir === undefined ? undefined : await customModelNames(modelSources.customModelsDir);
-    // An imported model answers to its bare name too; an unknown name gets "did you mean …" in the 400.
-    const named = resolveTaskModelField(input.fields, custom);
-    let req: StartTaskRequest;
+    // The one request check (core's checkJob): names, fields and sources, faces, the model's files, a pre-model.
+    let checked: CheckedRequest<StartTaskRequest>;
     try {
-      req = parseStartTask(
-        named.fields,
-        input.file,
-        { maxFilesPerTask: limits.maxFilesPerTask },
-        custom ? { extraModels: (name) => custom.has(name) } : {},
+      checked = await checkRequest(
+        { fields: input.fields, passes: input.passes, preModel: input.preModel, metadata: input.metadata },
+        modelSources,
+        (fields, options) => parseStartTask(fields, input.file, { maxFilesPerTask: limits.maxFilesPerTask }, options),
+        (r) => {
+          if (r.enhanceFace && !face) throw errors.faceNotAvailable();
+        },
       );
     } catch (e) {
-      throw withModelSuggestion(e, named.suggestion);
-    }
-    if (req.enhanceFace && !face) throw errors.faceNotAvailable();
-    let nativeScale: number;
-    try {
-      nativeScale = (await resolveTaskModel(req, modelSources, { build: false })).entry.scale;
-    } catch (e) {
-      if (e instanceof ModelNotInstalledError)
+      // A model missing on a server is the caller's 400 (its install command is the operator's detail).
+      if (hasErrorCode(e, 'model-not-installed'))
         throw errors.badRequest(operatorLog ? publicMessage(e, undefined, operatorLog) : e.message);
       throw e;
     }
-    const preModel =
-      input.preModel === undefined ? undefined : await checkPreModel(input.preModel, custom, modelSources);
+    const { request: req, nativeScale, choices } = checked;
+    const preModel = choices.preModel;
     const count = req.source === 'file' ? req.file.length : req.source === 'files' ? req.files.length : req.urls.length;
     await assertTaskQuota(quotas, caller, count);
     // Nothing is read for a caller who cannot pay even the base price (the server checked before the body, too).
@@ -101,23 +96,17 @@ export function startTaskOperation(
         // An in-process caller's chosen destination is where the output and its temp raster will need room.
         outputDir: input.outputPath ? path.dirname(input.outputPath) : undefined,
       });
-      if (input.passes === 2) {
-        // Double upscale: refused from the headers, before any pass, when the result would exceed the limits.
-        for (const i of inputs) {
-          if (!i.dimensions) continue;
-          try {
-            checkPassesFit(i.dimensions.width, i.dimensions.height, req.scale, 2, req.saveImageAs, {
-              name: i.originalFileName,
-              maxInputPixels: limits.maxInputPixels,
-              maxOutputPixels: limits.maxOutputPixels,
-            });
-          } catch (e) {
-            if (e instanceof ImageInputError) throw errors.badRequest(e.message);
-            throw e;
-          }
+      // Double upscale: refused from the headers, before any pass, when the result would exceed the limits.
+      for (const i of inputs) {
+        if (!i.dimensions) continue;
+        try {
+          checkImageFits(i.dimensions, choices, i.originalFileName, limits);
+        } catch (e) {
+          if (isImageInputError(e)) throw errors.badRequest(e.message);
+          throw e;
         }
       }
-      cost = priceTask(meter, req, inputs, { nativeScale, ...(input.passes === 2 ? { passes: 2 } : {}) });
+      cost = priceTask(meter, req, inputs, { nativeScale, ...(choices.passes === 2 ? { passes: 2 } : {}) });
       // Taken before the task exists: a refusal here (429) must not leave a saved task behind.
       if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       // Whichever worker claims the task reads its inputs from where every process can (a bucket).
@@ -127,14 +116,7 @@ export function startTaskOperation(
         id,
         userId: caller.userId,
         email: caller.email,
-        settings: {
-          model: req.model,
-          scale: req.scale,
-          saveImageAs: req.saveImageAs,
-          enhanceFace: req.enhanceFace,
-          compression: req.compression,
-          ...(req.denoise !== undefined ? { denoise: req.denoise } : {}),
-        },
+        settings: choices.settings,
         createdAt: t,
         updatedAt: t,
         status: 'PROCESSING',
@@ -149,9 +131,9 @@ export function startTaskOperation(
         ...(input.outputPath !== undefined && inputs.length === 1
           ? { destination: path.resolve(input.outputPath) }
           : {}),
-        ...(input.passes === 2 ? { passes: 2 as const } : {}),
+        ...(choices.passes === 2 ? { passes: 2 as const } : {}),
         ...(preModel ? { preModel } : {}),
-        ...(input.metadata ? { metadata: input.metadata } : {}),
+        ...(choices.metadata ? { metadata: choices.metadata } : {}),
       };
       // The charge and the record: one transaction where the records are in the database.
       await tasks.insert(task, caller, cost);

@@ -17,9 +17,9 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { OUTPUT_MIME_TYPES, type FileData } from '../../contract/index.js';
-import type { Core, FaceJob, UpscaleFileJob } from '../../core/index.js';
+import { imageJob } from '../../core/checkJob.js';
+import type { Core, FaceJob } from '../../core/index.js';
 import { checkedInput } from '../../core/inputs.js';
-import { metadataRequest } from '../../core/provenance.js';
 import { holdPoint } from '../../core/testGate.js';
 import { fetchImage } from '../inputs/fetchImage.js';
 import type { EngineLimits } from '../limits.js';
@@ -360,36 +360,17 @@ export class TaskRunner {
         );
     job.taken.add(fileName);
     const outputPath = task.destination ?? path.join(outDir, fileName);
-    const coreJob: UpscaleFileJob = {
-      inputPath: input.path as string,
-      inputName: input.originalFileName,
-      outputPath,
-      model: task.settings.model,
-      ...(task.settings.denoise !== undefined ? { denoise: task.settings.denoise } : {}),
-      scale: task.settings.scale,
-      format: task.settings.saveImageAs,
-      compression: task.settings.compression,
-      ...(task.passes === 2 ? { passes: 2 as const } : {}),
-      ...(task.preModel ? { preModel: task.preModel } : {}),
-      ...(task.settings.enhanceFace && this.deps.face ? { face: this.deps.face } : {}),
-      ...(this.deps.tileSize !== undefined ? { tileSize: this.deps.tileSize } : {}),
-      ...(task.metadata
-        ? {
-            metadata: metadataRequest(task.metadata, {
-              model: task.settings.model,
-              scale: task.settings.scale,
-              passes: task.passes ?? 1,
-              face: task.settings.enhanceFace,
-            }),
-          }
-        : {}),
-      limits: {
-        maxInputPixels: limits.maxInputPixels,
-        maxOutputPixels: limits.maxOutputPixels,
-        streamAboveBytes: limits.streamAboveBytes,
-        diskReserveBytes: limits.diskReserveBytes,
+    const coreJob = imageJob(
+      {
+        settings: task.settings,
+        passes: task.passes ?? 1,
+        ...(task.preModel ? { preModel: task.preModel } : {}),
+        ...(task.settings.enhanceFace && this.deps.face ? { face: this.deps.face } : {}),
+        ...(task.metadata ? { metadata: task.metadata } : {}),
       },
-    };
+      { inputPath: input.path as string, inputName: input.originalFileName, outputPath },
+      { tileSize: this.deps.tileSize, limits },
+    );
     const clamp = (f: number) => Math.min(1, Math.max(0, f));
     const result = await this.deps.core.upscaleFile(coreJob, {
       signal,
