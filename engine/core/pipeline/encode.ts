@@ -12,14 +12,15 @@
  * encoder's own sharp pipeline, so the in-memory and the streamed path resample the same pixels alike.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import sharp, { type Sharp } from 'sharp';
 import type { SaveImageAs } from '../../contract/index.js';
-import { tempPathFor } from '../atomicFile.js';
+import path from 'node:path';
 import type { DiskRaster } from './diskRaster.js';
 import { injectExif, insertJpegIptc, tagPngSrgb, type CarriedMetadata } from './metadata.js';
 import { allocRaster, rawInput, type BitDepth, type Raster } from './raster.js';
+import { removeTemp, tempRasterPath } from './tempFiles.js';
 
 export interface EncodeOptions {
   format: SaveImageAs;
@@ -199,8 +200,9 @@ async function writeEncoded(
   signal: AbortSignal | undefined,
   warnings: string[],
 ): Promise<EncodedFile> {
-  const encoded = tempPathFor(outputPath);
-  const final = tempPathFor(outputPath);
+  // Named after this process (tempFiles.ts): a killed engine's leftovers are swept by the next job in the folder.
+  const encoded = tempRasterPath(path.dirname(outputPath), '.tmp');
+  const final = tempRasterPath(path.dirname(outputPath), '.tmp');
   try {
     await img.toFile(encoded);
     signal?.throwIfAborted();
@@ -247,7 +249,7 @@ async function writeEncoded(
     await rename(done, outputPath);
     return { width, height, bytes: (await stat(outputPath)).size, warnings };
   } finally {
-    await rm(encoded, { force: true });
-    await rm(final, { force: true });
+    await removeTemp(encoded);
+    await removeTemp(final);
   }
 }

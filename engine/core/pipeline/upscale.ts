@@ -158,7 +158,9 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
   const outputDir = path.dirname(job.outputPath);
   const tempDir = job.tempDir ?? outputDir;
   await mkdir(outputDir, { recursive: true });
-  if (budget.streamed) {
+  // What a killed engine left (its encode's temp files, a streamed raster) goes before this job adds its own.
+  await sweepStaleTemps(outputDir);
+  if (budget.streamed && tempDir !== outputDir) {
     await mkdir(tempDir, { recursive: true });
     await sweepStaleTemps(tempDir);
   }
