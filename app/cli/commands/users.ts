@@ -6,7 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { loadAccounts, loadAccountStore, loadPostgres, type AccountStore } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 import { formatTable } from '../table.js';
-import { DEFAULT_DATA_DIR } from './serve.js';
+import { DEFAULT_DATA_DIR } from '../processOptions.js';
 
 function count(value: string): number {
   const n = Number(value);
