@@ -4,9 +4,9 @@
  * docs/deploy.md).
  */
 import type { Command } from 'commander';
-import { FaceModelMissingError, modelSearchDirs, resolveFaceModel } from '../../../engine/core/index.js';
+import { modelSearchDirs, resolveFaceModel } from '../../../engine/core/index.js';
 import { loadServer } from '../../../engine/server/index.js';
-import { DEFAULT_LEASE_MS, FolderInUseError } from '../../../engine/service/index.js';
+import { DEFAULT_LEASE_MS } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 import { addOptionFlags } from '../optionFlags.js';
 import {
@@ -37,16 +37,14 @@ export function register(program: Command): void {
     const storage = resolveStorage(raw as StorageFlags, flags.db ?? undefined);
     const modelDirs = modelDirsOf(engine.modelsDir);
     if (engine.faceModel !== null) {
-      // Refused before listening: a server that says it enhances faces must be able to.
-      try {
-        resolveFaceModel(engine.faceModel, modelDirs ?? modelSearchDirs());
-      } catch (e) {
-        if (e instanceof FaceModelMissingError) throw usageError(e.message);
-        throw e;
-      }
+      // Refused before listening (face-model-missing, its sentence says how to get one): a server that says it
+      // enhances faces must be able to.
+      resolveFaceModel(engine.faceModel, modelDirs ?? modelSearchDirs());
     }
     // Fastify and the engine load only for this command, so `crisp --help` stays fast.
-    const { startServer, PortInUseError } = await loadServer();
+    const { startServer } = await loadServer();
+    // Refused before anything was opened, in a sentence of its own: another process owns the data folder
+    // (folder-in-use), or the port is taken (port-in-use).
     const server = await startServer({
       host: flags.host,
       port: flags.port,
@@ -69,10 +67,6 @@ export function register(program: Command): void {
       ledgerRetentionMs: flags.ledgerRetentionDays * 86_400_000,
       ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
       ...(engine.faceModel !== null ? { face: { model: engine.faceModel, strength: engine.faceStrength } } : {}),
-    }).catch((e: unknown) => {
-      // Refused before anything was opened: another process owns the data folder, or the port is taken.
-      if (e instanceof FolderInUseError || e instanceof PortInUseError) throw usageError(e.message);
-      throw e;
     });
     // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
     process.stdout.write(`crisp serve: listening on ${server.url}\n`);

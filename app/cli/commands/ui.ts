@@ -29,7 +29,7 @@ export function registerUi(program: Command): void {
     .option('--data <dir>', 'app data folder (settings, queue, API key) (default: ~/.crisp/app)');
   addOptionFlags(command, Object.values(UI_OPTIONS)).action(async (flags: UiFlags & Record<string, unknown>) => {
     // The app layer (engine, HTTP bridge) loads only for this command.
-    const [{ DEFAULT_APP_DATA_DIR, UiNotBuiltError, startUi }, { readOptionFlags }] = await Promise.all([
+    const [{ DEFAULT_APP_DATA_DIR, startUi }, { readOptionFlags }] = await Promise.all([
       import('../../ui/startUi.js'),
       import('../readOptionFlags.js'),
     ]);
@@ -42,7 +42,7 @@ export function registerUi(program: Command): void {
         ...(modelDirs ? { modelDirs } : {}),
       });
     } catch (e) {
-      if (e instanceof UiNotBuiltError) throw usageError(e.message);
+      // ui-not-built and every other catalogued refusal is printed as its own sentence.
       if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
         throw usageError(`port ${flags.port} is already in use: pick another with --port, or 0 for any`);
       throw e;

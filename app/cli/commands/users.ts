@@ -3,7 +3,7 @@
  * `crisp serve` runs on the same --data: both go through the same locked, atomic state file.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadAccounts, loadAccountStore, loadPostgres, type AccountStore } from '../../../engine/service/index.js';
+import { loadAccounts, type AccountStore } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 import { formatTable } from '../table.js';
 import { DEFAULT_DATA_DIR } from '../processOptions.js';
@@ -21,23 +21,12 @@ interface StoreFlags {
 
 async function withStore<T>(where: StoreFlags, fn: (store: AccountStore) => Promise<T>): Promise<T> {
   // The account stores (and pg) load only when a users command runs, so `crisp --help` stays fast.
-  const [{ AccountError }, { openAccounts }, { DatabaseError }] = await Promise.all([
-    loadAccountStore(),
-    loadAccounts(),
-    loadPostgres(),
-  ]);
-  let backend;
-  try {
-    backend = await openAccounts({ dataDir: where.data, db: where.db });
-  } catch (e) {
-    if (e instanceof DatabaseError) throw usageError(e.message);
-    throw e;
-  }
+  // A database or account refusal carries its catalog code (storage-failed, account-refused) and is printed as
+  // its own sentence.
+  const { openAccounts } = await loadAccounts();
+  const backend = await openAccounts({ dataDir: where.data, db: where.db });
   try {
     return await fn(backend.accounts);
-  } catch (e) {
-    if (e instanceof AccountError) throw usageError(e.message);
-    throw e;
   } finally {
     await backend.close();
   }

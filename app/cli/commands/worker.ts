@@ -6,12 +6,9 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { FaceModelMissingError } from '../../../engine/core/index.js';
 import {
   assertNotOwned,
-  FolderInUseError,
   loadAccounts,
-  loadPostgres,
   loadPostgresEngine,
   openObjectStore,
   SERVER_USER_LIMITS,
@@ -44,25 +41,11 @@ export function register(program: Command): void {
       choice.kind === 'dir' ? choice.dir : path.resolve(flags.data ?? path.join(os.tmpdir(), 'crisp-worker'));
     const modelDirs = modelDirsOf(engineFlags.modelsDir);
     // A folder an embedded `crisp serve` owns is not shared: that server would resume, fail or remove what a
-    // worker writes there. Checked before anything is opened.
-    try {
-      await assertNotOwned(storage, choice.kind === 'dir' ? '--storage' : '--data');
-    } catch (e) {
-      if (e instanceof FolderInUseError) throw usageError(e.message);
-      throw e;
-    }
-    const [{ openAccounts }, { createPostgresEngine }, { DatabaseError }] = await Promise.all([
-      loadAccounts(),
-      loadPostgresEngine(),
-      loadPostgres(),
-    ]);
-    let stores;
-    try {
-      stores = await openAccounts({ dataDir: storage, db: flags.db });
-    } catch (e) {
-      if (e instanceof DatabaseError) throw usageError(e.message);
-      throw e;
-    }
+    // worker writes there. Checked before anything is opened (folder-in-use, a sentence of its own).
+    await assertNotOwned(storage, choice.kind === 'dir' ? '--storage' : '--data');
+    const [{ openAccounts }, { createPostgresEngine }] = await Promise.all([loadAccounts(), loadPostgresEngine()]);
+    // A database that refuses is storage-failed, its sentence printed as it is.
+    const stores = await openAccounts({ dataDir: storage, db: flags.db });
     const pool = stores.pool;
     if (!pool) throw usageError('crisp worker needs a PostgreSQL --db');
     // The ledger is the meter: a task that fails or is given up frees its reservation here.
@@ -87,8 +70,7 @@ export function register(program: Command): void {
     }).catch(async (e: unknown) => {
       objects?.close();
       await stores.close();
-      // Refused before taking jobs: a worker that says it enhances faces must be able to.
-      if (e instanceof FaceModelMissingError) throw usageError(e.message);
+      // Refused before taking jobs (face-model-missing): a worker that says it enhances faces must be able to.
       throw e;
     });
     // A parent process (tests, supervisors) reads this line to know the worker is taking jobs.
