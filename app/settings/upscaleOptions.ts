@@ -1,7 +1,7 @@
 /**
  * The one declaration of upscale options: each option's type, range or choices, default and help text.
  * Everything else is derived from this table — the `Settings` type and the settings file's validation
- * (settingsSchema.ts), the IPC / `crisp ui` payload checks (app/ui/serviceArgs.ts), the CLI flags of both
+ * (settingsSchema.ts), the IPC / `crisp ui` payload checks (app/service/serviceArgs.ts), the CLI flags of both
  * `crisp upscale` and `crisp batch` (app/cli/optionFlags.ts) and the UI controls' min/max/choices
  * (`optionControl`). A new option is added here and nowhere else. The engine options `crisp serve` and
  * `crisp worker` share with an upscale (face model and strength, threads, execution provider) are these

@@ -28,7 +28,7 @@ import { mimeOf } from '../service/resultMethods.js';
 import { SERVICE_TABLE } from '../service/methodTable.js';
 import { contentDisposition, createDownloadSigner, DOWNLOAD_PATH } from './downloadLinks.js';
 import { uniqueNames, zipArchive } from './zipArchive.js';
-import { MAX_ADD_FILE_BYTES, callServiceMethod, isServiceMethod } from './serviceArgs.js';
+import { MAX_ADD_FILE_BYTES, callServiceMethod, isServiceMethod } from '../service/serviceArgs.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
 import { errorCodeOf } from '../jobs/userErrors.js';
 import { serveStatic } from './staticFiles.js';

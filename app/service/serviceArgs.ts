@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { CrispError, MODEL_NAMES } from '../../engine/contract/index.js';
 import { FACE_MODELS } from '../../engine/core/index.js';
 import { settingsPatchSchema as settingsPatch } from '../settings/settingsSchema.js';
-import type { CrispService } from '../service/crispService.js';
-import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';
+import type { CrispService } from './crispService.js';
+import { SERVICE_TABLE, type ServiceMethod } from './methodTable.js';
 
 /** The catalog face restorers (GFPGAN) can be downloaded from the app as well. */
 const FACE_MODEL_NAMES = FACE_MODELS.map((e) => e.name) as [string, ...string[]];
