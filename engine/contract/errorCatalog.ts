@@ -278,8 +278,3 @@ export function hasErrorCode(e: unknown, ...codes: ErrorCode[]): e is CodedError
 export function isRetryable(e: unknown): e is CodedError {
   return isCrispError(e) && ERROR_CATALOG[e.code].retryable;
 }
-
-/** The exit status of the CLI for an error: its row's, or 1 for anything uncatalogued. */
-export function exitCodeOf(e: unknown): number {
-  return isCrispError(e) ? ERROR_CATALOG[e.code].exitCode : FAILED;
-}
