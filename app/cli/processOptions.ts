@@ -1,6 +1,6 @@
 /**
  * The one declaration of the flags of Crisp's long-running processes — `crisp serve`, `crisp worker` (and
- * `crisp ui`'s models folder): each option's range or choices, default, help and environment variable, in
+ * `crisp ui`'s models folder, `crisp users`'s --data and --db): each option's range or choices, default, help and environment variable, in
  * the same kinds as the upscale options (app/settings/upscaleOptions.ts). The engine options an upscale also
  * has (face model and strength, threads, execution provider) are the upscale table's own entries; the
  * limits' defaults are the engine's (DEFAULT_LIMITS, SERVER_USER_LIMITS, DEFAULT_SERVER_LIMITS), and each
@@ -22,7 +22,7 @@ import {
   type Spec,
 } from '../settings/upscaleOptions.js';
 
-export const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
+const DEFAULT_DATA_DIR = path.join(os.homedir(), '.crisp', 'server');
 
 /** Counts, bytes and milliseconds are bounded only by what a number holds exactly. */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
@@ -292,6 +292,9 @@ export const SERVE_OPTIONS = {
     'days an ended charge stays in accounts.json before moving to ledger-archive.jsonl',
   ),
 } as const;
+
+/** `crisp users …` reaches the users where `crisp serve` keeps them: the same --data and --db. */
+export const USERS_OPTIONS = { data: SERVE_OPTIONS.data, db: SERVE_OPTIONS.db } as const;
 
 /** `crisp worker`'s own options (besides ENGINE_OPTIONS and --storage). */
 export const WORKER_OPTIONS = {

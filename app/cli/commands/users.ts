@@ -5,8 +5,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadAccounts, type AccountStore } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
+import { addOptionFlags } from '../optionFlags.js';
+import { USERS_OPTIONS } from '../processOptions.js';
 import { formatTable } from '../table.js';
-import { DEFAULT_DATA_DIR } from '../processOptions.js';
 
 function count(value: string): number {
   const n = Number(value);
@@ -14,17 +15,16 @@ function count(value: string): number {
   return n;
 }
 
-interface StoreFlags {
-  data: string;
-  db?: string;
-}
+/** The flags as commander collected them; --data and --db are read back by readOptionFlags. */
+type StoreFlags = Record<string, unknown>;
 
-async function withStore<T>(where: StoreFlags, fn: (store: AccountStore) => Promise<T>): Promise<T> {
+async function withStore<T>(raw: StoreFlags, fn: (store: AccountStore) => Promise<T>): Promise<T> {
   // The account stores (and pg) load only when a users command runs, so `crisp --help` stays fast.
   // A database or account refusal carries its catalog code (storage-failed, account-refused) and is printed as
   // its own sentence.
-  const { openAccounts } = await loadAccounts();
-  const backend = await openAccounts({ dataDir: where.data, db: where.db });
+  const [{ openAccounts }, { readOptionFlags }] = await Promise.all([loadAccounts(), import('../readOptionFlags.js')]);
+  const where = readOptionFlags(raw, USERS_OPTIONS);
+  const backend = await openAccounts({ dataDir: where.data, db: where.db ?? undefined });
   try {
     return await fn(backend.accounts);
   } finally {
@@ -32,15 +32,9 @@ async function withStore<T>(where: StoreFlags, fn: (store: AccountStore) => Prom
   }
 }
 
-/** Where the users live: the JSON file under --data, or PostgreSQL with --db (as on `crisp serve`). */
+/** Where the users live: the JSON file under --data, or PostgreSQL with --db (`crisp serve`'s own flags). */
 function addStoreOptions(command: Command): Command {
-  return command
-    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
-    .option(
-      '--db <url>',
-      'PostgreSQL URL holding users and credits (default: $CRISP_DB_URL; none: accounts.json under --data)',
-      process.env.CRISP_DB_URL,
-    );
+  return addOptionFlags(command, Object.values(USERS_OPTIONS));
 }
 
 export function register(program: Command): void {
