@@ -5,14 +5,7 @@
  * is stable, for `--json`, the UI and the CLI's exit status. Raw Node messages (internal temp paths,
  * `ENOENT: no such file…`) never reach the person; the original error is kept as `cause` for --verbose.
  */
-import {
-  asCrispError,
-  catalogMessage,
-  CrispError,
-  crispError,
-  isCrispError,
-  type ErrorCode,
-} from '../../engine/contract/index.js';
+import { catalogMessage, CrispError, crispError, isCrispError, type ErrorCode } from '../../engine/contract/index.js';
 
 export { ERROR_CODES, type ErrorCode } from '../../engine/contract/index.js';
 
@@ -118,8 +111,7 @@ export function ioError(e: unknown, ctx: ErrorContext = {}): CrispError | undefi
 
 /** The sentence and code for any error; `ctx` names what was being done and to which path or service. */
 export function toUserError(e: unknown, ctx: ErrorContext = {}): CrispError {
-  const own = asCrispError(e);
-  if (own && own.message === firstLine(own.message)) return own;
+  if (e instanceof CrispError && e.message === firstLine(e.message)) return e;
   if (isCrispError(e)) {
     // Already a sentence for the person (its first line); a socket error behind it still gives the precise code.
     const behind = errnoOf(e.cause);
