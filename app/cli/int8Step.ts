@@ -11,8 +11,7 @@ import {
   loadPrecision,
   type Int8Variant,
 } from '../../engine/core/index.js';
-import { loadCalibrationSet, loadInt8Build, loadQuantize } from '../../engine/convert/index.js';
-import { usageError } from './cliError.js';
+import { loadCalibrationSet, loadInt8Build } from '../../engine/convert/index.js';
 
 export interface Int8StepOptions {
   calibrationDir?: string;
@@ -31,25 +30,19 @@ export async function calibrationSource(calibrationDir: string | undefined): Pro
     : 'a generated calibration set: the bundled one is missing';
 }
 
-/** Makes and stores the int8 variant of `file`; calibration and quantization failures become usage errors. */
+/**
+ * Makes and stores the int8 variant of `file`. Calibration and quantization failures carry their catalog code
+ * (bad-model-file) and sentence: printed as they are.
+ */
 export async function makeInt8(file: string, opts: Int8StepOptions): Promise<Int8Variant> {
-  const [{ makeInt8Variant }, { CalibrationError }, { QuantizeError }] = await Promise.all([
-    loadInt8Build(),
-    loadCalibrationSet(),
-    loadQuantize(),
-  ]);
-  try {
-    const { variant } = await makeInt8Variant(file, {
-      ...(opts.calibrationDir ? { calibrationDir: opts.calibrationDir } : {}),
-      ...(opts.crops ? { crops: opts.crops } : {}),
-      ...(opts.outDir ? { outDir: opts.outDir } : {}),
-      onProgress: opts.log,
-    });
-    return variant;
-  } catch (e) {
-    if (e instanceof CalibrationError || e instanceof QuantizeError) throw usageError(e.message);
-    throw e;
-  }
+  const { makeInt8Variant } = await loadInt8Build();
+  const { variant } = await makeInt8Variant(file, {
+    ...(opts.calibrationDir ? { calibrationDir: opts.calibrationDir } : {}),
+    ...(opts.crops ? { crops: opts.crops } : {}),
+    ...(opts.outDir ? { outDir: opts.outDir } : {}),
+    onProgress: opts.log,
+  });
+  return variant;
 }
 
 /** Three lines: what was written, both bars with their measured figures, then what `--precision auto` does with it here. */

@@ -14,12 +14,7 @@ import {
   type UpscaleOptions,
 } from '../settings/upscaleOptions.js';
 import { usageError } from './cliError.js';
-
-/** The commander attribute name of a flag (`--face-model` → faceModel). */
-function attributeOf(flags: string): string {
-  const long = flags.split(/[ ,]+/).find((f) => f.startsWith('--')) ?? '';
-  return long.slice(2).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
-}
+import { attributeOf, flagOf } from './optionFlags.js';
 
 const entries = Object.entries(UPSCALE_OPTIONS) as [UpscaleOptionKey, OptionSpec][];
 
@@ -36,8 +31,8 @@ export type ParsedUpscaleFlags = Omit<UpscaleOptions, 'model' | 'denoise'> & {
 export function readUpscaleFlags(raw: Record<string, unknown>, preset?: PresetOptions): ParsedUpscaleFlags {
   const out: Record<string, unknown> = {};
   for (const [key, spec] of entries) {
-    const flag = spec.cli.flags.split(/[ ,]+/).find((f) => f.startsWith('--')) ?? key;
-    const given = raw[attributeOf(spec.cli.flags)] as string | boolean | undefined;
+    const flag = flagOf(spec);
+    const given = raw[attributeOf(spec)] as string | boolean | undefined;
     if (given === undefined && preset && key in preset) {
       out[key] = preset[key as keyof PresetOptions];
       continue;

@@ -7,9 +7,8 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DENOISE_MODEL, CrispError, ERROR_CATALOG, isErrorCode } from '../../engine/contract/index.js';
+import { DENOISE_MODEL, CrispError, ERROR_CATALOG, hasErrorCode, isErrorCode } from '../../engine/contract/index.js';
 import {
-  FaceModelMissingError,
   loadCustomModels,
   loadModelCatalog,
   modelSearchDirs,
@@ -29,14 +28,6 @@ import type { PresetOptions } from '../settings/presets.js';
 import type { Mode } from '../settings/settingsSchema.js';
 import type { JobItem } from '../service/crispService.js';
 
-function faceModelOrRefuse(name: string | undefined): void {
-  try {
-    resolveFaceModel(name, modelSearchDirs());
-  } catch (e) {
-    if (e instanceof FaceModelMissingError) throw usageError(e.message);
-    throw e;
-  }
-}
 import type { RunFlags } from './optionFlags.js';
 import { readUpscaleFlags, type ParsedUpscaleFlags } from './readUpscaleFlags.js';
 import { createProgressView } from './progressView.js';
@@ -124,12 +115,12 @@ function printJson(report: JobReport): void {
 /** The preset named with --preset, or the default one for `crisp FILE…`; none otherwise. */
 async function presetFor(run: RunFlags): Promise<PresetOptions | undefined> {
   if (run.preset === undefined && !run.defaultPreset) return undefined;
-  const { openPresetStore, PresetError } = await import('../settings/presetStore.js');
+  const { openPresetStore } = await import('../settings/presetStore.js');
   const store = openPresetStore();
   try {
     return (run.preset !== undefined ? await store.get(run.preset) : await store.getDefault()).options;
   } catch (e) {
-    if (e instanceof PresetError) throw usageError(`--preset: ${e.message}`);
+    if (hasErrorCode(e, 'preset-refused')) throw usageError(`--preset: ${e.message}`);
     throw e;
   }
 }
@@ -195,7 +186,7 @@ async function runChecked(
   } else {
     // --face locally needs a face model: refused here, before any work, with the ways to get one. The
     // model and strength then travel with each job (upscaleSettingsFor), not with the engine.
-    if (settings.face) faceModelOrRefuse(flags.faceModel ?? undefined);
+    if (settings.face) resolveFaceModel(flags.faceModel ?? undefined, modelSearchDirs());
     const dataDir = run.data ?? (engineDir = await mkdtemp(path.join(os.tmpdir(), 'crisp-')));
     const { createLocalBackend } = await import('../backends/local/localBackend.js');
     backend = createLocalBackend({

@@ -5,22 +5,15 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  FaceModelMissingError,
-  loadModelCatalog,
-  ModelNotInstalledError,
-  modelSearchDirs,
-  resolveFaceModel,
-  userModelsDir,
-} from '../../engine/core/index.js';
-import { isModelName } from '../../engine/contract/index.js';
+import { loadModelCatalog, modelSearchDirs, resolveFaceModel, userModelsDir } from '../../engine/core/index.js';
+import { hasErrorCode, isModelName } from '../../engine/contract/index.js';
 import { jobOutputName, jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
-import { openPresetStore, PresetError } from '../settings/presetStore.js';
+import { openPresetStore } from '../settings/presetStore.js';
 import { parseOptionText } from '../settings/optionSchemas.js';
 import type { PresetOptions } from '../settings/presets.js';
 import { acceptedValues, UPSCALE_DEFAULTS, UPSCALE_OPTIONS } from '../settings/upscaleOptions.js';
 import { checkGeometry } from './readUpscaleFlags.js';
-import { checkWatchFolders, FolderWatcher, FolderWatchError } from '../watch/folderWatcher.js';
+import { checkWatchFolders, FolderWatcher } from '../watch/folderWatcher.js';
 import { usageError } from './cliError.js';
 import { paint } from './terminal.js';
 
@@ -49,7 +42,7 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   try {
     preset = typeof flags.preset === 'string' ? await store.get(flags.preset) : await store.getDefault();
   } catch (e) {
-    if (e instanceof PresetError) throw usageError(`--preset: ${e.message}`);
+    if (hasErrorCode(e, 'preset-refused')) throw usageError(`--preset: ${e.message}`);
     throw e;
   }
   const poll = Number(flags.poll);
@@ -58,12 +51,8 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   const outDir = path.resolve(
     typeof flags.out === 'string' ? flags.out : preset.options.outputFolder || path.join(watched, 'upscaled'),
   );
-  try {
-    checkWatchFolders(watched, outDir);
-  } catch (e) {
-    if (e instanceof FolderWatchError) throw usageError(e.message);
-    throw e;
-  }
+  // A refusal (watch-refused) is printed as its own sentence.
+  checkWatchFolders(watched, outDir);
   // A replaced input replaces its output: the same image, a newer version.
   const settings = jobSettingsFrom(
     {
@@ -82,7 +71,7 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
     if (isModelName(settings.model)) resolveModel(settings.model, modelSearchDirs());
     if (settings.face) resolveFaceModel(settings.faceModel || undefined, modelSearchDirs());
   } catch (e) {
-    if (e instanceof ModelNotInstalledError || e instanceof FaceModelMissingError)
+    if (hasErrorCode(e, 'model-not-installed', 'face-model-missing'))
       throw usageError(`preset "${preset.name}": ${e.message}`);
     throw e;
   }
@@ -120,7 +109,6 @@ export async function runWatch(dir: string, flags: Record<string, unknown>): Pro
   } catch (e) {
     await backend.close();
     await rm(engineDir, { recursive: true, force: true });
-    if (e instanceof FolderWatchError) throw usageError(e.message);
     throw e;
   }
   await watcher.start();

@@ -1,10 +1,9 @@
 /**
  * Checks a downloaded output before it may replace anything on disk: the byte count the service declared,
- * and that sharp decodes it to the dimensions the service declared. Then writes it atomically.
+ * and that sharp decodes it to the dimensions the service declared.
  */
 import sharp, { type Metadata } from 'sharp';
 import { type FileData, CrispError } from '../../engine/contract/index.js';
-import { writeFileAtomic } from '../../engine/service/index.js';
 import type { Dimensions } from '../backends/backend.js';
 
 export async function checkOutput(
@@ -32,15 +31,5 @@ export async function checkOutput(
       `The downloaded ${file.fileName} is ${dims.width}×${dims.height}; the service said ${file.dimensions.width}×${file.dimensions.height}.`,
     );
   }
-  return dims;
-}
-
-export async function writeCheckedOutput(
-  target: string,
-  bytes: Uint8Array,
-  file: Pick<FileData, 'fileSize' | 'dimensions' | 'fileName'>,
-): Promise<Dimensions> {
-  const dims = await checkOutput(bytes, file);
-  await writeFileAtomic(target, bytes);
   return dims;
 }

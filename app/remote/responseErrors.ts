@@ -4,7 +4,14 @@
  * own 400/404 rows that mean "no or unknown key" (Missing User, Missing User ID, User not found) become
  * `unauthorized` so the UI asks for a key instead of showing a bad request.
  */
-import { CrispError, crispError, type ErrorCode, errors, SPEC_ERRORS } from '../../engine/contract/index.js';
+import {
+  asCrispError,
+  CrispError,
+  crispError,
+  type ErrorCode,
+  errors,
+  SPEC_ERRORS,
+} from '../../engine/contract/index.js';
 import { ioError } from '../jobs/userErrors.js';
 
 const AUTH_MESSAGES = new Set<string>([
@@ -77,7 +84,8 @@ export function errorFromResponse(
 
 /** undici and socket failures → their network row (or cancelled when our own signal aborted the request). */
 export function errorFromTransport(e: unknown, origin: string, signal?: AbortSignal): CrispError {
-  if (e instanceof CrispError) return e;
+  const own = asCrispError(e);
+  if (own) return own;
   if (signal?.aborted) return crispError('cancelled');
   // Socket error codes become the same sentences as everywhere else (app/jobs/userErrors.ts); the cause is
   // kept for --verbose.

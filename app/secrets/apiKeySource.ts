@@ -3,9 +3,14 @@
  * argument, which would land in shell history and `ps`.
  */
 import { readFile } from 'node:fs/promises';
+import { CrispError } from '../../engine/contract/index.js';
 
-export class ApiKeyMissingError extends Error {
+/** No usable API key: a missing setting of the person's, catalog row usage. */
+export class ApiKeyMissingError extends CrispError {
   override readonly name = 'ApiKeyMissingError';
+  constructor(message: string) {
+    super('usage', message, { params: { detail: message } });
+  }
 }
 
 export async function resolveCliApiKey(

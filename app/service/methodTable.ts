@@ -1,7 +1,7 @@
 /**
  * The method table: every CrispService method, the subject module that implements it and how it travels
  * over a wire. It is the one list the transports (Electron IPC + preload, the `crisp ui` bridge and the
- * renderer's HTTP client), the argument schemas (app/ui/serviceArgs.ts), the subject modules and the
+ * renderer's HTTP client), the argument schemas (app/service/serviceArgs.ts), the subject modules and the
  * renderer's test double are generated from or checked against. `satisfies` makes it exhaustive: a method
  * added to CrispService and missing here (or listed here and missing there) is a compile error.
  * Pure data and types: safe for renderer/.

@@ -1,28 +1,18 @@
 /**
  * Subject "watch": the app's watched folders (app/watch/watchManager.ts), each with a preset, paused or
- * resumed, with counts. Refusals are sentences (BadRequestError).
+ * resumed, with counts. Refusals are sentences with their own catalog codes.
  */
-import { PresetError } from '../settings/presetStore.js';
-import { FolderWatchError } from '../watch/folderWatcher.js';
 import type { WatchManager } from '../watch/watchManager.js';
 import type { SubjectService } from './methodTable.js';
-import { CrispError } from '../../engine/contract/index.js';
-
-async function refusing<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (e instanceof PresetError || e instanceof FolderWatchError) throw new CrispError('bad-request', e.message);
-    throw e;
-  }
-}
 
 export function watchMethods(watches: WatchManager): SubjectService<'watch'> {
   return {
     listWatches: async () => watches.views(),
-    addWatch: (req) => refusing(() => watches.add(req)),
-    removeWatch: (id) => refusing(() => watches.remove(id)),
-    pauseWatch: (id) => refusing(() => watches.setPaused(id, true)),
-    resumeWatch: (id) => refusing(() => watches.setPaused(id, false)),
+    // Refusals carry their own catalog codes (watch-refused, preset-refused) and sentences: they pass as they are
+    // (async: a refusal thrown at once is a rejected call, like any other).
+    addWatch: async (req) => watches.add(req),
+    removeWatch: async (id) => watches.remove(id),
+    pauseWatch: async (id) => watches.setPaused(id, true),
+    resumeWatch: async (id) => watches.setPaused(id, false),
   };
 }

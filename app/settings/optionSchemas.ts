@@ -60,14 +60,21 @@ export const upscaleOptionFields = Object.fromEntries(entries.map(([k, s]) => [k
 };
 
 /**
- * Reads one option from text (a CLI flag, a form field): numbers parsed, choices matched with their
+ * Reads one upscale option from text (a CLI flag, a form field): numbers parsed, choices matched with their
  * aliases, then checked against the declared range. Answers the value or a sentence saying what is accepted.
  */
 export function parseOptionText(
   key: UpscaleOptionKey,
   raw: string | boolean,
-): { ok: true; value: unknown } | { ok: false; problem: string } {
-  const spec: OptionSpec = UPSCALE_OPTIONS[key];
+): { ok: true; value: unknown } | { ok: false; problem: string; fromCheck: boolean } {
+  return parseSpecText(UPSCALE_OPTIONS[key], raw);
+}
+
+/** parseOptionText for any option declared with the same kinds (the flags of `crisp serve` and `crisp worker`). */
+export function parseSpecText(
+  spec: OptionSpec,
+  raw: string | boolean,
+): { ok: true; value: unknown } | { ok: false; problem: string; fromCheck: boolean } {
   let value: unknown = raw;
   if (typeof raw === 'string') {
     const t = raw.trim();
@@ -79,5 +86,7 @@ export function parseOptionText(
   const r = optionSchema(spec).safeParse(value);
   if (r.success) return { ok: true, value: r.data };
   const custom = r.error.issues.find((i) => i.code === 'custom');
-  return { ok: false, problem: custom ? custom.message : `must be ${acceptedValues(spec)}, not ${describeValue(raw)}` };
+  return custom
+    ? { ok: false, problem: custom.message, fromCheck: true }
+    : { ok: false, problem: `must be ${acceptedValues(spec)}, not ${describeValue(raw)}`, fromCheck: false };
 }

@@ -22,10 +22,17 @@ import {
   type PresetFile,
   type PresetOptions,
 } from './presets.js';
+import { CrispError } from '../../engine/contract/index.js';
 
-/** A refusal the user reads as is (unknown name, a name taken, a built-in changed, a bad import file). */
-export class PresetError extends Error {
+/**
+ * A refusal the user reads as is (unknown name, a name taken, a built-in changed, a bad import file): catalog row
+ * preset-refused, told apart by that code.
+ */
+export class PresetError extends CrispError {
   override readonly name = 'PresetError';
+  constructor(message: string) {
+    super('preset-refused', message, { params: { detail: message } });
+  }
 }
 
 /** Where presets live: $CRISP_PRESETS_FILE, else presets.json in the user's Crisp data folder. */

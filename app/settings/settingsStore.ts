@@ -7,9 +7,15 @@ import { readFile } from 'node:fs/promises';
 import { writeJsonAtomic, Mutex } from '../../engine/service/index.js';
 import type { Settings } from '../service/crispService.js';
 import { DEFAULT_SETTINGS, settingsFields, settingsPatchSchema } from './settingsSchema.js';
+import { catalogMessage, CrispError } from '../../engine/contract/index.js';
 
-export class SettingsError extends Error {
+/** A setting the option declaration refuses: catalog row invalid-setting. */
+export class SettingsError extends CrispError {
   override readonly name = 'SettingsError';
+  constructor(field: string, detail: string) {
+    const params = { name: field, detail };
+    super('invalid-setting', catalogMessage('invalid-setting', params), { params });
+  }
 }
 
 export interface SettingsStore {
@@ -46,7 +52,7 @@ export async function openSettingsStore(file: string, defaults: Partial<Settings
           const field =
             issue?.path.join('.') ||
             (issue && 'keys' in issue ? String((issue as { keys: string[] }).keys[0]) : 'settings');
-          throw new SettingsError(`Invalid setting ${field}: ${issue?.message ?? 'invalid value'}`);
+          throw new SettingsError(field, issue?.message ?? 'invalid value');
         }
         const next: Settings = { ...current, ...(r.data as Partial<Settings>), version: 1 };
         await writeJsonAtomic(file, next);

@@ -1,9 +1,11 @@
 /**
  * The one declaration of upscale options: each option's type, range or choices, default and help text.
  * Everything else is derived from this table — the `Settings` type and the settings file's validation
- * (settingsSchema.ts), the IPC / `crisp ui` payload checks (app/ui/serviceArgs.ts), the CLI flags of both
+ * (settingsSchema.ts), the IPC / `crisp ui` payload checks (app/service/serviceArgs.ts), the CLI flags of both
  * `crisp upscale` and `crisp batch` (app/cli/optionFlags.ts) and the UI controls' min/max/choices
- * (`optionControl`). A new option is added here and nowhere else.
+ * (`optionControl`). A new option is added here and nowhere else. The engine options `crisp serve` and
+ * `crisp worker` share with an upscale (face model and strength, threads, execution provider) are these
+ * same entries (app/cli/processOptions.ts), so each flag is spelled, ranged and checked once.
  *
  * Plain data (no zod, no Node): the renderer may import it, and `crisp --help` loads it without zod. The
  * zod schemas derived from it are in optionSchemas.ts.
@@ -31,16 +33,30 @@ export interface CliSpelling {
   defaultText?: string;
   /** The CLI leaves the option unset unless it is given (the declared default is the settings file's). */
   unsetByDefault?: boolean;
+  /** Without the flag, the value comes from this environment variable (checked like the flag) before the default. */
+  env?: string;
+  /** The flag takes one or more values (`--models-dir a b`); each is checked on its own. */
+  variadic?: boolean;
 }
 
 interface Common<T> {
   default: T;
   help: string;
   cli: CliSpelling;
+  /** Only the engine on this computer uses it (`crisp upscale --remote` ignores it): its help says "local:". */
+  localOnly?: boolean;
 }
 
 export type OptionSpec =
-  | (Common<number | null> & { kind: 'int'; min: number; max: number; nullable: boolean; unit?: string })
+  | (Common<number | null> & {
+      kind: 'int';
+      min: number;
+      max: number;
+      nullable: boolean;
+      unit?: string;
+      /** How the CLI shows the value (`<bytes>`), where the range would say little (`<1-9007199254740991>`). */
+      valueName?: string;
+    })
   | (Common<number> & { kind: 'number'; min: number; max: number; step: number })
   | (Common<string> & { kind: 'choice'; choices: readonly string[]; aliases?: Readonly<Record<string, string>> })
   | (Common<boolean> & { kind: 'flag' })
@@ -53,21 +69,28 @@ export type OptionSpec =
     });
 
 /** `T` narrows the value type (Scale, SaveImageAs…); the spec is what the derived schema checks at run time. */
-type Spec<T> = OptionSpec & { readonly __type?: T };
-const int = <T extends number | null = number>(
+export type Spec<T> = OptionSpec & { readonly __type?: T };
+export const int = <T extends number | null = number>(
   s: Omit<Extract<OptionSpec, { kind: 'int' }>, 'kind' | 'nullable'> & { nullable?: boolean },
 ): Spec<T> => ({ kind: 'int', nullable: false, ...s });
-const num = (s: Omit<Extract<OptionSpec, { kind: 'number' }>, 'kind'>): Spec<number> => ({ kind: 'number', ...s });
-const choice = <T extends string>(
+export const num = (s: Omit<Extract<OptionSpec, { kind: 'number' }>, 'kind'>): Spec<number> => ({
+  kind: 'number',
+  ...s,
+});
+export const choice = <T extends string>(
   s: Omit<Extract<OptionSpec, { kind: 'choice' }>, 'kind' | 'choices' | 'default'> & {
     choices: readonly T[];
     default: T;
   },
 ): Spec<T> => ({ kind: 'choice', ...s });
-const flag = (s: Omit<Extract<OptionSpec, { kind: 'flag' }>, 'kind'>): Spec<boolean> => ({ kind: 'flag', ...s });
-const text = <T extends string | null = string>(
+export const flag = (s: Omit<Extract<OptionSpec, { kind: 'flag' }>, 'kind'>): Spec<boolean> => ({ kind: 'flag', ...s });
+export const text = <T extends string | null = string>(
   s: Omit<Extract<OptionSpec, { kind: 'text' }>, 'kind' | 'nullable'> & { nullable?: boolean },
 ): Spec<T> => ({ kind: 'text', nullable: false, ...s });
+/** A text option taking one or more values (`--models-dir a b`); none given: null. */
+export const list = (
+  s: Omit<Extract<OptionSpec, { kind: 'text' }>, 'kind' | 'nullable' | 'default'>,
+): Spec<string[] | null> => ({ kind: 'text', nullable: true, default: null, ...s, cli: { ...s.cli, variadic: true } });
 
 /**
  * The largest side an exact size may ask for: JPEG's 16-bit limit. Larger sides are refused as values; each
@@ -141,7 +164,8 @@ export const UPSCALE_OPTIONS = {
     min: 1,
     max: 2,
     default: 1,
-    help: 'local: 2 = double upscale, the result goes through the model again (×4 twice is ×16)',
+    help: '2 = double upscale, the result goes through the model again (×4 twice is ×16)',
+    localOnly: true,
     cli: { flags: '--passes' },
   }),
   format: choice<SaveImageAs>({
@@ -172,7 +196,8 @@ export const UPSCALE_OPTIONS = {
     nullable: true,
     maxLength: 200,
     valueName: 'name',
-    help: 'local: a 1× restoration model (de-JPEG, denoise…; catalog name or custom:<name>) run over each image before the upscaler',
+    help: 'a 1× restoration model (de-JPEG, denoise…; catalog name or custom:<name>) run over each image before the upscaler',
+    localOnly: true,
     cli: { flags: '--pre-model', defaultText: 'none' },
     check: modelProblem,
   }),
@@ -189,7 +214,7 @@ export const UPSCALE_OPTIONS = {
     max: 1,
     step: 0.05,
     default: 1,
-    help: 'with --face: blend of restored (1) and unrestored (0) faces',
+    help: 'face enhancement: blend of restored (1) and unrestored (0) faces',
     cli: { flags: '--face-strength' },
   }),
   tileSize: int<number | null>({
@@ -198,7 +223,8 @@ export const UPSCALE_OPTIONS = {
     nullable: true,
     default: null,
     unit: 'input pixels',
-    help: 'local: tile size in input pixels',
+    help: 'tile size in input pixels',
+    localOnly: true,
     cli: { flags: '--tile', defaultText: 'automatic' },
   }),
   threads: int<number | null>({
@@ -206,19 +232,22 @@ export const UPSCALE_OPTIONS = {
     max: 256,
     nullable: true,
     default: null,
-    help: 'local: CPU threads for inference',
+    help: 'CPU threads for inference',
+    localOnly: true,
     cli: { flags: '--threads', defaultText: 'one per core' },
   }),
   executionProvider: choice<ExecutionProviderSetting>({
     choices: EXECUTION_PROVIDERS,
     default: 'auto',
-    help: 'local: execution provider (falls back to cpu)',
-    cli: { flags: '--ep' },
+    help: 'execution provider (falls back to cpu)',
+    localOnly: true,
+    cli: { flags: '--ep, --execution-provider' },
   }),
   precision: choice<Precision>({
     choices: PRECISIONS,
     default: 'auto',
-    help: 'local: model precision (auto picks int8 only where it is faster)',
+    help: 'model precision (auto picks int8 only where it is faster)',
+    localOnly: true,
     cli: { flags: '--precision' },
   }),
   outputFolder: text<string>({
@@ -266,7 +295,7 @@ export type PresetOptionKey = Exclude<UpscaleOptionKey, (typeof MACHINE_OPTIONS)
 export const PRESET_OPTION_KEYS = (Object.keys(UPSCALE_OPTIONS) as UpscaleOptionKey[]).filter(
   (k): k is PresetOptionKey => !(MACHINE_OPTIONS as readonly string[]).includes(k),
 );
-type ValueOf<S> = S extends { readonly __type?: infer T } ? Exclude<T, undefined> : never;
+export type ValueOf<S> = S extends { readonly __type?: infer T } ? Exclude<T, undefined> : never;
 /** The upscale options as one typed object (part of Settings; what a job runs with). */
 export type UpscaleOptions = { -readonly [K in UpscaleOptionKey]: ValueOf<(typeof UPSCALE_OPTIONS)[K]> };
 
@@ -274,6 +303,13 @@ export type UpscaleOptions = { -readonly [K in UpscaleOptionKey]: ValueOf<(typeo
 export function acceptedValues(spec: OptionSpec): string {
   switch (spec.kind) {
     case 'int':
+      // A limit bounded only by what a number can hold reads as "a positive integer", not 1 to 9007199254740991.
+      if (spec.max >= Number.MAX_SAFE_INTEGER)
+        return spec.min === 0
+          ? '0 or a positive integer'
+          : spec.min === 1
+            ? 'a positive integer'
+            : `an integer from ${spec.min} up`;
       return `an integer from ${spec.min} to ${spec.max}`;
     case 'number':
       return `a number from ${spec.min} to ${spec.max}`;

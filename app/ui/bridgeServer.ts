@@ -22,12 +22,13 @@ import { createReadStream } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { hasErrorCode } from '../../engine/contract/index.js';
 import type { CrispService, JobItem, ServiceEvent } from '../service/crispService.js';
 import { mimeOf } from '../service/resultMethods.js';
 import { SERVICE_TABLE } from '../service/methodTable.js';
 import { contentDisposition, createDownloadSigner, DOWNLOAD_PATH } from './downloadLinks.js';
 import { uniqueNames, zipArchive } from './zipArchive.js';
-import { MAX_ADD_FILE_BYTES, ServiceCallError, callServiceMethod, isServiceMethod } from './serviceArgs.js';
+import { MAX_ADD_FILE_BYTES, callServiceMethod, isServiceMethod } from '../service/serviceArgs.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
 import { errorCodeOf } from '../jobs/userErrors.js';
 import { serveStatic } from './staticFiles.js';
@@ -165,7 +166,7 @@ export async function startUiServer(options: UiServerOptions): Promise<RunningUi
     try {
       result = await callServiceMethod(service, method, args);
     } catch (e) {
-      if (e instanceof ServiceCallError) throw new HttpError(400, e.message);
+      if (hasErrorCode(e, 'bad-call')) throw new HttpError(400, e.message);
       // The app layer's errors are written for the user (a refusal, not a crash): pass the message, never a stack,
       // and the stable code, so the page can word known failures in its own language.
       throw new HttpError(422, e instanceof Error ? e.message : String(e), errorCodeOf(e));

@@ -9,6 +9,7 @@ import { createService, type ServiceHandle } from '../service/createService.js';
 import { createFileSecretStore } from '../secrets/fileSecretStore.js';
 import { startUiServer, type RunningUiServer } from './bridgeServer.js';
 import { isRendererBuilt, rendererDir as defaultRendererDir } from './rendererDir.js';
+import { catalogMessage, CrispError } from '../../engine/contract/index.js';
 
 export const DEFAULT_APP_DATA_DIR = path.join(os.homedir(), '.crisp', 'app');
 
@@ -27,16 +28,17 @@ export interface RunningUi {
   close(): Promise<void>;
 }
 
-export class UiNotBuiltError extends Error {
+/** `crisp ui` without a built renderer: catalog row ui-not-built. */
+export class UiNotBuiltError extends CrispError {
   override readonly name = 'UiNotBuiltError';
+  constructor(indexHtml: string) {
+    super('ui-not-built', catalogMessage('ui-not-built', { name: indexHtml }), { params: { name: indexHtml } });
+  }
 }
 
 export async function startUi(options: UiOptions = {}): Promise<RunningUi> {
   const dir = options.rendererDir ?? defaultRendererDir();
-  if (!isRendererBuilt(dir))
-    throw new UiNotBuiltError(
-      `the UI is not built (no ${path.join(dir, 'index.html')}): run "npm run build:renderer" first`,
-    );
+  if (!isRendererBuilt(dir)) throw new UiNotBuiltError(path.join(dir, 'index.html'));
   const dataDir = path.resolve(options.dataDir ?? DEFAULT_APP_DATA_DIR);
   const service = await createService({
     dataDir,

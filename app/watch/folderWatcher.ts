@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileIdentity, isCompleteImage, listCandidates, type SeenFile } from './arrivals.js';
 import { WatchJournal, type FileVersion } from './watchJournal.js';
 import type { WatchCounts } from './watchTypes.js';
+import { CrispError } from '../../engine/contract/index.js';
 
 export type { WatchCounts };
 
@@ -50,8 +51,12 @@ export interface FolderWatchOptions {
   beforeImage?(k: number): Promise<void>;
 }
 
-export class FolderWatchError extends Error {
+/** A folder that cannot be watched as asked: catalog row watch-refused, told apart by that code. */
+export class FolderWatchError extends CrispError {
   override readonly name = 'FolderWatchError';
+  constructor(message: string) {
+    super('watch-refused', message, { params: { detail: message } });
+  }
 }
 
 /** Refuses an outputs folder that would be watched itself. */

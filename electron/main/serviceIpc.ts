@@ -1,12 +1,12 @@
 /**
  * Main-process end of the preload's transport. Every call is checked twice before it reaches the app
  * layer: the sender must be our own page (app://crisp), and the arguments must match the method's zod
- * schema (app/ui/serviceArgs.ts, shared with `crisp ui`). Events are forwarded only to windows that
+ * schema (app/service/serviceArgs.ts, shared with `crisp ui`). Events are forwarded only to windows that
  * subscribed.
  */
 import type { CrispService, ServiceEvent } from '../../app/service/crispService.js';
 import { errorCodeOf } from '../../app/jobs/userErrors.js';
-import { callServiceMethod } from '../../app/ui/serviceArgs.js';
+import { callServiceMethod } from '../../app/service/serviceArgs.js';
 import { DESKTOP_METHODS, type DesktopMethod } from '../preload/desktopApi.js';
 import { IPC, type CallResult } from '../shared/ipcChannels.js';
 import { isAppUrl } from './windowSecurity.js';

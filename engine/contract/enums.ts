@@ -40,7 +40,6 @@ export type SaveImageAs = (typeof OUTPUT_FORMATS)[number];
 /** A task moves PROCESSING → ENHANCING → PROCESSED; any state may end in PROCESSING_FAILED. */
 export const TASK_STATUSES = ['PROCESSING', 'ENHANCING', 'PROCESSED', 'PROCESSING_FAILED'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ['PROCESSED', 'PROCESSING_FAILED'];
 
 /** Input MIME types accepted by start-task and get-upload-url. */
 export const INPUT_MIME_TYPES = ['image/jpeg', 'image/png', 'image/webp'] as const;
@@ -71,10 +70,4 @@ export function isCustomModelName(value: unknown): value is CustomModelName {
   return (
     typeof value === 'string' && value.startsWith(CUSTOM_MODEL_PREFIX) && value.length > CUSTOM_MODEL_PREFIX.length
   );
-}
-export function isScale(value: unknown): value is Scale {
-  return typeof value === 'number' && (SCALES as readonly number[]).includes(value);
-}
-export function isOutputFormat(value: unknown): value is SaveImageAs {
-  return typeof value === 'string' && (OUTPUT_FORMATS as readonly string[]).includes(value);
 }

@@ -141,6 +141,14 @@ export const ERROR_CATALOG = {
   /** A queue worker's lease on a task was taken over by another worker. */
   'lease-lost': local('Another worker took over this task.'),
   'account-refused': local('{detail}'),
+  /** Another live process owns the data folder a server or worker was given (nothing was changed). */
+  'folder-in-use': local(
+    'the data folder {name} is in use by {detail}; stop that process first or give this one another {flag} (nothing was changed)',
+  ),
+  /** The port a server was told to listen on is taken (nothing was changed). */
+  'port-in-use': local(
+    'port {port} on {host} is already in use by another process; pick another --port (nothing was changed)',
+  ),
 
   // ---- the person and the run ----
   /** Stopped by the person (Stop, Ctrl-C). */
@@ -149,6 +157,16 @@ export const ERROR_CATALOG = {
   'shutting-down': local('Crisp is shutting down.', { exitCode: INTERRUPTED }),
   /** A command line, option or argument the person gave that cannot work (the message says which). */
   usage: local('{detail}'),
+  /** A preset that cannot be used, saved, changed or imported as asked (an unknown or taken name, a built-in…). */
+  'preset-refused': local('{detail}'),
+  /** A folder that cannot be watched as asked (not a folder, already watched, inside its outputs folder…). */
+  'watch-refused': local('{detail}'),
+  /** A setting outside what the option declaration accepts (app/settings/upscaleOptions.ts). */
+  'invalid-setting': local('Invalid setting {name}: {detail}'),
+  /** `crisp ui` without a built renderer. */
+  'ui-not-built': local('the UI is not built (no {name}): run "npm run build:renderer" first'),
+  /** A call of the app's service its transport refused (an unknown method, arguments of the wrong shape): a bug of the page, not the person's doing. */
+  'bad-call': local('{detail}'),
 } as const satisfies Record<string, ErrorRow>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
@@ -243,6 +261,14 @@ export function isCrispError(e: unknown): e is CodedError {
   return e instanceof Error && isErrorCode((e as { code?: unknown }).code);
 }
 
+/**
+ * `e` itself when it is a CrispError built on this side of any thread or process (its class intact), else
+ * undefined: for a caller that hands such an error on unchanged. Telling failures apart is by code (hasErrorCode).
+ */
+export function asCrispError(e: unknown): CrispError | undefined {
+  return e instanceof CrispError ? e : undefined;
+}
+
 /** Whether `e` carries one of `codes`. */
 export function hasErrorCode(e: unknown, ...codes: ErrorCode[]): e is CodedError {
   return isCrispError(e) && codes.includes(e.code);
@@ -251,9 +277,4 @@ export function hasErrorCode(e: unknown, ...codes: ErrorCode[]): e is CodedError
 /** Whether trying the same thing again later can succeed without the person changing anything. */
 export function isRetryable(e: unknown): e is CodedError {
   return isCrispError(e) && ERROR_CATALOG[e.code].retryable;
-}
-
-/** The exit status of the CLI for an error: its row's, or 1 for anything uncatalogued. */
-export function exitCodeOf(e: unknown): number {
-  return isCrispError(e) ? ERROR_CATALOG[e.code].exitCode : FAILED;
 }

@@ -22,7 +22,7 @@ import {
 } from './enums.js';
 import type { CustomModelName, SaveImageAs, Scale, TaskModelName } from './enums.js';
 import type { ErrorCode } from './errorCatalog.js';
-import { clientFileName, sanitizeFileName } from './fileNames.js';
+import { sanitizeFileName } from './fileNames.js';
 
 const count = z.number().int().nonnegative();
 const epochMs = z.number();
@@ -143,11 +143,6 @@ export function successBodySchema<T extends z.ZodType>(data: T) {
   return z.object({ status: z.literal('success'), data });
 }
 
-/** The spec's request envelope: every JSON request body is `{ "data": … }`. */
-export function requestBodySchema<T extends z.ZodType>(data: T) {
-  return z.object({ data });
-}
-
 // ---- requests: what clients send, with the contract's checks -----------------------------------------------
 // These are the only validation of the contract's requests: parseRequest.ts runs them and words the first
 // issue. A refusal reads "<field> <what is wrong>": for ordinary issues the words come from requestFields()
@@ -167,9 +162,6 @@ export interface ContractIssueParams {
 function refuse(message: string, extra: Omit<ContractIssueParams, 'contract'> = {}) {
   return { code: 'custom' as const, message, params: { contract: true, ...extra } satisfies ContractIssueParams };
 }
-
-/** A client-supplied file name is data, never a path: keep the base name, drop control characters. */
-export const clientFileNameSchema = z.unknown().transform(clientFileName);
 
 /** The JSON endpoints' sizes: fileSize may be any whole number to be refused as too large (1e18 too). */
 export function getUploadUrlRequestSchemaFor(maxFileSize: number) {

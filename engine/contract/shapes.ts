@@ -13,10 +13,8 @@ import type {
   fileDataSchema,
   getTaskStatusRequestSchema,
   getUploadUrlRequestSchema,
-  partUrlSchema,
   StartTaskSource,
   startTaskResultSchema,
-  storedPartSchema,
   taskRecordSchema,
   TaskSettings,
   taskStatusDataSchema,
@@ -27,13 +25,11 @@ import type {
 export type Dimensions = z.infer<typeof dimensionsSchema>;
 export type FileData = z.infer<typeof fileDataSchema>;
 export type TaskRecord = z.infer<typeof taskRecordSchema>;
-export type PartUrl = z.infer<typeof partUrlSchema>;
 export type UploadSession = z.infer<typeof uploadSessionSchema>;
 export type GetUploadUrlRequest = z.infer<typeof getUploadUrlRequestSchema>;
 export type CompletedPart = z.infer<typeof completedPartSchema>;
 export type CompleteMultipartUploadRequest = z.infer<typeof completeMultipartUploadRequestSchema>;
 export type CompleteMultipartUploadResult = z.infer<typeof completeMultipartUploadResultSchema>;
-export type StoredPartAnswer = z.infer<typeof storedPartSchema>;
 export type StartTaskResult = z.infer<typeof startTaskResultSchema>;
 export type GetTaskStatusRequest = z.infer<typeof getTaskStatusRequestSchema>;
 export type TaskStatusData = z.infer<typeof taskStatusDataSchema>;

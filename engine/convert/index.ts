@@ -14,7 +14,6 @@
  *   loadFaceImport     install/importFaceModel.ts: import a face restorer (onnxruntime, zod)
  *   loadCalibrationSet int8/calibrationSet.ts (sharp)
  *   loadInt8Build      int8/int8Build.ts: makeInt8Variant (sharp, onnxruntime, zod)
- *   loadQuantize       int8/quantize.ts: no npm package, but the int8 converter only `models quantize` runs
  */
 export type { Architecture, ArchSpec, ArchTiling } from './architectures/architecture.js';
 export type { AnyConverted, ConvertedModel, ConvertOptions, SourceFormat } from './convert.js';
@@ -28,4 +27,3 @@ export const loadFaceFetch = () => import('./install/fetchFaceModel.js');
 export const loadFaceImport = () => import('./install/importFaceModel.js');
 export const loadCalibrationSet = () => import('./int8/calibrationSet.js');
 export const loadInt8Build = () => import('./int8/int8Build.js');
-export const loadQuantize = () => import('./int8/quantize.js');

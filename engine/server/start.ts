@@ -10,6 +10,7 @@ import { access } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { catalogMessage, CrispError } from '../contract/errorCatalog.js';
 import type { AccountStore } from '../service/accounts/accountStore.js';
 import { openAccounts, type AccountsBackend } from '../service/accounts/openAccounts.js';
 import type { UpscalingEngine } from '../service/api.js';
@@ -48,10 +49,11 @@ export interface ServerOverrides {
 }
 
 /** Thrown before anything is opened when the port is taken: the message is the sentence `crisp serve` prints. */
-export class PortInUseError extends Error {
+export class PortInUseError extends CrispError {
+  override readonly name = 'PortInUseError';
   constructor(host: string, port: number) {
-    super(`port ${port} on ${host} is already in use by another process; pick another --port (nothing was changed)`);
-    this.name = 'PortInUseError';
+    const params = { host, port: String(port) };
+    super('port-in-use', catalogMessage('port-in-use', params), { params });
   }
 }
 

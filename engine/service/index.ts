@@ -9,12 +9,9 @@
  *   (loads the S3 client itself when called), tasks/outputNames.ts (the output namer), tasks/userMessage.ts (an
  *   error's sentence), DEFAULT_LEASE_MS (tasks/queueWorker.ts); and the heavy modules' types, as types.
  * Lazy, behind a loader that import()s the module (what it loads):
- *   loadAccountStore    accounts/accountStore.ts: the accounts file, AccountError (no npm package; only the
- *                       users and server commands need it)
  *   loadAccounts        accounts/openAccounts.ts: openAccounts, the file or PostgreSQL accounts (pg)
- *   loadPostgres        db/postgres.ts: the pool, DatabaseError (pg)
- *   loadEmbeddedEngine  embeddedEngine.ts: createEmbeddedEngine, one process's engine (sharp, undici, zod)
  *   loadPostgresEngine  postgresEngine.ts: createPostgresEngine, the queue's engine (sharp, undici, zod)
+ * (`crisp serve`'s embedded engine is built by engine/server, behind the server's own loadServer.)
  */
 export * from './limits.js';
 export * from './credits/priceTable.js';
@@ -36,8 +33,5 @@ export type { Account, AccountStore, NewAccount } from './accounts/accountStore.
 export type { AccountsBackend, AccountsLocation } from './accounts/openAccounts.js';
 export type { Pool } from './db/postgres.js';
 
-export const loadAccountStore = () => import('./accounts/accountStore.js');
 export const loadAccounts = () => import('./accounts/openAccounts.js');
-export const loadPostgres = () => import('./db/postgres.js');
-export const loadEmbeddedEngine = () => import('./embeddedEngine.js');
 export const loadPostgresEngine = () => import('./postgresEngine.js');

@@ -23,7 +23,3 @@ export function dimensions(d: { width: number; height: number } | undefined): st
 export function credits(n: number, tr: Translator = EN): string {
   return tr.t('credits.amount', { n });
 }
-
-export function baseName(path: string): string {
-  return path.split(/[\\/]/).pop() ?? path;
-}

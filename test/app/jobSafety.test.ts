@@ -14,7 +14,7 @@ import { jobSettingsFrom } from '../../app/jobs/jobSettings.js';
 import { toUserError } from '../../app/jobs/userErrors.js';
 import { openSettingsStore } from '../../app/settings/settingsStore.js';
 import { optionControl, UPSCALE_DEFAULTS } from '../../app/settings/upscaleOptions.js';
-import { parseServiceArgs } from '../../app/ui/serviceArgs.js';
+import { parseServiceArgs } from '../../app/service/serviceArgs.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { BIRD } from './appHelpers.js';
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFileSecretStore } from '../../app/secrets/fileSecretStore.js';
 import { createService, type ServiceDeps, type ServiceHandle } from '../../app/service/createService.js';
 import type { JobItem, ModelDownloadEvent, ServiceEvent, Settings } from '../../app/service/crispService.js';
-import { callServiceMethod } from '../../app/ui/serviceArgs.js';
+import { callServiceMethod } from '../../app/service/serviceArgs.js';
 import { importCustomModel } from '../../engine/convert/install/importModel.js';
 import { identityFaceModel } from '../faces/support/faceModels.js';
 import { FAST_MODEL, removeDir, tempDir } from '../helpers/engineHarness.js';

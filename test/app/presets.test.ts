@@ -49,6 +49,8 @@ async function refusal(p: Promise<unknown>): Promise<string> {
     (err: unknown) => err,
   );
   expect(e).toBeInstanceOf(PresetError);
+  // Told apart by its catalog code, which crosses IPC and the bridge; its sentence is its detail.
+  expect(e).toMatchObject({ code: 'preset-refused', params: { detail: (e as Error).message } });
   return (e as Error).message;
 }
 

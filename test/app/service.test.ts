@@ -47,6 +47,10 @@ describe('createService (cloud mode against a real crisp serve)', () => {
     expect((await svc.getSettings()).mode).toBe('local');
     expect(await svc.estimate()).toEqual({ mode: 'local', credits: 0, items: 0 });
     await expect(svc.updateSettings({ scale: 9 as never })).rejects.toThrow(/^Invalid setting scale/);
+    await expect(svc.updateSettings({ scale: 9 as never })).rejects.toMatchObject({
+      code: 'invalid-setting',
+      params: { name: 'scale' },
+    });
     await expect(svc.updateSettings({ template: '{nom}.{ext}' })).rejects.toThrow(/unknown placeholder \{nom\}/);
     await svc.updateSettings({
       mode: 'cloud',

@@ -100,6 +100,9 @@ describe('watched folders in the app', () => {
     expect(await refused(svc.addWatch({ dir: watched, preset: 'Photos', outDir: watched }))).toMatch(
       /^The outputs folder cannot be the watched folder/,
     );
+    // Each refusal carries its own catalog code to the page (not a generic bad-request).
+    await expect(svc.addWatch({ dir: 'camera', preset: 'Photos' })).rejects.toMatchObject({ code: 'watch-refused' });
+    await expect(svc.addWatch({ dir: watched, preset: 'Posters' })).rejects.toMatchObject({ code: 'preset-refused' });
 
     const added = await svc.addWatch({ dir: watched, preset: 'print ×2 lossless' });
     expect(added).toMatchObject({

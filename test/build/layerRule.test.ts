@@ -144,7 +144,7 @@ describe('layer rule', () => {
     const outside = readdirSync(path.join(REPO_ROOT, 'engine')).filter(
       (name) => !['contract', 'core', 'convert', 'service', 'server', 'tsconfig.json'].includes(name),
     );
-    // Folders of the old layout, or a new folder in no part: node scripts/layerEngine.mjs moves the former.
+    // A new folder belongs inside one of the five parts (docs/architecture.md says which knows what).
     expect(outside, 'engine/ entries outside contract, core, convert, service and server').toEqual([]);
   });
 

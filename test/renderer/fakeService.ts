@@ -17,7 +17,7 @@ import type { CrispService, JobItem, ModelInfo, ServiceEvent, Settings } from '.
 import { SERVICE_METHODS, SERVICE_TABLE, type SubjectService } from '../../app/service/methodTable.js';
 import { SERVICE_FACES } from '../../app/service/modelMethods.js';
 import { createMemorySecretStore, API_KEY_SECRET } from '../../app/secrets/secretStore.js';
-import { parseServiceArgs } from '../../app/ui/serviceArgs.js';
+import { parseServiceArgs } from '../../app/service/serviceArgs.js';
 import { PNG_1x1, ScriptedEngine, type ScriptOptions } from './scriptedBackend.js';
 
 export { PNG_1x1 } from './scriptedBackend.js';

@@ -1,7 +1,7 @@
 /** The method table is the one list: the service, the argument schemas, both clients and the fake all match it. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { SERVICE_METHODS, SERVICE_TABLE, methodsWithWire } from '../../app/service/methodTable.js';
-import { SERVICE_ARGS } from '../../app/ui/serviceArgs.js';
+import { SERVICE_ARGS } from '../../app/service/serviceArgs.js';
 import { createHttpService } from '../../renderer/src/service/httpService.js';
 import { closeFakes, createFakeService } from './fakeService.js';
 

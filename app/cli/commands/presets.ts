@@ -6,21 +6,12 @@
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
+import type { PresetStore } from '../../settings/presetStore.js';
 
-async function store() {
-  const { openPresetStore, PresetError } = await import('../../settings/presetStore.js');
-  return { store: openPresetStore(), PresetError };
-}
-
-/** Runs a store call; a PresetError is the user's sentence, not a failure with a stack. */
-async function refusing<T>(fn: (s: Awaited<ReturnType<typeof store>>['store']) => Promise<T>): Promise<T> {
-  const { store: s, PresetError } = await store();
-  try {
-    return await fn(s);
-  } catch (e) {
-    if (e instanceof PresetError) throw usageError(e.message);
-    throw e;
-  }
+/** Runs a call on the preset store, loaded on first use; a refusal (preset-refused) is printed as its own sentence. */
+async function withPresets<T>(fn: (store: PresetStore) => Promise<T>): Promise<T> {
+  const { openPresetStore } = await import('../../settings/presetStore.js');
+  return fn(openPresetStore());
 }
 
 export function registerPresets(program: Command): void {
@@ -30,7 +21,7 @@ export function registerPresets(program: Command): void {
     .description('List the presets (built-in and your own) and their options')
     .option('--json', 'print them as JSON')
     .action(async (flags: { json?: boolean }) => {
-      const [all, def] = await refusing((s) => Promise.all([s.list(), s.getDefault()]));
+      const [all, def] = await withPresets((s) => Promise.all([s.list(), s.getDefault()]));
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ default: def.name, presets: all }, null, 2)}\n`);
         return;
@@ -51,7 +42,7 @@ export function registerPresets(program: Command): void {
     .argument('<file>', 'the file to write')
     .argument('[name...]', 'presets to export (default: all of your own)')
     .action(async (file: string, names: string[]) => {
-      const doc = await refusing((s) => s.exportPresets(names));
+      const doc = await withPresets((s) => s.exportPresets(names));
       await writeFileAtomic(file, `${JSON.stringify(doc, null, 2)}\n`);
       process.stdout.write(`Exported ${doc.presets.map((p) => `"${p.name}"`).join(', ')} to ${file}\n`);
     });
@@ -64,7 +55,7 @@ export function registerPresets(program: Command): void {
       const text = await readFile(file, 'utf8').catch(() => {
         throw usageError(`cannot read ${file}: check the path`);
       });
-      const added = await refusing((s) => s.importPresets(text));
+      const added = await withPresets((s) => s.importPresets(text));
       process.stdout.write(`Imported ${added.map((p) => `"${p.name}"`).join(', ')}\n`);
     });
   presets
@@ -72,7 +63,7 @@ export function registerPresets(program: Command): void {
     .description('Choose the preset "crisp FILE…" uses (and the app starts with)')
     .argument('<name>', 'a preset name')
     .action(async (name: string) => {
-      const p = await refusing((s) => s.setDefault(name));
+      const p = await withPresets((s) => s.setDefault(name));
       process.stdout.write(`Default preset: "${p.name}"\n`);
     });
   presets
@@ -80,7 +71,7 @@ export function registerPresets(program: Command): void {
     .description('Delete one of your presets')
     .argument('<name>', 'a preset name')
     .action(async (name: string) => {
-      await refusing((s) => s.remove(name));
+      await withPresets((s) => s.remove(name));
       process.stdout.write(`Deleted "${name}"\n`);
     });
 }

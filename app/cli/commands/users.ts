@@ -3,10 +3,11 @@
  * `crisp serve` runs on the same --data: both go through the same locked, atomic state file.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadAccounts, loadAccountStore, loadPostgres, type AccountStore } from '../../../engine/service/index.js';
+import { loadAccounts, type AccountStore } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
+import { addOptionFlags } from '../optionFlags.js';
+import { USERS_OPTIONS } from '../processOptions.js';
 import { formatTable } from '../table.js';
-import { DEFAULT_DATA_DIR } from './serve.js';
 
 function count(value: string): number {
   const n = Number(value);
@@ -14,44 +15,26 @@ function count(value: string): number {
   return n;
 }
 
-interface StoreFlags {
-  data: string;
-  db?: string;
-}
+/** The flags as commander collected them; --data and --db are read back by readOptionFlags. */
+type StoreFlags = Record<string, unknown>;
 
-async function withStore<T>(where: StoreFlags, fn: (store: AccountStore) => Promise<T>): Promise<T> {
+async function withStore<T>(raw: StoreFlags, fn: (store: AccountStore) => Promise<T>): Promise<T> {
   // The account stores (and pg) load only when a users command runs, so `crisp --help` stays fast.
-  const [{ AccountError }, { openAccounts }, { DatabaseError }] = await Promise.all([
-    loadAccountStore(),
-    loadAccounts(),
-    loadPostgres(),
-  ]);
-  let backend;
-  try {
-    backend = await openAccounts({ dataDir: where.data, db: where.db });
-  } catch (e) {
-    if (e instanceof DatabaseError) throw usageError(e.message);
-    throw e;
-  }
+  // A database or account refusal carries its catalog code (storage-failed, account-refused) and is printed as
+  // its own sentence.
+  const [{ openAccounts }, { readOptionFlags }] = await Promise.all([loadAccounts(), import('../readOptionFlags.js')]);
+  const where = readOptionFlags(raw, USERS_OPTIONS);
+  const backend = await openAccounts({ dataDir: where.data, db: where.db ?? undefined });
   try {
     return await fn(backend.accounts);
-  } catch (e) {
-    if (e instanceof AccountError) throw usageError(e.message);
-    throw e;
   } finally {
     await backend.close();
   }
 }
 
-/** Where the users live: the JSON file under --data, or PostgreSQL with --db (as on `crisp serve`). */
+/** Where the users live: the JSON file under --data, or PostgreSQL with --db (`crisp serve`'s own flags). */
 function addStoreOptions(command: Command): Command {
-  return command
-    .option('--data <dir>', 'server data directory', DEFAULT_DATA_DIR)
-    .option(
-      '--db <url>',
-      'PostgreSQL URL holding users and credits (default: $CRISP_DB_URL; none: accounts.json under --data)',
-      process.env.CRISP_DB_URL,
-    );
+  return addOptionFlags(command, Object.values(USERS_OPTIONS));
 }
 
 export function register(program: Command): void {

@@ -61,9 +61,6 @@ export interface GlobalRef {
   name: string;
 }
 
-/** Dictionaries (dict and OrderedDict) keep insertion order and non-string keys. */
-export type PickleDict = Map<unknown, unknown>;
-
 const ALLOWED_CALLABLES = new Set([
   'collections.OrderedDict',
   'torch._utils._rebuild_tensor_v2',

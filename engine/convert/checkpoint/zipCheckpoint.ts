@@ -14,6 +14,7 @@
  *    declared size, so a zip that lies about its sizes is cut there too.
  */
 import yauzl from 'yauzl';
+import { isCrispError } from '../../contract/errorCatalog.js';
 import { storageFromPid, unpickle, type StorageRef } from './pickle.js';
 import { CheckpointError, DTYPE_BYTES, materialize, unwrapTensorRefs, type StateDict } from './stateDict.js';
 
@@ -83,7 +84,8 @@ export async function readZipCheckpoint(
       if (!entry.fileName.endsWith('/')) entries.set(entry.fileName, entry);
     }
   } catch (e) {
-    if (e instanceof CheckpointError) throw e;
+    // Our own refusals (any catalog code) pass as they are; the zip library's errors become a sentence.
+    if (isCrispError(e)) throw e;
     throw new CheckpointError(
       `not a readable PyTorch zip checkpoint (the file may be truncated): ${(e as Error).message}`,
     );
@@ -144,7 +146,7 @@ async function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer
   try {
     return await inflate(zip, entry);
   } catch (e) {
-    if (e instanceof CheckpointError) throw e;
+    if (isCrispError(e)) throw e;
     throw new CheckpointError(
       `${entry.fileName} cannot be read from the zip (the file may be truncated or corrupt): ${(e as Error).message}`,
     );

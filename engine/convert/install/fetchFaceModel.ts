@@ -3,7 +3,6 @@
  * size- and sha256-checked downloader SR models use, convert it to the face convention in TypeScript
  * (convert/gfpgan.ts), run it once like an imported face model, and install `face/<file>` atomically.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { convertFaceBytes } from '../convert.js';
@@ -53,9 +52,4 @@ export async function fetchFaceModel(
   }
   await rm(part, { force: true });
   return { name: entry.name, path: target };
-}
-
-/** Whether a catalog face model is already in `modelsDir`. */
-export function faceModelInstalled(entry: FaceCatalogEntry, modelsDir: string): boolean {
-  return existsSync(path.join(modelsDir, FACE_DIR, entry.file));
 }

@@ -13,10 +13,7 @@ import { bundledModelsDir, ModelNotInstalledError, modelSearchDirs } from './mod
 export { bundledModelsDir, ModelNotInstalledError, modelSearchDirs, userModelsDir } from './modelFiles.js';
 
 const MODEL_KINDS = ['photo', 'illustration', 'denoise'] as const;
-export type ModelKind = (typeof MODEL_KINDS)[number];
-
 const DOWNLOAD_FORMATS = ['pth', 'onnx', 'safetensors', 'zip'] as const;
-export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
 
 const entrySchema = z.object({
   name: z.enum(MODEL_NAMES),

@@ -16,7 +16,6 @@ import { CrispError } from '../../contract/errorCatalog.js';
 
 export const ONNX_FLOAT = 1;
 export const ONNX_INT64 = 7;
-export const ONNX_FLOAT16 = 10;
 
 export interface OnnxTensorInfo {
   name: string;

@@ -12,6 +12,7 @@
  */
 import { mkdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
+import { catalogMessage, CrispError } from '../../contract/errorCatalog.js';
 import {
   createLockFile,
   holderGone,
@@ -28,16 +29,20 @@ const HEARTBEAT_MS = 10_000;
 /** An owner on another host whose lock has not been touched for this long is gone. */
 const STALE_MS = 60_000;
 
-/** Thrown when another live process owns the folder; its message is the sentence the refused command prints. */
-export class FolderInUseError extends Error {
+/**
+ * Thrown when another live process owns the folder (catalog row folder-in-use); its message is the sentence the
+ * refused command prints.
+ */
+export class FolderInUseError extends CrispError {
+  override readonly name = 'FolderInUseError';
   constructor(
     readonly folder: string,
     readonly owner: LockRecord | undefined,
     /** The flag that named the folder, for the sentence's way out. */
     flag = '--data',
   ) {
-    super(inUseSentence(folder, owner, flag));
-    this.name = 'FolderInUseError';
+    const params = { name: folder, detail: describeOwner(owner), flag };
+    super('folder-in-use', catalogMessage('folder-in-use', params), { params });
   }
 }
 
@@ -47,13 +52,6 @@ function describeOwner(owner: LockRecord | undefined): string {
   if (owner.port !== undefined) parts.push(`port ${owner.port}`);
   if (owner.host !== undefined) parts.push(`host ${owner.host}`);
   return `${owner.role ?? 'another Crisp process'} (${parts.join(', ')}, since ${new Date(owner.since).toISOString()})`;
-}
-
-function inUseSentence(folder: string, owner: LockRecord | undefined, flag: string): string {
-  return (
-    `the data folder ${folder} is in use by ${describeOwner(owner)}; ` +
-    `stop that process first or give this one another ${flag} (nothing was changed)`
-  );
 }
 
 export interface FolderOwnership {

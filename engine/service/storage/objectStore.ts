@@ -8,7 +8,7 @@
  * This module has no SDK import; `openObjectStore` (openObjectStore.ts) loads the S3 implementation only when it is
  * asked for.
  */
-import { CrispError } from '../../contract/errorCatalog.js';
+import { CrispError, hasErrorCode } from '../../contract/errorCatalog.js';
 
 export interface S3Location {
   bucket: string;
@@ -74,8 +74,14 @@ export class ObjectStoreError extends CrispError {
     readonly s3Code: string,
     message: string,
   ) {
-    super('storage-failed', message);
+    // The S3 code travels in params, so it is read by code (s3CodeOf), also from an error rebuilt off the wire.
+    super('storage-failed', message, { params: { s3Code } });
   }
+}
+
+/** The S3 error code a bucket answered with (NoSuchKey, InvalidPart…); undefined for any other failure. */
+export function s3CodeOf(e: unknown): string | undefined {
+  return hasErrorCode(e, 'storage-failed') ? e.params?.s3Code : undefined;
 }
 
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;

@@ -24,7 +24,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { tempPathFor } from './atomicFile.js';
-import { ObjectStoreError, type CompletedPartRef, type ObjectStore, type S3Location } from './objectStore.js';
+import { ObjectStoreError, s3CodeOf, type CompletedPartRef, type ObjectStore, type S3Location } from './objectStore.js';
 
 export class S3ObjectStore implements ObjectStore {
   readonly description: string;
@@ -84,7 +84,7 @@ export class S3ObjectStore implements ObjectStore {
       const r = await this.wrap(this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) })));
       return { size: r.ContentLength ?? 0 };
     } catch (e) {
-      if (e instanceof ObjectStoreError && (e.s3Code === 'NotFound' || e.s3Code === 'NoSuchKey')) return undefined;
+      if (s3CodeOf(e) === 'NotFound' || s3CodeOf(e) === 'NoSuchKey') return undefined;
       throw e;
     }
   }
@@ -117,7 +117,7 @@ export class S3ObjectStore implements ObjectStore {
       const r = await this.wrap(this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) })));
       return JSON.parse(await (r.Body as { transformToString(): Promise<string> }).transformToString()) as T;
     } catch (e) {
-      if (e instanceof ObjectStoreError && (e.s3Code === 'NoSuchKey' || e.s3Code === 'NotFound')) return undefined;
+      if (s3CodeOf(e) === 'NoSuchKey' || s3CodeOf(e) === 'NotFound') return undefined;
       throw e;
     }
   }

@@ -14,7 +14,7 @@ import {
   type UploadSession,
 } from '../../contract/index.js';
 import { parseCompleteMultipartUpload, parseGetUploadUrl } from '../../contract/parseRequest.js';
-import { ObjectStoreError, type ObjectStore } from '../storage/objectStore.js';
+import { s3CodeOf, type ObjectStore } from '../storage/objectStore.js';
 import { MIME_LABEL, sniffImageType } from '../../core/pipeline/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
 import type { UploadUsage } from '../quotas/uploadUsage.js';
@@ -112,11 +112,12 @@ export class S3UploadStore implements Uploads {
       try {
         await this.objects.completeMultipart(session.path, stored.s3UploadId, req.parts);
       } catch (e) {
-        if (e instanceof ObjectStoreError && PART_ERRORS[e.s3Code]) {
+        const s3Code = s3CodeOf(e);
+        if (s3Code && PART_ERRORS[s3Code]) {
           // Another API process may have completed it a moment ago: then the bucket no longer knows the upload.
           const again = await this.load(req.uploadId);
           if (again?.completed) return { status: 'success' };
-          throw errors.badRequest(PART_ERRORS[e.s3Code] as string);
+          throw errors.badRequest(PART_ERRORS[s3Code] as string);
         }
         throw e;
       }
@@ -177,7 +178,7 @@ export class S3UploadStore implements Uploads {
       if (!stored.completed) {
         const aborted = await this.objects.abortMultipart(stored.session.path, stored.s3UploadId).then(
           () => true,
-          (e: unknown) => e instanceof ObjectStoreError && e.s3Code === 'NoSuchUpload',
+          (e: unknown) => s3CodeOf(e) === 'NoSuchUpload',
         );
         if (!aborted) continue;
       }

@@ -1,6 +1,6 @@
 /** The queue as the app layer last reported it, plus which finished item is open in the comparison. */
 import { createStore } from 'zustand/vanilla';
-import type { ItemStatus, JobItem, QueueSnapshot } from '../../../app/service/crispService.js';
+import type { JobItem, QueueSnapshot } from '../../../app/service/crispService.js';
 
 export interface QueueState {
   queue: QueueSnapshot;
@@ -74,8 +74,6 @@ export function createQueueStore(initial: QueueSnapshot = EMPTY_QUEUE, now: () =
   }));
 }
 
-const FINISHED: ReadonlySet<ItemStatus> = new Set(['done', 'failed', 'cancelled', 'skipped']);
-
 export const selectItems = (s: QueueState) => s.queue.items;
 export const selectRunning = (s: QueueState) => s.queue.running;
 export const selectCompareItem = (s: QueueState) => s.queue.items.find((i) => i.id === s.compareId) ?? null;
@@ -101,7 +99,6 @@ export const selectShownResult = (s: QueueState): JobItem | null => {
 };
 export const selectHasWaiting = (s: QueueState) => s.queue.items.some((i) => i.status === 'queued');
 export const selectCanStart = (s: QueueState) => !s.queue.running && selectHasWaiting(s);
-export const selectHasFinished = (s: QueueState) => s.queue.items.some((i) => FINISHED.has(i.status));
 /** Rows "Clear finished" removes: done and skipped (failed and stopped ones stay for Retry). */
 export const selectHasClearable = (s: QueueState) =>
   s.queue.items.some((i) => i.status === 'done' || i.status === 'skipped');
@@ -124,4 +121,3 @@ export const selectDuration = (id: string) => (s: QueueState) => {
 };
 export const selectCreditsDeducted = (s: QueueState) =>
   s.queue.items.reduce((sum, i) => sum + (i.creditsDeducted ?? 0), 0);
-export const isFinished = (status: ItemStatus) => FINISHED.has(status);

@@ -73,5 +73,3 @@ export const selectInsufficient = (s: SessionState): boolean => {
 };
 export const selectNotice = (s: SessionState) => s.notice;
 export const selectEstimate = (s: SessionState) => s.estimate;
-export const selectAccount = (s: SessionState) => s.account;
-export const selectLastBatch = (s: SessionState) => s.lastBatch;

@@ -5,11 +5,11 @@
  * Enumerations come from the contract module; nothing here re-declares a model, scale or format.
  */
 import { z } from 'zod';
-import { MODEL_NAMES } from '../../engine/contract/index.js';
+import { CrispError, MODEL_NAMES } from '../../engine/contract/index.js';
 import { FACE_MODELS } from '../../engine/core/index.js';
 import { settingsPatchSchema as settingsPatch } from '../settings/settingsSchema.js';
-import type { CrispService } from '../service/crispService.js';
-import { SERVICE_TABLE, type ServiceMethod } from '../service/methodTable.js';
+import type { CrispService } from './crispService.js';
+import { SERVICE_TABLE, type ServiceMethod } from './methodTable.js';
 
 /** The catalog face restorers (GFPGAN) can be downloaded from the app as well. */
 const FACE_MODEL_NAMES = FACE_MODELS.map((e) => e.name) as [string, ...string[]];
@@ -89,9 +89,12 @@ export function isServiceMethod(name: unknown): name is ServiceMethod {
   return typeof name === 'string' && Object.hasOwn(SERVICE_TABLE, name);
 }
 
-/** A call the transport refused before it reached the service (unknown method, bad arguments). */
-export class ServiceCallError extends Error {
+/** A call the transport refused before it reached the service (unknown method, bad arguments): catalog row bad-call. */
+export class ServiceCallError extends CrispError {
   override readonly name = 'ServiceCallError';
+  constructor(message: string) {
+    super('bad-call', message, { params: { detail: message } });
+  }
 }
 
 /** Trailing `undefined`s are dropped by JSON; optional tail elements make `[]` and `[undefined]` equal. */
