@@ -10,8 +10,8 @@
  * same marginal through what `crisp batch` and the app really run: the job queue (app/jobs/jobQueue.ts), which
  * hands the engine process one image at a time (the next one once the previous says it is only encoding).
  *
- * `npm run bench -- --only stages` (CRISP_BENCH_FORMAT=jpg for JPEG; CRISP_BENCH_EP=webgpu or --ep webgpu for a
- * GPU provider).
+ * `npm run bench -- --only pipeline` (CRISP_BENCH_FORMAT=jpg for JPEG; CRISP_BENCH_EP=webgpu or --ep webgpu for a
+ * GPU provider; CRISP_BENCH_MODELS=null-x4 or compact for one row).
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -80,10 +80,12 @@ export async function stagesBench(): Promise<void> {
       path.join(REPO_ROOT, 'resources', 'models', 'realesr-general-x4v3.onnx'),
       path.join(tmp, 'compact.onnx'),
     );
+    // CRISP_BENCH_MODELS=null-x4 (or compact) runs one row only.
+    const only = process.env.CRISP_BENCH_MODELS?.split(',');
     const rows: Array<{ label: string; name: string }> = [
       { label: 'null ×4 (one Resize)', name: 'null-x4' },
       { label: 'compact ×4 (realesr-general-x4v3, bundled)', name: 'compact' },
-    ];
+    ].filter((r) => !only || only.includes(r.name));
     console.log(
       `\nStages: one ${W}×${H} → ${W * SCALE}×${H * SCALE} image, ${format.toUpperCase()}, ${ep} provider, fp32; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`,
     );
