@@ -5,7 +5,14 @@
  * is stable, for `--json`, the UI and the CLI's exit status. Raw Node messages (internal temp paths,
  * `ENOENT: no such file…`) never reach the person; the original error is kept as `cause` for --verbose.
  */
-import { catalogMessage, CrispError, crispError, isCrispError, type ErrorCode } from '../../engine/contract/index.js';
+import {
+  asCrispError,
+  catalogMessage,
+  CrispError,
+  crispError,
+  isCrispError,
+  type ErrorCode,
+} from '../../engine/contract/index.js';
 
 export { ERROR_CODES, type ErrorCode } from '../../engine/contract/index.js';
 
@@ -111,7 +118,8 @@ export function ioError(e: unknown, ctx: ErrorContext = {}): CrispError | undefi
 
 /** The sentence and code for any error; `ctx` names what was being done and to which path or service. */
 export function toUserError(e: unknown, ctx: ErrorContext = {}): CrispError {
-  if (e instanceof CrispError && e.message === firstLine(e.message)) return e;
+  const own = asCrispError(e);
+  if (own && own.message === firstLine(own.message)) return own;
   if (isCrispError(e)) {
     // Already a sentence for the person (its first line); a socket error behind it still gives the precise code.
     const behind = errnoOf(e.cause);

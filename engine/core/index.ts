@@ -18,8 +18,6 @@
  * Lazy, behind a loader that import()s the module (what it loads):
  *   loadModelCatalog   models/catalog.ts: the catalog, listModels, resolveModel, defaultModel (zod)
  *   loadCustomModels   models/customModels.ts: list and remove imported models (zod)
- *   loadTaskModels     models/taskModel.ts: a task's model → its file, custom model names (zod)
- *   loadPreModels      models/preModel.ts: checkPreModel (zod)
  *   loadInputs         inputs.ts: checkedInput, the input check every upscale passes (sharp)
  *   loadPipeline       pipeline/index.ts: probe, decode, tiles, encode, checkPassesFit (sharp)
  *   loadImageMetadata  pipeline/metadata.ts: readProvenance and the metadata blocks (sharp)
@@ -72,8 +70,6 @@ export type { MetadataRequest, Provenance } from './pipeline/metadata.js';
 
 export const loadModelCatalog = () => import('./models/catalog.js');
 export const loadCustomModels = () => import('./models/customModels.js');
-export const loadTaskModels = () => import('./models/taskModel.js');
-export const loadPreModels = () => import('./models/preModel.js');
 export const loadInputs = () => import('./inputs.js');
 export const loadPipeline = () => import('./pipeline/index.js');
 export const loadImageMetadata = () => import('./pipeline/metadata.js');

@@ -14,7 +14,7 @@ const TOPS = ['engine', 'app', 'electron', 'renderer'];
  * checks go with it, and userErrors.ts's `e instanceof CrispError` becomes `asCrispError(e)` (errorCatalog.ts).
  * Nothing else may be added here.
  */
-const NOT_YET = new Set(['engine/service/startTask.ts', 'app/jobs/userErrors.ts']);
+const NOT_YET = new Set<string>([]);
 
 async function sources(): Promise<Map<string, string>> {
   const out = new Map<string, string>();

@@ -85,11 +85,6 @@ const LONG8 = 16;
 /** A strip is what libtiff reads at once: a few MB keeps the encoder's input buffer small and reads efficient. */
 const STRIP_BYTES = 2 * 1024 * 1024;
 
-/** Header + IFD + strip tables: what a raster of this size costs on disk besides its pixels. */
-export function tiffOverheadBytes(height: number, rowBytes: number): number {
-  return 4096 + 16 * Math.ceil(height / Math.max(1, Math.floor(STRIP_BYTES / rowBytes)));
-}
-
 export class DiskRaster implements OutputRaster {
   private fd: number | undefined;
   private readonly rowBytes: number;
