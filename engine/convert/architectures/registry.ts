@@ -7,6 +7,7 @@ import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { dat } from './dat.js';
 import { esrganPlus } from './esrganPlus.js';
 import { hat } from './hat.js';
+import { mosr } from './mosr.js';
 import { omnisr } from './omnisr.js';
 import { rcan } from './rcan.js';
 import { realcugan } from './realcugan.js';
@@ -30,6 +31,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   rcan,
   esrganPlus,
   realcugan,
+  mosr,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

@@ -1,6 +1,6 @@
 /**
  * Test-only driver for support/sr_reference.py (PyTorch reference implementations of SPAN, RealPLKSR, OmniSR, RCAN,
- * ESRGAN+ and Real-CUGAN):
+ * ESRGAN+, Real-CUGAN and MoSR):
  * cuts real photo patches, rebuilds each configuration's checkpoints (random weights, .pth and .safetensors as
  * torch wrote them) and reference outputs from the committed goldens (support/golden.ts), and compares Crisp's
  * conversion of both files with them. CRISP_MAKE_GOLDENS=1 runs the Python first (one process per test file).
@@ -11,6 +11,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EsrganPlusSpec } from '../../../engine/convert/architectures/esrganPlus.js';
+import type { MosrSpec } from '../../../engine/convert/architectures/mosr.js';
 import type { OmniSrSpec } from '../../../engine/convert/architectures/omnisr.js';
 import type { RcanSpec } from '../../../engine/convert/architectures/rcan.js';
 import type { RealCuganSpec } from '../../../engine/convert/architectures/realcugan.js';
@@ -65,14 +66,14 @@ export async function photoPatch(p: PatchSpec): Promise<Patch> {
 
 export interface RefCase {
   name: string;
-  arch: 'span' | 'realplksr' | 'omnisr' | 'rcan' | 'esrganplus' | 'realcugan';
+  arch: 'span' | 'realplksr' | 'omnisr' | 'rcan' | 'esrganplus' | 'realcugan' | 'mosr';
   seed: number;
   wrapper: string | null;
   inputs: PatchSpec[];
   /** Architecture options passed to the Python constructor. */
   options: Record<string, unknown>;
   /** What the converter must detect. */
-  expected: Partial<SpanSpec | RealPlksrSpec | OmniSrSpec | RcanSpec | EsrganPlusSpec | RealCuganSpec> & {
+  expected: Partial<SpanSpec | RealPlksrSpec | OmniSrSpec | RcanSpec | EsrganPlusSpec | RealCuganSpec | MosrSpec> & {
     kind: RefCase['arch'];
     scale: number;
   };
