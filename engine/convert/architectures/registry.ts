@@ -6,6 +6,7 @@
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { dat } from './dat.js';
 import { esrganPlus } from './esrganPlus.js';
+import { fdat } from './fdat.js';
 import { hat } from './hat.js';
 import { mosr } from './mosr.js';
 import { omnisr } from './omnisr.js';
@@ -32,6 +33,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   esrganPlus,
   realcugan,
   mosr,
+  fdat,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

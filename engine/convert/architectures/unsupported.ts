@@ -94,11 +94,7 @@ const SIGNATURES: Signature[] = [
     what: 'a DCTLSA transformer',
     keys: ['fea_conv.weight', 'B1.body.0.transformer_body.0.blocks.0.attn.qkv.weight'],
   },
-  {
-    name: 'FDAT',
-    what: 'an FDAT transformer',
-    keys: ['groups.0.blocks.0.attn.bias', 'groups.0.blocks.0.inter.cg.1.weight'],
-  },
+
   { name: 'LaMa', what: 'an inpainting network', keys: ['model.model.1.bn_l.running_mean'] },
   { name: 'LaMa', what: 'an inpainting network', keys: ['generator.model.1.bn_l.running_mean'] },
 ];
