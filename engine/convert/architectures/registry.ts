@@ -13,6 +13,7 @@ import { omnisr } from './omnisr.js';
 import { rcan } from './rcan.js';
 import { realcugan } from './realcugan.js';
 import { realplksr } from './realplksr.js';
+import { rgt } from './rgt.js';
 import { rrdb } from './rrdb.js';
 import { span } from './span.js';
 import { srformer } from './srformer.js';
@@ -34,6 +35,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   realcugan,
   mosr,
   fdat,
+  rgt,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

@@ -42,11 +42,7 @@ const SIGNATURES: Signature[] = [
     what: 'the original PLKSR, not RealPLKSR',
     keys: ['feats.0.weight', 'feats.1.channe_mixer.0.weight'],
   },
-  {
-    name: 'RGT',
-    what: 'a recursive-generalisation transformer',
-    keys: ['before_RG.1.weight', 'layers.0.blocks.0.attn.attns.0.rpe_biases'],
-  },
+
   {
     name: 'DRCT',
     what: 'a dense-residual Swin transformer',
