@@ -8,7 +8,7 @@ zero-padded to the window inside the attention) and channel attention (L2-normal
 a learned temperature), each fused with a depth-wise conv branch by a simplified interaction module, then a
 conv-FFN; the `UniUpsampleV3` tails (conv, pixelshuffle(direct), nearest+conv, dysample, transpose+conv, pa_up).
 
-config: {"in_ch", "out_ch", "scale", "embed_dim", "num_groups", "depth_per_group", "num_heads", "window_size",
+config: {"in_chans", "out_ch", "scale", "embed_dim", "num_groups", "depth_per_group", "num_heads", "window_size",
          "ffn_expansion_ratio", "aim_reduction_ratio", "mid_dim", "upsampler_type", "unshuffle_mod"}
 """
 import math
@@ -181,7 +181,7 @@ class Group(nn.Module):
 
 
 class FDAT(nn.Module):
-    def __init__(self, in_ch=3, out_ch=3, scale=4, embed_dim=120, num_groups=4, depth_per_group=3, num_heads=4,
+    def __init__(self, in_chans=3, out_ch=3, scale=4, embed_dim=120, num_groups=4, depth_per_group=3, num_heads=4,
                  window_size=8, ffn_expansion_ratio=2.0, aim_reduction_ratio=8, mid_dim=64,
                  upsampler_type="transpose+conv", unshuffle_mod=False):
         super().__init__()
@@ -189,10 +189,10 @@ class FDAT(nn.Module):
         if unshuffle_mod and scale < 3:
             u = 4 // scale
             scale = 4
-            self.conv_first = nn.Sequential(nn.PixelUnshuffle(u), nn.Conv2d(in_ch * u * u, embed_dim, 3, 1, 1))
+            self.conv_first = nn.Sequential(nn.PixelUnshuffle(u), nn.Conv2d(in_chans * u * u, embed_dim, 3, 1, 1))
             self.pad = u
         else:
-            self.conv_first = nn.Conv2d(in_ch, embed_dim, 3, 1, 1)
+            self.conv_first = nn.Conv2d(in_chans, embed_dim, 3, 1, 1)
         self.groups = nn.Sequential(*[
             Group(embed_dim, 2 * depth_per_group, num_heads, window_size, ffn_expansion_ratio, aim_reduction_ratio)
             for _ in range(num_groups)])
