@@ -18,6 +18,7 @@ import { rrdb } from './rrdb.js';
 import { span } from './span.js';
 import { srformer } from './srformer.js';
 import { srvgg } from './srvgg.js';
+import { swiftSrgan } from './swiftSrgan.js';
 import { swinir } from './swinir.js';
 
 export const ARCHITECTURES: readonly Architecture[] = [
@@ -36,6 +37,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   mosr,
   fdat,
   rgt,
+  swiftSrgan,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

@@ -1,15 +1,15 @@
-"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR, RCAN, ESRGAN+, Real-CUGAN and MoSR for the TypeScript
+"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR, RCAN, ESRGAN+, Real-CUGAN, MoSR and Swift-SRGAN for the TypeScript
 converters' tests (test code only, never shipped; the app never runs Python).
 
 Written in this project from the papers and the public architecture definitions (SPAN: hongyuanyu/SPAN;
 RealPLKSR: dslisleedh/PLKSR and neosr; DySample: tiny-smart/dysample; OmniSR: Francis0625/Omni-SR; RCAN:
-yulunzhang/RCAN and traiNNer-redux; ESRGAN+: ncarraz/ESRGANplus; Real-CUGAN: bilibili/ailab; MoSR: umzi2/MoSR via traiNNer-redux; as spandrel reads them), with the
+yulunzhang/RCAN and traiNNer-redux; ESRGAN+: ncarraz/ESRGANplus; Real-CUGAN: bilibili/ailab; MoSR: umzi2/MoSR via traiNNer-redux; Swift-SRGAN: Koushik0901/Swift-SRGAN; as spandrel reads them), with the
 module and parameter names of the released checkpoints, so the state dicts saved here have the keys and shapes
 real user files have. Every parameter is random (norm weights, temperatures and position biases included), and
 the last convolution is scaled so the output lies in a 0-1-like range, as a trained model's does.
 
 usage: /usr/bin/python3 sr_reference.py CONFIGS_JSON   (a list, so one interpreter start serves a test file)
-each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan"|"esrganplus"|"realcugan"|"mosr", "seed": int,
+each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan"|"esrganplus"|"realcugan"|"mosr"|"swiftsrgan", "seed": int,
               "wrapper": "params_ema"|"params"|"state_dict"|"model"|null, ...arch options,
               "inputs": [{"file": path of float32 [1,C,H,W] data, "c": C, "h": H, "w": W}]}
 writes dir/model.pth (torch.save of {wrapper: state_dict}, or the bare state dict) and dir/model.safetensors, and
@@ -761,6 +761,85 @@ class MoSR(nn.Module):
         return self.upsampler(self.gblocks(x) + (self.shortcut(x) - 0.5))
 
 
+# ---------------------------------------------------------------- Swift-SRGAN (Koushik0901, as spandrel reads it)
+
+
+class SeparableConv(nn.Module):
+    def __init__(self, cin, cout, k, bias=True):
+        super().__init__()
+        self.depthwise = nn.Conv2d(cin, cin, k, 1, k // 2, groups=cin, bias=bias)
+        self.pointwise = nn.Conv2d(cin, cout, 1, bias=bias)
+
+    def forward(self, x):
+        return self.pointwise(self.depthwise(x))
+
+
+def random_bn_prelu(module, gen):
+    """BatchNorm statistics and affine, and PReLU slopes, away from their constant defaults (the converter folds
+    them; defaults would hide a wrong fold)."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=gen))
+                m.running_var.copy_(0.5 + torch.rand(m.running_var.shape, generator=gen))
+                m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+            elif isinstance(m, nn.PReLU):
+                m.weight.copy_(0.25 + 0.1 * torch.randn(m.weight.shape, generator=gen))
+
+
+class SwiftConvBlock(nn.Module):
+    def __init__(self, cin, cout, k, act=True, bn=True):
+        super().__init__()
+        self.use_act = act
+        self.cnn = SeparableConv(cin, cout, k, bias=not bn)
+        self.bn = nn.BatchNorm2d(cout) if bn else nn.Identity()
+        self.act = nn.PReLU(cout)
+
+    def forward(self, x):
+        y = self.bn(self.cnn(x))
+        return self.act(y) if self.use_act else y
+
+
+class SwiftResidual(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block1 = SwiftConvBlock(c, c, 3)
+        self.block2 = SwiftConvBlock(c, c, 3, act=False)
+
+    def forward(self, x):
+        return self.block2(self.block1(x)) + x
+
+
+class SwiftUpsample(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = SeparableConv(c, 4 * c, 3)
+        self.act = nn.PReLU(c)
+
+    def forward(self, x):
+        return self.act(F.pixel_shuffle(self.conv(x), 2))
+
+
+class SwiftSRGAN(nn.Module):
+    def __init__(self, cin, feat, blocks, scale, seed):
+        super().__init__()
+        self.initial = SwiftConvBlock(cin, feat, 9, bn=False)
+        self.residual = nn.Sequential(*[SwiftResidual(feat) for _ in range(blocks)])
+        self.convblock = SwiftConvBlock(feat, feat, 3, act=False)
+        self.upsampler = nn.Sequential(*[SwiftUpsample(feat) for _ in range(int(math.log2(scale)))])
+        self.final_conv = SeparableConv(feat, cin, 9)
+        random_bn_prelu(self, torch.Generator().manual_seed(seed + 1))
+
+    def last_conv(self):
+        return self.final_conv.pointwise
+
+    def forward(self, x):
+        initial = self.initial(x)
+        x = self.convblock(self.residual(initial)) + initial
+        return (torch.tanh(self.final_conv(self.upsampler(x))) + 1) / 2
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -789,6 +868,8 @@ def build(cfg):
             cfg.get("in", 3), cfg.get("out", 3), cfg["scale"], cfg["blocks"], cfg["dim"], cfg["upsampler"],
             cfg.get("kernel", 7), cfg.get("expansion", 1.5), cfg.get("convRatio", 1.0)
         )
+    if arch == "swiftsrgan":
+        return SwiftSRGAN(cfg.get("in", 3), cfg["feat"], cfg["blocks"], cfg["scale"], cfg["seed"])
     raise SystemExit(f"unknown arch {arch}")
 
 
