@@ -169,10 +169,12 @@ export function buildMosrOnnx(spec: MosrSpec, dict: StateDict, opts: { rgbPorts?
 
 /**
  * Multiply-adds per input pixel. The planner's relative cost is MoSR's over the shipped SRVGGNetCompact's
- * (graph/transformerCost.ts, ≈ 1.2 M): both are plain convolution stacks, which run at about the same
- * multiply-adds per second. The released 64-dim, 24-block MoSR is ≈ 4.3 M (×3.5), MoSR-T (48 dim, 5 blocks)
- * ≈ 0.6 M (×0.5). An estimate from the layers, not a measurement.
+ * (graph/transformerCost.ts, ≈ 1.2 M), times MEASURED_OVER_MACS: the released 64-dim, 24-block MoSR is ≈ 4.3 M
+ * (3.5× by multiply-adds) and measured 4.2× (PixelShuffle) and 4.0× (DySample) the compact model on a 256² tile
+ * (`CRISP_BENCH_QUICK=1 CRISP_BENCH_ARCH=MoSR npm run bench -- --only arch`, 2026-11-27, load ~12).
  */
+const MEASURED_OVER_MACS = 1.2;
+
 function mosrMacs(s: MosrSpec): number {
   const block = 9 * s.dim * 2 * s.hidden + 9 * s.hidden * s.dim + s.kernelSize ** 2 * s.convChannels;
   const tail = 2 * 9 * s.dim * 2 * s.dim + s.dim * s.dim;
@@ -196,6 +198,6 @@ export const mosr: Architecture<MosrSpec> = {
   detect: (dict) => (looksLikeMosr(dict) ? detectMosr(dict) : undefined),
   describe: (s) =>
     `MoSR x${s.scale} (${s.dim} dim, ${s.numBlocks} blocks, kernel ${s.kernelSize}, ${UPSAMPLER_NAMES[s.upsampler]}${channelsNote(s)})`,
-  tiling: (s) => cnnTiling(Math.max(0.1, Math.round((mosrMacs(s) / COMPACT_MACS) * 10) / 10)),
+  tiling: (s) => cnnTiling(Math.max(0.1, Math.round((mosrMacs(s) / COMPACT_MACS) * MEASURED_OVER_MACS * 10) / 10)),
   build: (spec, dict, opts) => buildMosrOnnx(spec, dict, opts),
 };
