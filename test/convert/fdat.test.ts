@@ -198,12 +198,15 @@ describe('FDAT checkpoints Crisp cannot convert', () => {
     );
   });
 
-  it('refuses a file without the upsampler record, and an unknown upsampler number', async () => {
+  it('refuses a file without the upsampler record, an unknown upsampler number and a non-upscaling ×2', async () => {
     await expect(convertBytes(altered(null), 'safetensors')).rejects.toThrow(
       'this FDAT checkpoint lacks upsampler.MetaUpsample (the record of which upsampler it was trained with)',
     );
     await expect(convertBytes(altered([3, 9, 2, 32, 3, 24, 4]), 'safetensors')).rejects.toThrow(
       'FDAT upsampler number 9 is not one Crisp knows',
+    );
+    await expect(convertBytes(altered([3, 0, 2, 32, 3, 24, 4]), 'safetensors')).rejects.toThrow(
+      "FDAT's conv upsampler does not upscale, but this file says ×2",
     );
   });
 });

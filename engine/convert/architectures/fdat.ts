@@ -126,6 +126,10 @@ export function detectFdat(dict: StateDict): FdatSpec {
   if (upscale !== 1 && needsStages && !stages(upscale)) {
     throw new UnsupportedArchitectureError(`FDAT's ${mode} upsampler has no ×${upscale} form`);
   }
+  if (upscale !== 1 && mode === 'conv') {
+    // UniUpsampleV3's plain conv keeps the size: such a file's output is not ×scale (the reference's neither).
+    throw new UnsupportedArchitectureError(`FDAT's conv upsampler does not upscale, but this file says ×${upscale}`);
+  }
   if (upscale !== 1 && mode === 'transpose+conv' && ![2, 3, 4].includes(upscale)) {
     throw new UnsupportedArchitectureError(`FDAT's transpose+conv upsampler has no ×${upscale} form`);
   }
