@@ -26,7 +26,7 @@ import {
   splitSizeFromRpe,
   type RectWindowMasks,
 } from '../graph/rectWindowAttention.js';
-import { relative, resiMacs, tailMacs } from '../graph/transformerCost.js';
+import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
 import { detectUpsampler, TokenGraph, type ResiConnection } from '../graph/transformerGraph.js';
 import { countSeq, denormalizeOutput, normalizeInput } from '../graph/windowAttention.js';
 import type { StateDict, Tensor } from '../checkpoint/stateDict.js';
@@ -214,8 +214,12 @@ export function buildRgtOnnx(spec: RgtSpec, dict: StateDict): Uint8Array {
 /**
  * Multiply-adds per input pixel from the layers: L-SA as a Swin block over the window's keys plus its
  * depth-wise conv, RG-SA with keys from a 16× smaller map (a few per pixel), the gated MLP, the residual convs
- * and the tail; graph/transformerCost.ts `relative` turns them into the planner's cost.
+ * and the tail. Over SRVGGNetCompact's (graph/transformerCost.ts) they give RGT-S ×4 9.9×; it measured 10.3×
+ * (120 s per 256² tile against the compact model's 11.6 s, `CRISP_BENCH_ARCH=RGT-S npm run bench -- --only arch`,
+ * 2026-11-27, load ~12), so the planner's cost is the multiply-add ratio × 1.04.
  */
+const RGT_FIT = { macs: 1.04, perScore: 0 };
+
 function rgtMacs(s: RgtSpec): number {
   const e = s.embedDim;
   const hidden = e * s.mlpRatio;
@@ -237,10 +241,7 @@ export const rgt: Architecture<RgtSpec> = {
   tiling: (s) => ({
     window: Math.max(...s.splitSize),
     minSide: MIN_SIDE,
-    relativeCost: relative(
-      rgtMacs(s),
-      s.depths.reduce((a, b) => a + b, 0),
-    ),
+    relativeCost: fitted(rgtMacs(s), 0, RGT_FIT),
   }),
   build: (spec, dict) => buildRgtOnnx(spec, dict),
 };
