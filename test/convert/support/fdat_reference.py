@@ -213,7 +213,9 @@ _randomize = ref_common.randomize
 
 def randomize(model, seed, skip=()):
     """ref_common's fan-in init, then attention biases and temperatures at a trained network's scale (fan-in
-    would make a [heads, 64, 64] bias ~0.02, too small to show a wrong index)."""
+    would make a [heads, 64, 64] bias ~0.02, too small to show a wrong index), and the last conv scaled so the
+    output spreads like a trained model's (std ~0.25 on a random 24² input) instead of tens, where float32's
+    rounding alone would approach the tests' 1e-4 bound."""
     _randomize(model, seed, skip)
     g = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
@@ -222,6 +224,14 @@ def randomize(model, seed, skip=()):
                 t.copy_(0.5 * torch.randn(t.shape, generator=g))
             elif name.endswith("attn.temp"):
                 t.copy_(1 + 0.5 * torch.rand(t.shape, generator=g))
+        tail = list(model.upsampler.children())
+        last = tail[-1].end_conv if isinstance(tail[-1], DySample) else [c for c in tail if isinstance(c, nn.Conv2d)][-1]
+        x = torch.rand((1, model.conv_first.weight.shape[1] if isinstance(model.conv_first, nn.Conv2d) else 3, 24, 24),
+                       generator=g)
+        k = 0.25 / max(model(x).std().item(), 1e-6)
+        last.weight.mul_(k)
+        if last.bias is not None:
+            last.bias.mul_(k)
 
 
 ref_common.randomize = randomize
