@@ -5,12 +5,15 @@
  * PixelShuffle upsamplers at 1×–4× and a grey model; Crisp's graph must reproduce their outputs on real photo
  * patches of odd sizes.
  */
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readSafetensors } from '../../engine/convert/checkpoint/safetensors.js';
+import { convertBytes } from '../../engine/convert/convert.js';
 import { listCustomModels } from '../../engine/core/models/customModels.js';
 import { runCli } from '../helpers/runCli.js';
 import { referenceSuite, type RefCase } from './support/srReference.js';
+import { writeSafetensors, type TestStateDict } from './support/torchWriters.js';
 
 const small = { dim: 16, blocks: 2, kernel: 7, expansion: 1.5, convRatio: 1.0 };
 const CASES: RefCase[] = [
@@ -107,4 +110,15 @@ describe('MoSR through crisp models import', () => {
       ['model', 'MoSR', 2, null],
     ]);
   }, 180_000);
+});
+
+describe('MoSR checkpoints Crisp cannot convert', () => {
+  it('refuses a depth-wise part wider than the gate (conv_ratio > expansion: its split cannot run) in a sentence', async () => {
+    const dict: TestStateDict = new Map(readSafetensors(readFileSync(suite.refs.get('x2-gps')!.safetensors)));
+    // 16 dim, expansion 1.5: a gate of 24 channels; conv_ratio 2 would give a 32-channel depth-wise conv.
+    dict.set('gblocks.1.conv.weight', { shape: [32, 1, 7, 7], data: new Float32Array(32 * 49) });
+    await expect(convertBytes(writeSafetensors(dict), 'safetensors')).rejects.toThrow(
+      'MoSR gated block has 32 depthwise channels for a gate of 24',
+    );
+  });
 });
