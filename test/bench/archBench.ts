@@ -1,7 +1,7 @@
 /**
  * Architecture bench: one row per imported architecture in its released configuration (random weights from
- * the test-only PyTorch references — sr_reference.py for SPAN/RealPLKSR/OmniSR/RCAN/ESRGAN+/Real-CUGAN, the
- * transformer references for SwinIR/HAT/DAT/SRFormer — and the TypeScript RRDBNet generator, converted by Crisp),
+ * the test-only PyTorch references — sr_reference.py for SPAN/RealPLKSR/OmniSR/RCAN/ESRGAN+/Real-CUGAN/MoSR, the
+ * transformer references for SwinIR/HAT/DAT/SRFormer/FDAT/RGT — and the TypeScript RRDBNet generator, converted by Crisp),
  * fp32 on the CPU provider, on a 256×256 tile of a real photo: milliseconds per tile, input megapixels per second, and the cost
  * relative to the shipped SRVGGNetCompact in the same run (the figure tilingOf carries). Building the
  * checkpoints needs Debian's python3-torch (as the conversion tests do); without it the section says so and skips.
@@ -100,6 +100,14 @@ const SR_ROWS: SrRow[] = [
   { label: 'Real-CUGAN ×3 (UpCunet3x)', options: { arch: 'realcugan', variant: '3x' } },
   { label: 'Real-CUGAN ×4 (UpCunet4x)', options: { arch: 'realcugan', variant: '4x' } },
   { label: 'Real-CUGAN ×2 (UpCunet2x_fast)', options: { arch: 'realcugan', variant: 'fast' } },
+  {
+    label: 'MoSR ×4 (64 dim, 24 blocks, PixelShuffle)',
+    options: { arch: 'mosr', dim: 64, blocks: 24, kernel: 7, expansion: 1.5, upsampler: 'ps', scale: 4 },
+  },
+  {
+    label: 'MoSR DySample ×4 (64 dim, 24 blocks)',
+    options: { arch: 'mosr', dim: 64, blocks: 24, kernel: 7, expansion: 1.5, upsampler: 'dys', scale: 4 },
+  },
 ];
 
 /** Released configurations (the authors' ×4 option files), built by the transformer references. */
@@ -196,7 +204,70 @@ const ROWS: ArchRow[] = [
     config: hatConfig({ depths: new Array<number>(12).fill(6), num_heads: new Array<number>(12).fill(6) }),
     large: true,
   },
+  {
+    label: 'FDAT-tiny ×4 (96 dim, 2×4 blocks, window 8, pixelshuffle)',
+    script: 'fdat_reference.py',
+    config: fdatConfig({
+      embed_dim: 96,
+      num_groups: 2,
+      depth_per_group: 2,
+      num_heads: 3,
+      ffn_expansion_ratio: 1.5,
+      upsampler_type: 'pixelshuffle',
+    }),
+  },
+  {
+    label: 'FDAT-medium ×4 (120 dim, 4×6 blocks, window 8)',
+    script: 'fdat_reference.py',
+    config: fdatConfig({}),
+  },
+  {
+    label: 'RGT ×4 (180 dim, 8×6 blocks, 8×32, mlp ×2)',
+    script: 'rgt_reference.py',
+    config: rgtConfig(8),
+    large: true,
+  },
+  {
+    label: 'RGT-S ×4 (180 dim, 6×6 blocks, 8×32, mlp ×2)',
+    script: 'rgt_reference.py',
+    config: rgtConfig(6),
+    large: true,
+  },
 ];
+
+/** traiNNer-redux's fdat_medium (the other presets override widths and the tail). */
+function fdatConfig(over: Record<string, unknown>): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    scale: 4,
+    embed_dim: 120,
+    num_groups: 4,
+    depth_per_group: 3,
+    num_heads: 4,
+    window_size: 8,
+    ffn_expansion_ratio: 2,
+    aim_reduction_ratio: 8,
+    mid_dim: 64,
+    upsampler_type: 'transpose+conv',
+    ...over,
+  };
+}
+
+/** RGT's released ×4 option files (RGT: 8 groups, RGT-S: 6). */
+function rgtConfig(groups: number): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    embed_dim: 180,
+    depth: new Array<number>(groups).fill(6),
+    num_heads: new Array<number>(groups).fill(6),
+    mlp_ratio: 2,
+    upscale: 4,
+    resi_connection: '1conv',
+    split_size: [8, 32],
+    c_ratio: 0.5,
+    img_size: 64,
+  };
+}
 
 /** SwinIR's released ×4 option files: window 8, mlp ratio 2, 64 tail features. */
 function swinirConfig(over: Record<string, unknown>): ArchRow['config'] {

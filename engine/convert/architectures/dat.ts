@@ -18,12 +18,13 @@ import { attr } from '../graph/onnxWriter.js';
 import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
 import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from '../graph/transformerGraph.js';
 import {
-  countSeq,
-  denormalizeOutput,
-  LAYER_NORM_EPS,
-  normalizeInput,
-  relativePositionIndex,
-} from '../graph/windowAttention.js';
+  rectWindowBranches,
+  rectWindowShifted,
+  spatialGateFfn,
+  splitSizeFromRpe,
+  type RectWindowMasks,
+} from '../graph/rectWindowAttention.js';
+import { countSeq, denormalizeOutput, normalizeInput } from '../graph/windowAttention.js';
 import type { StateDict, Tensor } from '../checkpoint/stateDict.js';
 
 export type DatVariant = 'DAT' | 'DAT-S' | 'DAT-2' | 'DAT-light';
@@ -86,20 +87,7 @@ export function detectDat(dict: StateDict): DatSpec {
         : need(dict, `layers.${i}.blocks.0.attn.attns.0.pos.pos3.2.weight`).shape[0]! * 2,
     );
   }
-  // rpe_biases holds every relative offset (dh, dw) of the first branch's window; the last is (H_sp−1, W_sp−1).
-  const rpe = dict.get('layers.0.blocks.0.attn.attns.0.rpe_biases');
-  if (!rpe)
-    throw new UnsupportedArchitectureError(
-      'this DAT checkpoint lacks the rpe_biases buffers its window size is read from (was it saved without buffers?)',
-    );
-  const rows = rpe.shape[0]!;
-  const splitSize: [number, number] = [rpe.data[2 * rows - 2]! + 1, rpe.data[2 * rows - 1]! + 1];
-  const [a, b] = splitSize;
-  if (!Number.isInteger(a) || !Number.isInteger(b) || a < 2 || b < 2 || Math.max(a, b) % Math.min(a, b) !== 0) {
-    throw new UnsupportedArchitectureError(`DAT window ${a}×${b} is not supported (sides ≥ 2, one dividing the other)`);
-  }
-  if ((2 * a - 1) * (2 * b - 1) !== rows)
-    throw new UnsupportedArchitectureError(`DAT rpe_biases has ${rows} rows, not (2·${a}−1)(2·${b}−1)`);
+  const splitSize = splitSizeFromRpe(dict, ARCH);
   for (const [i, h] of heads.entries()) {
     if (h < 2 || h % 2 !== 0 || embedDim % h !== 0)
       throw new UnsupportedArchitectureError(
@@ -134,80 +122,12 @@ export function describeDat(s: DatSpec): string {
   return `${s.variant} x${s.scale} (${s.embedDim} dim, ${groups} blocks, ${heads} heads, window ${s.splitSize[0]}×${s.splitSize[1]}, ffn ×${s.expansion}, ${s.upsampler}, ${s.resiConnection}${s.inChannels !== 3 ? `, ${s.inChannels} channels` : ''})`;
 }
 
-/** Blocks whose spatial attention is shifted: DAT's fixed pattern over group and block index. */
-export function datShifted(group: number, block: number): boolean {
-  return (group % 2 === 0 && block > 0 && (block - 2) % 4 === 0) || (group % 2 !== 0 && block % 4 === 0);
-}
-
-/**
- * The dynamic position bias of one window branch, evaluated once: pos3(pos2(pos1(pos_proj(offsets)))), each
- * posK = LayerNorm → ReLU → Linear, then gathered by relative position into [heads, N, N].
- */
-function positionBias(dict: StateDict, prefix: string, hs: number, ws: number): { dims: number[]; data: Float32Array } {
-  const rpe = need(dict, `${prefix}.rpe_biases`);
-  const rows = rpe.shape[0]!;
-  let x: Float64Array[] = [];
-  for (let r = 0; r < rows; r++) x.push(Float64Array.from([rpe.data[2 * r]!, rpe.data[2 * r + 1]!]));
-  const linear = (k: string) => {
-    const w = need(dict, `${k}.weight`);
-    const b = need(dict, `${k}.bias`).data;
-    const [out, inp] = w.shape as [number, number];
-    x = x.map((v) => {
-      const y = new Float64Array(out);
-      for (let o = 0; o < out; o++) {
-        let s = b[o]!;
-        for (let i = 0; i < inp; i++) s += w.data[o * inp + i]! * v[i]!;
-        y[o] = s;
-      }
-      return y;
-    });
-  };
-  const normRelu = (k: string) => {
-    const g = need(dict, `${k}.weight`).data;
-    const b = need(dict, `${k}.bias`).data;
-    x = x.map((v) => {
-      const mean = v.reduce((a, c) => a + c, 0) / v.length;
-      const variance = v.reduce((a, c) => a + (c - mean) ** 2, 0) / v.length;
-      return v.map((c, i) => Math.max(0, ((c - mean) / Math.sqrt(variance + LAYER_NORM_EPS)) * g[i]! + b[i]!));
-    });
-  };
-  linear(`${prefix}.pos.pos_proj`);
-  for (const k of ['pos1', 'pos2', 'pos3']) {
-    normRelu(`${prefix}.pos.${k}.0`);
-    linear(`${prefix}.pos.${k}.2`);
-  }
-  const heads = x[0]!.length;
-  const n = hs * ws;
-  const index = relativePositionIndex(hs, ws);
-  if (x.length !== (2 * hs - 1) * (2 * ws - 1))
-    throw new UnsupportedArchitectureError(`DAT ${prefix}.rpe_biases has ${x.length} rows for a ${hs}×${ws} window`);
-  const data = new Float32Array(heads * n * n);
-  for (let i = 0; i < n * n; i++) {
-    const row = x[index[i]!]!;
-    for (let h = 0; h < heads; h++) data[h * n * n + i] = row[h]!;
-  }
-  return { dims: [heads, n, n], data };
-}
-
-/** Linear weights with output channels reordered: [q₀ k₀ v₀ q₁ k₁ v₁] (halves of C) instead of [q k v]. */
-function branchOrderedQkv(dict: StateDict, prefix: string, c: number): StateDict {
-  const w = need(dict, `${prefix}.weight`);
-  const b = dict.get(`${prefix}.bias`);
-  const half = c / 2;
-  const order: number[] = [];
-  for (const branch of [0, 1])
-    for (const part of [0, 1, 2]) for (let i = 0; i < half; i++) order.push(part * c + branch * half + i);
-  const wd = new Float32Array(w.data.length);
-  order.forEach((src, dst) => wd.set(w.data.subarray(src * c, (src + 1) * c), dst * c));
-  const out: StateDict = new Map([[`${prefix}.weight`, { shape: w.shape, data: wd }]]);
-  if (b) out.set(`${prefix}.bias`, { shape: b.shape, data: Float32Array.from(order, (src) => b.data[src]!) });
-  return out;
-}
+/** Blocks whose spatial attention is shifted: DAT's fixed pattern over group and block index (RGT's too). */
+export const datShifted = rectWindowShifted;
 
 export function buildDatOnnx(dict: StateDict, given?: DatSpec): { onnx: Uint8Array; spec: DatSpec } {
   const spec = given ?? detectDat(dict);
   const C = spec.embedDim;
-  const half = C / 2;
   // The spatial blocks' qkv weights are reordered per branch (below); everything else is read as stored.
   const weights: StateDict = new Map(dict);
   const G = new TokenGraph('DAT', weights, 'a DAT checkpoint');
@@ -234,46 +154,18 @@ export function buildDatOnnx(dict: StateDict, given?: DatSpec): { onnx: Uint8Arr
   };
 
   // Shifted-window masks depend only on the padded size, which every block shares: built once per branch.
-  const masks: Array<string | undefined> = [undefined, undefined];
-  const [s0, s1] = [Math.floor(spec.splitSize[0] / 2), Math.floor(spec.splitSize[1] / 2)];
+  const masks: RectWindowMasks = [undefined, undefined];
 
   const spatialBlock = (x: string, p: string, heads: number, shifted: boolean): string => {
-    for (const [k, v] of branchOrderedQkv(dict, `${p}.qkv`, C)) weights.set(k, v);
-    const bh = heads / 2;
-    const hd = half / bh;
-    const qkv = G.dense(x, `${p}.qkv`);
-    const v = G.concat([G.slice(qkv, [C], [C + half], [3]), G.slice(qkv, [2 * C + half], [3 * C], [3])], 3);
-    const padded = G.padNhwc(qkv, Math.max(...spec.splitSize));
-    const outs = G.split(padded, 3, [3 * half, 3 * half]).map((part, branch) => {
-      const [hs, ws] = branch === 0 ? spec.splitSize : [spec.splitSize[1], spec.splitSize[0]];
-      const [sh, sw] = branch === 0 ? [s0, s1] : [s1, s0];
-      const n = hs * ws;
-      const src = shifted ? G.rollHW(part, -sh, -sw) : part;
-      // [B, nWin, N, 3·C/2] → [3, B, nWin, heads, N, d]
-      const win = G.transpose(
-        G.reshape(G.rectWindowPartition(src, hs, ws, 3 * half), [0, 0, n, 3, bh, hd]),
-        [3, 0, 1, 4, 2, 5],
-      );
-      const [q, k, vv] = [0, 1, 2].map((i) =>
-        G.node('Squeeze', [G.node('Gather', [win, G.i64([i])], { axis: attr.int(0) }), G.i64([0])]),
-      );
-      if (shifted && !masks[branch]) {
-        const labels = G.windowLabels(G.dim(padded, 1), G.dim(padded, 2), hs, ws, sh, sw);
-        masks[branch] = G.labelMask(labels, labels);
-      }
-      const mask = shifted ? masks[branch]! : null;
-      const bias = positionBias(dict, `${p}.attns.${branch}`, hs, ws);
-      const o = G.attention(
-        G.mul(q!, G.scalar(hd ** -0.5)),
-        G.transpose(k!, [0, 1, 2, 4, 3]),
-        vv!,
-        G.param(`${p}.attns.${branch}.position_bias`, bias.dims, bias.data),
-        mask,
-      );
-      const img = G.rectWindowReverse(G.mergeHeads(o, half), hs, ws, half, padded);
-      return G.cropNhwc(shifted ? G.rollHW(img, sh, sw) : img, G.dim(x, 1), G.dim(x, 2));
+    const { attended, v } = rectWindowBranches(G, weights, dict, x, p, {
+      embedDim: C,
+      heads,
+      splitSize: spec.splitSize,
+      shifted,
+      masks,
+      arch: ARCH,
     });
-    return aim(p, G.concat(outs, 3), v, true);
+    return aim(p, attended, v, true);
   };
 
   const channelBlock = (x: string, p: string, heads: number): string => {
@@ -295,13 +187,6 @@ export function buildDatOnnx(dict: StateDict, given?: DatSpec): { onnx: Uint8Arr
     return aim(p, att, v!, false);
   };
 
-  const sgfn = (x: string, p: string): string => {
-    const hidden = G.get(`${p}.fc1.weight`).shape[0]!;
-    const [x1, x2] = G.split(G.gelu(G.dense(x, `${p}.fc1`)), 3, [hidden / 2, hidden / 2]);
-    const gate = G.toNhwc(G.conv(G.toNchw(G.norm(x2!, `${p}.sg.norm`)), `${p}.sg.conv`, G.get, { group: hidden / 2 }));
-    return G.dense(G.mul(x1!, gate), `${p}.fc2`);
-  };
-
   const mean = spec.inChannels === 3 ? RGB_MEAN : null;
   const shallow = G.conv(normalizeInput(G, 'input', mean, 1), 'conv_first', G.get);
   let t = G.norm(G.toNhwc(shallow), 'before_RG.1');
@@ -315,7 +200,7 @@ export function buildDatOnnx(dict: StateDict, given?: DatSpec): { onnx: Uint8Arr
           ? spatialBlock(y, `${p}.attn`, spec.heads[i]!, datShifted(i, j))
           : channelBlock(y, `${p}.attn`, spec.heads[i]!);
       t = G.add(t, a);
-      t = G.add(t, sgfn(G.norm(t, `${p}.norm2`), `${p}.ffn`));
+      t = G.add(t, spatialGateFfn(G, G.norm(t, `${p}.norm2`), `${p}.ffn`));
     }
     t = G.add(res, G.toNhwc(G.resiConv(G.toNchw(t), `layers.${i}.conv`, spec.resiConnection)));
   });

@@ -6,7 +6,7 @@
  * Block: [channel LayerNorm] → conv3 → Mish → conv3 → large-kernel conv on the first `partialDim` channels →
  * element-wise attention (x · σ(conv3 x)) → 1×1 refine → [GroupNorm(4)] + skip. The network adds the input
  * repeated scale² times per channel before the upsampler (for PixelShuffle, a nearest upscale of the input).
- * DySample predicts a sampling offset per output pixel and bilinearly samples (ONNX GridSample, border padding).
+ * DySample is graph/dySample.ts (shared with MoSR).
  */
 import {
   channelsNote,
@@ -15,13 +15,12 @@ import {
   type Architecture,
   type BuildOptions,
 } from './architecture.js';
+import { dySample, dySampleGroups } from '../graph/dySample.js';
 import {
   attr,
   channelLayerNorm,
-  constant,
   convFrom,
   convWith,
-  dims,
   GraphBuilder,
   groupNorm,
   imagePorts,
@@ -76,7 +75,7 @@ export function detectRealPlksr(dict: StateDict): RealPlksrSpec {
   const lk = w.get('feats.1.lk.conv.weight').shape;
   const dysample = dict.has('to_img.init_pos');
   if (dysample) {
-    w.get('to_img.offset.weight');
+    dySampleGroups(w, 'to_img', { channels: inChannels * sc.scale * sc.scale, scale: sc.scale });
     w.get('to_img.scope.weight');
   }
   return {
@@ -99,72 +98,6 @@ function repeatInterleave(g: GraphBuilder, x: string, channels: number, r: numbe
   const data = new Float32Array(channels * r * channels);
   for (let c = 0; c < channels; c++) for (let k = 0; k < r; k++) data[(c * r + k) * channels + c] = 1;
   return convWith(g, x, `repeat_interleave_${r}`, { shape: [channels * r, channels, 1, 1], data }, null);
-}
-
-/** DySample: offsets → sampling grid in [-1, 1] → GridSample per group → optional 1×1 end conv. */
-function dysample(g: GraphBuilder, w: Weights, x: string, spec: RealPlksrSpec): string {
-  const s = spec.scale;
-  const cin = spec.inChannels * s * s;
-  const groups = w.get('to_img.offset.weight').shape[0]! / (2 * s * s);
-  if (!Number.isInteger(groups) || cin % groups !== 0) {
-    throw new UnsupportedArchitectureError('RealPLKSR DySample offset channels do not match its groups');
-  }
-  const initPos = w.get('to_img.init_pos');
-  const gs = groups * s * s;
-  const offset = g.node('Add', [
-    g.node('Mul', [
-      g.node('Mul', [convFrom(g, w, x, 'to_img.offset'), g.node('Sigmoid', [convFrom(g, w, x, 'to_img.scope')])]),
-      constant(g, 0.5),
-    ]),
-    g.weight('to_img.init_pos', [1, initPos.data.length, 1, 1], initPos.data),
-  ]);
-  // Pixel-centre coordinates (i + 0.5) along W and H, from the input's dynamic size.
-  const hw = g.node('Cast', [dims(g, x, 2, 4)], { to: attr.int(1) });
-  const axisCoords = (axis: 0 | 1): string => {
-    const n = g.node('Squeeze', [
-      g.node('Gather', [hw, int64Const(g, [axis])], { axis: attr.int(0) }),
-      int64Const(g, [0]),
-    ]);
-    return g.node('Range', [constant(g, 0.5), g.node('Add', [n, constant(g, 0.5)]), constant(g, 1)]);
-  };
-  const [ox, oy] = ['x', 'y'].map((_, i) =>
-    g.node('Slice', [offset, int64Const(g, [i * gs]), int64Const(g, [(i + 1) * gs]), int64Const(g, [1])]),
-  ) as [string, string];
-  const hN = g.node('Gather', [hw, int64Const(g, [0])], { axis: attr.int(0) });
-  const wN = g.node('Gather', [hw, int64Const(g, [1])], { axis: attr.int(0) });
-  const xs = axisCoords(1); // [W]
-  const ys = g.node('Unsqueeze', [axisCoords(0), int64Const(g, [1])]); // [H, 1]
-  const two = constant(g, 2);
-  const one = constant(g, 1);
-  // 2 · (coord + offset) / size − 1, torch's normalisation for grid_sample(align_corners=False).
-  const norm = (o: string, base: string, size: string): string =>
-    g.node('Sub', [
-      g.node('Div', [
-        g.node('Mul', [g.node('Add', [o, base]), two]),
-        g.node('Reshape', [size, int64Const(g, [1, 1, 1, 1])]),
-      ]),
-      one,
-    ]);
-  const coords = g.node('Concat', [norm(ox, xs, wN), norm(oy, ys, hN)], { axis: attr.int(1) });
-  // [B, 2·G·s², H, W] → PixelShuffle → [B, 2G, sH, sW]; x/y halves → [B, G, sH, sW, 2] → [B·G, sH, sW, 2].
-  const shuffled = pixelShuffle(g, coords, s);
-  const half = (i: number): string =>
-    g.node('Unsqueeze', [
-      g.node('Slice', [shuffled, int64Const(g, [i * groups]), int64Const(g, [(i + 1) * groups]), int64Const(g, [1])]),
-      int64Const(g, [4]),
-    ]);
-  const gridShape = g.node('Concat', [int64Const(g, [-1]), dims(g, shuffled, 2, 4), int64Const(g, [2])], {
-    axis: attr.int(0),
-  });
-  const grid = g.node('Reshape', [g.node('Concat', [half(0), half(1)], { axis: attr.int(4) }), gridShape]);
-  const grouped = g.node('Reshape', [x, int64Const(g, [-1, cin / groups, 0, 0])]);
-  const sampled = g.node('GridSample', [grouped, grid], {
-    mode: attr.string('bilinear'),
-    padding_mode: attr.string('border'),
-    align_corners: attr.int(0),
-  });
-  const merged = g.node('Reshape', [sampled, int64Const(g, [-1, cin, 0, 0])]);
-  return w.has('to_img.end_conv.weight') ? convFrom(g, w, merged, 'to_img.end_conv') : merged;
 }
 
 export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict, opts: BuildOptions = {}): Uint8Array {
@@ -196,7 +129,11 @@ export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict, opts: B
   const feats = convFrom(g, w, x, last);
   if (spec.dysample) {
     const base = s === 1 ? input : repeatInterleave(g, input, spec.inChannels, s * s);
-    return finishModel(g, ports, dysample(g, w, g.node('Add', [feats, base]), spec), spec);
+    const sampled = dySample(g, w, g.node('Add', [feats, base]), 'to_img', {
+      channels: spec.inChannels * s * s,
+      scale: s,
+    });
+    return finishModel(g, ports, sampled, spec);
   }
   // PixelShuffle(feats + repeat_interleave(x)) = PixelShuffle(feats) + nearest ×s of x.
   const up = pixelShuffle(g, feats, s);

@@ -6,15 +6,19 @@
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { dat } from './dat.js';
 import { esrganPlus } from './esrganPlus.js';
+import { fdat } from './fdat.js';
 import { hat } from './hat.js';
+import { mosr } from './mosr.js';
 import { omnisr } from './omnisr.js';
 import { rcan } from './rcan.js';
 import { realcugan } from './realcugan.js';
 import { realplksr } from './realplksr.js';
+import { rgt } from './rgt.js';
 import { rrdb } from './rrdb.js';
 import { span } from './span.js';
 import { srformer } from './srformer.js';
 import { srvgg } from './srvgg.js';
+import { swiftSrgan } from './swiftSrgan.js';
 import { swinir } from './swinir.js';
 
 export const ARCHITECTURES: readonly Architecture[] = [
@@ -30,6 +34,10 @@ export const ARCHITECTURES: readonly Architecture[] = [
   rcan,
   esrganPlus,
   realcugan,
+  mosr,
+  fdat,
+  rgt,
+  swiftSrgan,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

@@ -42,11 +42,7 @@ const SIGNATURES: Signature[] = [
     what: 'the original PLKSR, not RealPLKSR',
     keys: ['feats.0.weight', 'feats.1.channe_mixer.0.weight'],
   },
-  {
-    name: 'RGT',
-    what: 'a recursive-generalisation transformer',
-    keys: ['before_RG.1.weight', 'layers.0.blocks.0.attn.attns.0.rpe_biases'],
-  },
+
   {
     name: 'DRCT',
     what: 'a dense-residual Swin transformer',
@@ -57,7 +53,6 @@ const SIGNATURES: Signature[] = [
     what: 'an adaptive token dictionary transformer',
     keys: ['relative_position_index_SA', 'layers.0.residual_group.td'],
   },
-  { name: 'MoSR', what: 'a MoSR network', keys: ['gblocks.0.weight', 'gblocks.1.fc1.weight'] },
   { name: 'MoESR', what: 'a MoESR network', keys: ['in_to_dim.weight', 'blocks.0.blocks.0.fc1.weight'] },
   {
     name: 'Swin2SR',
@@ -95,11 +90,7 @@ const SIGNATURES: Signature[] = [
     what: 'a DCTLSA transformer',
     keys: ['fea_conv.weight', 'B1.body.0.transformer_body.0.blocks.0.attn.qkv.weight'],
   },
-  {
-    name: 'FDAT',
-    what: 'an FDAT transformer',
-    keys: ['groups.0.blocks.0.attn.bias', 'groups.0.blocks.0.inter.cg.1.weight'],
-  },
+
   { name: 'LaMa', what: 'an inpainting network', keys: ['model.model.1.bn_l.running_mean'] },
   { name: 'LaMa', what: 'an inpainting network', keys: ['generator.model.1.bn_l.running_mean'] },
 ];

@@ -80,19 +80,18 @@ export function convWith(
   );
 }
 
-let constCounter = 0;
 /** A float constant (scalar, or with `dims`) as an initializer. */
 export function constant(g: GraphBuilder, values: number[] | number, dims?: number[]): string {
   const arr = typeof values === 'number' ? [values] : values;
   return g.weight(
-    `const_${constCounter++}`,
+    g.freshName('const'),
     dims ?? (typeof values === 'number' ? [] : [arr.length]),
     Float32Array.from(arr),
   );
 }
 
 export function int64Const(g: GraphBuilder, values: number[]): string {
-  return g.int64s(`i64_${constCounter++}`, values);
+  return g.int64s(g.freshName('i64'), values);
 }
 
 /** torch's exact (erf) GELU: x · ½(1 + erf(x/√2)). */

@@ -47,6 +47,14 @@ export class GraphBuilder {
 
   constructor(readonly graphName: string) {}
 
+  /**
+   * A name no other value of this graph has. Counted per graph, so converting the same weights twice (a .pth
+   * and its .safetensors) writes the same bytes.
+   */
+  freshName(prefix: string): string {
+    return `${prefix}_${this.counter++}`;
+  }
+
   /** Adds a float32 initializer (copied) and returns its name. */
   weight(name: string, dims: number[], data: Float32Array): string {
     const numel = dims.reduce((a, b) => a * b, 1);

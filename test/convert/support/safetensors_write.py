@@ -8,7 +8,7 @@ import struct
 
 import torch
 
-DTYPES = {torch.float32: 'F32', torch.float16: 'F16', torch.int64: 'I64', torch.bool: 'BOOL'}
+DTYPES = {torch.float32: 'F32', torch.float16: 'F16', torch.int64: 'I64', torch.bool: 'BOOL', torch.uint8: 'U8'}
 
 
 def save_safetensors(state_dict, path):

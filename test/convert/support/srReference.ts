@@ -1,6 +1,6 @@
 /**
  * Test-only driver for support/sr_reference.py (PyTorch reference implementations of SPAN, RealPLKSR, OmniSR, RCAN,
- * ESRGAN+ and Real-CUGAN):
+ * ESRGAN+, Real-CUGAN, MoSR and Swift-SRGAN):
  * cuts real photo patches, rebuilds each configuration's checkpoints (random weights, .pth and .safetensors as
  * torch wrote them) and reference outputs from the committed goldens (support/golden.ts), and compares Crisp's
  * conversion of both files with them. CRISP_MAKE_GOLDENS=1 runs the Python first (one process per test file).
@@ -11,11 +11,13 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EsrganPlusSpec } from '../../../engine/convert/architectures/esrganPlus.js';
+import type { MosrSpec } from '../../../engine/convert/architectures/mosr.js';
 import type { OmniSrSpec } from '../../../engine/convert/architectures/omnisr.js';
 import type { RcanSpec } from '../../../engine/convert/architectures/rcan.js';
 import type { RealCuganSpec } from '../../../engine/convert/architectures/realcugan.js';
 import type { RealPlksrSpec } from '../../../engine/convert/architectures/realplksr.js';
 import type { SpanSpec } from '../../../engine/convert/architectures/span.js';
+import type { SwiftSrganSpec } from '../../../engine/convert/architectures/swiftSrgan.js';
 import { convertBytes } from '../../../engine/convert/convert.js';
 import { removeDir, tempDir } from '../../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
@@ -65,14 +67,16 @@ export async function photoPatch(p: PatchSpec): Promise<Patch> {
 
 export interface RefCase {
   name: string;
-  arch: 'span' | 'realplksr' | 'omnisr' | 'rcan' | 'esrganplus' | 'realcugan';
+  arch: 'span' | 'realplksr' | 'omnisr' | 'rcan' | 'esrganplus' | 'realcugan' | 'mosr' | 'swiftsrgan';
   seed: number;
   wrapper: string | null;
   inputs: PatchSpec[];
   /** Architecture options passed to the Python constructor. */
   options: Record<string, unknown>;
   /** What the converter must detect. */
-  expected: Partial<SpanSpec | RealPlksrSpec | OmniSrSpec | RcanSpec | EsrganPlusSpec | RealCuganSpec> & {
+  expected: Partial<
+    SpanSpec | RealPlksrSpec | OmniSrSpec | RcanSpec | EsrganPlusSpec | RealCuganSpec | MosrSpec | SwiftSrganSpec
+  > & {
     kind: RefCase['arch'];
     scale: number;
   };

@@ -1,15 +1,15 @@
-"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR, RCAN, ESRGAN+ and Real-CUGAN for the TypeScript
+"""Reference PyTorch implementations of SPAN, RealPLKSR (with and without DySample), OmniSR, RCAN, ESRGAN+, Real-CUGAN, MoSR and Swift-SRGAN for the TypeScript
 converters' tests (test code only, never shipped; the app never runs Python).
 
 Written in this project from the papers and the public architecture definitions (SPAN: hongyuanyu/SPAN;
 RealPLKSR: dslisleedh/PLKSR and neosr; DySample: tiny-smart/dysample; OmniSR: Francis0625/Omni-SR; RCAN:
-yulunzhang/RCAN and traiNNer-redux; ESRGAN+: ncarraz/ESRGANplus; Real-CUGAN: bilibili/ailab; as spandrel reads them), with the
+yulunzhang/RCAN and traiNNer-redux; ESRGAN+: ncarraz/ESRGANplus; Real-CUGAN: bilibili/ailab; MoSR: umzi2/MoSR via traiNNer-redux; Swift-SRGAN: Koushik0901/Swift-SRGAN; as spandrel reads them), with the
 module and parameter names of the released checkpoints, so the state dicts saved here have the keys and shapes
 real user files have. Every parameter is random (norm weights, temperatures and position biases included), and
 the last convolution is scaled so the output lies in a 0-1-like range, as a trained model's does.
 
 usage: /usr/bin/python3 sr_reference.py CONFIGS_JSON   (a list, so one interpreter start serves a test file)
-each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan"|"esrganplus"|"realcugan", "seed": int,
+each config: {"dir": output folder, "golden": golden file path (support/golden.py), "arch": "span"|"realplksr"|"omnisr"|"rcan"|"esrganplus"|"realcugan"|"mosr"|"swiftsrgan", "seed": int,
               "wrapper": "params_ema"|"params"|"state_dict"|"model"|null, ...arch options,
               "inputs": [{"file": path of float32 [1,C,H,W] data, "c": C, "h": H, "w": W}]}
 writes dir/model.pth (torch.save of {wrapper: state_dict}, or the bare state dict) and dir/model.safetensors, and
@@ -685,6 +685,161 @@ class RealCugan(nn.Module):
         return x
 
 
+# ---------------------------------------------------------------- MoSR (umzi2 / traiNNer-redux, as spandrel reads it)
+
+
+class MoSRGatedBlock(nn.Module):
+    """MambaOut's gated CNN unit: norm → 3×3 fc1 → (gate, identity, depthwise part) → Mish(fc2(Mish(g)·[i, c]))."""
+
+    def __init__(self, dim, expansion, kernel, conv_ratio):
+        super().__init__()
+        self.norm = ChannelLayerNorm(dim, 1e-6)
+        hidden = int(expansion * dim)
+        conv = int(conv_ratio * dim)
+        self.fc1 = nn.Conv2d(dim, hidden * 2, 3, 1, 1)
+        self.split = [hidden, hidden - conv, conv]
+        self.conv = nn.Conv2d(conv, conv, kernel, 1, kernel // 2, groups=conv)
+        self.fc2 = nn.Conv2d(hidden, dim, 3, 1, 1)
+
+    def forward(self, x):
+        g, i, c = torch.split(self.fc1(self.norm(x)), self.split, dim=1)
+        y = F.mish(self.fc2(F.mish(g) * torch.cat((i, self.conv(c)), dim=1)))
+        return y + (x - 0.5)
+
+
+class MoSRConvBlock(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.block = nn.Sequential(nn.Conv2d(cin, cout, 3, 1, 1), nn.Mish(), nn.Conv2d(cout, cout, 3, 1, 1), nn.Mish())
+        self.conv11 = nn.Conv2d(cin, cout, 1)
+
+    def forward(self, x):
+        return self.block(x) + self.conv11(x)
+
+
+class MoSRGPS(nn.Module):
+    """Geo-ensemble PixelShuffle: 8 predictions of out·s² channels, averaged, then shuffled."""
+
+    def __init__(self, dim, scale, out):
+        super().__init__()
+        self.in_to_k = nn.Conv2d(dim, scale * scale * out * 8, 3, 1, 1)
+        self.scale = scale
+
+    def forward(self, x):
+        y = self.in_to_k(x)
+        y = y.reshape(y.shape[0], 8, -1, y.shape[-2], y.shape[-1]).mean(dim=1)
+        return F.pixel_shuffle(y, self.scale)
+
+
+class MoSR(nn.Module):
+    def __init__(self, cin, cout, scale, blocks, dim, upsampler, kernel, expansion, conv_ratio):
+        super().__init__()
+        if upsampler in ("ps", "gps"):
+            cout = cin
+        self.gblocks = nn.Sequential(
+            nn.Conv2d(cin, dim, 3, 1, 1),
+            *[MoSRGatedBlock(dim, expansion, kernel, conv_ratio) for _ in range(blocks)],
+            nn.Conv2d(dim, dim * 2, 3, 1, 1),
+            nn.Mish(),
+            nn.Conv2d(dim * 2, dim, 3, 1, 1),
+            nn.Mish(),
+            nn.Conv2d(dim, dim, 1, 1),
+        )
+        self.shortcut = MoSRConvBlock(cin, dim)
+        if upsampler == "ps":
+            self.upsampler = nn.Sequential(nn.Conv2d(dim, cout * scale * scale, 3, 1, 1), nn.PixelShuffle(scale))
+        elif upsampler == "gps":
+            self.upsampler = MoSRGPS(dim, scale, cout)
+        else:
+            self.upsampler = DySample(dim, cout, scale, 4, True)
+
+    def last_conv(self):
+        u = self.upsampler
+        return u[0] if isinstance(u, nn.Sequential) else u.in_to_k if isinstance(u, MoSRGPS) else u.end_conv
+
+    def forward(self, x):
+        return self.upsampler(self.gblocks(x) + (self.shortcut(x) - 0.5))
+
+
+# ---------------------------------------------------------------- Swift-SRGAN (Koushik0901, as spandrel reads it)
+
+
+class SeparableConv(nn.Module):
+    def __init__(self, cin, cout, k, bias=True):
+        super().__init__()
+        self.depthwise = nn.Conv2d(cin, cin, k, 1, k // 2, groups=cin, bias=bias)
+        self.pointwise = nn.Conv2d(cin, cout, 1, bias=bias)
+
+    def forward(self, x):
+        return self.pointwise(self.depthwise(x))
+
+
+def random_bn_prelu(module, gen):
+    """BatchNorm statistics and affine, and PReLU slopes, away from their constant defaults (the converter folds
+    them; defaults would hide a wrong fold)."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=gen))
+                m.running_var.copy_(0.5 + torch.rand(m.running_var.shape, generator=gen))
+                m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+            elif isinstance(m, nn.PReLU):
+                m.weight.copy_(0.25 + 0.1 * torch.randn(m.weight.shape, generator=gen))
+
+
+class SwiftConvBlock(nn.Module):
+    def __init__(self, cin, cout, k, act=True, bn=True):
+        super().__init__()
+        self.use_act = act
+        self.cnn = SeparableConv(cin, cout, k, bias=not bn)
+        self.bn = nn.BatchNorm2d(cout) if bn else nn.Identity()
+        self.act = nn.PReLU(cout)
+
+    def forward(self, x):
+        y = self.bn(self.cnn(x))
+        return self.act(y) if self.use_act else y
+
+
+class SwiftResidual(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block1 = SwiftConvBlock(c, c, 3)
+        self.block2 = SwiftConvBlock(c, c, 3, act=False)
+
+    def forward(self, x):
+        return self.block2(self.block1(x)) + x
+
+
+class SwiftUpsample(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = SeparableConv(c, 4 * c, 3)
+        self.act = nn.PReLU(c)
+
+    def forward(self, x):
+        return self.act(F.pixel_shuffle(self.conv(x), 2))
+
+
+class SwiftSRGAN(nn.Module):
+    def __init__(self, cin, feat, blocks, scale, seed):
+        super().__init__()
+        self.initial = SwiftConvBlock(cin, feat, 9, bn=False)
+        self.residual = nn.Sequential(*[SwiftResidual(feat) for _ in range(blocks)])
+        self.convblock = SwiftConvBlock(feat, feat, 3, act=False)
+        self.upsampler = nn.Sequential(*[SwiftUpsample(feat) for _ in range(int(math.log2(scale)))])
+        self.final_conv = SeparableConv(feat, cin, 9)
+        random_bn_prelu(self, torch.Generator().manual_seed(seed + 1))
+
+    def last_conv(self):
+        return self.final_conv.pointwise
+
+    def forward(self, x):
+        initial = self.initial(x)
+        x = self.convblock(self.residual(initial)) + initial
+        return (torch.tanh(self.final_conv(self.upsampler(x))) + 1) / 2
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -708,6 +863,13 @@ def build(cfg):
         return EsrganPlus(cfg["in"], cfg["out"], cfg["feat"], cfg["grow"], cfg["blocks"], cfg["ups"], cfg.get("shuffle", 1))
     if arch == "realcugan":
         return RealCugan(cfg["variant"], cfg.get("in", 3), cfg.get("out", 3), cfg.get("pro", False))
+    if arch == "mosr":
+        return MoSR(
+            cfg.get("in", 3), cfg.get("out", 3), cfg["scale"], cfg["blocks"], cfg["dim"], cfg["upsampler"],
+            cfg.get("kernel", 7), cfg.get("expansion", 1.5), cfg.get("convRatio", 1.0)
+        )
+    if arch == "swiftsrgan":
+        return SwiftSRGAN(cfg.get("in", 3), cfg["feat"], cfg["blocks"], cfg["scale"], cfg["seed"])
     raise SystemExit(f"unknown arch {arch}")
 
 
