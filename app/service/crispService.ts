@@ -106,6 +106,11 @@ export interface CreditEstimate {
   /** Local: 0 ("local upscaling is free"). Cloud: from the service or the documented price table. */
   credits: number;
   items: number;
+  /**
+   * Of these waiting images, how many the engine would refuse as too large with these settings (their output
+   * over the pixel limit or the format's side limit; app/jobs/outputFits.ts); absent: none known.
+   */
+  tooLarge?: number;
 }
 
 export interface AccountView {

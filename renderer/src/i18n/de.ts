@@ -57,6 +57,13 @@ export const de: Catalog = {
     '{model} ist nicht installiert. Laden Sie es unter „Modelle herunterladen“ herunter oder wählen Sie ein installiertes Modell',
   'blocked.cloud': 'verbinden Sie sich zuerst mit einem Hochskalierungsdienst (Cloud-Karte)',
   'blocked.credits': 'nicht genug Credits: Diese Bilder brauchen {needed}, das Guthaben ist {balance}',
+  'blocked.passesCloud':
+    'doppeltes Hochskalieren gibt es nur im lokalen Modus: Wählen Sie „Einmal“ unter Durchgänge oder wechseln Sie zu Lokal',
+  'blocked.tooLarge': {
+    one: 'das wartende Bild würde größer als die Ausgabegrenze: Wählen Sie einen kleineren Faktor oder eine kleinere Größe (PNG erlaubt die größten Seiten)',
+    other:
+      'alle {n} wartenden Bilder würden größer als die Ausgabegrenze: Wählen Sie einen kleineren Faktor oder eine kleinere Größe (PNG erlaubt die größten Seiten)',
+  },
   'summary.finished': {
     one: 'Abgeschlossen: {done} von {n} Bild hochskaliert{tail}.',
     other: 'Abgeschlossen: {done} von {n} Bildern hochskaliert{tail}.',

@@ -59,6 +59,12 @@ export const en = {
   'blocked.modelMissing': '{model} is not installed. Download it under Download models or choose an installed model',
   'blocked.cloud': 'connect to an upscaling service first (Cloud card)',
   'blocked.credits': 'not enough credits: these images need {needed} and the balance is {balance}',
+  'blocked.passesCloud': 'double upscale runs only in Local mode: choose Once under Passes, or switch to Local',
+  'blocked.tooLarge': {
+    one: 'the waiting image would come out over the output size limit: choose a smaller scale or size (PNG holds the largest sides)',
+    other:
+      'all {n} waiting images would come out over the output size limit: choose a smaller scale or size (PNG holds the largest sides)',
+  },
   'summary.finished': {
     one: 'Finished: {done} of {n} image upscaled{tail}.',
     other: 'Finished: {done} of {n} images upscaled{tail}.',
