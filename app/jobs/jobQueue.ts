@@ -92,7 +92,7 @@ export class JobQueue {
     const raw = total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + worked(i), 0) / total);
     this.run.peak = Math.max(this.run.peak, Math.min(100, raw));
     return {
-      items: this.items.map((i) => (this.isUnsaved(i) ? { ...i, unsaved: true } : { ...i })),
+      items: this.items.map((i) => this.view(i)),
       finished,
       total,
       percent: this.run.peak,
@@ -382,7 +382,7 @@ export class JobQueue {
   }
 
   private emitItem(item: JobItem): void {
-    this.opts.onEvent?.({ type: 'item', item: { ...item } });
+    this.opts.onEvent?.({ type: 'item', item: this.view(item) });
     this.emitQueue();
   }
 
@@ -405,6 +405,20 @@ export class JobQueue {
   }
 
   /** A done result kept only inside the data folder's drops/ (removed with its row) that was never downloaded. */
+  /** A row as the UI sees it: with what only the queue can tell about its files (in the data folder or not). */
+  private view(item: JobItem): JobItem {
+    return {
+      ...item,
+      ...(this.isUnsaved(item) ? { unsaved: true } : {}),
+      ...(this.inDrops(item.inputPath) ? { dropped: true } : {}),
+    };
+  }
+
+  private inDrops(file: string): boolean {
+    const drops = this.opts.dropsDir;
+    return drops !== undefined && path.resolve(file).startsWith(path.resolve(drops) + path.sep);
+  }
+
   private isUnsaved(item: JobItem): boolean {
     const drops = this.opts.dropsDir;
     if (item.status !== 'done' || item.downloaded || !item.outputPath || !drops) return false;

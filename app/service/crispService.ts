@@ -89,6 +89,11 @@ export interface JobItem {
    * so clearing its row would delete it (Clear finished asks first).
    */
   unsaved?: boolean;
+  /**
+   * Set on snapshots and item events only: the input is a copy Crisp keeps in its data folder (a pasted, dropped
+   * or uploaded file), so its path, and an output beside it, are internal and not shown.
+   */
+  dropped?: boolean;
 }
 
 export interface QueueSnapshot {

@@ -45,12 +45,13 @@ describe('watched folders panel', () => {
     expect(row.textContent).toContain('Illustrations: 0 done · 0 failed · 0 waiting');
     expect(await fake.listWatches()).toMatchObject([{ dir, preset: 'Illustrations', recursive: true, paused: false }]);
 
-    await user.click(within(row).getByRole('button', { name: 'Pause' }));
+    // Each folder's buttons are named after it (a screen reader lists them out of their row).
+    await user.click(within(row).getByRole('button', { name: `Pause watching ${dir}` }));
     await waitFor(() => expect(within(panel).getByTestId('watch-row').textContent).toContain('· paused'));
     expect((await fake.listWatches())[0]!.paused).toBe(true);
-    await user.click(within(panel).getByRole('button', { name: 'Resume' }));
+    await user.click(within(panel).getByRole('button', { name: `Resume watching ${dir}` }));
     await waitFor(() => expect(within(panel).getByTestId('watch-row').textContent).not.toContain('paused'));
-    await user.click(within(panel).getByRole('button', { name: 'Stop watching' }));
+    await user.click(within(panel).getByRole('button', { name: `Stop watching ${dir}` }));
     await waitFor(() => expect(within(panel).queryByTestId('watch-row')).toBeNull());
     expect(await fake.listWatches()).toEqual([]);
   });

@@ -63,13 +63,19 @@ export function WatchFolders() {
               {w.paused ? ` · ${t('watch.paused')}` : ''}
             </span>
             {w.problem ? <span className="hint warning"> {w.problem}</span> : null}
+            {/* Named per folder: a screen reader's button list otherwise reads "Pause, Stop watching" for each. */}
             <button
               type="button"
+              aria-label={t(w.paused ? 'watch.resumeLabel' : 'watch.pauseLabel', { dir: w.dir })}
               onClick={() => void attempt(() => (w.paused ? service.resumeWatch(w.id) : service.pauseWatch(w.id)))}
             >
               {t(w.paused ? 'watch.resume' : 'watch.pause')}
             </button>
-            <button type="button" onClick={() => void attempt(() => service.removeWatch(w.id))}>
+            <button
+              type="button"
+              aria-label={t('watch.removeLabel', { dir: w.dir })}
+              onClick={() => void attempt(() => service.removeWatch(w.id))}
+            >
               {t('watch.remove')}
             </button>
           </li>

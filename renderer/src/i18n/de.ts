@@ -5,6 +5,7 @@ export const de: Catalog = {
   'app.title': 'Crisp',
   'app.shortcutsButton': 'Tastenkürzel',
   'app.settings': 'Einstellungen',
+  'app.skip': 'Zu Bildern und Ergebnissen springen',
   'app.localFree': 'Lokales Hochskalieren ist kostenlos und bleibt auf diesem Computer.',
   'app.loadingSettings': 'Einstellungen werden geladen …',
 
@@ -153,7 +154,7 @@ export const de: Catalog = {
   'engine.fp32': 'Voll (fp32)',
   'engine.int8': 'Schnell (int8)',
   'engine.precisionHint':
-    'Automatisch nutzt int8, wo diese CPU int8-Befehle hat und das Modell eine gemessene int8-Variante besitzt (crisp models quantize); GPUs rechnen mit voller Genauigkeit.',
+    'Automatisch nutzt int8 (schneller) nur, wo diese CPU int8-Befehle hat und das Modell eine int8-Variante besitzt, die nachgemessen wie volle Genauigkeit aussieht; GPUs rechnen mit voller Genauigkeit.',
 
   'downloads.licenceUnknown': 'Lizenz nicht angegeben',
   'downloads.size': '{mb} MB · ',
@@ -164,6 +165,8 @@ export const de: Catalog = {
   'downloads.button': 'Herunterladen',
   'downloads.buttonLabel': '{name} herunterladen',
   'downloads.summary': 'Modelle herunterladen ({n} nicht installiert)',
+  'downloads.summaryFaces':
+    'Modelle herunterladen ({n} nicht installiert: {upscalers} zum Hochskalieren, {faces} für Gesichter)',
   'downloads.list': 'Modelle zum Herunterladen',
 
   'preview.making': 'Vorschau wird erstellt …',
@@ -326,6 +329,7 @@ export const de: Catalog = {
   'queue.images': 'Bilder',
   'queue.progress': 'Fortschritt von {name}',
   'queue.savedIn': 'Gespeichert in {folder}',
+  'queue.keptInApp': 'In Crisp aufbewahrt, bis Sie es herunterladen',
   'queue.compare': 'Vergleichen',
   'queue.compareNamed': '{name} vergleichen',
   'queue.retry': 'Wiederholen',
@@ -363,6 +367,9 @@ export const de: Catalog = {
   'watch.pause': 'Pausieren',
   'watch.resume': 'Fortsetzen',
   'watch.remove': 'Nicht mehr überwachen',
+  'watch.pauseLabel': '{dir} pausieren',
+  'watch.resumeLabel': '{dir} fortsetzen',
+  'watch.removeLabel': '{dir} nicht mehr überwachen',
   'watch.folder': 'Zu überwachender Ordner',
   'watch.folderPlaceholder': 'Vollständiger Pfad eines Ordners',
   'watch.preset': 'Voreinstellung für den überwachten Ordner',

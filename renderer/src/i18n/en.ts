@@ -8,6 +8,7 @@ export const en = {
   'app.title': 'Crisp',
   'app.shortcutsButton': 'Keyboard shortcuts',
   'app.settings': 'Settings',
+  'app.skip': 'Skip to images and results',
   'app.localFree': 'Local upscaling is free and stays on this computer.',
   'app.loadingSettings': 'Loading settings…',
 
@@ -154,7 +155,7 @@ export const en = {
   'engine.fp32': 'Full (fp32)',
   'engine.int8': 'Fast (int8)',
   'engine.precisionHint':
-    'Automatic uses int8 where this CPU has int8 instructions and the model has a measured int8 variant (crisp models quantize); GPUs keep full precision.',
+    'Automatic uses int8 (faster) only where this CPU has int8 instructions and the model has an int8 variant measured to look the same as full precision; GPUs keep full precision.',
 
   'downloads.licenceUnknown': 'licence not stated',
   'downloads.size': '{mb} MB · ',
@@ -165,6 +166,7 @@ export const en = {
   'downloads.button': 'Download',
   'downloads.buttonLabel': 'Download {name}',
   'downloads.summary': 'Download models ({n} not installed)',
+  'downloads.summaryFaces': 'Download models ({n} not installed: {upscalers} for upscaling, {faces} for faces)',
   'downloads.list': 'Models to download',
 
   'preview.making': 'Making a preview…',
@@ -309,6 +311,7 @@ export const en = {
   'queue.images': 'Images',
   'queue.progress': '{name} progress',
   'queue.savedIn': 'Saved in {folder}',
+  'queue.keptInApp': 'Kept in Crisp until you download it',
   'queue.compare': 'Compare',
   'queue.compareNamed': 'Compare {name}',
   'queue.retry': 'Retry',
@@ -345,6 +348,9 @@ export const en = {
   'watch.pause': 'Pause',
   'watch.resume': 'Resume',
   'watch.remove': 'Stop watching',
+  'watch.pauseLabel': 'Pause watching {dir}',
+  'watch.resumeLabel': 'Resume watching {dir}',
+  'watch.removeLabel': 'Stop watching {dir}',
   'watch.folder': 'Folder to watch',
   'watch.folderPlaceholder': 'Full path of a folder',
   'watch.preset': 'Preset for the watched folder',
