@@ -4,6 +4,7 @@
  * models, the keyboard gets a skip link and keeps its focus when the sample button goes, tile sizes read as
  * measures, the precision hint speaks to a person, and a dropped file's internal path is never shown.
  */
+import path from 'node:path';
 import { act, cleanup, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -73,5 +74,31 @@ describe('rough edges', () => {
     expect(fake.items[0]!.inputPath).toContain(`${fake.dataDir}`);
     expect(queue.innerHTML).not.toContain(fake.dataDir);
     expect(queue.textContent).not.toMatch(/Saved in/);
+  });
+});
+
+describe('an output folder the service refuses (issue 41 item 8)', () => {
+  it('is kept in the field with the reason right under it, not reverted with a banner off-screen', async () => {
+    const user = userEvent.setup();
+    const { fake } = await renderApp();
+    const field = (await screen.findByRole('textbox', { name: 'Output folder' })) as HTMLInputElement;
+    const before = fake.settings.outputFolder;
+    await user.clear(field);
+    await user.type(field, 'relative/out{Enter}');
+    const reason = await within(field.closest('.field') as HTMLElement).findByRole('alert');
+    expect(reason.textContent).toMatch(/relative\/out/);
+    expect(field.value).toBe('relative/out');
+    expect(field.getAttribute('aria-invalid')).toBe('true');
+    expect(document.getElementById(field.getAttribute('aria-describedby')!)).toBe(reason);
+    expect(fake.settings.outputFolder).toBe(before);
+    // No second copy of it in the banner at the top of the pane.
+    expect(screen.getAllByText(reason.textContent!)).toHaveLength(1);
+
+    const good = path.join(fake.dataDir, 'results');
+    await user.clear(field);
+    await user.type(field, `${good}{Enter}`);
+    await waitFor(() => expect(fake.settings.outputFolder).toBe(good));
+    expect(within(field.closest('.field') as HTMLElement).queryByRole('alert')).toBeNull();
+    expect(field.getAttribute('aria-invalid')).toBeNull();
   });
 });
