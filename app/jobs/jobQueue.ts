@@ -306,11 +306,14 @@ export class JobQueue {
     try {
       // The folder is made and proven writable before anything runs; each step races Stop and a timeout.
       await prepareOutputFolder(dir, { signal });
-      const decision = await guardStep(decideOutput(dir, jobOutputName(settings, item.inputPath), settings.overwrite), {
-        signal,
-        timeoutMs: 10_000,
-        what: `Checking ${dir}`,
-      });
+      const decision = await guardStep(
+        decideOutput(dir, jobOutputName(settings, item.inputPath, item.inputDimensions), settings.overwrite),
+        {
+          signal,
+          timeoutMs: 10_000,
+          what: `Checking ${dir}`,
+        },
+      );
       if (decision.action === 'skip') {
         item.outputPath = decision.path;
         this.setStatus(item, 'skipped');
