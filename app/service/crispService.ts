@@ -181,6 +181,8 @@ export interface CrispService {
   removeWatch(id: string): Promise<void>;
   pauseWatch(id: string): Promise<WatchView>;
   resumeWatch(id: string): Promise<WatchView>;
+  /** A Cloud folder: allows it to spend credits (asked once, before its first image is sent). */
+  allowWatchSpending(id: string): Promise<WatchView>;
   listModels(): Promise<ModelInfo[]>;
   /**
    * Local mode: downloads, converts and installs a catalog model into the user's models folder, emitting

@@ -24,5 +24,6 @@ export function watchMethods(watches: WatchManager): SubjectService<'watch'> {
     removeWatch: (id) => refusing(() => watches.remove(id)),
     pauseWatch: (id) => refusing(() => watches.setPaused(id, true)),
     resumeWatch: (id) => refusing(() => watches.setPaused(id, false)),
+    allowWatchSpending: (id) => refusing(() => watches.allowSpending(id)),
   };
 }
