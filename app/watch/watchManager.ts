@@ -51,7 +51,6 @@ export class WatchManager {
   private readonly running = new Map<string, FolderWatcher>();
   private readonly problems = new Map<string, string>();
   private readonly costs = new Map<string, number>();
-  private readonly failures = new Map<string, { name: string; reason: string }>();
   /** Cloud folders whose arrived image waits for spending to be allowed: the wake-up of that wait. */
   private readonly awaiting = new Map<string, () => void>();
   private readonly lock = new Mutex();
@@ -71,14 +70,17 @@ export class WatchManager {
   }
 
   views(): WatchView[] {
-    return this.list.map((w) => ({
-      ...w,
-      counts: this.running.get(w.id)?.counts() ?? { done: 0, failed: 0, pending: 0 },
-      ...(this.problems.has(w.id) ? { problem: this.problems.get(w.id)! } : {}),
-      ...(w.mode === 'cloud' && this.costs.has(w.id) ? { creditsPerImage: this.costs.get(w.id)! } : {}),
-      ...(this.awaiting.has(w.id) ? { awaitingApproval: true } : {}),
-      ...(this.failures.has(w.id) ? { lastFailure: this.failures.get(w.id)! } : {}),
-    }));
+    return this.list.map((w) => {
+      const failure = this.running.get(w.id)?.lastFailure();
+      return {
+        ...w,
+        counts: this.running.get(w.id)?.counts() ?? { done: 0, failed: 0, pending: 0 },
+        ...(this.problems.has(w.id) ? { problem: this.problems.get(w.id)! } : {}),
+        ...(w.mode === 'cloud' && this.costs.has(w.id) ? { creditsPerImage: this.costs.get(w.id)! } : {}),
+        ...(this.awaiting.has(w.id) ? { awaitingApproval: true } : {}),
+        ...(failure ? { lastFailure: failure } : {}),
+      };
+    });
   }
 
   add(req: NewWatch): Promise<WatchView> {
@@ -183,10 +185,7 @@ export class WatchManager {
           });
           if (w.mode === 'cloud' && out.creditsDeducted > 0) this.deps.onSpent?.();
         },
-        onEvent: (e) => {
-          if (e.type === 'failed') this.failures.set(w.id, { name: path.basename(e.input), reason: e.error });
-          this.changed();
-        },
+        onEvent: () => this.changed(),
       });
       // A paused folder's watcher is made too: its journal gives the counts; it looks at nothing until resumed.
       if (w.mode === 'cloud')

@@ -62,15 +62,17 @@ describe('a Cloud watched folder', () => {
     const dataDir = path.join(dir, 'app');
     const watched = path.join(dir, 'inbox');
     await mkdir(watched, { recursive: true });
-    svc = await createService({
-      dataDir,
-      secrets: createFileSecretStore(path.join(dataDir, 'secrets.json')),
-      modelDirs: [],
-      modelsDir: path.join(dataDir, 'models'),
-      presetsFile: path.join(dir, 'presets.json'),
-      watchPollMs: 30,
-      remote: { poll: FAST_POLL },
-    });
+    const open = (): Promise<ServiceHandle> =>
+      createService({
+        dataDir,
+        secrets: createFileSecretStore(path.join(dataDir, 'secrets.json')),
+        modelDirs: [],
+        modelsDir: path.join(dataDir, 'models'),
+        presetsFile: path.join(dir, 'presets.json'),
+        watchPollMs: 30,
+        remote: { poll: FAST_POLL },
+      });
+    svc = await open();
     const events: ServiceEvent[] = [];
     svc.subscribe((e) => events.push(e));
     // The app itself stays in Local mode: the folder's own choice decides where its images go.
@@ -118,5 +120,13 @@ describe('a Cloud watched folder', () => {
     expect(failure?.name).toBe('broken.png');
     expect(failure?.reason).toMatch(/broken\.png/);
     expect(views[0]!.awaitingApproval).toBeUndefined();
+
+    // Restarted, the app still says which image failed and why (read back from the folder's journal), and the
+    // folder still runs in Cloud with spending allowed.
+    await svc.close();
+    svc = await open();
+    expect(await svc.listWatches()).toMatchObject([
+      { mode: 'cloud', spendAllowed: true, counts: { done: 1, failed: 1 }, lastFailure: failure },
+    ]);
   });
 });
