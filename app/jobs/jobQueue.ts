@@ -98,7 +98,7 @@ export class JobQueue {
     const raw = total === 0 ? 0 : Math.floor(runItems.reduce((a, i) => a + worked(i), 0) / total);
     this.run.peak = Math.max(this.run.peak, Math.min(100, raw));
     return {
-      items: this.items.map((i) => (this.isUnsaved(i) ? { ...i, unsaved: true } : { ...i })),
+      items: this.items.map((i) => this.view(i)),
       finished,
       total,
       percent: this.run.peak,
@@ -325,7 +325,7 @@ export class JobQueue {
     try {
       // The folder is made and proven writable before anything runs; each step races Stop and a timeout.
       await prepareOutputFolder(dir, { signal });
-      const fileName = jobOutputName(settings, item.inputPath);
+      const fileName = jobOutputName(settings, item.inputPath, item.inputDimensions);
       // The item ahead may still be writing this very name: decide as a one-at-a-time run would, i.e. as if it
       // had finished. Skip and rename see its name as taken; replace waits for it, so the later image wins.
       if (settings.overwrite === 'replace') await this.writing.get(path.join(dir, fileName));
@@ -422,7 +422,7 @@ export class JobQueue {
   }
 
   private emitItem(item: JobItem): void {
-    this.opts.onEvent?.({ type: 'item', item: { ...item } });
+    this.opts.onEvent?.({ type: 'item', item: this.view(item) });
     this.emitQueue();
   }
 
@@ -445,6 +445,20 @@ export class JobQueue {
   }
 
   /** A done result kept only inside the data folder's drops/ (removed with its row) that was never downloaded. */
+  /** A row as the UI sees it: with what only the queue can tell about its files (in the data folder or not). */
+  private view(item: JobItem): JobItem {
+    return {
+      ...item,
+      ...(this.isUnsaved(item) ? { unsaved: true } : {}),
+      ...(this.inDrops(item.inputPath) ? { dropped: true } : {}),
+    };
+  }
+
+  private inDrops(file: string): boolean {
+    const drops = this.opts.dropsDir;
+    return drops !== undefined && path.resolve(file).startsWith(path.resolve(drops) + path.sep);
+  }
+
   private isUnsaved(item: JobItem): boolean {
     const drops = this.opts.dropsDir;
     if (item.status !== 'done' || item.downloaded || !item.outputPath || !drops) return false;

@@ -3,7 +3,7 @@
  * things every job path computes from it: the backend request fields and the output name. The app's queue
  * and both CLI commands call these, so local and remote, app and CLI agree.
  */
-import { DENOISE_MODEL, sizeRequestOf } from '../../engine/contract/index.js';
+import { DENOISE_MODEL, sizeRequestOf, targetSize, type Size } from '../../engine/contract/index.js';
 import { renderOutputName } from '../../engine/service/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 import type { Mode } from '../settings/settingsSchema.js';
@@ -88,8 +88,12 @@ export function upscaleSettingsFor(job: JobSettings): UpscaleSettings {
   };
 }
 
-/** The output file name for an input under these settings (before the overwrite policy numbers it). */
-export function jobOutputName(job: JobSettings, inputPath: string): string {
+/**
+ * The output file name for an input under these settings (before the overwrite policy numbers it). With an
+ * exact size, the input's dimensions (read when it was added) let the name say the output's size.
+ */
+export function jobOutputName(job: JobSettings, inputPath: string, input?: Size): string {
+  const size = sizeRequestOf(job);
   return renderOutputName(job.template, {
     originalFileName: inputPath,
     model: job.model,
@@ -98,5 +102,8 @@ export function jobOutputName(job: JobSettings, inputPath: string): string {
     denoise: job.denoise,
     ...(job.face ? { face: { model: job.faceModel ?? null, strength: job.faceStrength } } : {}),
     passes: job.passes,
+    ...(size
+      ? { size: { request: size, ...(input ? { output: targetSize(input.width, input.height, size) } : {}) } }
+      : {}),
   });
 }

@@ -103,6 +103,12 @@ export async function createService(deps: ServiceDeps): Promise<ServiceHandle> {
     settings: () => settings.get(),
     backend: (s) => backends.backendFor(s),
     onChange: (list) => events.emit({ type: 'watches', watches: list }),
+    // A Cloud folder's image was charged: the balance is shown live, whatever mode the app is in.
+    onSpent: () =>
+      void (async () => {
+        const backend = await backends.backendFor({ ...(await settings.get()), mode: 'cloud' });
+        events.emit({ type: 'account', account: await backend.getAccount() });
+      })().catch(() => undefined),
     ...(deps.watchPollMs ? { pollMs: deps.watchPollMs } : {}),
   });
   const credits = creditMethods(settings, queue, backends.backendFor);

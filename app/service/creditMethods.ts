@@ -2,6 +2,7 @@
 import type { UpscaleBackend } from '../backends/backend.js';
 import { estimateCreditsFor } from '../credits/estimate.js';
 import { jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
+import { countTooLarge } from '../jobs/outputFits.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { SettingsStore } from '../settings/settingsStore.js';
 import type { Settings } from './crispService.js';
@@ -17,11 +18,10 @@ export function creditMethods(
       const s = await settings.get();
       // Priced from the job the queue would send, so the estimate and the run read the settings alike.
       // With an exact size, each image is priced at the scale its own size needs.
-      return estimateCreditsFor(
-        s.mode,
-        upscaleSettingsFor(jobSettingsFrom(s, s.mode)),
-        queue.queuedItems().map((i) => i.inputDimensions),
-      );
+      const job = upscaleSettingsFor(jobSettingsFrom(s, s.mode));
+      const inputs = queue.queuedItems().map((i) => i.inputDimensions);
+      const tooLarge = await countTooLarge(s.mode, job, inputs);
+      return { ...estimateCreditsFor(s.mode, job, inputs), ...(tooLarge > 0 ? { tooLarge } : {}) };
     },
     async getAccount() {
       const s = await settings.get();

@@ -89,6 +89,11 @@ export interface JobItem {
    * so clearing its row would delete it (Clear finished asks first).
    */
   unsaved?: boolean;
+  /**
+   * Set on snapshots and item events only: the input is a copy Crisp keeps in its data folder (a pasted, dropped
+   * or uploaded file), so its path, and an output beside it, are internal and not shown.
+   */
+  dropped?: boolean;
 }
 
 export interface QueueSnapshot {
@@ -106,6 +111,11 @@ export interface CreditEstimate {
   /** Local: 0 ("local upscaling is free"). Cloud: from the service or the documented price table. */
   credits: number;
   items: number;
+  /**
+   * Of these waiting images, how many the engine would refuse as too large with these settings (their output
+   * over the pixel limit or the format's side limit; app/jobs/outputFits.ts); absent: none known.
+   */
+  tooLarge?: number;
 }
 
 export interface AccountView {
@@ -171,6 +181,8 @@ export interface CrispService {
   removeWatch(id: string): Promise<void>;
   pauseWatch(id: string): Promise<WatchView>;
   resumeWatch(id: string): Promise<WatchView>;
+  /** A Cloud folder: allows it to spend credits (asked once, before its first image is sent). */
+  allowWatchSpending(id: string): Promise<WatchView>;
   listModels(): Promise<ModelInfo[]>;
   /**
    * Local mode: downloads, converts and installs a catalog model into the user's models folder, emitting

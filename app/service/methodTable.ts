@@ -43,6 +43,7 @@ export const SERVICE_TABLE = {
   removeWatch: { subject: 'watch', wire: 'json' },
   pauseWatch: { subject: 'watch', wire: 'json' },
   resumeWatch: { subject: 'watch', wire: 'json' },
+  allowWatchSpending: { subject: 'watch', wire: 'json' },
   listModels: { subject: 'models', wire: 'json' },
   downloadModel: { subject: 'models', wire: 'json' },
   importModel: { subject: 'models', wire: 'bytesIn' },

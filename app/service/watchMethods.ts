@@ -14,5 +14,6 @@ export function watchMethods(watches: WatchManager): SubjectService<'watch'> {
     removeWatch: async (id) => watches.remove(id),
     pauseWatch: async (id) => watches.setPaused(id, true),
     resumeWatch: async (id) => watches.setPaused(id, false),
+    allowWatchSpending: async (id) => watches.allowSpending(id),
   };
 }

@@ -110,6 +110,12 @@ export class FolderWatcher {
     return this.paused;
   }
 
+  /** The latest image that failed (its file name) and why, from the journal: it survives a restart. */
+  lastFailure(): { name: string; reason: string } | undefined {
+    const f = this.journal?.lastFailure();
+    return f ? { name: path.basename(f.rel), reason: f.error } : undefined;
+  }
+
   counts(): WatchCounts {
     return { ...(this.journal?.counts() ?? { done: 0, failed: 0 }), pending: this.pendingCount };
   }

@@ -33,6 +33,8 @@ export class WatchJournal {
   private readonly settled = new Map<string, 'done' | 'failed'>();
   /** The same outcomes by the file's identity: a renamed file keeps its outcome. */
   private readonly settledFiles = new Map<string, 'done' | 'failed'>();
+  /** The latest failure, read back on open too: the app shows its reason (not only this hidden file). */
+  private latestFailure: { rel: string; error: string } | undefined;
   private constructor(private readonly file: string) {}
 
   static async open(file: string): Promise<WatchJournal> {
@@ -53,6 +55,8 @@ export class WatchJournal {
       else {
         started.delete(key(line));
         j.settle(line, line.event);
+        if (line.event === 'failed' && typeof line.error === 'string')
+          j.latestFailure = { rel: line.rel, error: line.error };
       }
     }
     for (const s of started.values()) {
@@ -69,6 +73,11 @@ export class WatchJournal {
   state(v: FileVersion): 'done' | 'failed' | undefined {
     const k = fileKey(v);
     return this.settled.get(key(v)) ?? (k === undefined ? undefined : this.settledFiles.get(k));
+  }
+
+  /** The latest image that failed (its path inside the watched folder) and why. */
+  lastFailure(): { rel: string; error: string } | undefined {
+    return this.latestFailure;
   }
 
   counts(): { done: number; failed: number } {
@@ -91,6 +100,7 @@ export class WatchJournal {
 
   async failed(v: FileVersion, error: string): Promise<void> {
     this.settle(v, 'failed');
+    this.latestFailure = { rel: v.rel, error };
     await this.append({ event: 'failed', ...pick(v), error, at: Date.now() });
   }
 

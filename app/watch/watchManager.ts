@@ -9,15 +9,16 @@ import path from 'node:path';
 import { z } from 'zod';
 import { writeJsonAtomic, Mutex } from '../../engine/service/index.js';
 import type { UpscaleBackend } from '../backends/backend.js';
+import { estimateCredits } from '../credits/estimate.js';
 import { jobOutputName, jobSettingsFrom, upscaleSettingsFor } from '../jobs/jobSettings.js';
 import type { PresetStore } from '../settings/presetStore.js';
 import type { PresetOptions } from '../settings/presets.js';
 import type { Settings } from '../settings/settingsSchema.js';
 import { UPSCALE_DEFAULTS } from '../settings/upscaleOptions.js';
 import { checkWatchFolders, FolderWatcher, FolderWatchError } from './folderWatcher.js';
-import type { NewWatch, WatchedFolder, WatchView } from './watchTypes.js';
+import type { NewWatch, WatchedFolder, WatchMode, WatchView } from './watchTypes.js';
 
-export type { NewWatch, WatchedFolder, WatchView };
+export type { NewWatch, WatchedFolder, WatchMode, WatchView };
 
 const storedSchema = z.array(
   z.object({
@@ -27,6 +28,9 @@ const storedSchema = z.array(
     outDir: z.string().min(1).max(4096),
     recursive: z.boolean(),
     paused: z.boolean(),
+    // Folders saved before a watch chose where it runs ran locally by default.
+    mode: z.enum(['local', 'cloud']).default('local'),
+    spendAllowed: z.boolean().default(false),
   }),
 );
 
@@ -36,6 +40,8 @@ export interface WatchManagerDeps {
   settings: () => Promise<Settings>;
   backend: (settings: Settings) => Promise<UpscaleBackend>;
   onChange: (watches: WatchView[]) => void;
+  /** A Cloud folder's image was charged (the balance changed). */
+  onSpent?: () => void;
   /** Default 1000 ms (tests shorten it). */
   pollMs?: number;
 }
@@ -44,6 +50,9 @@ export class WatchManager {
   private list: WatchedFolder[] = [];
   private readonly running = new Map<string, FolderWatcher>();
   private readonly problems = new Map<string, string>();
+  private readonly costs = new Map<string, number>();
+  /** Cloud folders whose arrived image waits for spending to be allowed: the wake-up of that wait. */
+  private readonly awaiting = new Map<string, () => void>();
   private readonly lock = new Mutex();
 
   private constructor(private readonly deps: WatchManagerDeps) {}
@@ -61,11 +70,17 @@ export class WatchManager {
   }
 
   views(): WatchView[] {
-    return this.list.map((w) => ({
-      ...w,
-      counts: this.running.get(w.id)?.counts() ?? { done: 0, failed: 0, pending: 0 },
-      ...(this.problems.has(w.id) ? { problem: this.problems.get(w.id)! } : {}),
-    }));
+    return this.list.map((w) => {
+      const failure = this.running.get(w.id)?.lastFailure();
+      return {
+        ...w,
+        counts: this.running.get(w.id)?.counts() ?? { done: 0, failed: 0, pending: 0 },
+        ...(this.problems.has(w.id) ? { problem: this.problems.get(w.id)! } : {}),
+        ...(w.mode === 'cloud' && this.costs.has(w.id) ? { creditsPerImage: this.costs.get(w.id)! } : {}),
+        ...(this.awaiting.has(w.id) ? { awaitingApproval: true } : {}),
+        ...(failure ? { lastFailure: failure } : {}),
+      };
+    });
   }
 
   add(req: NewWatch): Promise<WatchView> {
@@ -86,6 +101,9 @@ export class WatchManager {
         outDir,
         recursive: Boolean(req.recursive),
         paused: false,
+        mode: req.mode === 'cloud' ? 'cloud' : 'local',
+        // Asked once, in the app, before the first image is sent (the service charges per image).
+        spendAllowed: false,
       };
       this.list.push(w);
       await this.save();
@@ -119,6 +137,18 @@ export class WatchManager {
     });
   }
 
+  /** Cloud: the person allows this folder to spend credits; a waiting image goes at once. */
+  allowSpending(id: string): Promise<WatchView> {
+    return this.lock.run(async () => {
+      const w = this.find(id);
+      w.spendAllowed = true;
+      await this.save();
+      this.awaiting.get(id)?.();
+      this.changed();
+      return this.views().find((v) => v.id === id)!;
+    });
+  }
+
   async close(): Promise<void> {
     for (const id of [...this.running.keys()]) await this.halt(id);
   }
@@ -140,9 +170,11 @@ export class WatchManager {
         ...(this.deps.pollMs ? { pollMs: this.deps.pollMs } : {}),
         outputName: (input) => jobOutputName(this.jobSettings(preset.options, 'local'), input),
         upscale: async (input, output, signal, source) => {
-          const s = await this.deps.settings();
-          const job = this.jobSettings(preset.options, s.mode);
-          await (
+          // Nothing is sent to a service before the person allowed this folder to spend (asked once).
+          if (w.mode === 'cloud' && !w.spendAllowed) await this.approval(w, signal);
+          const s = { ...(await this.deps.settings()), mode: w.mode };
+          const job = this.jobSettings(preset.options, w.mode);
+          const out = await (
             await this.deps.backend(s)
           ).upscale({
             inputPath: source,
@@ -151,16 +183,44 @@ export class WatchManager {
             outputPath: output,
             signal,
           });
+          if (w.mode === 'cloud' && out.creditsDeducted > 0) this.deps.onSpent?.();
         },
         onEvent: () => this.changed(),
       });
       // A paused folder's watcher is made too: its journal gives the counts; it looks at nothing until resumed.
+      if (w.mode === 'cloud')
+        this.costs.set(
+          w.id,
+          estimateCredits('cloud', upscaleSettingsFor(this.jobSettings(preset.options, 'cloud')), 1).credits,
+        );
       if (w.paused) watcher.pause();
       await watcher.start();
       this.running.set(w.id, watcher);
     } catch (e) {
       this.problems.set(w.id, e instanceof Error ? e.message : String(e));
     }
+  }
+
+  /** Waits until spending is allowed for this folder (or the watch stops: the image then waits for next time). */
+  private approval(w: WatchedFolder, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const done = () => {
+        this.awaiting.delete(w.id);
+        signal.removeEventListener('abort', stop);
+        this.changed();
+      };
+      const stop = () => {
+        done();
+        reject(signal.reason);
+      };
+      if (signal.aborted) return reject(signal.reason);
+      this.awaiting.set(w.id, () => {
+        done();
+        resolve();
+      });
+      signal.addEventListener('abort', stop, { once: true });
+      this.changed();
+    });
   }
 
   private jobSettings(options: PresetOptions, mode: Settings['mode']) {

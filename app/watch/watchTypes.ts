@@ -7,6 +7,9 @@ export interface WatchCounts {
   pending: number;
 }
 
+/** Where a watched folder's images are upscaled, chosen per folder (not the app's current mode). */
+export type WatchMode = 'local' | 'cloud';
+
 export interface WatchedFolder {
   id: string;
   dir: string;
@@ -14,12 +17,21 @@ export interface WatchedFolder {
   outDir: string;
   recursive: boolean;
   paused: boolean;
+  mode: WatchMode;
+  /** Cloud: the person allowed this folder to spend credits (asked once); until then its images wait. */
+  spendAllowed: boolean;
 }
 
 export interface WatchView extends WatchedFolder {
   counts: WatchCounts;
   /** Why the folder is not being watched (it went missing, its preset was deleted), in words. */
   problem?: string;
+  /** Cloud: what one image costs with the folder's preset, by the price table (an image's exact size may differ). */
+  creditsPerImage?: number;
+  /** Cloud: an image has arrived and waits until spending is allowed. */
+  awaitingApproval?: boolean;
+  /** The latest image that failed, and why, in words (also in the folder's journal). */
+  lastFailure?: { name: string; reason: string };
 }
 
 export interface NewWatch {
@@ -28,4 +40,6 @@ export interface NewWatch {
   /** Default: the preset's output folder, else <dir>/upscaled. */
   outDir?: string;
   recursive?: boolean;
+  /** Default: local. */
+  mode?: WatchMode;
 }

@@ -61,13 +61,20 @@ async function run(id: number, job: ToCoreWorker & { type: 'run' }): Promise<voi
       inferenceFor(job.job.precision ?? setup.precision),
       setup.models,
       abort.signal,
-      (fraction, etaSeconds) => {
-        if (firstTile && fraction > 0) {
+      (fraction, etaSeconds, step) => {
+        // A report with a step announces a run; the first tile is done at the first report without one.
+        if (firstTile && fraction > 0 && !step) {
           firstTile = false;
           // Test-only (CRISP_TEST_GATE_DIR; a no-op in production): stands for a long CPU-bound step.
           blockAtPoint('core-first-tile');
         }
-        send({ type: 'progress', id, fraction, ...(etaSeconds !== undefined ? { etaSeconds } : {}) });
+        send({
+          type: 'progress',
+          id,
+          fraction,
+          ...(etaSeconds !== undefined ? { etaSeconds } : {}),
+          ...(step ? { step } : {}),
+        });
       },
       () => send({ type: 'encoding', id }),
     );

@@ -8,6 +8,7 @@ import type { FaceReport } from './faces/faceStage.js';
 import type { ExecutionProvider, Precision, PrecisionRequest } from './inference/index.js';
 import type { MetadataRequest } from './pipeline/metadata.js';
 import type { ImageLimits } from './pipeline/probe.js';
+import type { ProgressStep } from './pipeline/progress.js';
 
 /**
  * Face enhancement of one job: the one face vocabulary, from the contract's `enhanceFace` to the face stage.
@@ -72,8 +73,11 @@ export interface UpscaleFileResult {
   faces?: FaceReport;
 }
 
-/** Progress of one job: a fraction 0..1 that never goes backwards (1 once the file is in place), and an ETA. */
-export type CoreProgress = (fraction: number, etaSeconds?: number) => void;
+/**
+ * Progress of one job: a fraction 0..1 that never goes backwards (1 once the file is in place), an ETA, and as
+ * a model run starts the step it should make (pipeline/progress.ts; the pool ticks through it, progressTicker.ts).
+ */
+export type CoreProgress = (fraction: number, etaSeconds?: number, step?: ProgressStep) => void;
 
 export interface UpscaleFileOptions {
   /** Aborting stops the job within a tile; the promise then rejects with the signal's reason. */

@@ -10,19 +10,22 @@
 import path from 'node:path';
 import type { Inference } from './inference/index.js';
 import type { ResolvedModel } from './models/catalog.js';
-import { upscaleImage, type UpscaleJob, type UpscaleResult } from './pipeline/index.js';
+import {
+  stepWithin,
+  upscaleImage,
+  type ProgressListener,
+  type UpscaleJob,
+  type UpscaleResult,
+} from './pipeline/index.js';
 import { removeTemp, tempRasterPath } from './pipeline/tempFiles.js';
 
-export type PassRunner = (
-  job: UpscaleJob,
-  onProgress: (fraction: number, etaSeconds?: number) => void,
-) => Promise<UpscaleResult>;
+export type PassRunner = (job: UpscaleJob, onProgress: ProgressListener) => Promise<UpscaleResult>;
 
 export async function withPreModel(
   job: UpscaleJob,
   preModel: ResolvedModel,
   inference: Inference,
-  onProgress: (fraction: number, etaSeconds?: number) => void,
+  onProgress: ProgressListener,
   upscale: PassRunner,
 ): Promise<UpscaleResult> {
   const mid = tempRasterPath(path.dirname(job.outputPath), '.png');
@@ -40,10 +43,14 @@ export async function withPreModel(
         format: 'png',
         // PNG is lossless at any level; 0 is its fastest.
         compression: 0,
-        onProgress: (f, eta) => {
+        onProgress: (f, eta, step) => {
           // Until the upscaling pass is measured it is assumed to take scale² times as long (its share of pixels).
           const total1 = eta !== undefined && f < 0.98 ? eta / (1 - f) : undefined;
-          onProgress(w1 * f, total1 !== undefined ? Math.round(eta! + (total1 * (1 - w1)) / w1) : undefined);
+          onProgress(
+            w1 * f,
+            total1 !== undefined ? Math.round(eta! + (total1 * (1 - w1)) / w1) : undefined,
+            stepWithin(step, 0, w1),
+          );
         },
       },
       inference,
@@ -51,7 +58,7 @@ export async function withPreModel(
     job.signal?.throwIfAborted();
     return await upscale(
       { ...job, input: { path: mid }, ...(metadata ? { metadata: { ...metadata, source: job.input } } : {}) },
-      (f, eta) => onProgress(w1 + (1 - w1) * f, eta),
+      (f, eta, step) => onProgress(w1 + (1 - w1) * f, eta, stepWithin(step, w1, 1 - w1)),
     );
   } finally {
     await removeTemp(mid);

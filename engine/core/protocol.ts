@@ -3,6 +3,7 @@ import type { TaskModelSources } from './models/taskModel.js';
 import type { ExecutionProviderRequest, PrecisionRequest } from './inference/index.js';
 import type { WireError } from './errorWire.js';
 import type { UpscaleFileJob, UpscaleFileResult } from './job.js';
+import type { ProgressStep } from './pipeline/progress.js';
 
 /** What every worker of a pool is started with (workerData). */
 export interface CoreWorkerSetup {
@@ -19,7 +20,8 @@ export type ToCoreWorker =
   { type: 'run'; id: number; job: UpscaleFileJob } | { type: 'cancel'; id: number } | { type: 'release' };
 
 export type FromCoreWorker =
-  | { type: 'progress'; id: number; fraction: number; etaSeconds?: number }
+  /** `step`: a model run started and should carry the fraction to step.until in step.seconds (progressTicker.ts). */
+  | { type: 'progress'; id: number; fraction: number; etaSeconds?: number; step?: ProgressStep }
   /** The job is past its last model run and encoding: the worker can take the next job's inference. */
   | { type: 'encoding'; id: number }
   | { type: 'done'; id: number; result: UpscaleFileResult }

@@ -8,7 +8,7 @@ import { resolveFaceModel } from './faces/faceModels.js';
 import type { FaceStageOptions } from './faces/faceStage.js';
 import type { Inference } from './inference/index.js';
 import { resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
-import { upscaleImage, type UpscaleJob, type UpscaleResult } from './pipeline/index.js';
+import { stepWithin, upscaleImage, type UpscaleJob, type UpscaleResult } from './pipeline/index.js';
 import { removeTemp, tempRasterPath } from './pipeline/tempFiles.js';
 import type { TaskModelName } from '../contract/index.js';
 import type { CoreProgress, FaceJob, UpscaleFileJob, UpscaleFileResult } from './job.js';
@@ -100,12 +100,13 @@ async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: C
         format: 'png',
         // PNG is lossless at any level; 0 is its fastest.
         compression: 0,
-        onProgress: (f, eta) => {
+        onProgress: (f, eta, step) => {
           // Until the second pass is measured, it is assumed to take scale² times the first (its share of the pixels).
           const total1 = eta !== undefined && f < 0.98 ? eta / (1 - f) : undefined;
           onProgress(
             w1 * f,
             eta !== undefined && total1 !== undefined ? Math.round(eta + (total1 * (1 - w1)) / w1) : undefined,
+            stepWithin(step, 0, w1),
           );
         },
       },
@@ -119,7 +120,7 @@ async function upscaleTwice(job: UpscaleJob, inference: Inference, onProgress: C
         ...job,
         input: { path: mid },
         ...(metadata ? { metadata: { ...metadata, source: job.input } } : {}),
-        onProgress: (f, eta) => onProgress(w1 + (1 - w1) * f, eta),
+        onProgress: (f, eta, step) => onProgress(w1 + (1 - w1) * f, eta, stepWithin(step, w1, 1 - w1)),
       },
       inference,
     );

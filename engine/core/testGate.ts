@@ -19,6 +19,12 @@ export const inputPoint = (fileName: string): string => `input-${fileName.replac
 /** The point an image reaches when its inference is over and its encode starts (pipeline/upscale.ts). */
 export const encodePoint = (fileName: string): string => `encode-${fileName.replace(/[^\w.-]/g, '_')}`;
 
+/**
+ * The point a model run blocks at (blockAtPoint), after its progress step is announced and before the run:
+ * a held run stands for a long one, for progress that must move while inference holds the thread.
+ */
+export const runPoint = (tileIndex: number): string => `run-${tileIndex}`;
+
 const POLL_MS = 20;
 
 /** The hold file's token, or undefined once the test has deleted it. */

@@ -12,7 +12,8 @@
  *   the worker's thread, so nothing else could overlap it there.
  * - Workers start on warm() or the first job (an API-only process starts none), keep their sessions for
  *   later jobs, and do not keep the process alive while idle.
- * - Progress and cancellation cross by message; a cancelled job's promise settles only once its worker has
+ * - Progress and cancellation cross by message (progress is ticked through each model run here, on the
+ *   caller's thread, since the run holds the worker's: progressTicker.ts); a cancelled job's promise settles only once its worker has
  *   stopped and removed its temp files, so nothing half-written is left when it rejects.
  * - A worker that dies (out of memory, an uncaught native error) fails its job with a clear message and
  *   is replaced on the next job.
@@ -21,14 +22,16 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
 import { fromWire } from './errorWire.js';
-import type { CoreProgress, UpscaleFileJob, UpscaleFileOptions, UpscaleFileResult } from './job.js';
+import type { UpscaleFileJob, UpscaleFileOptions, UpscaleFileResult } from './job.js';
 import type { CoreWorkerSetup, FromCoreWorker, ToCoreWorker } from './protocol.js';
+import { progressTicker, type ProgressTicker } from './progressTicker.js';
 
 interface Pending {
   id: number;
   job: UpscaleFileJob;
   signal: AbortSignal | undefined;
-  onProgress: CoreProgress | undefined;
+  /** The caller's onProgress, ticked through each model run on this thread (progressTicker.ts). */
+  progress: ProgressTicker | undefined;
   onEncoding: (() => void) | undefined;
   resolve: (r: UpscaleFileResult) => void;
   reject: (e: unknown) => void;
@@ -79,7 +82,7 @@ export class WorkerPool {
         id: this.nextId++,
         job,
         signal: opts.signal,
-        onProgress: opts.onProgress,
+        progress: opts.onProgress ? progressTicker(opts.onProgress) : undefined,
         onEncoding: opts.onEncoding,
         resolve,
         reject,
@@ -93,6 +96,9 @@ export class WorkerPool {
           reject(opts.signal?.reason);
           return;
         }
+        // A stopped job's bar stands still from now on, whatever its worker still reports.
+        p.progress?.stop();
+        p.progress = undefined;
         const slot = this.slots.find((s) => s.jobs.includes(p));
         if (slot) this.post(slot, { type: 'cancel', id: p.id });
       };
@@ -119,6 +125,7 @@ export class WorkerPool {
   }
 
   private settle(p: Pending): void {
+    p.progress?.stop();
     if (p.onAbort) p.signal?.removeEventListener('abort', p.onAbort);
   }
 
@@ -176,7 +183,7 @@ export class WorkerPool {
     const p = slot.jobs.find((j) => j.id === msg.id);
     if (!p) return;
     if (msg.type === 'progress') {
-      p.onProgress?.(msg.fraction, msg.etaSeconds);
+      p.progress?.report(msg.fraction, msg.etaSeconds, msg.step);
       return;
     }
     if (msg.type === 'encoding') {

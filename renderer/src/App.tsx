@@ -16,6 +16,7 @@ import { useT } from './i18n/useT.js';
 import { UpscaleOptions } from './components/UpscaleOptions.js';
 import { ActionBar } from './components/ActionBar.js';
 import { WatchFolders } from './components/WatchFolders.js';
+import { focusMain, MAIN_ID } from './components/landmarks.js';
 import { useApp, useQueue, useSession, useSettings } from './stores/appContext.js';
 import { isCloudConfigured } from './stores/actions.js';
 import { selectCompareItem } from './stores/queueStore.js';
@@ -34,6 +35,18 @@ export function App() {
   const onboarding = isCloud && (!configured || connectionFailed);
   return (
     <div className="app">
+      {/* The settings come first in the tab order (about 28 stops): this first stop jumps past them. */}
+      <a
+        className="skip-link"
+        href={`#${MAIN_ID}`}
+        onClick={(e) => {
+          // Focus moves without touching the address (the browser UI's URL carries its token).
+          e.preventDefault();
+          focusMain();
+        }}
+      >
+        {t('app.skip')}
+      </a>
       <header className="topbar">
         <h1>{t('app.title')}</h1>
         <ModeSwitch />
@@ -60,7 +73,7 @@ export function App() {
           {isCloud ? null : <p className="hint free">{t('app.localFree')}</p>}
           <SoundToggle />
         </aside>
-        <main className="content">
+        <main className="content" id={MAIN_ID} tabIndex={-1}>
           <NoticeBar />
           {onboarding ? <CloudSettings onboarding /> : null}
           <ResultPane />

@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorFromResponse, retryAfterMs } from '../../app/remote/responseErrors.js';
 import { backoffDelay } from '../../app/remote/backoff.js';
 import { decideOutput } from '../../app/jobs/outputNames.js';
-import { renderOutputName, templateProblem } from '../../engine/service/tasks/outputNames.js';
+import { DEFAULT_TEMPLATE, renderOutputName, templateProblem } from '../../engine/service/tasks/outputNames.js';
+import type { SizeRequest } from '../../engine/contract/index.js';
+import { jobOutputName, jobSettingsFrom } from '../../app/jobs/jobSettings.js';
 import { expandInputs } from '../../app/jobs/inputs.js';
 import { openSettingsStore } from '../../app/settings/settingsStore.js';
 import { DEFAULT_SETTINGS } from '../../app/settings/settingsSchema.js';
@@ -46,6 +48,39 @@ describe('output names and overwrite policy', () => {
     expect(templateProblem('{name}.{ext}')).toBeUndefined();
     expect(templateProblem('out.{ext}')).toMatch(/must contain \{name\}/);
     expect(templateProblem('{name}/{ext}')).toMatch(/not a path/);
+  });
+
+  it('an exact size is named by the size, not by the scale it did not ask for (issue 41)', () => {
+    const parts = { originalFileName: 'photo.jpg', model: 'digital-art-4x', scale: 4 as const, format: 'png' as const };
+    const name = (request: SizeRequest, output?: { width: number; height: number }) =>
+      renderOutputName(DEFAULT_TEMPLATE, { ...parts, size: { request, ...(output ? { output } : {}) } });
+    // The output's size when the input's is known (the queue read it when the image was added) …
+    expect(name({ width: 1000 }, { width: 1000, height: 667 })).toBe('photo_digital-art-4x_1000x667.png');
+    // … else the request itself (a watched folder names an arrival before reading it).
+    expect([
+      name({ width: 1000 }),
+      name({ height: 800 }),
+      name({ width: 1920, height: 1080 }),
+      name({ longSide: 2000 }),
+    ]).toEqual([
+      'photo_digital-art-4x_w1000.png',
+      'photo_digital-art-4x_h800.png',
+      'photo_digital-art-4x_fit1920x1080.png',
+      'photo_digital-art-4x_long2000.png',
+    ]);
+    // A template without "x{scale}" is left as written; a scale run names as before.
+    expect(renderOutputName('{name}-web.{ext}', { ...parts, size: { request: { width: 1000 } } })).toBe(
+      'photo-web.png',
+    );
+    expect(renderOutputName(DEFAULT_TEMPLATE, parts)).toBe('photo_digital-art-4x_x4.png');
+    // The queue's namer: the settings' size and the input's dimensions.
+    const settings = {
+      ...jobSettingsFrom(DEFAULT_SETTINGS, 'local'),
+      model: 'digital-art-4x',
+      width: 100,
+      scale: 4 as const,
+    };
+    expect(jobOutputName(settings, '/in/wide.png', { width: 72, height: 50 })).toBe('wide_digital-art-4x_100x69.png');
   });
 
   it('skip, replace, keep both', async () => {

@@ -49,6 +49,8 @@ describe('crisp --width / --height / --long-side', () => {
     const doc = JSON.parse(r.stdout) as JobReport;
     expect(doc.results[0]).toMatchObject({ status: 'done', width: expected[0], height: expected[1] });
     expect(await sizeOf(out)).toEqual(expected);
+    // Named by the size it has, not by a scale nobody asked for.
+    expect(await readdir(out)).toEqual([`wide_digital-art-4x_${expected[0]}x${expected[1]}.png`]);
   });
 
   it('batch --long-side sizes every image by its own longer side; a preset carries the size', async () => {

@@ -48,4 +48,19 @@ describe('smoothed ETA', () => {
     expect(createEtaEstimator(0).sample(5000, 0)).toBeNull();
     expect(createEtaEstimator(0).sample(5000, 100)).toBeNull();
   });
+
+  it('shows an ETA during the first of 4 images once each row moves within its image (issue 41 item 4)', () => {
+    // 4 images of 16 s: the batch bar is the mean of the rows, whole percents (jobQueue.ts snapshot).
+    const rowMoves = (t: number) => Math.floor((100 * t) / 64);
+    const during = run(15, rowMoves);
+    const first = during.findIndex((v) => v !== null);
+    expect(first).toBeGreaterThanOrEqual(0);
+    for (let i = first; i < during.length; i++) {
+      const truth = (64 - (i + 1)) * 1000;
+      expect(Math.abs(during[i]! - truth)).toBeLessThanOrEqual(0.25 * truth);
+    }
+    // Before: a row read 0 % for its whole image, then 99 %: nothing to go on until later images.
+    const rowJumps = (t: number) => 25 * Math.floor(t / 16);
+    expect(run(15, rowJumps).every((v) => v === null)).toBe(true);
+  });
 });

@@ -23,7 +23,7 @@ describe('precision setting', () => {
     ]);
     expect(select.value).toBe('auto');
     expect(document.getElementById(select.getAttribute('aria-describedby')!)!.textContent).toMatch(
-      /^Automatic uses int8 where this CPU has int8 instructions/,
+      /^Automatic uses int8 \(faster\) only where this CPU has int8 instructions/,
     );
     await user.selectOptions(select, 'int8');
     await waitFor(() => expect(fake.settings.precision).toBe('int8'));

@@ -102,7 +102,7 @@ describe('status model', () => {
 });
 
 describe('results', () => {
-  it('browser UI: Download and Download all ask the bridge for signed links; the output folder is shown', async () => {
+  it("browser UI: Download and Download all ask the bridge for signed links; an upload's internal folder is not shown", async () => {
     const user = userEvent.setup();
     const downloadLink = vi.fn(async (ids: string[]) => `/download?ids=${ids.join(',')}`);
     const clicks: string[] = [];
@@ -117,9 +117,9 @@ describe('results', () => {
     await user.click(await screen.findByRole('button', { name: 'Download a.png' }));
     await user.click(screen.getByRole('button', { name: 'Download all (2)' }));
     await waitFor(() => expect(clicks).toEqual([`/download?ids=${a!.id}`, `/download?ids=${a!.id},${b!.id}`]));
-    expect(images().getAllByText(/^Saved in /)[0]?.textContent).toBe(
-      `Saved in ${a!.outputPath!.slice(0, a!.outputPath!.lastIndexOf('/'))}`,
-    );
+    // Uploads and their results live in Crisp's data folder (drops/<uuid>/): the row says so, not the path.
+    expect(images().getAllByText('Kept in Crisp until you download it')).toHaveLength(2);
+    expect(images().queryByText(/^Saved in /)).toBeNull();
     // No desktop-only actions in the browser.
     expect(screen.queryByRole('button', { name: 'Show a.png in folder' })).toBeNull();
     // The comparison offers the same actions.

@@ -29,4 +29,16 @@ describe('zoom arithmetic', () => {
     const v = zoomTo(FIT, 2, 400, 300, zoomLimits(4), 100, 100);
     expect(v).toEqual({ zoom: 2, x: -100, y: -100 });
   });
+
+  it('a zoomed view wider than the fitted image (a portrait result in a wide pane) pans within both', () => {
+    // A 100 × 300 fitted image in a 400 × 300 view at 2×: 200 × 600, narrower than the view, taller than it.
+    expect(bounded({ zoom: 2, x: -50, y: 40 }, 400, 300, 100, 300)).toEqual({ zoom: 2, x: 100, y: 0 });
+    expect(bounded({ zoom: 2, x: 0, y: -9000 }, 400, 300, 100, 300)).toEqual({ zoom: 2, x: 100, y: -300 });
+    // At 8×: 800 px wide, so it covers the view and pans to its edges.
+    expect(bounded({ zoom: 8, x: 50, y: 0 }, 400, 300, 100, 300)).toEqual({ zoom: 8, x: 0, y: 0 });
+    expect(bounded({ zoom: 8, x: -5000, y: 0 }, 400, 300, 100, 300)).toEqual({ zoom: 8, x: -400, y: 0 });
+    // Zooming about the view's centre from Fit (the image centred at x = 150) keeps it centred.
+    const v = zoomTo({ zoom: 1, x: 150, y: 0 }, 2, 400, 300, zoomLimits(4), 200, 150, 100, 300);
+    expect(v).toEqual({ zoom: 2, x: 100, y: -150 });
+  });
 });

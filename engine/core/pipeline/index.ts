@@ -39,6 +39,6 @@ export {
   type JobShape,
   type OutputMode,
 } from './budget.js';
-export { JobProgress, type ProgressListener } from './progress.js';
+export { JobProgress, stepWithin, type ProgressListener, type ProgressStep } from './progress.js';
 export { sweepStaleTemps } from './tempFiles.js';
 export type { BitDepth, PixelArray, Raster } from './raster.js';

@@ -9,7 +9,7 @@
  * reaches past the tile's edge, and that lies in the overlap that is cropped off (16 input px = 16·n native px
  * of overlap, against a Lanczos-3 reach of 3·max(1, n/s) native px).
  */
-import { holdPoint } from '../testGate.js';
+import { blockAtPoint, holdPoint, runPoint } from '../testGate.js';
 import type { ModelSession, TensorResult } from '../inference/index.js';
 import type { StageClock } from './stageTimes.js';
 import type { OutputRaster } from './diskRaster.js';
@@ -31,6 +31,8 @@ export interface InferTilesOptions {
   signal?: AbortSignal;
   /** Called after each model run (one per tile, two with alpha) with the padded pixels it ran on. */
   onTile?: (pixels: number) => void;
+  /** Called as each model run starts, with the padded pixels it runs on (progress.ts announces the step). */
+  onRunStart?: (pixels: number) => void;
   /** Where the stage times go (tileIn, run, tileOut, resize). */
   clock?: StageClock;
 }
@@ -87,7 +89,7 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
   const time = <T>(stage: 'tileOut', fn: () => T): T => (clock ? clock.time(stage, fn) : fn());
   let band: { y: number; rows: number; data: InputBand } | undefined;
 
-  const run = async (source: Raster, tile: Tile): Promise<TensorResult> => {
+  const run = async (source: Raster, tile: Tile, index: number): Promise<TensorResult> => {
     o.signal?.throwIfAborted();
     // Rows of the band start at tile.py: the model reads the tile at the band's top.
     const inBand: Tile = { ...tile, y: tile.y - tile.py, py: 0 };
@@ -95,6 +97,10 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
     const x = tileInput(source, inBand);
     const t1 = performance.now();
     clock?.add('tileIn', t1 - t0);
+    o.onRunStart?.(tile.pw * tile.ph);
+    o.signal?.throwIfAborted();
+    // Test-only (CRISP_TEST_GATE_DIR; a no-op in production): holds this thread as a long native run would.
+    blockAtPoint(runPoint(index));
     const out = await o.session.run(x, 1, tile.ph, tile.pw);
     clock?.add('run', performance.now() - t1);
     if (out.dims[2] !== tile.ph * native || out.dims[3] !== tile.pw * native) {
@@ -115,10 +121,10 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
     const { rgb, alpha } = band.data;
     if (scale === native && target.direct) {
       // Straight from float into the in-memory output: no intermediate raster, bit-identical to an untiled run.
-      const out = await run(rgb, tile);
+      const out = await run(rgb, tile, index);
       time('tileOut', () => stitchTile(target.direct!, out, tile, native, 0, 3));
       if (alpha) {
-        const a = await run(alpha, tile);
+        const a = await run(alpha, tile, index);
         time('tileOut', () => stitchTile(target.direct!, a, tile, native, 3, 1));
       }
       continue;
@@ -127,10 +133,10 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
     if (scale === native) {
       core = allocRaster(tile.w * scale, tile.h * scale, target.channels, target.depth);
       const local = coreAtOrigin(tile);
-      const out = await run(rgb, tile);
+      const out = await run(rgb, tile, index);
       time('tileOut', () => stitchTile(core, out, local, native, 0, 3));
       if (alpha) {
-        const a = await run(alpha, tile);
+        const a = await run(alpha, tile, index);
         time('tileOut', () => stitchTile(core, a, local, native, 3, 1));
       }
     } else {
@@ -138,10 +144,10 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
       // resize would; each float output is rounded into it before the next run (one float tile at a time).
       const padded = allocRaster(tile.pw * native, tile.ph * native, target.channels, target.depth);
       const whole = paddedAsCore(tile);
-      const out = await run(rgb, tile);
+      const out = await run(rgb, tile, index);
       time('tileOut', () => stitchTile(padded, out, whole, native, 0, 3));
       if (alpha) {
-        const a = await run(alpha, tile);
+        const a = await run(alpha, tile, index);
         time('tileOut', () => stitchTile(padded, a, whole, native, 3, 1));
       }
       const t0 = performance.now();

@@ -25,6 +25,7 @@ import { inferTiles } from './infer.js';
 import { decodeToDisk, memoryInput, type InputRaster } from './inputRaster.js';
 import { DEFAULT_LIMITS, planOutput, probeImage, type ImageLimits, type ImageSource } from './probe.js';
 import { JobProgress, type ProgressListener } from './progress.js';
+import { recordRate, sessionRate } from './runRate.js';
 import { StageClock, type StageTimes } from './stageTimes.js';
 import { allocRaster } from './raster.js';
 import { removeTemp, sweepStaleTemps, tempRasterPath } from './tempFiles.js';
@@ -194,7 +195,10 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     const tiles = planTiles(width, height, tileSize, DEFAULT_OVERLAP, window);
     const runs = input.hasAlpha ? 2 : 1;
     const units = tiles.tiles.reduce((a, t) => a + t.pw * t.ph, 0) * runs;
-    const progress = new JobProgress(job.onProgress, units, out.width * out.height, job.format);
+    // Only a job whose progress is watched needs the rate before its first tile (runRate.ts).
+    const prior = job.onProgress ? await clock.time('session', () => sessionRate(session, window)) : undefined;
+    job.signal?.throwIfAborted();
+    const progress = new JobProgress(job.onProgress, units, out.width * out.height, job.format, undefined, prior);
     progress.start();
 
     let output: OutputRaster;
@@ -217,8 +221,10 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       scale,
       signal: job.signal,
       onTile: (px) => progress.tileDone(px),
+      onRunStart: (px) => progress.runStarting(px),
       clock,
     });
+    recordRate(session, progress.secondsPerUnit());
     // Faces are detected on and cropped from the input's RGB (see engine/core/faces/faceStage.ts for why); a
     // streamed input is read back once for it, bounded by maxInputPixels.
     const faceInput = job.faces ? input.band(0, input.height).rgb : undefined;

@@ -6,6 +6,7 @@
  * type-checked by the renderer too.
  */
 import type { SaveImageAs, Scale } from '../../contract/enums.js';
+import type { Size, SizeRequest } from '../../contract/geometry.js';
 
 export const DEFAULT_TEMPLATE = '{name}_{model}_x{scale}.{ext}';
 /**
@@ -32,6 +33,21 @@ export interface NameParts {
   face?: { model: string | null; strength?: number | undefined } | undefined;
   /** Double upscale: `{scale}` is the total (×4 twice names as x16), so the name says what the file is. */
   passes?: number | undefined;
+  /**
+   * An exact size instead of a scale: `x{scale}` in the template names the size instead — the output's
+   * `<width>x<height>` when the input's size is known (`photo_digital-art-4x_1000x667.png`), else the request
+   * (`w1000`, `h800`, `fit1920x1080`, `long2000`).
+   */
+  size?: { request: SizeRequest; output?: Size | undefined } | undefined;
+}
+
+/** The size part of a name (see NameParts.size). */
+export function sizeLabel(size: NonNullable<NameParts['size']>): string {
+  if (size.output) return `${size.output.width}x${size.output.height}`;
+  const r = size.request;
+  if (r.longSide !== undefined) return `long${r.longSide}`;
+  if (r.width !== undefined && r.height !== undefined) return `fit${r.width}x${r.height}`;
+  return r.width !== undefined ? `w${r.width}` : `h${r.height ?? ''}`;
 }
 
 function lastSegment(p: string): string {
@@ -109,7 +125,9 @@ function renderWith(template: string, parts: NameParts, stem: string): string {
     ext: parts.format,
     format: parts.format,
   };
-  let name = template
+  // With an exact size the factor part of a name ("x{scale}") names the size: the scale is not what was asked.
+  const geometry = parts.size ? template.replace(/x\{scale\}/g, sizeLabel(parts.size)) : template;
+  let name = geometry
     .replace(/\{(\w+)\}/g, (_m, t: string) => values[t] ?? '')
     .replace(UNSAFE, '_')
     .trim();

@@ -38,14 +38,21 @@ export function useStartBlocker(): string | null {
   const insufficient = useSession(selectInsufficient);
   const needed = useSession((s) => selectEstimate(s)?.credits ?? 0);
   const balance = useSession((s) => selectBalance(s) ?? 0);
+  const twice = useSettings((s) => s.settings?.passes === 2);
+  const waiting = useSession((s) => selectEstimate(s)?.items ?? 0);
+  const tooLarge = useSession((s) => selectEstimate(s)?.tooLarge ?? 0);
   const tr = useT();
   const { t } = tr;
   if (isCloud && !cloudReady) return t('blocked.cloud');
+  // A service upscales each image once per task: every image would be refused (remoteBackend.ts).
+  if (isCloud && twice) return t('blocked.passesCloud');
   // Known to need more credits than the account has: Upscale would only be refused.
   if (isCloud && insufficient)
     return t('blocked.credits', { needed: credits(needed, tr), balance: credits(balance, tr) });
   // A model that cannot run (not installed here, or not offered by the service) starts nothing.
   if (model && !model.installed) return t('blocked.modelMissing', { model: model.title });
+  // Every waiting image would be refused for its output size (the service checks with the engine's own rules).
+  if (waiting > 0 && tooLarge >= waiting) return t('blocked.tooLarge', { n: waiting });
   return null;
 }
 

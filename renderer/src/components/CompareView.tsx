@@ -80,13 +80,24 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
   const { t, percent } = useT();
   const [view, setView] = useState<View>(FIT);
   const viewport = useRef<HTMLDivElement>(null);
+  const frameRef = useRef<HTMLDivElement>(null);
+  const sizer = useRef<HTMLDivElement>(null);
   const slider = useRef<HTMLDivElement>(null);
   const drag = useRef<{ kind: 'divider' | 'pan'; startX: number; startY: number; view: View } | null>(null);
-  const box = useBoxSize(viewport);
+  // The frame is the pane's width; the sizer inside it is the fitted image (Fit). At Fit and below the view is
+  // the fitted box; zoomed in, it takes the whole frame, so a portrait result is not seen through a slot.
+  const frame = useBoxSize(frameRef);
+  const fit = useBoxSize(sizer);
   const out = item.outputDimensions;
   const dpr = typeof window !== 'undefined' ? window.devicePixelRatio || 1 : 1;
-  const oneToOne = out ? oneToOneZoom(out.width, box.w, dpr) : 1;
+  const oneToOne = out ? oneToOneZoom(out.width, fit.w, dpr) : 1;
   const limits = zoomLimits(oneToOne);
+  const zoomed = view.zoom > 1 + 1e-9;
+  // Views are kept relative to the fitted box (Fit is x = y = 0); the frame's arithmetic is offset by its margin.
+  const ox = Math.max(0, (frame.w - fit.w) / 2);
+  const inFrame = (v: View): View => ({ ...v, x: v.x + ox });
+  const fromFrame = (v: View): View => ({ ...v, x: v.x - ox });
+  const bound = (v: View) => fromFrame(bounded(inFrame(v), frame.w, fit.h, fit.w, fit.h));
 
   // A different item starts at Fit, divider in the middle.
   useEffect(() => {
@@ -97,15 +108,21 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
     if (autoFocus) slider.current?.focus();
   }, [autoFocus]);
 
+  /** The frame's top-left on screen: pointer positions for zooming are taken in the frame. */
   const origin = () => {
-    const r = viewport.current?.getBoundingClientRect();
+    const r = frameRef.current?.getBoundingClientRect();
     return { left: r?.left ?? 0, top: r?.top ?? 0 };
   };
-  const zoomBy = (factor: number, cx?: number, cy?: number) =>
-    setView((v) => zoomTo(v, v.zoom * factor, box.w, box.h, limits, cx, cy));
-  const setZoom = (zoom: number) => setView((v) => zoomTo(v, zoom, box.w, box.h, limits));
-  const fit = () => setView(FIT);
-  const dividerFromClientX = (clientX: number) => setPos(clamp(((clientX - origin().left) / box.w) * 100, 0, 100));
+  const zoomAt = (v: View, zoom: number, cx?: number, cy?: number) =>
+    fromFrame(zoomTo(inFrame(v), zoom, frame.w, fit.h, limits, cx ?? frame.w / 2, cy ?? fit.h / 2, fit.w, fit.h));
+  const zoomBy = (factor: number, cx?: number, cy?: number) => setView((v) => zoomAt(v, v.zoom * factor, cx, cy));
+  const setZoom = (zoom: number) => setView((v) => zoomAt(v, zoom));
+  const fitView = () => setView(FIT);
+  // The divider is a share of the visible view (the fitted box, or the whole frame when zoomed in).
+  const dividerFromClientX = (clientX: number) => {
+    const r = viewport.current?.getBoundingClientRect();
+    if (r && r.width > 0) setPos(clamp(((clientX - r.left) / r.width) * 100, 0, 100));
+  };
 
   const onPointerDown = (e: PointerEvent<HTMLDivElement>) => {
     const onHandle = (e.target as HTMLElement).closest('.divider');
@@ -118,14 +135,7 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
     const d = drag.current;
     if (!d) return;
     if (d.kind === 'divider') dividerFromClientX(e.clientX);
-    else
-      setView(
-        bounded(
-          { zoom: d.view.zoom, x: d.view.x + e.clientX - d.startX, y: d.view.y + e.clientY - d.startY },
-          box.w,
-          box.h,
-        ),
-      );
+    else setView(bound({ zoom: d.view.zoom, x: d.view.x + e.clientX - d.startX, y: d.view.y + e.clientY - d.startY }));
   };
   const onWheel = (e: WheelEvent<HTMLDivElement>) => {
     const { left, top } = origin();
@@ -161,14 +171,14 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
     const m = moves[e.key];
     if (!m) return;
     e.preventDefault();
-    setView((v) => bounded({ zoom: v.zoom, x: v.x + m[0], y: v.y + m[1] }, box.w, box.h));
+    setView((v) => bound({ zoom: v.zoom, x: v.x + m[0], y: v.y + m[1] }));
   };
   /** + − 0 (Fit) and 1 (1:1) anywhere in the view; typing in a field is never taken. */
   const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === '+' || e.key === '=') zoomBy(1.25);
     else if (e.key === '-') zoomBy(0.8);
-    else if (e.key === '0') fit();
+    else if (e.key === '0') fitView();
     else if (e.key === '1') setZoom(oneToOne);
     else return;
     e.preventDefault();
@@ -179,7 +189,9 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
   const isFit = view.zoom === 1 && view.x === 0 && view.y === 0;
   const isOneToOne = Math.abs(view.zoom - oneToOne) < 1e-6;
   const real = realPercent(view.zoom, oneToOne);
-  const transform = `translate(${view.x}px, ${view.y}px) scale(${view.zoom})`;
+  // The layer is the fitted image's size, placed in the view (which starts at the frame's edge when zoomed in).
+  const transform = `translate(${view.x + (zoomed ? ox : 0)}px, ${view.y}px) scale(${view.zoom})`;
+  const layerSize = { width: `${fit.w}px`, height: `${fit.h}px`, right: 'auto', bottom: 'auto' };
   // Past 1:1 the upscaled pixels are shown as the squares they are, not smoothed by the browser.
   const afterClass = real > 100.5 ? 'pixelated' : undefined;
   const guard = (enabled: boolean, run: () => void) => () => (enabled ? run() : undefined);
@@ -223,71 +235,79 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
           >
             {t('compare.oneToOne')}
           </button>
-          <button type="button" aria-pressed={isFit} aria-keyshortcuts="0" onClick={fit}>
+          <button type="button" aria-pressed={isFit} aria-keyshortcuts="0" onClick={fitView}>
             {t('compare.fit')}
           </button>
         </span>
         {extra}
       </div>
-      <div
-        ref={viewport}
-        className={view.zoom > 1 ? 'viewport zoomed' : 'viewport'}
-        // The box keeps the output's aspect ratio even when the height limit is what binds.
-        style={
-          out
-            ? {
-                aspectRatio: `${out.width} / ${out.height}`,
-                width: `min(100%, calc(var(--viewport-height) * ${out.width} / ${out.height}))`,
-              }
-            : undefined
-        }
-        tabIndex={0}
-        aria-label={t('compare.viewport')}
-        onPointerDown={onPointerDown}
-        onPointerMove={onPointerMove}
-        onPointerUp={() => (drag.current = null)}
-        onPointerCancel={() => (drag.current = null)}
-        onWheel={onWheel}
-        onKeyDown={onViewportKey}
-      >
-        <div className="layer" style={{ transform }}>
-          {after ? (
-            <img
-              src={after}
-              alt={t('compare.afterAlt', { name: item.inputName })}
-              className={afterClass}
-              draggable={false}
-              data-testid="after-image"
-            />
-          ) : null}
-        </div>
-        <div className="layer clip" style={{ clipPath: `inset(0 ${100 - pos}% 0 0)` }}>
-          <div className="layer" style={{ transform }}>
-            {before ? (
+      <div ref={frameRef} className="viewport-frame">
+        <div
+          ref={sizer}
+          className="viewport-sizer"
+          aria-hidden="true"
+          // The fitted box keeps the output's aspect ratio even when the height limit is what binds.
+          style={
+            out
+              ? {
+                  aspectRatio: `${out.width} / ${out.height}`,
+                  width: `min(100%, calc(var(--viewport-height) * ${out.width} / ${out.height}))`,
+                }
+              : undefined
+          }
+        />
+        <div
+          ref={viewport}
+          className={zoomed ? 'viewport zoomed' : 'viewport'}
+          style={zoomed ? { left: 0, width: '100%' } : { left: `${ox}px`, width: `${fit.w}px` }}
+          tabIndex={0}
+          aria-label={t('compare.viewport')}
+          onPointerDown={onPointerDown}
+          onPointerMove={onPointerMove}
+          onPointerUp={() => (drag.current = null)}
+          onPointerCancel={() => (drag.current = null)}
+          onWheel={onWheel}
+          onKeyDown={onViewportKey}
+        >
+          <div className="layer" style={{ ...layerSize, transform }}>
+            {after ? (
               <img
-                src={before}
-                alt={t('compare.beforeAlt', { name: item.inputName })}
-                className="pixelated"
+                src={after}
+                alt={t('compare.afterAlt', { name: item.inputName })}
+                className={afterClass}
                 draggable={false}
+                data-testid="after-image"
               />
             ) : null}
           </div>
-        </div>
-        <span className="tag left">{t('compare.before')}</span>
-        <span className="tag right">{t('compare.after')}</span>
-        <div className="divider" style={{ left: `${pos}%` }}>
-          <div
-            ref={slider}
-            role="slider"
-            tabIndex={0}
-            aria-label={t('compare.slider')}
-            aria-valuemin={0}
-            aria-valuemax={100}
-            aria-valuenow={Math.round(pos)}
-            aria-valuetext={t('compare.sliderValue', { percent: percent(pos) })}
-            className="handle"
-            onKeyDown={onSliderKey}
-          />
+          <div className="layer clip" style={{ clipPath: `inset(0 ${100 - pos}% 0 0)` }}>
+            <div className="layer" style={{ ...layerSize, transform }}>
+              {before ? (
+                <img
+                  src={before}
+                  alt={t('compare.beforeAlt', { name: item.inputName })}
+                  className="pixelated"
+                  draggable={false}
+                />
+              ) : null}
+            </div>
+          </div>
+          <span className="tag left">{t('compare.before')}</span>
+          <span className="tag right">{t('compare.after')}</span>
+          <div className="divider" style={{ left: `${pos}%` }}>
+            <div
+              ref={slider}
+              role="slider"
+              tabIndex={0}
+              aria-label={t('compare.slider')}
+              aria-valuemin={0}
+              aria-valuemax={100}
+              aria-valuenow={Math.round(pos)}
+              aria-valuetext={t('compare.sliderValue', { percent: percent(pos) })}
+              className="handle"
+              onKeyDown={onSliderKey}
+            />
+          </div>
         </div>
       </div>
     </div>

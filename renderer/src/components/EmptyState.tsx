@@ -9,6 +9,7 @@ import { useActions, useSettings } from '../stores/appContext.js';
 import { selectIsCloud, selectModels } from '../stores/settingsStore.js';
 import { useStartBlocker } from './ActionBar.js';
 import { DOWNLOADS_ID, openModelDownloads, useSizeText } from './ModelDownloads.js';
+import { focusMain } from './landmarks.js';
 
 export function EmptyState() {
   const { addFiles, start } = useActions();
@@ -18,6 +19,9 @@ export function EmptyState() {
   const blocker = useStartBlocker();
   const { t } = useT();
   const trySample = async () => {
+    // This guide (and the button) goes once the sample is in the queue: the focus waits in the main pane, where
+    // the result appears, instead of falling to the page.
+    focusMain();
     const bytes = await (await fetch(sampleUrl)).arrayBuffer();
     await addFiles([new File([bytes], 'crisp-sample.png', { type: 'image/png' })]);
     // Cloud runs cost credits: there the sample waits for Upscale. Locally it is free, so it runs now.

@@ -150,7 +150,8 @@ export function EngineSettings() {
             <option value="">{t('engine.auto')}</option>
             {TILE_SIZES.map((size) => (
               <option key={size} value={size}>
-                {t('engine.px', { n: size })}
+                {/* A tile side is a measure, not a count: "1024 px", never "1,024 px". */}
+                {t('engine.px', { n: String(size) })}
               </option>
             ))}
           </select>

@@ -97,9 +97,15 @@ export function ModelDownloads() {
   if (isCloud) return null;
   const missing = models.filter((m) => !m.installed);
   if (missing.length === 0) return null;
+  const faces = missing.filter((m) => m.kind === 'face').length;
   return (
     <details className="model-downloads" id={DOWNLOADS_ID}>
-      <summary>{t('downloads.summary', { n: missing.length })}</summary>
+      <summary>
+        {/* The first-run guide counts upscaling models only ("10 more models"): the face models are named apart. */}
+        {faces > 0
+          ? t('downloads.summaryFaces', { n: missing.length, upscalers: missing.length - faces, faces })
+          : t('downloads.summary', { n: missing.length })}
+      </summary>
       <ul aria-label={t('downloads.list')}>
         {missing.map((m) => (
           <DownloadRow key={m.name} model={m} download={downloads[m.name]} disabled={isCloud} />

@@ -142,7 +142,8 @@ function QueueRow({
       )}
       <div className="item-body">
         <div className="item-title">
-          <span className="item-name" title={item.inputPath}>
+          {/* A dropped or pasted file's path is Crisp's internal copy (drops/<uuid>/…): only its name is shown. */}
+          <span className="item-name" title={item.dropped ? undefined : item.inputPath}>
             {name}
           </span>
           <span className="muted small">
@@ -182,11 +183,16 @@ function QueueRow({
           ) : null}
         </div>
         {item.error ? <p className="item-error">{itemErrorText(item, tr)}</p> : null}
-        {item.status === 'done' && item.outputPath ? (
+        {item.status !== 'done' || !item.outputPath ? null : item.dropped &&
+          folderOf(item.outputPath) === folderOf(item.inputPath) ? (
+          item.unsaved ? (
+            <p className="muted small item-output">{t('queue.keptInApp')}</p>
+          ) : null
+        ) : (
           <p className="muted small item-output" title={item.outputPath}>
             {t('queue.savedIn', { folder: folderOf(item.outputPath) })}
           </p>
-        ) : null}
+        )}
       </div>
       <div className="item-actions">
         {item.status === 'done' ? (

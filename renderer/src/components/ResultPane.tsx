@@ -3,7 +3,7 @@
  * comparison docked (no click needed). It follows the latest result until the person picks another row
  * ("Show" on its thumbnail); "Full window" opens the same view as a modal dialog.
  */
-import { useId } from 'react';
+import { useEffect, useId, useRef } from 'react';
 import { useT } from '../i18n/useT.js';
 import { useApp, useQueue } from '../stores/appContext.js';
 import { selectShownResult } from '../stores/queueStore.js';
@@ -11,12 +11,20 @@ import { CompareView } from './CompareView.js';
 
 export function ResultPane() {
   const item = useQueue(selectShownResult);
+  const running = useQueue((s) => s.queue.running);
   const { queue } = useApp();
   const { t } = useT();
   const titleId = useId();
+  const pane = useRef<HTMLElement>(null);
+  // While a batch runs, the queue keeps its running row in view and may scroll the pane past this result; once
+  // the run is over (or another result is picked) the result's title and zoom bar come back into view.
+  const shownId = item?.id;
+  useEffect(() => {
+    if (shownId !== undefined && !running) pane.current?.scrollIntoView?.({ block: 'start' });
+  }, [shownId, running]);
   if (!item) return null;
   return (
-    <section className="result-pane" aria-label={t('result.paneLabel', { name: item.inputName })}>
+    <section ref={pane} className="result-pane" aria-label={t('result.paneLabel', { name: item.inputName })}>
       <CompareView
         item={item}
         docked

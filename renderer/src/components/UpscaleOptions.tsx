@@ -25,7 +25,7 @@ export function UpscaleOptions() {
   // (get-capabilities), and a service that does not say keeps the toggle (it answers 400 itself).
   const faceReady = models.some((m) => m.kind === 'face' && m.installed);
   const restorers = models.filter((m) => m.kind === 'custom' && m.installed && m.scale === 1);
-  const { updateSettings } = useActions();
+  const { updateSettings, trySettings } = useActions();
   const { desktop } = useApp();
   const id = useId();
   const { t, locale } = useT();
@@ -42,11 +42,18 @@ export function UpscaleOptions() {
   useEffect(() => setFaceStrength(settings?.faceStrength ?? 1), [settings?.faceStrength]);
   const [outputFolder, setOutputFolder] = useState(settings?.outputFolder ?? '');
   useEffect(() => setOutputFolder(settings?.outputFolder ?? ''), [settings?.outputFolder]);
+  const [folderError, setFolderError] = useState<string | undefined>(undefined);
 
   if (!settings) return <p className="muted">{t('app.loadingSettings')}</p>;
 
-  const commitFolder = () => {
-    if (outputFolder !== settings.outputFolder) void updateSettings({ outputFolder: outputFolder.trim() });
+  // A refused folder stays in the field, with the reason right under it (not in a banner off-screen).
+  const commitFolder = async (folder: string) => {
+    const value = folder.trim();
+    if (value === settings.outputFolder) {
+      setFolderError(undefined);
+      return;
+    }
+    setFolderError((await trySettings({ outputFolder: value })) ?? undefined);
   };
 
   return (
@@ -288,10 +295,12 @@ export function UpscaleOptions() {
             value={outputFolder}
             placeholder={t('options.outputPlaceholder')}
             spellCheck={false}
+            aria-invalid={folderError ? true : undefined}
+            aria-describedby={folderError ? `${id}-out-error` : undefined}
             onChange={(e) => setOutputFolder(e.target.value)}
-            onBlur={commitFolder}
+            onBlur={() => void commitFolder(outputFolder)}
             onKeyDown={(e) => {
-              if (e.key === 'Enter') commitFolder();
+              if (e.key === 'Enter') void commitFolder(outputFolder);
             }}
           />
           {desktop ? (
@@ -299,13 +308,20 @@ export function UpscaleOptions() {
               type="button"
               onClick={async () => {
                 const folder = await desktop.pickOutputFolder();
-                if (folder) void updateSettings({ outputFolder: folder });
+                if (!folder) return;
+                setOutputFolder(folder);
+                await commitFolder(folder);
               }}
             >
               {t('options.choose')}
             </button>
           ) : null}
         </div>
+        {folderError ? (
+          <p id={`${id}-out-error`} className="hint warning" role="alert">
+            {folderError}
+          </p>
+        ) : null}
         {desktop ? null : (
           // The browser UI copies uploads into Crisp's data folder; say where results go and how long they stay.
           <p className="hint" data-testid="retention">

@@ -5,18 +5,21 @@
  */
 import { useEffect, useId, useState } from 'react';
 import type { Preset, WatchView } from '../../../app/service/crispService.js';
+import { credits } from '../format.js';
 import { useT } from '../i18n/useT.js';
 import { useApp } from '../stores/appContext.js';
 
 export function WatchFolders() {
   const { service, desktop } = useApp();
-  const { t } = useT();
+  const tr = useT();
+  const { t } = tr;
   const id = useId();
   const [watches, setWatches] = useState<WatchView[]>([]);
   const [presets, setPresets] = useState<Preset[]>([]);
   const [dir, setDir] = useState('');
   const [preset, setPreset] = useState('');
   const [recursive, setRecursive] = useState(false);
+  const [mode, setMode] = useState<WatchView['mode']>('local');
   const [error, setError] = useState<string | undefined>(undefined);
 
   useEffect(() => {
@@ -54,6 +57,11 @@ export function WatchFolders() {
               {w.dir}
             </span>{' '}
             <span className="hint">
+              {/* Where it runs, and in Cloud what each image costs: a watched folder never spends silently. */}
+              {w.mode === 'cloud'
+                ? t('watch.whereCloud', { cost: credits(w.creditsPerImage ?? 0, tr) })
+                : t('watch.whereLocal')}
+              {' · '}
               {t('watch.counts', {
                 preset: w.preset,
                 done: w.counts.done,
@@ -63,13 +71,41 @@ export function WatchFolders() {
               {w.paused ? ` · ${t('watch.paused')}` : ''}
             </span>
             {w.problem ? <span className="hint warning"> {w.problem}</span> : null}
+            {w.mode === 'cloud' && !w.spendAllowed ? (
+              <span className="watch-ask" role="status">
+                <span className="hint warning">
+                  {t(w.awaitingApproval ? 'watch.askWaiting' : 'watch.ask', {
+                    cost: credits(w.creditsPerImage ?? 0, tr),
+                  })}
+                </span>{' '}
+                <button
+                  type="button"
+                  aria-label={t('watch.allowLabel', { dir: w.dir })}
+                  onClick={() => void attempt(() => service.allowWatchSpending(w.id))}
+                >
+                  {t('watch.allow')}
+                </button>
+              </span>
+            ) : null}
+            {w.lastFailure && w.counts.failed > 0 ? (
+              <span className="hint warning" data-testid="watch-failure">
+                {' '}
+                {t('watch.failure', { name: w.lastFailure.name, reason: w.lastFailure.reason })}
+              </span>
+            ) : null}
+            {/* Named per folder: a screen reader's button list otherwise reads "Pause, Stop watching" for each. */}
             <button
               type="button"
+              aria-label={t(w.paused ? 'watch.resumeLabel' : 'watch.pauseLabel', { dir: w.dir })}
               onClick={() => void attempt(() => (w.paused ? service.resumeWatch(w.id) : service.pauseWatch(w.id)))}
             >
               {t(w.paused ? 'watch.resume' : 'watch.pause')}
             </button>
-            <button type="button" onClick={() => void attempt(() => service.removeWatch(w.id))}>
+            <button
+              type="button"
+              aria-label={t('watch.removeLabel', { dir: w.dir })}
+              onClick={() => void attempt(() => service.removeWatch(w.id))}
+            >
               {t('watch.remove')}
             </button>
           </li>
@@ -80,7 +116,7 @@ export function WatchFolders() {
         onSubmit={(e) => {
           e.preventDefault();
           void attempt(async () => {
-            await service.addWatch({ dir: dir.trim(), preset, recursive });
+            await service.addWatch({ dir: dir.trim(), preset, recursive, mode });
             setDir('');
           });
         }}
@@ -111,6 +147,14 @@ export function WatchFolders() {
               {p.name}
             </option>
           ))}
+        </select>
+        <select
+          aria-label={t('watch.mode')}
+          value={mode}
+          onChange={(e) => setMode(e.target.value === 'cloud' ? 'cloud' : 'local')}
+        >
+          <option value="local">{t('watch.modeLocal')}</option>
+          <option value="cloud">{t('watch.modeCloud')}</option>
         </select>
         <label className="check" htmlFor={`${id}-recursive`}>
           <input

@@ -40,18 +40,29 @@ export function realPercent(zoom: number, oneToOne: number): number {
 }
 
 /**
- * Keeps a zoomed-in image covering the box (no empty margins while panning); an image smaller than the box
- * (zoom < 1) is centred instead.
+ * Keeps a zoomed-in image covering the box (no empty margins while panning); on an axis where the image is
+ * smaller than the box it is centred instead. The box is w × h; the fitted image iw × ih (Fit), by default the
+ * box itself — a zoomed view may use a box wider than the fitted image (a portrait result in a wide pane).
  */
-export function bounded(v: View, w: number, h: number): View {
-  const axis = (pos: number, size: number) =>
-    v.zoom >= 1 ? clamp(pos, size - size * v.zoom, 0) : (size - size * v.zoom) / 2;
-  return { zoom: v.zoom, x: axis(v.x, w), y: axis(v.y, h) };
+export function bounded(v: View, w: number, h: number, iw = w, ih = h): View {
+  const axis = (pos: number, size: number, image: number) =>
+    image * v.zoom >= size ? clamp(pos, size - image * v.zoom, 0) : (size - image * v.zoom) / 2;
+  return { zoom: v.zoom, x: axis(v.x, w, iw), y: axis(v.y, h, ih) };
 }
 
 /** Zooms to `zoom` keeping the point (cx, cy) of the box where it is (the pointer, or the centre). */
-export function zoomTo(v: View, zoom: number, w: number, h: number, limits: ZoomLimits, cx = w / 2, cy = h / 2): View {
+export function zoomTo(
+  v: View,
+  zoom: number,
+  w: number,
+  h: number,
+  limits: ZoomLimits,
+  cx = w / 2,
+  cy = h / 2,
+  iw = w,
+  ih = h,
+): View {
   const z = clamp(zoom, limits.min, limits.max);
   const k = z / v.zoom;
-  return bounded({ zoom: z, x: cx - (cx - v.x) * k, y: cy - (cy - v.y) * k }, w, h);
+  return bounded({ zoom: z, x: cx - (cx - v.x) * k, y: cy - (cy - v.y) * k }, w, h, iw, ih);
 }

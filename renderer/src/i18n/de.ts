@@ -5,6 +5,7 @@ export const de: Catalog = {
   'app.title': 'Crisp',
   'app.shortcutsButton': 'Tastenkürzel',
   'app.settings': 'Einstellungen',
+  'app.skip': 'Zu Bildern und Ergebnissen springen',
   'app.localFree': 'Lokales Hochskalieren ist kostenlos und bleibt auf diesem Computer.',
   'app.loadingSettings': 'Einstellungen werden geladen …',
 
@@ -57,6 +58,13 @@ export const de: Catalog = {
     '{model} ist nicht installiert. Laden Sie es unter „Modelle herunterladen“ herunter oder wählen Sie ein installiertes Modell',
   'blocked.cloud': 'verbinden Sie sich zuerst mit einem Hochskalierungsdienst (Cloud-Karte)',
   'blocked.credits': 'nicht genug Credits: Diese Bilder brauchen {needed}, das Guthaben ist {balance}',
+  'blocked.passesCloud':
+    'doppeltes Hochskalieren gibt es nur im lokalen Modus: Wählen Sie „Einmal“ unter Durchgänge oder wechseln Sie zu Lokal',
+  'blocked.tooLarge': {
+    one: 'das wartende Bild würde größer als die Ausgabegrenze: Wählen Sie einen kleineren Faktor oder eine kleinere Größe (PNG erlaubt die größten Seiten)',
+    other:
+      'alle {n} wartenden Bilder würden größer als die Ausgabegrenze: Wählen Sie einen kleineren Faktor oder eine kleinere Größe (PNG erlaubt die größten Seiten)',
+  },
   'summary.finished': {
     one: 'Abgeschlossen: {done} von {n} Bild hochskaliert{tail}.',
     other: 'Abgeschlossen: {done} von {n} Bildern hochskaliert{tail}.',
@@ -146,7 +154,7 @@ export const de: Catalog = {
   'engine.fp32': 'Voll (fp32)',
   'engine.int8': 'Schnell (int8)',
   'engine.precisionHint':
-    'Automatisch nutzt int8, wo diese CPU int8-Befehle hat und das Modell eine gemessene int8-Variante besitzt (crisp models quantize); GPUs rechnen mit voller Genauigkeit.',
+    'Automatisch nutzt int8 (schneller) nur, wo diese CPU int8-Befehle hat und das Modell eine int8-Variante besitzt, die nachgemessen wie volle Genauigkeit aussieht; GPUs rechnen mit voller Genauigkeit.',
 
   'downloads.licenceUnknown': 'Lizenz nicht angegeben',
   'downloads.size': '{mb} MB · ',
@@ -157,6 +165,8 @@ export const de: Catalog = {
   'downloads.button': 'Herunterladen',
   'downloads.buttonLabel': '{name} herunterladen',
   'downloads.summary': 'Modelle herunterladen ({n} nicht installiert)',
+  'downloads.summaryFaces':
+    'Modelle herunterladen ({n} nicht installiert: {upscalers} zum Hochskalieren, {faces} für Gesichter)',
   'downloads.list': 'Modelle zum Herunterladen',
 
   'preview.making': 'Vorschau wird erstellt …',
@@ -319,6 +329,7 @@ export const de: Catalog = {
   'queue.images': 'Bilder',
   'queue.progress': 'Fortschritt von {name}',
   'queue.savedIn': 'Gespeichert in {folder}',
+  'queue.keptInApp': 'In Crisp aufbewahrt, bis Sie es herunterladen',
   'queue.compare': 'Vergleichen',
   'queue.compareNamed': '{name} vergleichen',
   'queue.retry': 'Wiederholen',
@@ -356,12 +367,25 @@ export const de: Catalog = {
   'watch.pause': 'Pausieren',
   'watch.resume': 'Fortsetzen',
   'watch.remove': 'Nicht mehr überwachen',
+  'watch.pauseLabel': '{dir} pausieren',
+  'watch.resumeLabel': '{dir} fortsetzen',
+  'watch.removeLabel': '{dir} nicht mehr überwachen',
   'watch.folder': 'Zu überwachender Ordner',
   'watch.folderPlaceholder': 'Vollständiger Pfad eines Ordners',
   'watch.preset': 'Voreinstellung für den überwachten Ordner',
   'watch.recursive': 'Unterordner',
   'watch.add': 'Überwachen',
   'watch.choose': 'Ordner zum Überwachen wählen',
+  'watch.mode': 'Wo der überwachte Ordner läuft',
+  'watch.modeLocal': 'Lokal (kostenlos)',
+  'watch.modeCloud': 'Cloud (Credits)',
+  'watch.whereLocal': 'Lokal',
+  'watch.whereCloud': 'Cloud, {cost} pro Bild',
+  'watch.ask': 'Nichts wird gesendet, bevor Sie es erlauben: Jedes Bild kostet {cost}.',
+  'watch.askWaiting': 'Ein Bild wartet: Jedes kostet {cost}. Diesem Ordner erlauben, Credits auszugeben?',
+  'watch.allow': 'Ausgaben erlauben',
+  'watch.allowLabel': 'Ausgaben von Credits für {dir} erlauben',
+  'watch.failure': 'Zuletzt fehlgeschlagen, {name}: {reason}',
   'presets.label': 'Voreinstellung',
   'presets.custom': 'Benutzerdefiniert',
   'presets.save': 'Speichern als…',

@@ -36,6 +36,11 @@ export interface AppActions {
   /** Subscribes, then loads everything; returns the unsubscribe. */
   connect(): () => void;
   updateSettings(patch: SettingsPatch): Promise<void>;
+  /**
+   * A setting typed into a field: applied when the service accepts it, else answered with the refusal's sentence
+   * for the field to show beside itself (no banner, no optimistic change to take back).
+   */
+  trySettings(patch: SettingsPatch): Promise<string | null>;
   addPaths(paths: string[]): Promise<void>;
   /** Browser files (or desktop files without a path); `rejected` are files refused before sending. */
   addFiles(files: readonly File[], rejected?: readonly string[]): Promise<void>;
@@ -205,6 +210,16 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
     else if (before) stores.settings.getState().setSettings(before);
   };
 
+  const trySettings = async (patch: SettingsPatch): Promise<string | null> => {
+    const before = stores.settings.getState().settings;
+    try {
+      await afterSettings(before, await service.updateSettings(patch));
+      return null;
+    } catch (e) {
+      return sentence(e);
+    }
+  };
+
   const setApiKey = async (key: string | null) => {
     const ok = await guarded(async () => {
       await service.setApiKey(key);
@@ -240,6 +255,7 @@ export function createActions(service: CrispService, stores: Stores, hosts: Acti
       };
     },
     updateSettings,
+    trySettings,
     async addPaths(paths) {
       if (paths.length === 0) return;
       const added = await guarded(() => service.addPaths(paths, { recursive: true }));

@@ -53,8 +53,10 @@ export function createEtaEstimator(startedAt: number, options: Partial<EtaOption
       // Between samples the clock simply runs down; the new evidence then pulls it part of the way.
       const predicted = Math.max(0, smoothed - dt);
       const alpha = 1 - Math.exp(-dt / o.tauMs);
-      smoothed = predicted + alpha * (raw - predicted);
       const close = Math.abs(raw - predicted) <= o.agreement * Math.max(predicted, raw, 1000);
+      // Until shown, the latest sample stands alone: the first whole percents of a long run are coarse (1 %
+      // after 1 s reads 99 s left, 4 % after 3 s 72 s, of 64 s), and smoothing from them would show their error.
+      smoothed = shown ? predicted + alpha * (raw - predicted) : raw;
       agreeing = close ? agreeing + 1 : 0;
       // Once trusted it stays (a value that comes and goes is worse than a steady one), for this run.
       if (!shown && agreeing >= o.stableSamples && elapsed >= o.minElapsedMs) shown = true;
