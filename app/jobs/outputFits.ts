@@ -18,7 +18,7 @@ export async function countTooLarge(
 ): Promise<number> {
   const known = inputs.filter((d): d is Size => d !== undefined);
   if (known.length === 0) return 0;
-  const { planOutput, checkPassesFit, ImageInputError } = await loadPipeline();
+  const { planOutput, checkPassesFit, isImageInputError } = await loadPipeline();
   const local = resolveLimits();
   const limits =
     mode === 'local'
@@ -35,7 +35,7 @@ export async function countTooLarge(
         });
     } catch (e) {
       // Only the size refusals count; anything else is a fault to see, not a verdict on the image.
-      if (!(e instanceof ImageInputError)) throw e;
+      if (!isImageInputError(e)) throw e;
       tooLarge++;
     }
   }

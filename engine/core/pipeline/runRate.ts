@@ -15,10 +15,6 @@ const PROBE_RUNS = 2;
 
 const rates = new WeakMap<ModelSession, number>();
 
-export function knownRate(session: ModelSession): number | undefined {
-  return rates.get(session);
-}
-
 /** Keeps what a job measured (seconds per unit of its inference) for the next job on this session. */
 export function recordRate(session: ModelSession, secondsPerUnit: number | undefined): void {
   if (secondsPerUnit !== undefined && Number.isFinite(secondsPerUnit) && secondsPerUnit > 0)
