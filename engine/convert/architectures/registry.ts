@@ -5,6 +5,7 @@
  */
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { dat } from './dat.js';
+import { drct } from './drct.js';
 import { esrganPlus } from './esrganPlus.js';
 import { hat } from './hat.js';
 import { omnisr } from './omnisr.js';
@@ -30,6 +31,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   rcan,
   esrganPlus,
   realcugan,
+  drct,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

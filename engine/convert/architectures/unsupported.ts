@@ -48,11 +48,6 @@ const SIGNATURES: Signature[] = [
     keys: ['before_RG.1.weight', 'layers.0.blocks.0.attn.attns.0.rpe_biases'],
   },
   {
-    name: 'DRCT',
-    what: 'a dense-residual Swin transformer',
-    keys: ['conv_first.weight', 'layers.0.swin1.attn.relative_position_bias_table'],
-  },
-  {
     name: 'ATD',
     what: 'an adaptive token dictionary transformer',
     keys: ['relative_position_index_SA', 'layers.0.residual_group.td'],
