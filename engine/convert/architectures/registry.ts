@@ -4,6 +4,7 @@
  * (architecture.ts) and its line here; nothing else names architectures.
  */
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
+import { atd } from './atd.js';
 import { dat } from './dat.js';
 import { drct } from './drct.js';
 import { esrganPlus } from './esrganPlus.js';
@@ -32,6 +33,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   esrganPlus,
   realcugan,
   drct,
+  atd,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

@@ -47,11 +47,6 @@ const SIGNATURES: Signature[] = [
     what: 'a recursive-generalisation transformer',
     keys: ['before_RG.1.weight', 'layers.0.blocks.0.attn.attns.0.rpe_biases'],
   },
-  {
-    name: 'ATD',
-    what: 'an adaptive token dictionary transformer',
-    keys: ['relative_position_index_SA', 'layers.0.residual_group.td'],
-  },
   { name: 'MoSR', what: 'a MoSR network', keys: ['gblocks.0.weight', 'gblocks.1.fc1.weight'] },
   { name: 'MoESR', what: 'a MoESR network', keys: ['in_to_dim.weight', 'blocks.0.blocks.0.fc1.weight'] },
   {
