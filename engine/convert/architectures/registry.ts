@@ -6,6 +6,7 @@
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { atd } from './atd.js';
 import { dat } from './dat.js';
+import { ditn } from './ditn.js';
 import { drct } from './drct.js';
 import { esrganPlus } from './esrganPlus.js';
 import { hat } from './hat.js';
@@ -34,6 +35,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   realcugan,
   drct,
   atd,
+  ditn,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

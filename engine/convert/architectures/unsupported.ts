@@ -33,11 +33,6 @@ const SIGNATURES: Signature[] = [
     keys: ['quantize.embedding.weight', 'encoder.conv_in.weight', 'quant_conv.weight', 'decoder.conv_out.weight'],
   },
   {
-    name: 'DITN',
-    what: 'an image super-resolution transformer',
-    keys: ['sft.weight', 'UFONE.0.ITLs.0.attn.temperature', 'conv_after_body.weight'],
-  },
-  {
     name: 'PLKSR',
     what: 'the original PLKSR, not RealPLKSR',
     keys: ['feats.0.weight', 'feats.1.channe_mixer.0.weight'],
