@@ -30,7 +30,7 @@
 import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
 import { imagePorts, finishModel } from '../graph/graphOps.js';
 import { attr } from '../graph/onnxWriter.js';
-import { relative, resiMacs, tailMacs } from '../graph/transformerCost.js';
+import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
 import type { StateDict } from '../checkpoint/stateDict.js';
 import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from '../graph/transformerGraph.js';
 import {
@@ -330,10 +330,15 @@ export function buildAtdOnnx(dict: StateDict, spec: AtdSpec = detectAtd(dict), o
 }
 
 /**
- * The tile planner's cost from the configuration (graph/transformerCost.ts, constants fitted on SwinIR and HAT):
- * per token and layer the shared qkv, the window attention, ATD-CA against the dictionary, AC-MSA over its group,
- * the two projections, the ConvFFN and the dictionary refinement. ATD comes to 32× SRVGGNetCompact, ATD-light 3×.
+ * The tile planner's cost from the configuration: per token and layer the shared qkv, the window attention,
+ * ATD-CA against the dictionary, AC-MSA over its group, the two projections, the ConvFFN and the dictionary
+ * refinement, in multiply-adds (graph/transformerCost.ts), plus a per-layer term for the memory-bound work
+ * (sorting, gathers, normalisations) fitted to one bench run: ATD-light measured 6.6× SRVGGNetCompact on a 256²
+ * tile (`CRISP_BENCH_ARCH=ATD-light npm run bench -- --only arch`, 2026-11-27, load ~14). ATD (not benched)
+ * comes to 37.6× (ATD-light 6.5×).
  */
+const ATD_FIT = { macs: 1.3, perScore: 0.2 };
+
 function atdRelativeCost(s: AtdSpec): number {
   const c = s.embedDim;
   const hidden = c * s.mlpRatio;
@@ -350,7 +355,7 @@ function atdRelativeCost(s: AtdSpec): number {
   const layers = s.depths.reduce((a, b) => a + b, 0);
   const macs =
     9 * s.inChannels * c + layers * layer + (s.depths.length + 1) * resiMacs(c, s.resiConnection) + tailMacs(c, s);
-  return relative(macs, layers);
+  return fitted(macs, layers, ATD_FIT);
 }
 
 export const atd: Architecture<AtdSpec> = {

@@ -130,5 +130,10 @@ class DITN(nn.Module):
         return out[:, :, :h * self.scale, :w * self.scale]
 
 
+def build(cfg):
+    # The bench names the input channels in_chans, as the other references do; DITN calls them inp_channels.
+    return DITN(**{('inp_channels' if k == 'in_chans' else k): v for k, v in cfg.items()})
+
+
 if __name__ == '__main__':
-    main(lambda cfg: DITN(**cfg))
+    main(build)
