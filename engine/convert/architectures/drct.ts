@@ -195,7 +195,8 @@ export function buildDrctOnnx(dict: StateDict, spec: DrctSpec = detectDrct(dict)
 /**
  * The tile planner's cost from the configuration (graph/transformerCost.ts, whose constants were fitted on SwinIR
  * and HAT runs): per group five Swin blocks of widths embed + k·growth and their 1×1 convs. DRCT comes to 21×
- * SRVGGNetCompact, DRCT-L 40× (HAT, the same outline with its CAB branch, is 29×).
+ * SRVGGNetCompact (measured 20.6× on a 256² tile: `CRISP_BENCH_ARCH=DRCT npm run bench -- --only arch`,
+ * 2026-11-27, load ~12), DRCT-L 40× (HAT, the same outline with its CAB branch, is 29×).
  */
 function drctRelativeCost(s: DrctSpec): number {
   let group = 0;
