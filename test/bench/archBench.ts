@@ -1,7 +1,7 @@
 /**
  * Architecture bench: one row per imported architecture in its released configuration (random weights from
  * the test-only PyTorch references — sr_reference.py for SPAN/RealPLKSR/OmniSR/RCAN/ESRGAN+/Real-CUGAN/MoSR, the
- * transformer references for SwinIR/HAT/DAT/SRFormer/FDAT/RGT — and the TypeScript RRDBNet generator, converted by Crisp),
+ * transformer references for SwinIR/HAT/DAT/SRFormer/FDAT/RGT/DRCT/ATD/DITN — and the TypeScript RRDBNet generator, converted by Crisp),
  * fp32 on the CPU provider, on a 256×256 tile of a real photo: milliseconds per tile, input megapixels per second, and the cost
  * relative to the shipped SRVGGNetCompact in the same run (the figure tilingOf carries). Building the
  * checkpoints needs Debian's python3-torch (as the conversion tests do); without it the section says so and skips.
@@ -233,6 +233,68 @@ const ROWS: ArchRow[] = [
     config: rgtConfig(6),
     large: true,
   },
+  {
+    label: 'DRCT ×4 (180 dim, 6 groups, window 16, growth 32)',
+    script: 'drct_reference.py',
+    config: drctConfig({}),
+    large: true,
+  },
+  {
+    label: 'DRCT-L ×4 (180 dim, 12 groups, window 16, growth 32)',
+    script: 'drct_reference.py',
+    config: drctConfig({ num_heads: new Array<number>(12).fill(6) }),
+    large: true,
+  },
+  {
+    label: 'ATD ×4 (210 dim, 6×6 layers, window 16, 128 tokens)',
+    script: 'atd_reference.py',
+    config: {
+      in_chans: 3,
+      embed_dim: 210,
+      depths: [6, 6, 6, 6, 6, 6],
+      num_heads: [6, 6, 6, 6, 6, 6],
+      window_size: 16,
+      category_size: 256,
+      num_tokens: 128,
+      reducted_dim: 20,
+      convffn_kernel_size: 5,
+      mlp_ratio: 2,
+      upsampler: 'pixelshuffle',
+      upscale: 4,
+    },
+    large: true,
+  },
+  {
+    label: 'ATD-light ×4 (48 dim, 4×6 layers, window 16, 64 tokens)',
+    script: 'atd_reference.py',
+    config: {
+      in_chans: 3,
+      embed_dim: 48,
+      depths: [6, 6, 6, 6],
+      num_heads: [4, 4, 4, 4],
+      window_size: 16,
+      category_size: 128,
+      num_tokens: 64,
+      reducted_dim: 8,
+      convffn_kernel_size: 7,
+      mlp_ratio: 1,
+      upsampler: 'pixelshuffledirect',
+      upscale: 4,
+    },
+  },
+  {
+    label: 'DITN ×4 (60 dim, 4 ITL + 4 SAL)',
+    script: 'ditn_reference.py',
+    config: {
+      in_chans: 3,
+      dim: 60,
+      ITL_blocks: 4,
+      SAL_blocks: 4,
+      UFONE_blocks: 1,
+      ffn_expansion_factor: 2,
+      upscale: 4,
+    },
+  },
 ];
 
 /** traiNNer-redux's fdat_medium (the other presets override widths and the tail). */
@@ -266,6 +328,21 @@ function rgtConfig(groups: number): ArchRow['config'] {
     split_size: [8, 32],
     c_ratio: 0.5,
     img_size: 64,
+  };
+}
+
+/** DRCT's released ×4 option files: window 16, growth 32, mlp ratio 2, trained at 64². */
+function drctConfig(over: Record<string, unknown>): ArchRow['config'] {
+  return {
+    in_chans: 3,
+    img_size: 64,
+    embed_dim: 180,
+    num_heads: [6, 6, 6, 6, 6, 6],
+    window_size: 16,
+    mlp_ratio: 2,
+    gc: 32,
+    upscale: 4,
+    ...over,
   };
 }
 

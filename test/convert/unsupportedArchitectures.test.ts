@@ -26,11 +26,6 @@ const CASES: Array<[string, string[], string]> = [
     'this is a RestoreFormer checkpoint (a face restorer); RestoreFormer is not supported',
   ],
   [
-    'DITN',
-    ['sft.weight', 'UFONE.0.ITLs.0.attn.temperature', 'conv_after_body.weight', 'upsample.0.weight'],
-    'this is a DITN checkpoint (an image super-resolution transformer); DITN is not supported',
-  ],
-  [
     // Embeds an RRDBNet: must not be converted as a plain one (its degradation branch would be dropped).
     'MMRealSR',
     [
@@ -62,7 +57,7 @@ describe('unsupported architectures are named', () => {
 
   it('an unknown state dict lists what was found and what is supported', async () => {
     await expect(convertBytes(writePthZip(dictOf(['foo.0.weight', 'bar.weight'])), 'pth')).rejects.toThrow(
-      /^unsupported architecture: 2 tensors, keys starting foo\.0, bar\.weight; supported are RRDBNet \(ESRGAN\/BasicSR\), SRVGGNetCompact, SPAN, RealPLKSR, OmniSR, SwinIR, HAT, DAT, SRFormer, RCAN, ESRGAN\+, Real-CUGAN, MoSR, FDAT, RGT and Swift-SRGAN$/,
+      /^unsupported architecture: 2 tensors, keys starting foo\.0, bar\.weight; supported are RRDBNet \(ESRGAN\/BasicSR\), SRVGGNetCompact, SPAN, RealPLKSR, OmniSR, SwinIR, HAT, DAT, SRFormer, RCAN, ESRGAN\+, Real-CUGAN, MoSR, FDAT, RGT, Swift-SRGAN, DRCT, ATD and DITN$/,
     );
   });
 

@@ -4,7 +4,10 @@
  * (architecture.ts) and its line here; nothing else names architectures.
  */
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
+import { atd } from './atd.js';
 import { dat } from './dat.js';
+import { ditn } from './ditn.js';
+import { drct } from './drct.js';
 import { esrganPlus } from './esrganPlus.js';
 import { fdat } from './fdat.js';
 import { hat } from './hat.js';
@@ -38,6 +41,9 @@ export const ARCHITECTURES: readonly Architecture[] = [
   fdat,
   rgt,
   swiftSrgan,
+  drct,
+  atd,
+  ditn,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

@@ -14,7 +14,7 @@ import { channelsNote, UnsupportedArchitectureError, type Architecture, type Bui
 import { imagePorts } from '../graph/graphOps.js';
 import { blockMacs, relative, shuffleTailMacs, TAIL_FEAT } from '../graph/transformerCost.js';
 import { attr, GraphBuilder } from '../graph/onnxWriter.js';
-import type { StateDict, Tensor } from '../checkpoint/stateDict.js';
+import type { StateDict } from '../checkpoint/stateDict.js';
 import {
   countSeq,
   denormalizeOutput,
@@ -22,10 +22,10 @@ import {
   pixelShuffleTail,
   relativePositionIndex,
   residualConv,
+  swinBlock,
   tensorGetter,
   windowFromTable,
   WindowGraph,
-  type WindowGrid,
 } from '../graph/windowAttention.js';
 
 export type SwinirUpsampler = 'pixelshuffle' | 'pixelshuffledirect' | 'nearest+conv' | 'none';
@@ -147,46 +147,6 @@ const VARIANT: Record<SwinirUpsampler, SwinirSpec['variant']> = {
   'nearest+conv': 'real-world',
   none: 'restoration',
 };
-
-/** One Swin transformer block on NHWC tokens: (shifted) window attention and the MLP, each with its residual. */
-export function swinBlock(
-  w: WindowGraph,
-  x: string,
-  prefix: string,
-  get: (k: string) => Tensor,
-  opts: { grid: WindowGrid; heads: number; shift: number; mask: string | null; indexName: string; index: number[] },
-): string {
-  const ws = opts.grid.window;
-  const n = ws * ws;
-  let h = w.layerNorm(x, `${prefix}.norm1`, get(`${prefix}.norm1.weight`), get(`${prefix}.norm1.bias`));
-  if (opts.shift > 0) h = w.roll(h, -opts.shift);
-  const bias = w.relativePositionBias(
-    `${prefix}.attn.relative_position_bias_table`,
-    get(`${prefix}.attn.relative_position_bias_table`),
-    opts.indexName,
-    opts.index,
-    n,
-    n,
-  );
-  const attn = w.windowAttention(
-    w.windowPartition(h, opts.grid),
-    `${prefix}.attn`,
-    {
-      qkvWeight: get(`${prefix}.attn.qkv.weight`),
-      qkvBias: get(`${prefix}.attn.qkv.bias`),
-      projWeight: get(`${prefix}.attn.proj.weight`),
-      projBias: get(`${prefix}.attn.proj.bias`),
-      heads: opts.heads,
-    },
-    bias,
-    opts.shift > 0 ? opts.mask : null,
-  );
-  h = w.windowReverse(attn, opts.grid);
-  if (opts.shift > 0) h = w.roll(h, opts.shift);
-  const y = w.add(x, h);
-  const m = w.layerNorm(y, `${prefix}.norm2`, get(`${prefix}.norm2.weight`), get(`${prefix}.norm2.bias`));
-  return w.add(y, w.mlp(m, `${prefix}.mlp`, get));
-}
 
 export function buildSwinirOnnx(
   dict: StateDict,

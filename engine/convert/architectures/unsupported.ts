@@ -33,25 +33,9 @@ const SIGNATURES: Signature[] = [
     keys: ['quantize.embedding.weight', 'encoder.conv_in.weight', 'quant_conv.weight', 'decoder.conv_out.weight'],
   },
   {
-    name: 'DITN',
-    what: 'an image super-resolution transformer',
-    keys: ['sft.weight', 'UFONE.0.ITLs.0.attn.temperature', 'conv_after_body.weight'],
-  },
-  {
     name: 'PLKSR',
     what: 'the original PLKSR, not RealPLKSR',
     keys: ['feats.0.weight', 'feats.1.channe_mixer.0.weight'],
-  },
-
-  {
-    name: 'DRCT',
-    what: 'a dense-residual Swin transformer',
-    keys: ['conv_first.weight', 'layers.0.swin1.attn.relative_position_bias_table'],
-  },
-  {
-    name: 'ATD',
-    what: 'an adaptive token dictionary transformer',
-    keys: ['relative_position_index_SA', 'layers.0.residual_group.td'],
   },
   { name: 'MoESR', what: 'a MoESR network', keys: ['in_to_dim.weight', 'blocks.0.blocks.0.fc1.weight'] },
   {

@@ -80,6 +80,14 @@ export class GraphBuilder {
     return out;
   }
 
+  /** Adds a node with `count` outputs (TopK's values and indices) and returns their names. */
+  nodeOutputs(op: string, inputs: string[], count: number, attrs: Record<string, OnnxAttr> = {}): string[] {
+    const name = `${op}_${this.counter++}`;
+    const outputs = Array.from({ length: count }, (_, i) => `${name}_out${i}`);
+    this.nodes.push({ op, name, inputs, outputs, attrs });
+    return outputs;
+  }
+
   conv(
     x: string,
     w: string,

@@ -391,6 +391,57 @@ export class WindowGraph {
 }
 
 /**
+ * One Swin transformer block on NHWC tokens (SwinIR's RSTB blocks, DRCT's dense blocks): (shifted) window
+ * attention and the MLP, each with its residual. `qkvBias: false` for blocks trained with qkv_bias=False.
+ */
+export function swinBlock(
+  w: WindowGraph,
+  x: string,
+  prefix: string,
+  get: (k: string) => Tensor,
+  opts: {
+    grid: WindowGrid;
+    heads: number;
+    shift: number;
+    mask: string | null;
+    indexName: string;
+    index: number[];
+    qkvBias?: boolean;
+  },
+): string {
+  const ws = opts.grid.window;
+  const n = ws * ws;
+  let h = w.layerNorm(x, `${prefix}.norm1`, get(`${prefix}.norm1.weight`), get(`${prefix}.norm1.bias`));
+  if (opts.shift > 0) h = w.roll(h, -opts.shift);
+  const bias = w.relativePositionBias(
+    `${prefix}.attn.relative_position_bias_table`,
+    get(`${prefix}.attn.relative_position_bias_table`),
+    opts.indexName,
+    opts.index,
+    n,
+    n,
+  );
+  const attn = w.windowAttention(
+    w.windowPartition(h, opts.grid),
+    `${prefix}.attn`,
+    {
+      qkvWeight: get(`${prefix}.attn.qkv.weight`),
+      qkvBias: opts.qkvBias === false ? null : get(`${prefix}.attn.qkv.bias`),
+      projWeight: get(`${prefix}.attn.proj.weight`),
+      projBias: get(`${prefix}.attn.proj.bias`),
+      heads: opts.heads,
+    },
+    bias,
+    opts.shift > 0 ? opts.mask : null,
+  );
+  h = w.windowReverse(attn, opts.grid);
+  if (opts.shift > 0) h = w.roll(h, opts.shift);
+  const y = w.add(x, h);
+  const m = w.layerNorm(y, `${prefix}.norm2`, get(`${prefix}.norm2.weight`), get(`${prefix}.norm2.bias`));
+  return w.add(y, w.mlp(m, `${prefix}.mlp`, get));
+}
+
+/**
  * The classical reconstruction tail of SwinIR and HAT (one definition, so the two cannot drift): conv_before_upsample
  * and nn.LeakyReLU() with its default slope, then each upsample.{0,2,…} conv and a pixel shuffle by the root of its
  * outputs over conv_before_upsample's (×2 or ×3, validated at detection), then conv_last.
