@@ -45,6 +45,11 @@ export interface Architecture<S extends ArchSpec = ArchSpec> {
   kind: S['kind'];
   /** The display name (`crisp models list`, the custom-model registry). */
   name: string;
+  /**
+   * OpenModelDB's `architecture` ids of the models it converts (docs/models.md's coverage, recomputed by
+   * test/bench/modelCoverage.ts); empty for one OpenModelDB does not list yet.
+   */
+  openModelDb: readonly string[];
   /** Other names users know it by, shown after the name in "supported are …". */
   alsoKnownAs?: string[];
   /**

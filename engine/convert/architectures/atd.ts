@@ -361,6 +361,7 @@ function atdRelativeCost(s: AtdSpec): number {
 export const atd: Architecture<AtdSpec> = {
   kind: 'atd',
   name: 'ATD',
+  openModelDb: ['atd'],
   detect: (dict) => (looksLikeAtd(dict) ? detectAtd(dict) : undefined),
   describe: (s) =>
     `${s.variant} x${s.scale} (embed ${s.embedDim}, depths ${s.depths.join('/')}, heads ${s.numHeads.join('/')}, window ${s.windowSize}, ${s.numTokens} tokens of ${s.reducedDim}, category ${s.categorySize}, mlp ${s.mlpRatio}, ${s.upsampler}, ${s.resiConnection}${s.norm ? '' : ', no norm'}${s.qkvBias ? '' : ', no qkv bias'}${channelsNote(s)})`,

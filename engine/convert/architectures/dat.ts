@@ -249,6 +249,7 @@ function datRelativeCost(s: DatSpec): number {
 export const dat: Architecture<DatSpec> = {
   kind: 'dat',
   name: 'DAT',
+  openModelDb: ['dat'],
   detect: (dict) => (looksLikeDat(dict) ? detectDat(dict) : undefined),
   describe: describeDat,
   // DAT pads q/k/v inside each attention to its longer window side, so it takes any tile down to 1×1.

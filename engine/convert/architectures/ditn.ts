@@ -179,6 +179,7 @@ function ditnRelativeCost(s: DitnSpec): number {
 export const ditn: Architecture<DitnSpec> = {
   kind: 'ditn',
   name: 'DITN',
+  openModelDb: ['ditn'],
   detect: (dict) => (looksLikeDitn(dict) ? detectDitn(dict) : undefined),
   describe: (s) =>
     `DITN x${s.scale} (${s.dim} dim, ${s.ufoneBlocks} UFONE of ${s.itlBlocks} ITL + ${s.salBlocks} SAL, ffn ${s.ffnExpansion}${s.bias ? ', bias' : ''}${channelsNote(s)})`,

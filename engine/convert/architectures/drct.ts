@@ -214,6 +214,7 @@ function drctRelativeCost(s: DrctSpec): number {
 export const drct: Architecture<DrctSpec> = {
   kind: 'drct',
   name: 'DRCT',
+  openModelDb: ['drct'],
   detect: (dict) => (looksLikeDrct(dict) ? detectDrct(dict) : undefined),
   describe: (s) =>
     `${s.variant} x${s.scale} (embed ${s.embedDim}, ${s.groups} groups, heads ${s.heads.map((h) => h[0]).join('/')}, window ${s.windowSize}, growth ${s.growth}, mlp ${s.mlpRatio}${s.shifted ? '' : ', no shift'}${s.qkvBias ? '' : ', no qkv bias'}${s.resiConnection === '1conv' ? '' : ', no residual conv'}${channelsNote(s)})`,

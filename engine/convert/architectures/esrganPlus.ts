@@ -138,6 +138,7 @@ export function buildEsrganPlusOnnx(spec: EsrganPlusSpec, dict: StateDict, opts:
 export const esrganPlus: Architecture<EsrganPlusSpec> = {
   kind: 'esrganplus',
   name: 'ESRGAN+',
+  openModelDb: ['esrgan+'],
   detect: (dict) => (looksLikeEsrganPlus(dict) ? detectEsrganPlus(dict) : undefined),
   describe: (s) =>
     `ESRGAN+ x${s.scale} (${s.numBlocks} blocks, ${s.numFeat} feat, ${s.numGrowCh} grow` +

@@ -371,6 +371,8 @@ function fdatMacs(s: FdatSpec): number {
 export const fdat: Architecture<FdatSpec> = {
   kind: 'fdat',
   name: 'FDAT',
+  // Not in OpenModelDB's 2026-08 data yet (traiNNer-redux's newest).
+  openModelDb: [],
   detect: (dict) => (looksLikeFdat(dict) ? detectFdat(dict) : undefined),
   describe: (s) =>
     `FDAT${s.variant === 'custom' ? '' : `-${s.variant}`} x${s.scale} (${s.embedDim} dim, ${s.numGroups}×${s.blocksPerGroup} blocks, window ${s.window}, ${s.upsampler}${s.unshuffle > 1 ? `, unshuffle ${s.unshuffle}` : ''}${channelsNote(s)})`,

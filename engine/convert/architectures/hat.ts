@@ -333,6 +333,7 @@ function hatRelativeCost(s: HatSpec): number {
 export const hat: Architecture<HatSpec> = {
   kind: 'hat',
   name: 'HAT',
+  openModelDb: ['hat'],
   detect: (dict) => (looksLikeHat(dict) ? detectHat(dict) : undefined),
   describe: (s) =>
     `${s.variant} x${s.scale} (embed ${s.embedDim}, depths ${s.depths.join('/')}, heads ${s.numHeads.join('/')}, window ${s.windowSize}, overlap window ${s.overlapWindow}, mlp ${s.mlpRatio}, CAB ${s.cabChannels}/${s.squeezeChannels}${s.resiConnection === '1conv' ? '' : ', no residual conv'}${channelsNote(s)})`,

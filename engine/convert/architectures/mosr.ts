@@ -195,6 +195,7 @@ const UPSAMPLER_NAMES: Record<MosrUpsampler, string> = {
 export const mosr: Architecture<MosrSpec> = {
   kind: 'mosr',
   name: 'MoSR',
+  openModelDb: ['mosr'],
   detect: (dict) => (looksLikeMosr(dict) ? detectMosr(dict) : undefined),
   describe: (s) =>
     `MoSR x${s.scale} (${s.dim} dim, ${s.numBlocks} blocks, kernel ${s.kernelSize}, ${UPSAMPLER_NAMES[s.upsampler]}${channelsNote(s)})`,

@@ -324,6 +324,7 @@ export function buildOmniSrOnnx(spec: OmniSrSpec, dict: StateDict, opts: BuildOp
 export const omnisr: Architecture<OmniSrSpec> = {
   kind: 'omnisr',
   name: 'OmniSR',
+  openModelDb: ['omnisr'],
   detect: (dict) => (looksLikeOmniSr(dict) ? detectOmniSr(dict) : undefined),
   describe: (s) =>
     `OmniSR x${s.scale} (${s.numFeat} feat, ${s.resNum} groups × ${s.blockNum} blocks, window ${s.windowSize}${s.pe ? '' : ', no position bias'}${channelsNote(s)})`,

@@ -149,6 +149,7 @@ export function buildRcanOnnx(spec: RcanSpec, dict: StateDict, opts: BuildOption
 export const rcan: Architecture<RcanSpec> = {
   kind: 'rcan',
   name: 'RCAN',
+  openModelDb: ['rcan'],
   detect: (dict) => (looksLikeRcan(dict) ? detectRcan(dict) : undefined),
   describe: (s) =>
     `RCAN x${s.scale} (${s.numGroups}×${s.numBlocks} blocks, ${s.numFeat} feat, reduction ${s.reduction}` +

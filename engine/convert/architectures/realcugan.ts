@@ -186,6 +186,7 @@ const COST: Record<RealCuganVariant, number> = { UpCunet2x: 1, UpCunet3x: 1.5, U
 export const realcugan: Architecture<RealCuganSpec> = {
   kind: 'realcugan',
   name: 'Real-CUGAN',
+  openModelDb: ['real-cugan', 'cugan'],
   detect: (dict) => (looksLikeRealCugan(dict) ? detectRealCugan(dict) : undefined),
   describe: (s) => `Real-CUGAN x${s.scale} (${s.variant}${s.pro ? ', pro' : ''}${channelsNote(s)})`,
   tiling: (s) => ({ window: LAYOUT[s.variant].multiple, minSide: 1, relativeCost: COST[s.variant] }),

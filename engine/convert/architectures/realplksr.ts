@@ -143,6 +143,7 @@ export function buildRealPlksrOnnx(spec: RealPlksrSpec, dict: StateDict, opts: B
 export const realplksr: Architecture<RealPlksrSpec> = {
   kind: 'realplksr',
   name: 'RealPLKSR',
+  openModelDb: ['realplksr', 'realplksr-dysample'],
   detect: (dict) => (looksLikeRealPlksr(dict) ? detectRealPlksr(dict) : undefined),
   describe: (s) =>
     `RealPLKSR x${s.scale} (${s.dim} dim, ${s.numBlocks} blocks, kernel ${s.kernelSize}, ${s.dysample ? 'DySample' : 'PixelShuffle'}${s.layerNorm ? ', LayerNorm' : ''}${s.useEa ? '' : ', no EA'}${channelsNote(s)})`,

@@ -235,6 +235,7 @@ function rgtMacs(s: RgtSpec): number {
 export const rgt: Architecture<RgtSpec> = {
   kind: 'rgt',
   name: 'RGT',
+  openModelDb: ['rgt'],
   detect: (dict) => (looksLikeRgt(dict) ? detectRgt(dict) : undefined),
   describe: describeRgt,
   // L-SA pads inside to the longer window side; RG-SA needs 16 pixels (smaller inputs are padded in the graph).

@@ -203,6 +203,7 @@ export function buildRrdbOnnx(spec: RrdbSpec, dict: StateDict, opts: { producer?
 export const rrdb: Architecture<RrdbSpec> = {
   kind: 'rrdb',
   name: 'RRDBNet',
+  openModelDb: ['esrgan'],
   alsoKnownAs: ['ESRGAN', 'BasicSR'],
   detect: (dict) => {
     if (!looksLikeEsrganOld(dict) && !looksLikeBasicsrRrdb(dict)) return undefined;

@@ -160,6 +160,7 @@ export function buildSpanOnnx(spec: SpanSpec, dict: StateDict, opts: BuildOption
 export const span: Architecture<SpanSpec> = {
   kind: 'span',
   name: 'SPAN',
+  openModelDb: ['span'],
   detect: (dict) => (looksLikeSpan(dict) ? detectSpan(dict) : undefined),
   describe: (s) => `SPAN x${s.scale} (${s.numFeat} feat${s.norm ? '' : ', no norm'}${channelsNote(s)})`,
   tiling: () => cnnTiling(0.35),

@@ -244,6 +244,7 @@ function srformerRelativeCost(s: SrformerSpec): number {
 export const srformer: Architecture<SrformerSpec> = {
   kind: 'srformer',
   name: 'SRFormer',
+  openModelDb: ['srformer'],
   detect: (dict) => (looksLikeSrformer(dict) ? detectSrformer(dict) : undefined),
   describe: describeSrformer,
   // SRFormer reflect-pads (and repeats the edge where a reflection cannot reach), so it takes any tile down to 1×1.

@@ -153,6 +153,7 @@ export function buildSrvggOnnx(
 export const srvgg: Architecture<SrvggSpec> = {
   kind: 'srvgg',
   name: 'SRVGGNetCompact',
+  openModelDb: ['compact'],
   detect: (dict, opts) => (looksLikeSrvgg(dict) ? detectSrvgg(dict, opts.srvggActivation).spec : undefined),
   describe: (s) =>
     `SRVGGNetCompact x${s.scale} (${s.numFeat} feat, ${s.numConv} conv, ${s.activation}${channelsNote(s)})`,

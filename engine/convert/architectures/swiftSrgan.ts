@@ -120,6 +120,7 @@ function swiftMacs(s: SwiftSrganSpec): number {
 export const swiftSrgan: Architecture<SwiftSrganSpec> = {
   kind: 'swiftsrgan',
   name: 'Swift-SRGAN',
+  openModelDb: ['swift-srgan'],
   detect: (dict) => (looksLikeSwiftSrgan(dict) ? detectSwiftSrgan(dict) : undefined),
   describe: (s) => `Swift-SRGAN x${s.scale} (${s.numFeat} feat, ${s.numBlocks} blocks${channelsNote(s)})`,
   // An estimate from the layers (a plain conv stack, like the compact model it is measured against).

@@ -232,6 +232,7 @@ function swinirRelativeCost(s: SwinirSpec): number {
 export const swinir: Architecture<SwinirSpec> = {
   kind: 'swinir',
   name: 'SwinIR',
+  openModelDb: ['swinir'],
   detect: (dict) => (looksLikeSwinir(dict) ? detectSwinir(dict) : undefined),
   describe: (s) =>
     `SwinIR ${s.variant} x${s.scale} (embed ${s.embedDim}, depths ${s.depths.join('/')}, heads ${s.numHeads.join('/')}, window ${s.windowSize}, mlp ${s.mlpRatio}, ${s.resiConnection}${s.imgRange === 1 ? '' : `, range ${s.imgRange}`}${channelsNote(s)})`,
