@@ -121,8 +121,18 @@ export function mapError(
     mapped = frameworkError(fe, bodyLimit, endpoint);
     if (!mapped && fe.statusCode === 429) mapped = errors.rateLimited();
   }
-  // Expected refusals: the request's one log line (logging.ts) names them, no stack.
-  if (mapped) return { answer: mapped, refusal: { status: mapped.status, code: mapped.code, message: mapped.message } };
+  // Expected refusals: the request's one log line (logging.ts) names them, no stack; a 5xx one (an outage the
+  // client is told about in the catalog's words) keeps the error for the operator's line.
+  if (mapped)
+    return {
+      answer: mapped,
+      refusal: {
+        status: mapped.status,
+        code: mapped.code,
+        message: mapped.message,
+        ...(mapped.status >= 500 ? { err: error } : {}),
+      },
+    };
   const failure = endpoint ? errors.serverFailure(endpoint) : errors.internal();
   return {
     answer: failure,

@@ -22,7 +22,7 @@ import { createPostgresEngine } from '../service/postgresEngine.js';
 import { SERVER_USER_LIMITS } from '../service/limits.js';
 import { createUrlSigner, loadOrCreateSecret } from '../service/security/urlSigner.js';
 import { loadOrCreateSharedSecret } from '../service/db/sharedSecret.js';
-import type { ObjectStore } from '../service/storage/objectStore.js';
+import { isStorageUnavailable, ObjectStoreError, type ObjectStore } from '../service/storage/objectStore.js';
 import { openObjectStore } from '../service/storage/openObjectStore.js';
 import { assertNotOwned, takeFolder, type FolderOwnership } from '../service/storage/folderOwner.js';
 import { buildApp } from './app.js';
@@ -225,7 +225,10 @@ async function notReadyReason(
   try {
     await objects?.ping();
   } catch (e) {
-    return `the object storage is not reachable: ${(e as Error).message}`;
+    // /readyz is unauthenticated: the reason names no address and repeats none of the bucket's own words.
+    return isStorageUnavailable(e)
+      ? 'the object storage is not reachable: no answer in time'
+      : `the object storage is not reachable: it refused the probe (${e instanceof ObjectStoreError ? e.s3Code : 'error'})`;
   }
   try {
     await access(dataDir, constants.W_OK);

@@ -1,0 +1,163 @@
+/**
+ * The bucket stops answering: s3rver in a process of its own (s3rverProcess.ts), stopped with SIGSTOP for longer
+ * than a call's deadline, then resumed with SIGCONT. A stopped process still accepts connections (the kernel
+ * does) but never answers: the worst kind of outage. Every call fails within its deadline with the catalog's
+ * 503 error and no address or socket error in what a client could see; a call that starts during the outage
+ * rides it out when the bucket returns before its attempts run out; a queued task's staging waits the outage
+ * out. Waits are bounded only to catch hangs; nothing depends on the machine's speed (the outage ends only
+ * after the test has seen an attempt fail).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogMessage } from '../../engine/contract/errorCatalog.js';
+import { StorageUnavailableError } from '../../engine/service/storage/objectStore.js';
+import { S3ObjectStore, type BucketDeadlines } from '../../engine/service/storage/s3ObjectStore.js';
+import { stageInputs } from '../../engine/service/tasks/taskObjects.js';
+import { TaskStore } from '../../engine/service/tasks/taskStore.js';
+import type { StoredTask } from '../../engine/service/tasks/taskTypes.js';
+import { REPO_ROOT } from '../helpers/paths.js';
+import { tempDir } from './helpers.js';
+
+const BUCKET = 'crisp-outage';
+let root: string;
+let bucket: ChildProcess;
+let endpoint: string;
+const stores: S3ObjectStore[] = [];
+
+beforeAll(async () => {
+  root = await tempDir('crisp-s3-outage-');
+  await mkdir(path.join(root, 'bucket'));
+  bucket = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO_ROOT, 'test', 'server', 's3rverProcess.ts'), path.join(root, 'bucket'), BUCKET],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    bucket.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /s3rver listening on (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    bucket.once('exit', (code) => reject(new Error(`s3rver exited (${code}): ${out}`)));
+  });
+  endpoint = `http://127.0.0.1:${port}`;
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' });
+}, 60_000);
+
+afterAll(async () => {
+  for (const s of stores) s.close();
+  if (bucket && bucket.exitCode === null) {
+    bucket.kill('SIGCONT');
+    const exited = new Promise((r) => bucket.once('exit', r));
+    bucket.kill('SIGTERM');
+    await exited;
+  }
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+/** A store on the bucket with short deadlines; `retried` resolves at its first failed attempt after `arm()`. */
+function storeWith(deadlines: Partial<BucketDeadlines>) {
+  let notify: (() => void) | undefined;
+  const failures: string[] = [];
+  const store = new S3ObjectStore(
+    { bucket: BUCKET, prefix: 'p/', endpoint },
+    {
+      ...deadlines,
+      onRetry: (detail) => {
+        failures.push(detail);
+        notify?.();
+      },
+    },
+  );
+  stores.push(store);
+  return {
+    store,
+    failures,
+    /** Resolves at the next failed attempt. */
+    nextFailure: () => new Promise<void>((r) => (notify = r)),
+  };
+}
+
+const stop = () => bucket.kill('SIGSTOP');
+const resume = () => bucket.kill('SIGCONT');
+
+describe('a bucket that stops answering', () => {
+  it('every call fails within its deadline with the 503 error, naming no address; the store works again after', async () => {
+    const { store, failures } = storeWith({ callMs: 400, attempts: 2, backoffMs: 20, pingMs: 400 });
+    await store.putJson('a.json', { n: 1 });
+    stop();
+    try {
+      for (const call of [() => store.getJson('a.json'), () => store.ping(), () => store.list('')]) {
+        const started = Date.now();
+        const e = await call().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        // Bounds a hang: two 400 ms attempts and a pause, with room for a loaded machine.
+        expect(Date.now() - started).toBeLessThan(15_000);
+        expect(e).toBeInstanceOf(StorageUnavailableError);
+        const err = e as StorageUnavailableError;
+        expect([err.code, err.status, err.message]).toEqual([
+          'storage-unavailable',
+          503,
+          catalogMessage('storage-unavailable'),
+        ]);
+        expect(err.operatorDetail).toMatch(/no answer within \d+ ms \(\d attempts?\)$/);
+        expect(`${err.message} ${err.operatorDetail}`).not.toMatch(/127\.0\.0\.1|localhost|ECONN|<\?xml/);
+      }
+      expect(failures.length).toBeGreaterThanOrEqual(5);
+    } finally {
+      resume();
+    }
+    expect(await store.getJson('a.json')).toEqual({ n: 1 });
+  }, 60_000);
+
+  it('a call that starts during the outage rides it out when the bucket returns before its attempts run out', async () => {
+    const { store, nextFailure } = storeWith({ callMs: 300, attempts: 100, backoffMs: 20 });
+    stop();
+    const failed = nextFailure();
+    const put = store.putJson('b.json', { n: 2 });
+    put.catch(() => undefined); // awaited below
+    try {
+      // The outage outlasts one attempt's deadline before the bucket comes back.
+      await failed;
+    } finally {
+      resume();
+    }
+    await put;
+    expect(await store.getJson('b.json')).toEqual({ n: 2 });
+  }, 60_000);
+
+  it("a queued task's staging waits out an outage longer than its calls' attempts, then has its input", async () => {
+    const { store, failures, nextFailure } = storeWith({ callMs: 300, attempts: 1, backoffMs: 20 });
+    const bytes = Buffer.from('input bytes of a queued task');
+    const src = path.join(root, 'src.bin');
+    await writeFile(src, bytes);
+    await store.upload('tasks/t1/inputs/0', src);
+    const tasks = new TaskStore(path.join(root, 'worker'));
+    const task = {
+      id: '7f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b',
+      inputs: [{ originalFileName: 'a.png', objectKey: 'tasks/t1/inputs/0' }],
+    };
+    stop();
+    // Every call of the store gives up after one attempt: two failed calls mean the staging waited, not failed.
+    const first = nextFailure();
+    const staged = stageInputs(store, tasks, task as unknown as StoredTask, 60_000);
+    staged.catch(() => undefined); // awaited below
+    try {
+      await first;
+      const second = nextFailure();
+      await second;
+      expect(failures.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      resume();
+    }
+    await staged;
+    const local = task.inputs[0] as { path?: string };
+    expect(local.path).toBeDefined();
+    expect(await readFile(local.path!)).toEqual(bytes);
+  }, 90_000);
+});
