@@ -15,6 +15,7 @@ import { catalogMessage } from '../../engine/contract/errorCatalog.js';
 import { StorageUnavailableError } from '../../engine/service/storage/objectStore.js';
 import { S3ObjectStore, type BucketDeadlines } from '../../engine/service/storage/s3ObjectStore.js';
 import { stageInputs } from '../../engine/service/tasks/taskObjects.js';
+import { S3UploadStore } from '../../engine/service/uploads/s3UploadStore.js';
 import { TaskStore } from '../../engine/service/tasks/taskStore.js';
 import type { StoredTask } from '../../engine/service/tasks/taskTypes.js';
 import { REPO_ROOT } from '../helpers/paths.js';
@@ -129,6 +130,26 @@ describe('a bucket that stops answering', () => {
     }
     await put;
     expect(await store.getJson('b.json')).toEqual({ n: 2 });
+  }, 60_000);
+
+  it('start-task with an upload while the bucket is down is an outage (503), not "not a completed upload of yours"', async () => {
+    const { store } = storeWith({ callMs: 300, attempts: 1, backoffMs: 20 });
+    const uploads = new S3UploadStore(store, { maxFileSize: 1 << 20, uploadTtlMs: 60_000, fileTtlMs: 60_000 });
+    const caller = { userId: 'usr_outage', email: 'o@example.com' };
+    const filePath = 'uploads/7f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b/1f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b.png';
+    // With the bucket up, an unknown upload is the caller's mistake: the 400.
+    await expect(uploads.resolveCompleted(caller, filePath, 0, path.join(root, 'copy.png'))).rejects.toMatchObject({
+      code: 'bad-request',
+    });
+    stop();
+    try {
+      await expect(uploads.resolveCompleted(caller, filePath, 0, path.join(root, 'copy.png'))).rejects.toMatchObject({
+        code: 'storage-unavailable',
+        status: 503,
+      });
+    } finally {
+      resume();
+    }
   }, 60_000);
 
   it("a queued task's staging waits out an outage longer than its calls' attempts, then has its input", async () => {
