@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogMessage } from '../../engine/contract/errorCatalog.js';
 import { StorageUnavailableError } from '../../engine/service/storage/objectStore.js';
 import { S3ObjectStore, type BucketDeadlines } from '../../engine/service/storage/s3ObjectStore.js';
-import { stageInputs } from '../../engine/service/tasks/taskObjects.js';
+import { stageInputs, sweepOrphanTasks } from '../../engine/service/tasks/taskObjects.js';
 import { S3UploadStore } from '../../engine/service/uploads/s3UploadStore.js';
 import { TaskStore } from '../../engine/service/tasks/taskStore.js';
 import type { StoredTask } from '../../engine/service/tasks/taskTypes.js';
@@ -150,6 +150,23 @@ describe('a bucket that stops answering', () => {
     } finally {
       resume();
     }
+  }, 60_000);
+
+  it('the sweep finds task objects no record names by listing, and leaves young ones and known ones', async () => {
+    const { store } = storeWith({});
+    const src = path.join(root, 'orphan.bin');
+    await writeFile(src, 'x');
+    const known = '11111111-1111-4111-8111-111111111111';
+    const orphan = '22222222-2222-4222-8222-222222222222';
+    for (const id of [known, orphan]) {
+      await store.upload(`tasks/${id}/inputs/0`, src);
+      await store.upload(`tasks/${id}/inputs/1`, src);
+    }
+    const isKnown = async (id: string) => id === known;
+    // Younger than the cutoff: a start-task may still be between its two steps.
+    expect(await sweepOrphanTasks(store, isKnown, Date.now() - 3_600_000)).toEqual([]);
+    expect(await sweepOrphanTasks(store, isKnown, Date.now() + 60_000)).toEqual([orphan]);
+    expect((await store.list('tasks/')).sort()).toEqual([`tasks/${known}/inputs/0`, `tasks/${known}/inputs/1`]);
   }, 60_000);
 
   it("a queued task's staging waits out an outage longer than its calls' attempts, then has its input", async () => {

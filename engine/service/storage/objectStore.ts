@@ -39,6 +39,8 @@ export interface ObjectStore {
   getJson<T>(key: string): Promise<T | undefined>;
   /** Keys under a prefix (relative, as given to the other methods). */
   list(prefix: string): Promise<string[]>;
+  /** Keys under a prefix with when each was last written (ms since the epoch). */
+  listDated(prefix: string): Promise<{ key: string; lastModified: number }[]>;
   /** Removes every object under a prefix. */
   removePrefix(prefix: string): Promise<void>;
   /** A presigned GET that downloads the object as `fileName` with `contentType`. */

@@ -186,7 +186,11 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async list(prefix: string): Promise<string[]> {
-    const keys: string[] = [];
+    return (await this.listDated(prefix)).map((o) => o.key);
+  }
+
+  async listDated(prefix: string): Promise<{ key: string; lastModified: number }[]> {
+    const keys: { key: string; lastModified: number }[] = [];
     let token: string | undefined;
     do {
       const from = token;
@@ -200,7 +204,8 @@ export class S3ObjectStore implements ObjectStore {
           { abortSignal },
         ),
       );
-      for (const o of r.Contents ?? []) if (o.Key) keys.push(o.Key.slice(this.prefix.length));
+      for (const o of r.Contents ?? [])
+        if (o.Key) keys.push({ key: o.Key.slice(this.prefix.length), lastModified: o.LastModified?.getTime() ?? 0 });
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
     return keys;

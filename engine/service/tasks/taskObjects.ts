@@ -68,3 +68,29 @@ export async function publishOutputs(
     await waitOutOutage(() => objects.upload(file.path, local, file.fileType), budgetMs);
   }
 }
+
+/**
+ * Removes the objects of tasks no record knows (`isKnown` false): what an API process killed between putting a
+ * task's inputs in the bucket and inserting its record leaves behind, which no record-driven sweep can find.
+ * Only tasks whose every object is older than `cutoff` (ms since the epoch) are touched, so a start-task still
+ * between the two steps is never raced. Answers the task ids removed.
+ */
+export async function sweepOrphanTasks(
+  objects: ObjectStore,
+  isKnown: (taskId: string) => Promise<boolean>,
+  cutoff: number,
+): Promise<string[]> {
+  const newest = new Map<string, number>();
+  for (const { key, lastModified } of await objects.listDated('tasks/')) {
+    const id = key.split('/')[1];
+    if (!id) continue;
+    newest.set(id, Math.max(newest.get(id) ?? 0, lastModified));
+  }
+  const removed: string[] = [];
+  for (const [id, at] of newest) {
+    if (at >= cutoff || (await isKnown(id))) continue;
+    await objects.removePrefix(taskPrefix(id));
+    removed.push(id);
+  }
+  return removed;
+}
