@@ -19,7 +19,11 @@ import { S3UploadStore } from '../../engine/service/uploads/s3UploadStore.js';
 import { TaskStore } from '../../engine/service/tasks/taskStore.js';
 import type { StoredTask } from '../../engine/service/tasks/taskTypes.js';
 import { REPO_ROOT } from '../helpers/paths.js';
-import { tempDir } from './helpers.js';
+import { createPgAccountStore } from '../../engine/service/accounts/pgAccountStore.js';
+import { openPostgres, type Pool } from '../../engine/service/db/postgres.js';
+import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
+import { httpGet, postJson, tempDir } from './helpers.js';
+import { startServe, type ServeProcess } from './serveProcess.js';
 
 const BUCKET = 'crisp-outage';
 let root: string;
@@ -198,4 +202,59 @@ describe('a bucket that stops answering', () => {
     expect(local.path).toBeDefined();
     expect(await readFile(local.path!)).toEqual(bytes);
   }, 90_000);
+});
+
+describe('crisp serve on the bucket while it is stopped', () => {
+  let pg: TempPostgres | undefined;
+  let pool: Pool | undefined;
+  let api: ServeProcess | undefined;
+  afterAll(async () => {
+    resume();
+    await api?.kill();
+    await pool?.end();
+    await pg?.stop();
+  });
+
+  it('answers get-upload-url 503 with the catalog string and /readyz 503 within their deadlines, naming no address', async () => {
+    pg = await startTempPostgres();
+    const dbUrl = await createDatabase(pg.url, 'crisp_outage');
+    pool = await openPostgres(dbUrl, { max: 2 });
+    api = await startServe(path.join(root, 'api'), [
+      '--storage',
+      `s3://${BUCKET}/serve`,
+      '--s3-endpoint',
+      endpoint,
+      '--db',
+      dbUrl,
+      '--workers',
+      '0',
+    ]);
+    const { apiKey } = await createPgAccountStore(pool).addUser({ email: 'outage@example.com', credits: 10 });
+    const ask = () =>
+      postJson(api!.url, '/get-upload-url', apiKey, {
+        data: { originalFileName: 'a.png', fileType: 'image/png', fileSize: 1000 },
+      });
+    expect((await ask()).status).toBe(200);
+    expect((await httpGet(`${api.url}/readyz`)).status).toBe(200);
+    stop();
+    try {
+      let started = Date.now();
+      const ready = await httpGet(`${api.url}/readyz`);
+      // The probe's one 3 s attempt, with room for a loaded machine (bounds a hang).
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(ready.status).toBe(503);
+      expect(ready.bytes.toString()).toContain('the object storage is not reachable: no answer in time');
+      started = Date.now();
+      const refused = await ask();
+      // 3 attempts of 10 s and two pauses, with room (bounds a hang).
+      expect(Date.now() - started).toBeLessThan(60_000);
+      expect([refused.status, refused.json]).toEqual([503, catalogMessage('storage-unavailable')]);
+      for (const text of [ready.bytes.toString(), refused.text])
+        expect(text).not.toMatch(/127\.0\.0\.1|localhost|ECONN|<\?xml/);
+    } finally {
+      resume();
+    }
+    expect((await ask()).status).toBe(200);
+    expect((await httpGet(`${api.url}/readyz`)).status).toBe(200);
+  }, 150_000);
 });
