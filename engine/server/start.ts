@@ -137,13 +137,15 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     const meter = overrides.meter ? overrides.meter(ledger) : ledger;
     if (config.objects && !stores.pool)
       throw new Error('--storage s3://… needs --db: the processes sharing a bucket meet in the database');
-    objects = config.objects ? await openObjectStore(config.objects) : undefined;
+    // Filled in once the app (and its logger) exists; until then details go to stderr.
+    let operatorLog = (detail: string) => console.warn(detail);
+    objects = config.objects
+      ? await openObjectStore(config.objects, { onRetry: (detail) => operatorLog(`storage: ${detail}`) })
+      : undefined;
     // With a bucket there is no shared directory for secret.key: every process reads the one in the database.
     const secret =
       objects && stores.pool ? await loadOrCreateSharedSecret(stores.pool) : await loadOrCreateSecret(storageDir);
     const links = createDownloadLinks(createUrlSigner(secret), publicUrl, serverLimits.downloadLinkTtlMs);
-    // Filled in once the app (and its logger) exists; until then details go to stderr.
-    let operatorLog = (detail: string) => console.warn(detail);
     // Settings every deployment takes; the deployment (embedded, or PostgreSQL with a shared folder or a
     // bucket) is picked below, each from its own composition.
     const common: EngineOptions = {

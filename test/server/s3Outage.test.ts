@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogMessage } from '../../engine/contract/errorCatalog.js';
 import { StorageUnavailableError } from '../../engine/service/storage/objectStore.js';
@@ -22,8 +23,8 @@ import { REPO_ROOT } from '../helpers/paths.js';
 import { createPgAccountStore } from '../../engine/service/accounts/pgAccountStore.js';
 import { openPostgres, type Pool } from '../../engine/service/db/postgres.js';
 import { createDatabase, startTempPostgres, type TempPostgres } from '../helpers/postgres.js';
-import { httpGet, postJson, tempDir } from './helpers.js';
-import { startServe, type ServeProcess } from './serveProcess.js';
+import { BASIC, dataOf, httpGet, pollStatus, postForm, postJson, taskForm, tempDir } from './helpers.js';
+import { startServe, startWorker, type ServeProcess, type WorkerProcess } from './serveProcess.js';
 
 const BUCKET = 'crisp-outage';
 let root: string;
@@ -208,6 +209,9 @@ describe('crisp serve on the bucket while it is stopped', () => {
   let pg: TempPostgres | undefined;
   let pool: Pool | undefined;
   let api: ServeProcess | undefined;
+  beforeAll(async () => {
+    pg = await startTempPostgres();
+  }, 60_000);
   afterAll(async () => {
     resume();
     await api?.kill();
@@ -216,8 +220,7 @@ describe('crisp serve on the bucket while it is stopped', () => {
   });
 
   it('answers get-upload-url 503 with the catalog string and /readyz 503 within their deadlines, naming no address', async () => {
-    pg = await startTempPostgres();
-    const dbUrl = await createDatabase(pg.url, 'crisp_outage');
+    const dbUrl = await createDatabase(pg!.url, 'crisp_outage');
     pool = await openPostgres(dbUrl, { max: 2 });
     api = await startServe(path.join(root, 'api'), [
       '--storage',
@@ -257,4 +260,54 @@ describe('crisp serve on the bucket while it is stopped', () => {
     expect((await ask()).status).toBe(200);
     expect((await httpGet(`${api.url}/readyz`)).status).toBe(200);
   }, 150_000);
+
+  it('a task queued before the outage ends PROCESSED, charged once, by a worker that meets the bucket stopped', async () => {
+    const dbUrl = await createDatabase(pg!.url, 'crisp_outage_worker');
+    const workerPool = await openPostgres(dbUrl, { max: 2 });
+    const storage = ['--storage', `s3://${BUCKET}/queued`, '--s3-endpoint', endpoint, '--db', dbUrl];
+    const serve = await startServe(path.join(root, 'api2'), [...storage, '--workers', '0']);
+    let worker: WorkerProcess | undefined;
+    try {
+      const { account, apiKey } = await createPgAccountStore(workerPool).addUser({
+        email: 'q@example.com',
+        credits: 10,
+      });
+      const png = await sharp({ create: { width: 16, height: 12, channels: 3, background: '#468' } })
+        .png()
+        .toBuffer();
+      const started = await postForm(
+        serve.url,
+        apiKey,
+        taskForm({ ...BASIC, scale: '1' }, [{ name: 'file', fileName: 'q.png', bytes: png }]),
+      );
+      expect(started.status, started.text).toBe(200);
+      const { taskId, creditsToDeduct } = dataOf<{ taskId: string; creditsToDeduct: number }>(started);
+      // The task waits in the queue; the bucket stops; only then does a worker come to take it.
+      stop();
+      try {
+        worker = await startWorker([...storage, '--data', path.join(root, 'worker-q'), '--threads', '1']);
+        // The worker met the outage staging this task's input (a failed attempt it tries again) before the bucket
+        // comes back.
+        const staging = new RegExp(`crisp worker: storage: .*(HEAD|GET) tasks/${taskId}/inputs/0: attempt 1 of`);
+        await expect.poll(() => worker!.output(), { timeout: 120_000, interval: 200 }).toMatch(staging);
+        expect(worker.output()).not.toMatch(/127\.0\.0\.1|<\?xml/);
+      } finally {
+        resume();
+      }
+      const done = await pollStatus(serve.url, apiKey, taskId, 120_000);
+      expect(done.status).toBe('PROCESSED');
+      expect(done.files[0]!.dimensions).toEqual({ width: 16, height: 12 });
+      const { rows } = await workerPool.query<{ credits: number }>('SELECT credits FROM users WHERE user_id = $1', [
+        account.userId,
+      ]);
+      expect(rows[0]!.credits).toBe(10 - creditsToDeduct);
+      const charges = await workerPool.query('SELECT state, deducted FROM charges WHERE task_id = $1', [taskId]);
+      expect(charges.rows).toEqual([{ state: 'settled', deducted: creditsToDeduct }]);
+    } finally {
+      resume();
+      await worker?.kill();
+      await serve.kill();
+      await workerPool.end();
+    }
+  }, 240_000);
 });
