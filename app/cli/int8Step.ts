@@ -66,7 +66,7 @@ export async function describeInt8(variant: Int8Variant): Promise<string[]> {
 
 /**
  * `--int8` after an install: quantize with the defaults and print the result under the install line. A
- * failure is reported on stdout like a failed install (the fp32 model stays installed); false means it failed.
+ * failure is reported on stderr like a refused install (the fp32 model stays installed); false means it failed.
  */
 export async function int8AfterInstall(name: string, file: string): Promise<boolean> {
   process.stderr.write(`${name}: making the int8 variant (${await calibrationSource(undefined)})…\n`);
@@ -75,7 +75,7 @@ export async function int8AfterInstall(name: string, file: string): Promise<bool
     for (const line of await describeInt8(variant)) process.stdout.write(`${name}: ${line}\n`);
     return true;
   } catch (e) {
-    process.stdout.write(
+    process.stderr.write(
       `${name}: installed, but no int8 variant: ${((e as Error).message ?? String(e)).split('\n')[0]}\n`,
     );
     return false;

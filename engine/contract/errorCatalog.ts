@@ -68,6 +68,15 @@ export const ERROR_CATALOG = {
   'request-timeout': wire(408, 'Request Timeout: {detail}'),
   /** extension: per-key rate limit or URL-fetch budget (the server adds Retry-After). */
   'rate-limited': wire(429, 'Too Many Requests', true),
+  /**
+   * extension: the service's object storage did not answer within its deadline, after retries (an outage):
+   * nothing was done; the same request can succeed a moment later. The operator's log has the details.
+   */
+  'storage-unavailable': wire(
+    503,
+    'Service Unavailable: the storage is not reachable right now; try again shortly',
+    true,
+  ),
   /** get-upload-url's 500, and the 500 of a route outside the spec (part uploads, downloads, get-account). */
   internal: wire(500, 'Internal Server Error'),
   'upload-failed': wire(500, 'Internal Server Error: Failed to complete upload'),

@@ -1,22 +1,24 @@
 /**
  * The Fastify application: a thin HTTP transport over an UpscalingEngine. Composition only: plugins
- * (multipart, rate limit), error mapping, auth, and the routes; it opens no files and starts nothing.
+ * (multipart), the rate limit, error mapping, auth, and the routes; it opens no files and starts nothing.
  */
 import fastifyMultipart from '@fastify/multipart';
-import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AccountStore } from '../service/accounts/accountStore.js';
 import type { UpscalingEngine } from '../service/api.js';
-import { errors } from '../contract/index.js';
 import type { CreditMeter } from '../service/credits/meter.js';
 import type { EngineLimits } from '../service/limits.js';
-import { keyDigestOf } from './auth.js';
 import { createBoundedServer } from './connectionLimits.js';
 import type { DownloadLinks } from './downloadLinks.js';
 import { clientErrorHandler, frameworkErrorsHandler, installErrorMapping, MAX_PARAM_LENGTH } from './errorMapping.js';
 import { installJsonBodyParsers } from './jsonBody.js';
 import { installRequestLog, loggerOptions, requestLogOptions, type LogFormat } from './logging.js';
 import type { ServerLimits } from './options.js';
+import type { SharedRateStore } from '../service/db/pgRateLimitStore.js';
+import { installRateLimit } from './rateLimit.js';
+import { StatusAnswers } from './routes/statusAnswers.js';
+import { createStatusLane, type StatusLane } from './statusLane.js';
+import { cachedAuthenticate } from './auth.js';
 import { registerContractRoutes } from './routes/contract.js';
 import { registerDownloadRoutes } from './routes/downloads.js';
 import { registerHealthRoutes, type ServerHealth } from './routes/health.js';
@@ -35,13 +37,15 @@ export interface AppDeps {
   /** Where start-task file parts stream to (under the data directory). */
   incomingDir: string;
   /** Where rate-limit counters live when several processes must share them (`--db`); default: in memory. */
-  rateLimitStore?: FastifyRateLimitStoreCtor;
+  rateLimitStore?: SharedRateStore;
   /** Operator endpoints (/healthz, /readyz, /metrics); absent in tests that build the app alone. */
   health?: ServerHealth;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { serverLimits: sl, engineLimits: el } = deps;
+  // Set below, once the app exists; no request arrives before listen.
+  let lane: StatusLane = () => false;
   const app = Fastify({
     logger: loggerOptions(deps.logLevel ?? 'info', deps.logFormat, deps.logStream),
     ...requestLogOptions(),
@@ -53,7 +57,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorsHandler,
     clientErrorHandler,
-    serverFactory: (handler) => createBoundedServer(handler, sl),
+    // Plain status polls take the status lane beside Fastify (statusLane.ts); everything else, Fastify.
+    serverFactory: (handler) => createBoundedServer((req, res) => lane(req, res) || handler(req, res), sl),
   });
   app.decorateRequest('caller', null);
   app.decorateRequest('keyDigest', null);
@@ -61,29 +66,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installJsonBodyParsers(app, sl.bodyLimit);
   installRequestLog(app);
 
-  await app.register(fastifyRateLimit, {
-    global: true,
+  const rateLimit = installRateLimit(app, {
     max: sl.rateLimitMax,
-    timeWindow: sl.rateLimitWindowMs,
-    hook: 'onRequest',
-    // A shared store that cannot be reached must not turn every request into a 500: authentication
-    // needs the same database and answers for itself.
-    ...(deps.rateLimitStore ? { store: deps.rateLimitStore, skipOnError: true } : {}),
-    // Per key, not per IP: many users may share a NAT. The key is hashed so the limiter's memory never
-    // holds credentials. Requests without a key (part URLs, downloads) are limited per IP.
-    keyGenerator: (request) => {
-      const digest = keyDigestOf(request);
-      return digest ? `k:${digest}` : `ip:${request.ip}`;
-    },
-    errorResponseBuilder: () => Object.assign(errors.rateLimited(), { statusCode: 429 }),
+    windowMs: sl.rateLimitWindowMs,
+    ...(deps.rateLimitStore ? { shared: deps.rateLimitStore } : {}),
   });
   await app.register(fastifyMultipart, {
     limits: { fileSize: el.maxFileSize, files: el.maxFilesPerTask + 100, fieldSize: sl.bodyLimit, fields: 32 },
   });
 
+  const keys = cachedAuthenticate(deps.accounts);
+  const statusAnswers = new StatusAnswers();
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  lane = createStatusLane({
+    engine: deps.engine,
+    keys,
+    rateLimit,
+    answers: statusAnswers,
+    log: app.log,
+    bodyLimit: sl.bodyLimit,
+    closing: () => closing,
+  });
   registerContractRoutes(app, {
     engine: deps.engine,
-    accounts: deps.accounts,
+    keys,
+    statusAnswers,
     meter: deps.meter,
     form: {
       maxFileSize: el.maxFileSize,

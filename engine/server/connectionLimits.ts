@@ -54,15 +54,20 @@ export function createBoundedServer(handler: http.RequestListener, b: Bounds): h
   // The total is enforced below rather than by Node's server.maxConnections, which refuses the new
   // connection even when an idle one could make room.
   const slots = new ConnectionSlots(b);
+  const bodies = new BodyRates(b);
   server.on('connection', (socket: Socket) => slots.admit(socket));
+  // Runs for every request, status polls included: one listener, no timer of its own (BodyRates).
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    slots.busy(req.socket);
+    const socket = req.socket;
+    slots.busy(socket);
+    const body = bodies.watch(req, res);
     res.once('close', () => {
-      slots.idle(req.socket);
+      if (body) bodies.unwatch(body);
+      slots.idle(socket);
       server.keepAliveTimeout = slots.keepAliveMs();
     });
-    watchBodyRate(req, res, b);
   });
+  server.once('close', () => bodies.stop());
   return server;
 }
 
@@ -144,6 +149,18 @@ function slowBodyAnswer(b: Bounds): string {
 const RATE_CHECK_MS = 1_000;
 const LATE_MS = 250;
 
+/** A request body being watched: received bytes are counted on the socket, from `base`. */
+interface WatchedBody {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  socket: Socket;
+  base: number;
+  /** The body's deadline before any byte; moved later by the time credited to the server (below). */
+  deadlineBase: number;
+  /** When this body was last checked. */
+  last: number;
+}
+
 /**
  * Cuts a request whose body falls behind the minimum rate: received bytes must stay above
  * `bodyMinRate × (elapsed − bodyTimeoutMs)`. Counted on the socket (bytesRead), so watching never
@@ -151,40 +168,84 @@ const LATE_MS = 250;
  * itself was not reading — its event loop busy (the check ran late) or the route not consuming what already
  * arrived (bytes buffered in the request) — is credited to the client, so a busy server never blames it.
  * Ends when the body is complete or the answer is sent.
+ * Every watched body is checked by one shared timer that runs only while some body is watched: a request
+ * costs an entry in a set, not a timer and listeners of its own (status polls are the hot path).
  */
-function watchBodyRate(req: http.IncomingMessage, res: http.ServerResponse, b: Bounds): void {
-  const length = Number(req.headers['content-length'] ?? 0);
-  if (!(length > 0) && req.headers['transfer-encoding'] === undefined) return;
-  const socket = req.socket;
-  const base = socket.bytesRead;
-  let deadlineBase = Date.now() + b.bodyTimeoutMs;
-  let last = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  const over = () => Date.now() > deadlineBase + ((socket.bytesRead - base) / b.bodyMinRate) * 1000;
-  const ended = () => req.complete || res.writableEnded || socket.destroyed;
-  const cut = () => {
-    if (res.headersSent) socket.destroy();
-    else socket.write(slowBodyAnswer(b), () => socket.destroy());
-  };
-  const check = () => {
-    if (ended()) return;
+class BodyRates {
+  private readonly watched = new Set<WatchedBody>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly b: Bounds) {}
+
+  /** Starts watching a request that has a body; the caller unwatches it when its response closes. */
+  watch(req: http.IncomingMessage, res: http.ServerResponse): WatchedBody | undefined {
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (!(length > 0) && req.headers['transfer-encoding'] === undefined) return undefined;
     const now = Date.now();
-    if (now - last > RATE_CHECK_MS + LATE_MS || req.readableLength > 0) deadlineBase += now - last;
-    last = now;
-    if (!over()) return schedule();
-    // Let the poll phase read what may have arrived while this timer waited, then decide.
-    setImmediate(() => {
-      if (ended()) return;
-      if (over()) cut();
-      else schedule();
-    });
-  };
-  const schedule = () => {
-    timer = setTimeout(check, RATE_CHECK_MS);
-    timer.unref();
-  };
-  schedule();
-  const stop = () => clearTimeout(timer);
-  req.once('end', stop);
-  res.once('close', stop);
+    const w: WatchedBody = {
+      req,
+      res,
+      socket: req.socket,
+      base: req.socket.bytesRead,
+      deadlineBase: now + this.b.bodyTimeoutMs,
+      last: now,
+    };
+    this.add(w);
+    return w;
+  }
+
+  private add(w: WatchedBody): void {
+    this.watched.add(w);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.check(), RATE_CHECK_MS);
+      this.timer.unref();
+    }
+  }
+
+  unwatch(w: WatchedBody): void {
+    this.watched.delete(w);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.watched.clear();
+  }
+
+  private ended(w: WatchedBody): boolean {
+    return w.req.complete || w.res.writableEnded || w.socket.destroyed;
+  }
+
+  private over(w: WatchedBody): boolean {
+    return Date.now() > w.deadlineBase + ((w.socket.bytesRead - w.base) / this.b.bodyMinRate) * 1000;
+  }
+
+  private cut(w: WatchedBody): void {
+    if (w.res.headersSent) w.socket.destroy();
+    else w.socket.write(slowBodyAnswer(this.b), () => w.socket.destroy());
+  }
+
+  private check(): void {
+    const now = Date.now();
+    for (const w of this.watched) {
+      if (this.ended(w)) {
+        this.watched.delete(w);
+        continue;
+      }
+      if (now - w.last > RATE_CHECK_MS + LATE_MS || w.req.readableLength > 0) w.deadlineBase += now - w.last;
+      w.last = now;
+      if (!this.over(w)) continue;
+      // Let the poll phase read what may have arrived while the timer waited, then decide.
+      this.watched.delete(w);
+      setImmediate(() => {
+        if (this.ended(w)) return;
+        if (this.over(w)) this.cut(w);
+        else this.add(w);
+      });
+    }
+    if (this.watched.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
 }

@@ -10,6 +10,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { errors, isContractError, type ContractError, type Endpoint } from '../contract/index.js';
 import { MAX_OUTPUT_NAME_BYTES } from '../service/tasks/outputNames.js';
+import type { LoggedRefusal } from './logging.js';
 import { START_TASK_TYPES } from './startTaskForm.js';
 
 /**
@@ -105,23 +106,45 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   socket.destroy(error);
 }
 
+/**
+ * What a thrown value is answered with, and what the request's log line says of it: a catalogued refusal or a
+ * framework error as itself, anything else as the endpoint's spec 500 (its stack only in the log).
+ */
+export function mapError(
+  error: unknown,
+  endpoint: Endpoint | undefined,
+  bodyLimit: number,
+): { answer: ContractError; refusal: LoggedRefusal } {
+  let mapped: ContractError | undefined = isContractError(error) ? error : undefined;
+  if (!mapped && error && typeof error === 'object') {
+    const fe = error as FastifyError;
+    mapped = frameworkError(fe, bodyLimit, endpoint);
+    if (!mapped && fe.statusCode === 429) mapped = errors.rateLimited();
+  }
+  // Expected refusals: the request's one log line (logging.ts) names them, no stack; a 5xx one (an outage the
+  // client is told about in the catalog's words) keeps the error for the operator's line.
+  if (mapped)
+    return {
+      answer: mapped,
+      refusal: {
+        status: mapped.status,
+        code: mapped.code,
+        message: mapped.message,
+        ...(mapped.status >= 500 ? { err: error } : {}),
+      },
+    };
+  const failure = endpoint ? errors.serverFailure(endpoint) : errors.internal();
+  return {
+    answer: failure,
+    refusal: { status: failure.status, code: failure.code, message: 'request failed', err: error },
+  };
+}
+
 export function installErrorMapping(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: unknown, request, reply) => {
-    const endpoint = endpointOf(request);
-    let mapped: ContractError | undefined = isContractError(error) ? error : undefined;
-    if (!mapped && error && typeof error === 'object') {
-      const fe = error as FastifyError;
-      mapped = frameworkError(fe, bodyLimit, endpoint);
-      if (!mapped && fe.statusCode === 429) mapped = errors.rateLimited();
-    }
-    if (mapped) {
-      // Expected refusals: the request's one log line (logging.ts) names them, no stack.
-      request.refusal = { status: mapped.status, code: mapped.code, message: mapped.message };
-      return sendError(reply, mapped);
-    }
-    const failure = endpoint ? errors.serverFailure(endpoint) : errors.internal();
-    request.refusal = { status: failure.status, code: failure.code, message: 'request failed', err: error };
-    return sendError(reply, failure);
+    const { answer, refusal } = mapError(error, endpointOf(request), bodyLimit);
+    request.refusal = refusal;
+    return sendError(reply, answer);
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, errors.notFound('Not Found')));
 }

@@ -10,7 +10,7 @@
  * `--log-format pretty` turns the JSON lines into one short human-readable line each.
  */
 import { Writable } from 'node:stream';
-import { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 
 import type { LogFormat } from './logOptions.js';
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logOptions.js';
@@ -82,33 +82,63 @@ const LEVEL_VALUE: Record<string, number> & Record<'error' | 'debug' | 'info', n
   silent: Infinity,
 };
 
-function isQuietSuccess(request: FastifyRequest, status: number): boolean {
-  return status < 400 && request.routeOptions.config.endpoint === 'get-task-status';
+/** One request's log line: what installRequestLog writes, and the status lane (statusLane.ts) too. */
+export interface RequestLine {
+  method: string;
+  /** The route pattern, never the URL (a query string may be a credential). */
+  route: string;
+  status: number;
+  ms: number;
+  endpoint: string | undefined;
+  user: string | undefined;
+  refusal: LoggedRefusal | null;
+  /** Given where the logger does not carry it already (Fastify's request logger does). */
+  reqId?: string;
+}
+
+function lineLevel(status: number, endpoint: string | undefined): 'error' | 'debug' | 'info' {
+  return status >= 500 ? 'error' : status < 400 && endpoint === 'get-task-status' ? 'debug' : 'info';
+}
+
+/** Whether a request's line would be written at the logger's level (checked first: a poll at info costs nothing). */
+export function lineWanted(log: FastifyBaseLogger, status: number, endpoint: string | undefined): boolean {
+  return LEVEL_VALUE[lineLevel(status, endpoint)] >= (LEVEL_VALUE[log.level] ?? 0);
+}
+
+/** Writes a request's one line, if its level is on: successful polls at debug, failures at error, else info. */
+export function writeRequestLine(log: FastifyBaseLogger, l: RequestLine): void {
+  if (!lineWanted(log, l.status, l.endpoint)) return;
+  const level = lineLevel(l.status, l.endpoint);
+  const line: Record<string, unknown> = {
+    ...(l.reqId !== undefined ? { reqId: l.reqId } : {}),
+    method: l.method,
+    route: l.route,
+    status: l.status,
+    ms: Math.round(l.ms * 10) / 10,
+  };
+  if (l.user !== undefined) line.user = l.user;
+  if (l.refusal) {
+    line.code = l.refusal.code;
+    if (l.refusal.err !== undefined) line.err = l.refusal.err;
+    log[level](line, l.refusal.message);
+  } else {
+    log[level](line, 'request');
+  }
 }
 
 export function installRequestLog(app: FastifyInstance): void {
   app.decorateRequest('refusal', null);
   app.addHook('onResponse', (request, reply, done) => {
-    const status = reply.statusCode;
-    const log = request.log;
-    // Checked before building the line, so a poll at the default level costs no allocation here.
-    const level: 'error' | 'debug' | 'info' =
-      status >= 500 ? 'error' : isQuietSuccess(request, status) ? 'debug' : 'info';
-    if (LEVEL_VALUE[level] < (LEVEL_VALUE[log.level] ?? 0)) return done();
-    const line: Record<string, unknown> = {
+    if (!lineWanted(request.log, reply.statusCode, request.routeOptions.config.endpoint)) return done();
+    writeRequestLine(request.log, {
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
-      status,
-      ms: Math.round(reply.elapsedTime * 10) / 10,
-    };
-    if (request.caller) line.user = request.caller.userId;
-    if (request.refusal) {
-      line.code = request.refusal.code;
-      if (request.refusal.err !== undefined) line.err = request.refusal.err;
-      log[level](line, request.refusal.message);
-    } else {
-      log[level](line, 'request');
-    }
+      status: reply.statusCode,
+      ms: reply.elapsedTime,
+      endpoint: request.routeOptions.config.endpoint,
+      user: request.caller?.userId,
+      refusal: request.refusal,
+    });
     done();
   });
 }

@@ -23,7 +23,7 @@ import { createPostgresEngine } from '../service/postgresEngine.js';
 import { SERVER_USER_LIMITS } from '../service/limits.js';
 import { createUrlSigner, loadOrCreateSecret } from '../service/security/urlSigner.js';
 import { loadOrCreateSharedSecret } from '../service/db/sharedSecret.js';
-import type { ObjectStore } from '../service/storage/objectStore.js';
+import { isStorageUnavailable, s3CodeOf, type ObjectStore } from '../service/storage/objectStore.js';
 import { openObjectStore } from '../service/storage/openObjectStore.js';
 import { assertNotOwned, takeFolder, type FolderOwnership } from '../service/storage/folderOwner.js';
 import { buildApp } from './app.js';
@@ -139,13 +139,15 @@ export async function startServer(config: ServerConfig, overrides: ServerOverrid
     const meter = overrides.meter ? overrides.meter(ledger) : ledger;
     if (config.objects && !stores.pool)
       throw new Error('--storage s3://… needs --db: the processes sharing a bucket meet in the database');
-    objects = config.objects ? await openObjectStore(config.objects) : undefined;
+    // Filled in once the app (and its logger) exists; until then details go to stderr.
+    let operatorLog = (detail: string) => console.warn(detail);
+    objects = config.objects
+      ? await openObjectStore(config.objects, { onRetry: (detail) => operatorLog(`storage: ${detail}`) })
+      : undefined;
     // With a bucket there is no shared directory for secret.key: every process reads the one in the database.
     const secret =
       objects && stores.pool ? await loadOrCreateSharedSecret(stores.pool) : await loadOrCreateSecret(storageDir);
     const links = createDownloadLinks(createUrlSigner(secret), publicUrl, serverLimits.downloadLinkTtlMs);
-    // Filled in once the app (and its logger) exists; until then details go to stderr.
-    let operatorLog = (detail: string) => console.warn(detail);
     // Settings every deployment takes; the deployment (embedded, or PostgreSQL with a shared folder or a
     // bucket) is picked below, each from its own composition.
     const common: EngineOptions = {
@@ -227,7 +229,10 @@ async function notReadyReason(
   try {
     await objects?.ping();
   } catch (e) {
-    return `the object storage is not reachable: ${(e as Error).message}`;
+    // /readyz is unauthenticated: the reason names no address and repeats none of the bucket's own words.
+    return isStorageUnavailable(e)
+      ? 'the object storage is not reachable: no answer in time'
+      : `the object storage is not reachable: it refused the probe (${s3CodeOf(e) ?? 'error'})`;
   }
   try {
     await access(dataDir, constants.W_OK);

@@ -61,6 +61,8 @@ export interface TaskFiles {
   inserted?(task: StoredTask): Promise<void>;
   /** A task's files outside its folder (a failed start, an expired task). */
   remove(taskId: string): Promise<void>;
+  /** Removes shared files of tasks no record knows, older than `cutoff` (found by listing, not by records). */
+  sweepOrphans?(isKnown: (taskId: string) => Promise<boolean>, cutoff: number): Promise<string[]>;
   /** Where an output's bytes are served from; undefined when they are gone. */
   locate(file: FileData): Promise<{ path: string; redirect?: string } | undefined>;
 }

@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import type { Pool } from './db/postgres.js';
 import type { EngineContext, TaskFiles } from './engine.js';
 import type { ObjectStore } from './storage/objectStore.js';
-import { publishInputs, publishOutputs, stageInputs, taskPrefix } from './tasks/taskObjects.js';
+import { publishInputs, publishOutputs, stageInputs, sweepOrphanTasks, taskPrefix } from './tasks/taskObjects.js';
 import type { TaskStore } from './tasks/taskStore.js';
 import { PgUploadIndex } from './uploads/pgUploadIndex.js';
 import { S3UploadStore } from './uploads/s3UploadStore.js';
@@ -29,6 +29,7 @@ export function s3Objects(ctx: EngineContext, objects: ObjectStore, store: TaskS
     publishInputs: (taskId, inputs) => publishInputs(objects, taskId, inputs),
     inserted: (task) => dropLocalCopy(task.id),
     remove: (taskId) => objects.removePrefix(taskPrefix(taskId)),
+    sweepOrphans: (isKnown, cutoff) => sweepOrphanTasks(objects, isKnown, cutoff),
     async locate(file) {
       if (!(await objects.head(file.path))) return undefined;
       // Short-lived: the download link (ours, checked by the caller) is what the user holds; this only carries the bytes.

@@ -50,6 +50,9 @@ export function taskSweeper({ dataDir, limits, now, meter, tasks, files }: Sweep
     }
     // Tasks finished on other processes are not in this one's memory: the records list them.
     for (const id of await tasks.expiredElsewhere(t)) await removeTask(id);
+    // Files that no record names (a start-task cut off between publishing its inputs and inserting its record)
+    // are found by listing; only those older than any start-task can take.
+    await files.sweepOrphans?.(async (id) => (await tasks.store.fetch(id)) !== undefined, t - limits.uploadTtlMs);
   }
 
   return sweep;

@@ -209,7 +209,8 @@ describe('GFPGAN checkpoints that cannot be converted', () => {
     expect(existsSync(out)).toBe(false);
     const imp = await runCli(['models', 'import', pth, '--dir', path.join(dir, 'v1-models')]);
     expect(imp.code).toBe(1);
-    expect(imp.stdout).toContain(GFPGAN_V1_UNSUPPORTED);
+    expect(imp.stdout).toBe('');
+    expect(imp.stderr).toBe(`${pth}: not imported: ${GFPGAN_V1_UNSUPPORTED}\n`);
   });
 
   it('a truncated checkpoint is a one-line error and leaves no output behind', async () => {

@@ -233,7 +233,8 @@ describe('SRFormer conversion against PyTorch (random weights, real photo crops)
     await writeFile(file, writeSafetensors(damaged));
     const r = await runCli(['models', 'import', file, '--dir', path.join(run.dir, 'models-damaged')]);
     expect(r.code).toBe(1);
-    expect(r.stdout.trim()).toBe(
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe(
       `${file}: not imported: not an SRFormer checkpoint: layers.0.residual_group.blocks.1.mlp.dwconv.depthwise_conv.0.weight is missing`,
     );
     expect(r.stderr).not.toMatch(/\n\s+at /);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { convertBytes } from '../../engine/convert/convert.js';
 import { isNonCommercial, licenceFromFile, licenceLabel } from '../../engine/core/models/licence.js';
-import { crispLines, runCli } from '../helpers/runCli.js';
+import { runCli } from '../helpers/runCli.js';
 import { writePthZip, writeSafetensors, type TestStateDict } from './support/torchWriters.js';
 
 const t = (shape: number[]) => ({ shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)) });
@@ -68,8 +68,8 @@ describe('unsupported architectures are named', () => {
     const models = path.join(dir, 'models');
     const r = await runCli(['models', 'import', file, '--dir', models]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toBe(`${file}: not imported: ${CASES[0]![2]}\n`);
-    expect(crispLines(r.stderr)).toEqual([]);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`${file}: not imported: ${CASES[0]![2]}\n`);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(path.join(models, 'custom'))).toBe(false);
     rmSync(dir, { recursive: true, force: true });

@@ -116,7 +116,8 @@ describe('crisp models import --face', () => {
     const bad = writeModel(dir, 'upscaler.onnx', wrongShapeFaceModel());
     const no = await runCli(['models', 'import', bad, '--face', '--dir', models]);
     expect(no.code).not.toBe(0);
-    expect(no.stdout.trim()).toBe(
+    expect(no.stdout).toBe('');
+    expect(no.stderr.trim()).toBe(
       `${bad}: not imported: upscaler.onnx answered [1×3×1024×1024] for a 1×3×512×512 face; a face model returns the same shape.`,
     );
     expect(readdirSync(path.join(models, 'face'))).toEqual(['custom-mine.onnx']);

@@ -467,6 +467,8 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     const r = await httpGet(`${api.url}/readyz`);
     expect(r.status).toBe(503);
     expect(r.bytes.toString()).toContain('the object storage is not reachable');
+    // Unauthenticated: no address of the bucket, no socket error.
+    expect(r.bytes.toString()).not.toMatch(/127\.0\.0\.1|ECONN|localhost/);
     // The bucket comes back on the same port and folder, for the tests that run after this one.
     await startBucket(Number(new URL(endpoint).port));
     await expect.poll(async () => (await httpGet(`${api.url}/readyz`)).status, { timeout: 30_000 }).toBe(200);

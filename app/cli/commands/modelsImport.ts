@@ -1,6 +1,7 @@
 /**
  * `crisp models import <file…> [--name N]`: convert a .pth / .safetensors / ncnn .param(+.bin) /
- * .onnx file and install it as a custom model, with the scale the smoke test measured.
+ * .onnx file and install it as a custom model, with the scale the smoke test measured. One line per file:
+ * imported ones on stdout, refused ones on stderr (`<file>: not imported: <why>`); any refusal exits 1.
  */
 import { Command } from 'commander';
 import { loadFaceImport, loadModelImport } from '../../../engine/convert/index.js';
@@ -67,7 +68,8 @@ export function registerModelsImport(models: Command): void {
           if (opts.int8 && !(await int8AfterInstall(m.name, m.path))) failed++;
         } catch (e) {
           failed++;
-          process.stdout.write(`${file}: not imported: ${((e as Error).message ?? String(e)).split('\n')[0]}\n`);
+          // A refusal is not a result: stderr, so stdout holds only what was imported (and scripts can read it).
+          process.stderr.write(`${file}: not imported: ${((e as Error).message ?? String(e)).split('\n')[0]}\n`);
         }
       }
       if (failed > 0) process.exitCode = 1;

@@ -49,7 +49,13 @@ export function register(program: Command): void {
     const pool = stores.pool;
     if (!pool) throw usageError('crisp worker needs a PostgreSQL --db');
     // The ledger is the meter: a task that fails or is given up frees its reservation here.
-    const objects = choice.kind === 's3' ? await openObjectStore(choice.location) : undefined;
+    const objects =
+      choice.kind === 's3'
+        ? await openObjectStore(choice.location, {
+            // A bucket attempt that failed and will be tried again: the operator sees an outage as it happens.
+            onRetry: (detail) => console.warn(`crisp worker: storage: ${detail}`),
+          })
+        : undefined;
     const engine = await createPostgresEngine({
       dataDir: storage,
       ...(objects ? { objects } : {}),

@@ -7,11 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
-import type { AccountStore } from '../../service/accounts/accountStore.js';
 import type { UpscalingEngine } from '../../service/api.js';
-import { errors, success, type Scale, type TaskStatusData } from '../../contract/index.js';
+import { errors, success, type Scale } from '../../contract/index.js';
 import type { CreditMeter } from '../../service/credits/meter.js';
-import { callerOf, requireApiKey } from '../auth.js';
+import { callerOf, requireApiKey, type KeyAuthenticator } from '../auth.js';
 import type { RouteConfig } from '../errorMapping.js';
 import { lingerOnClose } from '../lingeringClose.js';
 import {
@@ -22,12 +21,16 @@ import {
   type FormLimits,
 } from '../startTaskForm.js';
 import { RESPONSE_SCHEMAS } from './responseSchemas.js';
+import type { StatusAnswers } from './statusAnswers.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface ContractRouteDeps {
   engine: UpscalingEngine;
-  accounts: AccountStore;
+  /** Known keys (shared with the status lane, statusLane.ts). */
+  keys: KeyAuthenticator;
+  /** get-task-status answers (shared with the status lane). */
+  statusAnswers: StatusAnswers;
   meter: CreditMeter;
   form: FormLimits;
   /** Where start-task file parts stream to (one folder per request, on the data directory's disk). */
@@ -44,7 +47,7 @@ function gateSettings(fields: Readonly<Record<string, string>>): { scale: Scale;
 }
 
 export function registerContractRoutes(app: FastifyInstance, deps: ContractRouteDeps): void {
-  const auth = requireApiKey(deps.accounts);
+  const auth = requireApiKey(deps.keys);
   const cfg = (
     endpoint: RouteConfig['endpoint'],
     response: (typeof RESPONSE_SCHEMAS)[keyof typeof RESPONSE_SCHEMAS],
@@ -67,21 +70,13 @@ export function registerContractRoutes(app: FastifyInstance, deps: ContractRoute
   // start-task in its own scope: only it also takes the url-encoded form (startTaskForm.ts).
   void app.register(async (scope) => startTaskRoute(scope, deps, cfg('start-task', RESPONSE_SCHEMAS.startTask)));
 
-  // The hot path: clients poll it in a loop. The engine answers the same object while the task is
-  // unchanged (tasks/statusView.ts), so its JSON is serialised once per task state, not per poll — by
-  // the route's own response-schema serialiser, so the contract's field filter still applies.
-  const statusJson = new WeakMap<TaskStatusData, string>();
+  // The hot path: clients poll it in a loop; its answers are serialised once per task state (statusAnswers.ts).
+  // Plain polls mostly take the status lane (statusLane.ts) instead, with the same answers.
   app.post('/get-task-status', cfg('get-task-status', RESPONSE_SCHEMAS.getTaskStatus), async (request, reply) => {
     const data = await deps.engine.getTaskStatus(callerOf(request), request.body);
-    let body = statusJson.get(data);
-    if (body === undefined) {
-      const serialised = reply.serialize(success(data));
-      // The schema serialiser answers a string; the Buffer/ArrayBuffer in its type is for custom serialisers.
-      body = typeof serialised === 'string' ? serialised : Buffer.from(serialised as ArrayBuffer).toString('utf8');
-      statusJson.set(data, body);
-    }
+    deps.statusAnswers.learn(reply);
     reply.type(JSON_TYPE);
-    return body;
+    return deps.statusAnswers.bodyOf(data);
   });
 
   // extension: what this server offers, so a client can grey out what it would refuse (body optional).

@@ -7,9 +7,8 @@ import { createLedger, type Ledger } from '../credits/ledger.js';
 import { compactLedger, ledgerArchiveFile } from '../credits/ledgerCompaction.js';
 import { createPgLedger } from '../credits/pgLedger.js';
 import type { PriceTable } from '../credits/priceTable.js';
-import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { openPostgres, type Pool } from '../db/postgres.js';
-import { pgRateLimitStore } from '../db/pgRateLimitStore.js';
+import { pgRateLimitStore, type SharedRateStore } from '../db/pgRateLimitStore.js';
 import { createJsonAccountStore, openAccountsState, type AccountStore } from './accountStore.js';
 import { createPgAccountStore } from './pgAccountStore.js';
 
@@ -20,7 +19,7 @@ export interface AccountsBackend {
   accounts: AccountStore;
   ledger: Ledger;
   /** Rate-limit counters shared with the other processes on this store; absent: per process. */
-  rateLimitStore?: (windowMs: number) => FastifyRateLimitStoreCtor;
+  rateLimitStore?: (windowMs: number) => SharedRateStore;
   /** Throws when the store cannot be used right now (readiness probe). */
   ping(): Promise<void>;
   close(): Promise<void>;

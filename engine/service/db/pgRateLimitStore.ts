@@ -1,21 +1,31 @@
 /**
- * A store for @fastify/rate-limit on PostgreSQL, so `--rate-limit` holds across every server process on
- * one database instead of per process. Fixed windows aligned to the clock (all processes agree on the
+ * The rate limit's counts on PostgreSQL (engine/server/rateLimit.ts), so `--rate-limit` holds across every
+ * server process on one database instead of per process. Fixed windows aligned to the clock (all processes agree on the
  * window without talking to each other); an upsert counts and reads the hits atomically.
  */
-import type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { Pool } from './postgres.js';
+
+/** A request counted: hits of its key in the current window (this one included), ms until the window ends. */
+export interface RateCount {
+  current: number;
+  ttl: number;
+}
+
+/** Counts shared by several processes: one hit of `key`, answered with its window's count. */
+export interface SharedRateStore {
+  incr(key: string, callback: (error: Error | null, result?: RateCount) => void): void;
+}
 
 /** Windows that ended this long ago are deleted now and then (every PRUNE_EVERY counts per process). */
 const PRUNE_EVERY = 1000;
 
-export function pgRateLimitStore(pool: Pool, windowMs: number): FastifyRateLimitStoreCtor {
+export function pgRateLimitStore(pool: Pool, windowMs: number): SharedRateStore {
   let counted = 0;
   const prune = (now: number) => {
     void pool.query('DELETE FROM rate_limits WHERE window_start < $1', [now - 2 * windowMs]).catch(() => undefined);
   };
 
-  type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
+  type Callback = (error: Error | null, result?: RateCount) => void;
   /**
    * Requests of one key that arrive while its upsert is in flight wait and are counted by the next upsert
    * together (hits + n): one statement per key at a time instead of one per request, which otherwise queue
@@ -60,19 +70,12 @@ export function pgRateLimitStore(pool: Pool, windowMs: number): FastifyRateLimit
       });
   };
 
-  class PgRateLimitStore implements FastifyRateLimitStore {
-    constructor(_options?: FastifyRateLimitOptions) {}
-
+  return {
     incr(key: string, callback: Callback): void {
       const list = waiting.get(key);
       if (list) list.push(callback);
       else waiting.set(key, [callback]);
       if (!inFlight.has(key)) flush(key);
-    }
-
-    child(): FastifyRateLimitStore {
-      return new PgRateLimitStore();
-    }
-  }
-  return PgRateLimitStore;
+    },
+  };
 }

@@ -8,7 +8,7 @@
  * This module has no SDK import; `openObjectStore` (openObjectStore.ts) loads the S3 implementation only when it is
  * asked for.
  */
-import { CrispError, hasErrorCode } from '../../contract/errorCatalog.js';
+import { catalogMessage, CrispError, hasErrorCode } from '../../contract/errorCatalog.js';
 
 export interface S3Location {
   bucket: string;
@@ -39,6 +39,8 @@ export interface ObjectStore {
   getJson<T>(key: string): Promise<T | undefined>;
   /** Keys under a prefix (relative, as given to the other methods). */
   list(prefix: string): Promise<string[]>;
+  /** Keys under a prefix with when each was last written (ms since the epoch). */
+  listDated(prefix: string): Promise<{ key: string; lastModified: number }[]>;
   /** Removes every object under a prefix. */
   removePrefix(prefix: string): Promise<void>;
   /** A presigned GET that downloads the object as `fileName` with `contentType`. */
@@ -82,6 +84,45 @@ export class ObjectStoreError extends CrispError {
 /** The S3 error code a bucket answered with (NoSuchKey, InvalidPart…); undefined for any other failure. */
 export function s3CodeOf(e: unknown): string | undefined {
   return hasErrorCode(e, 'storage-failed') ? e.params?.s3Code : undefined;
+}
+
+/**
+ * The bucket did not answer within its deadline, or failed in a way a retry may mend (connection refused or
+ * reset, a 5xx, SlowDown), on every attempt. Answered to a client as the catalog's 503 sentence; `operatorDetail` (what
+ * failed, never an address or the bucket's own words) is for the operator's log.
+ */
+export class StorageUnavailableError extends CrispError {
+  override readonly name = 'StorageUnavailableError';
+  constructor(readonly operatorDetail: string) {
+    super('storage-unavailable', catalogMessage('storage-unavailable'));
+  }
+}
+
+export function isStorageUnavailable(e: unknown): e is StorageUnavailableError {
+  return e instanceof StorageUnavailableError;
+}
+
+/**
+ * Runs `fn` until it succeeds or fails otherwise than by an outage, waiting out outages for up to `budgetMs`
+ * (backoff from 1 s to 15 s): what a queued task does with its bucket calls, instead of failing at the first
+ * outage. A call's own deadline and retries still bound each try.
+ */
+export async function waitOutOutage<T>(
+  fn: () => Promise<T>,
+  budgetMs: number,
+  now: () => number = Date.now,
+): Promise<T> {
+  const until = now() + budgetMs;
+  let pause = 1_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!isStorageUnavailable(e) || now() + pause > until) throw e;
+      await new Promise((r) => setTimeout(r, pause));
+      pause = Math.min(15_000, pause * 2);
+    }
+  }
 }
 
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;

@@ -7,9 +7,15 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ObjectStore } from '../storage/objectStore.js';
+import { waitOutOutage, type ObjectStore } from '../storage/objectStore.js';
 import type { TaskStore } from './taskStore.js';
 import type { StoredTask, TaskInput } from './taskTypes.js';
+
+/**
+ * How long a claimed task waits for its bucket (staging inputs, publishing outputs) before it fails: an outage
+ * shorter than this delays the task instead of failing it.
+ */
+export const OUTAGE_BUDGET_MS = 10 * 60_000;
 
 export function taskPrefix(taskId: string): string {
   return `tasks/${taskId}/`;
@@ -26,8 +32,16 @@ export async function publishInputs(objects: ObjectStore, taskId: string, inputs
   }
 }
 
-/** Downloads the task's inputs into this process's task folder (once: a resumed step finds them there). */
-export async function stageInputs(objects: ObjectStore, store: TaskStore, task: StoredTask): Promise<void> {
+/**
+ * Downloads the task's inputs into this process's task folder (once: a resumed step finds them there), waiting
+ * out a bucket outage of up to `budgetMs`.
+ */
+export async function stageInputs(
+  objects: ObjectStore,
+  store: TaskStore,
+  task: StoredTask,
+  budgetMs = OUTAGE_BUDGET_MS,
+): Promise<void> {
   for (const input of task.inputs) {
     if (!input.objectKey) continue;
     const local = path.join(store.taskDir(task.id), 'inputs', path.posix.basename(input.objectKey));
@@ -35,15 +49,48 @@ export async function stageInputs(objects: ObjectStore, store: TaskStore, task: 
       (s) => s.isFile(),
       () => false,
     );
-    if (!present) await objects.download(input.objectKey, local);
+    const key = input.objectKey;
+    if (!present) await waitOutOutage(() => objects.download(key, local), budgetMs);
     input.path = local;
   }
 }
 
-/** Puts every output in the bucket under its recorded path. */
-export async function publishOutputs(objects: ObjectStore, store: TaskStore, task: StoredTask): Promise<void> {
+/** Puts every output in the bucket under its recorded path, waiting out a bucket outage of up to `budgetMs`. */
+export async function publishOutputs(
+  objects: ObjectStore,
+  store: TaskStore,
+  task: StoredTask,
+  budgetMs = OUTAGE_BUDGET_MS,
+): Promise<void> {
   const root = path.dirname(store.root);
   for (const file of task.outputs) {
-    await objects.upload(file.path, path.join(root, ...file.path.split('/')), file.fileType);
+    const local = path.join(root, ...file.path.split('/'));
+    await waitOutOutage(() => objects.upload(file.path, local, file.fileType), budgetMs);
   }
+}
+
+/**
+ * Removes the objects of tasks no record knows (`isKnown` false): what an API process killed between putting a
+ * task's inputs in the bucket and inserting its record leaves behind, which no record-driven sweep can find.
+ * Only tasks whose every object is older than `cutoff` (ms since the epoch) are touched, so a start-task still
+ * between the two steps is never raced. Answers the task ids removed.
+ */
+export async function sweepOrphanTasks(
+  objects: ObjectStore,
+  isKnown: (taskId: string) => Promise<boolean>,
+  cutoff: number,
+): Promise<string[]> {
+  const newest = new Map<string, number>();
+  for (const { key, lastModified } of await objects.listDated('tasks/')) {
+    const id = key.split('/')[1];
+    if (!id) continue;
+    newest.set(id, Math.max(newest.get(id) ?? 0, lastModified));
+  }
+  const removed: string[] = [];
+  for (const [id, at] of newest) {
+    if (at >= cutoff || (await isKnown(id))) continue;
+    await objects.removePrefix(taskPrefix(id));
+    removed.push(id);
+  }
+  return removed;
 }

@@ -14,7 +14,7 @@ import {
   type UploadSession,
 } from '../../contract/index.js';
 import { parseCompleteMultipartUpload, parseGetUploadUrl } from '../../contract/parseRequest.js';
-import { s3CodeOf, type ObjectStore } from '../storage/objectStore.js';
+import { isStorageUnavailable, s3CodeOf, type ObjectStore } from '../storage/objectStore.js';
 import { MIME_LABEL, sniffImageType } from '../../core/pipeline/imageSniff.js';
 import { KeyedMutex } from '../storage/mutex.js';
 import type { UploadUsage } from '../quotas/uploadUsage.js';
@@ -149,7 +149,12 @@ export class S3UploadStore implements Uploads {
     const refuse = () =>
       errors.badRequest(`files[${index}] is not a completed upload of yours (path '${filePath.slice(0, 120)}')`);
     if (!m) throw refuse();
-    const stored = await this.load(m[1] as string).catch(() => undefined);
+    // No record is an answer (the upload is not this caller's); a bucket that does not answer is an outage (503),
+    // never blamed on the caller's path.
+    const stored = await this.load(m[1] as string).catch((e: unknown) => {
+      if (isStorageUnavailable(e)) throw e;
+      return undefined;
+    });
     if (!stored || stored.userId !== caller.userId || !stored.completed || stored.session.fileName !== m[2])
       throw refuse();
     if (this.now() > stored.session.expiresAt) throw errors.badRequest(`files[${index}] has expired; upload it again`);
