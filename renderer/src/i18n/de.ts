@@ -242,6 +242,8 @@ export const de: Catalog = {
     'Der Dienst erhält gerade zu viele Anfragen. Warten Sie eine Minute und versuchen Sie es dann erneut.',
   'error.serverError':
     'Beim Dienst ist ein interner Fehler aufgetreten. Versuchen Sie es später erneut; bleibt er bestehen, wenden Sie sich an den Dienst.',
+  'error.storageUnavailable':
+    'Der Dienst erreicht seinen Speicher gerade nicht. Es wurde nichts abgerechnet; versuchen Sie es in Kürze erneut.',
   'error.tooLarge':
     'Der Dienst nimmt so große Bilder nicht an. Wählen Sie ein kleineres Bild oder einen kleineren Faktor, oder den lokalen Modus.',
   'error.invalidOutput': 'Der Dienst hat ein Ergebnis geschickt, das kein gültiges Bild ist. Versuchen Sie es erneut.',

@@ -233,6 +233,8 @@ export const en = {
     'Not enough credits on the service for this image. Top up your account, or use Local mode.',
   'error.rateLimited': 'The service is busy with too many requests. Wait a minute, then retry.',
   'error.serverError': 'The service had an internal problem. Retry later; if it persists, contact the service.',
+  'error.storageUnavailable':
+    'The service cannot reach its storage right now. Nothing was charged; try again in a little while.',
   'error.tooLarge':
     'The service does not take images this large. Choose a smaller image or a smaller scale, or use Local mode.',
   'error.invalidOutput': 'The service sent back a result that is not a valid image. Retry.',

@@ -23,6 +23,7 @@ const SERVICE: Readonly<Partial<Record<ErrorCode, MessageKey>>> = {
   'insufficient-credits': 'error.insufficientCredits',
   'rate-limited': 'error.rateLimited',
   'server-error': 'error.serverError',
+  'storage-unavailable': 'error.storageUnavailable',
   'too-large': 'error.tooLarge',
   'invalid-output': 'error.invalidOutput',
   'processing-failed': 'error.processingFailed',
