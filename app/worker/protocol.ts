@@ -1,9 +1,10 @@
 /**
- * Messages between the app and the engine worker process (structured-clone / JSON safe). A failure crosses as
- * core's error wire (engine/core/errorWire.ts), the same shape core's worker threads send: its catalog code,
- * status and params arrive as core raised them.
+ * Messages between the app and the engine worker process (structured-clone / JSON safe). What a job says back is
+ * core's own JobEvent (engine/core/protocol.ts), the messages core's worker threads send the pool: progress as a
+ * fraction, encoding, done, and a failure as core's error wire (its catalog code, status and params as core
+ * raised them).
  */
-import type { UpscaleFileResult, WireError } from '../../engine/core/index.js';
+import type { JobEvent, WireError } from '../../engine/core/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 
 export interface WorkerEngineOptions {
@@ -23,7 +24,7 @@ export interface WorkerEngineOptions {
  */
 export interface LocalUpscale {
   type: 'upscale';
-  jobId: string;
+  id: string;
   inputPath: string;
   inputName: string;
   settings: UpscaleSettings;
@@ -32,18 +33,11 @@ export interface LocalUpscale {
 }
 
 export type ToWorker =
-  | { type: 'init'; options: WorkerEngineOptions }
-  | LocalUpscale
-  | { type: 'cancel'; jobId: string }
-  | { type: 'shutdown' };
+  { type: 'init'; options: WorkerEngineOptions } | LocalUpscale | { type: 'cancel'; id: string } | { type: 'shutdown' };
 
 export type FromWorker =
   /** devices: the execution providers this runtime can use here, best first (what Automatic tries; cpu last). */
   | { type: 'ready'; devices: string[] }
   | { type: 'initFailed'; error: WireError }
-  | { type: 'progress'; jobId: string; percent: number; etaSeconds?: number }
-  /** The job's model work is done (core's onEncoding): the app may send the next one to overlap its encode. */
-  | { type: 'encoding'; jobId: string }
-  | { type: 'done'; jobId: string; outputPath: string; result: UpscaleFileResult }
   /** A stopped job fails with the catalog's `cancelled`. */
-  | { type: 'failed'; jobId: string; error: WireError };
+  | JobEvent<string>;

@@ -60,34 +60,34 @@ export function startWorkerMain(
   }
 
   async function upscale(msg: LocalUpscale): Promise<void> {
-    const { jobId } = msg;
+    const { id } = msg;
     const abort = new AbortController();
-    jobs.set(jobId, abort);
+    jobs.set(id, abort);
     try {
       if (!ctx) throw new Error('the engine is not ready');
       const job = await localJob(msg, ctx);
       abort.signal.throwIfAborted();
+      // One throttle for the app: a message when the whole percent or the ETA changes, not per tick.
       let last = -1;
       let lastEta: number | undefined;
       const result = await ctx.core.upscaleFile(job, {
         signal: abort.signal,
-        onEncoding: () => channel.send({ type: 'encoding', jobId }),
+        onEncoding: () => channel.send({ type: 'encoding', id }),
         onProgress: (fraction, etaSeconds) => {
-          // Whole percents below 100 (100 is the result itself), sent only when something changed.
-          const percent = Math.min(99, Math.floor(fraction * 100));
+          const percent = Math.floor(fraction * 100);
           if (percent <= last && etaSeconds === lastEta) return;
           last = Math.max(last, percent);
           lastEta = etaSeconds;
-          channel.send({ type: 'progress', jobId, percent: last, ...(etaSeconds !== undefined ? { etaSeconds } : {}) });
+          channel.send({ type: 'progress', id, fraction, ...(etaSeconds !== undefined ? { etaSeconds } : {}) });
         },
       });
-      channel.send({ type: 'done', jobId, outputPath: job.outputPath, result });
+      channel.send({ type: 'done', id, result });
     } catch (e) {
       // Typed by what happened (this job was asked to stop), never by the wording of the error; anything else
       // goes as core raised it (code, status, params): the app words it (localBackend.ts).
-      channel.send({ type: 'failed', jobId, error: toWire(abort.signal.aborted ? crispError('cancelled') : e) });
+      channel.send({ type: 'failed', id, error: toWire(abort.signal.aborted ? crispError('cancelled') : e) });
     } finally {
-      jobs.delete(jobId);
+      jobs.delete(id);
     }
   }
 
@@ -104,7 +104,7 @@ export function startWorkerMain(
           break;
         }
         case 'cancel':
-          jobs.get(msg.jobId)?.abort(new Error('Cancelled'));
+          jobs.get(msg.id)?.abort(new Error('Cancelled'));
           break;
         case 'shutdown':
           void (async () => {

@@ -66,6 +66,7 @@ export type {
 } from './inference/index.js';
 export type { Int8Manifest, Int8Variant } from './inference/int8Variant.js';
 export type { CheckedRequest, JobChoices, JobRequest } from './checkJob.js';
+export type { JobEvent } from './protocol.js';
 export type { MetadataRequest, Provenance } from './pipeline/metadata.js';
 
 export const loadModelCatalog = () => import('./models/catalog.js');

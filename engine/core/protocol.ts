@@ -19,11 +19,17 @@ export interface CoreWorkerSetup {
 export type ToCoreWorker =
   { type: 'run'; id: number; job: UpscaleFileJob } | { type: 'cancel'; id: number } | { type: 'release' };
 
-export type FromCoreWorker =
-  /** `step`: a model run started and should carry the fraction to step.until in step.seconds (progressTicker.ts). */
-  | { type: 'progress'; id: number; fraction: number; etaSeconds?: number; step?: ProgressStep }
-  /** The job is past its last model run and encoding: the worker can take the next job's inference. */
-  | { type: 'encoding'; id: number }
-  | { type: 'done'; id: number; result: UpscaleFileResult }
-  | { type: 'failed'; id: number; error: WireError }
-  | { type: 'released' };
+/**
+ * What one job says, on every boundary it crosses: from a core worker thread to the pool, and from the engine
+ * process to the app (app/worker/protocol.ts). One vocabulary; `id` is the pool's number or the app's string.
+ * A failure is core's error wire (errorWire.ts), so its code and params arrive as core raised them.
+ */
+export type JobEvent<Id extends number | string> =
+  /** `step` (threads only): a model run started and should carry the fraction to step.until in step.seconds. */
+  | { type: 'progress'; id: Id; fraction: number; etaSeconds?: number; step?: ProgressStep }
+  /** The job is past its last model run and encoding: the next job's inference can start beside it. */
+  | { type: 'encoding'; id: Id }
+  | { type: 'done'; id: Id; result: UpscaleFileResult }
+  | { type: 'failed'; id: Id; error: WireError };
+
+export type FromCoreWorker = JobEvent<number> | { type: 'released' };

@@ -165,7 +165,7 @@ function failingSpawner(error: WireError) {
         send(msg: ToWorker) {
           queueMicrotask(() => {
             if (msg.type === 'init') listener?.({ type: 'ready', devices: ['cpu'] });
-            else if (msg.type === 'upscale') listener?.({ type: 'failed', jobId: msg.jobId, error });
+            else if (msg.type === 'upscale') listener?.({ type: 'failed', id: msg.id, error });
             else if (msg.type === 'shutdown') exited?.();
           });
         },

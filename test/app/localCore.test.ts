@@ -65,7 +65,7 @@ describe('a local upscale calls core directly', () => {
     const outputPath = path.join(dir, 'out', 'bird-x2.png');
     main.handle({
       type: 'upscale',
-      jobId: 'j1',
+      id: 'j1',
       inputPath: BIRD,
       inputName: 'bird.png',
       settings: { model: FAST_MODEL, scale: 2, saveImageAs: 'png', compression: 0 },
@@ -76,19 +76,15 @@ describe('a local upscale calls core directly', () => {
     const progress = sent.filter((m) => m.type === 'progress');
     // Four tiles: core reports after each, and the percents only go up.
     expect(progress.length).toBeGreaterThanOrEqual(3);
-    const percents = progress.map((m) => m.percent);
+    // Core's own fractions, throttled once: sent only when the whole percent or the ETA changed.
+    const percents = progress.map((m) => Math.floor(m.fraction * 100));
     expect(percents).toEqual([...percents].sort((a, b) => a - b));
-    // Sent only when something changed: the percent, or the ETA (a model run's step is ticked through).
     for (let i = 1; i < progress.length; i++)
-      expect([progress[i]!.percent, progress[i]!.etaSeconds]).not.toEqual([
-        progress[i - 1]!.percent,
-        progress[i - 1]!.etaSeconds,
-      ]);
-    expect(Math.max(...percents)).toBeLessThanOrEqual(99);
+      expect([percents[i], progress[i]!.etaSeconds]).not.toEqual([percents[i - 1], progress[i - 1]!.etaSeconds]);
+    expect(Math.max(...progress.map((m) => m.fraction))).toBeLessThanOrEqual(1);
     const done = sent.find((m) => m.type === 'done');
     expect(done).toMatchObject({
-      jobId: 'j1',
-      outputPath,
+      id: 'j1',
       result: { width: 256, height: 256, provider: 'cpu', precision: 'fp32', streamed: false, warnings: [] },
     });
     const meta = await sharp(outputPath).metadata();

@@ -63,8 +63,8 @@ describe('engine utility process', () => {
       [],
       expect.objectContaining({ serviceName: 'Crisp engine' }),
     );
-    handle.send({ type: 'cancel', jobId: 'j' });
-    expect(child.postMessage).toHaveBeenCalledWith({ type: 'cancel', jobId: 'j' });
+    handle.send({ type: 'cancel', id: 'j' });
+    expect(child.postMessage).toHaveBeenCalledWith({ type: 'cancel', id: 'j' });
     const got = vi.fn();
     handle.onMessage(got);
     child.emit('message', { type: 'ready', devices: ['cpu'] });

@@ -105,7 +105,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         );
         handle.kill();
       } else {
-        pending.get(msg.jobId)?.onMessage(msg);
+        pending.get(msg.id)?.onMessage(msg);
       }
     });
     handle.onExit((exit) => {
@@ -134,22 +134,23 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   async function run(req: UpscaleRequest, onEncoding: () => void): Promise<UpscaleOutcome> {
     if (req.signal?.aborted) throw crispError('cancelled');
     const w = await ensureWorker();
-    const jobId = randomUUID();
+    const id = randomUUID();
     const result = await new Promise<Extract<FromWorker, { type: 'done' }>>((resolve, reject) => {
       let killTimer: NodeJS.Timeout | undefined;
       const onAbort = () => {
-        w.handle.send({ type: 'cancel', jobId });
+        w.handle.send({ type: 'cancel', id });
         // A worker stuck in native code cannot honour a cancel; it is killed, and the next item gets a fresh one.
         killTimer = setTimeout(() => w.handle.kill(), opts.cancelGraceMs ?? 10_000);
       };
       const finish = () => {
         clearTimeout(killTimer);
         req.signal?.removeEventListener('abort', onAbort);
-        w.pending.delete(jobId);
+        w.pending.delete(id);
       };
-      w.pending.set(jobId, {
+      w.pending.set(id, {
         onMessage(msg) {
-          if (msg.type === 'progress') req.onProgress?.(Math.min(99, msg.percent), msg.etaSeconds);
+          // Whole percents below 100 (100 is the written file itself).
+          if (msg.type === 'progress') req.onProgress?.(Math.min(99, Math.floor(msg.fraction * 100)), msg.etaSeconds);
           else if (msg.type === 'encoding') onEncoding();
           else if (msg.type === 'done') {
             finish();
@@ -175,7 +176,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
       req.signal?.addEventListener('abort', onAbort, { once: true });
       w.handle.send({
         type: 'upscale',
-        jobId,
+        id,
         inputPath: path.resolve(req.inputPath),
         inputName: req.inputName,
         // UpscaleSettings are named after the contract's start-task fields (plus the job's face), so they go as they are.
