@@ -192,7 +192,8 @@ describe('DRCT checkpoints that cannot be converted', () => {
     const models = path.join(run.dir, 'refused');
     const r = await runCli(['models', 'import', file, '--dir', models]);
     expect(r.code).toBe(1);
-    expect(r.stdout.trim()).toBe(
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe(
       `${file}: not imported: this DRCT checkpoint has no reconstruction tail (conv_last): DRCT without an upsampler returns its input unchanged, so there is nothing to convert`,
     );
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
