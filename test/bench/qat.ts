@@ -13,6 +13,9 @@
  *       activation scales / zero points, through quantizeModel
  *   node --import tsx test/bench/qat.ts eval MODEL.onnx INT8.onnx
  *       int8 against fp32 on the held-out images (Set5 + Set14 ×4), through onnxruntime
+ *   node --import tsx test/bench/qat.ts bars MODEL.onnx INT8.onnx
+ *       issue 42's bars on the same images: against the ground truth (PSNR-Y, SSIM-Y) and against fp32 (worst
+ *       image, 99.9th-percentile difference) — int8Bars.ts
  *
  * Model paths may be bare names of the shared test models (../shared/models/onnx). The whole chain, one
  * command per model: test/bench/qat.sh.
@@ -28,6 +31,7 @@ import { openRawModel } from '../../engine/core/inference/rawModel.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { outputsOf, rgbOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from './int8Heldout.js';
 import { psnrY } from './quality.js';
+import { describeBars, int8Bars } from './int8Bars.js';
 
 const open = (b: Uint8Array) => openRawModel(b, { threads: 1 });
 const modelFile = (f: string) => (f.includes('/') ? path.resolve(f) : path.join(ONNX_DIR, f));
@@ -214,6 +218,16 @@ if (mode === 'dump') {
   const original = new Uint8Array(readFileSync(modelFile(args[0]!)));
   const int8 = new Uint8Array(readFileSync(args[1]!));
   console.log(`${path.basename(args[1]!)}: ${describe(await judge(original, int8, await heldoutPairs()))}`);
+} else if (mode === 'bars') {
+  // Issue 42's bars: against the real picture and against fp32 (int8Bars.ts).
+  const pairs = await heldoutPairs();
+  const f = await open(new Uint8Array(readFileSync(modelFile(args[0]!))));
+  const refs = await outputsOf(f, pairs);
+  await f.release();
+  const q = await open(new Uint8Array(readFileSync(args[1]!)));
+  const outs = await outputsOf(q, pairs);
+  await q.release();
+  console.log(`${path.basename(args[1]!)}:\n${describeBars(int8Bars(pairs, refs, outs))}`);
 } else {
   console.error('usage: qat.ts dump|build|eval … (see the header)');
   process.exit(2);
