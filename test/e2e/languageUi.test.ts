@@ -1,8 +1,11 @@
 /**
  * The interface in German, in real Chromium through `crisp ui` (real app layer, real engine): a browser
  * whose language is German gets the German interface with `<html lang="de">`, an upscale runs to the
- * end in German, axe-core finds no violations, and the Language setting switches back to English.
+ * end in German, a damaged image is refused in a German sentence (the engine's code and params, worded by the
+ * renderer), axe-core finds no violations, and the Language setting switches back to English.
  */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +47,19 @@ describe('crisp ui in German', () => {
     await bar.getByText('1 fertig', { exact: true }).waitFor({ timeout: 90_000 });
     await page.getByText(/^Fertig in \d/).waitFor();
     states.done = await axeViolations(page);
+    // A PNG cut in half: the engine finds it damaged; the row says so in German.
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'crisp-e2e-de-'));
+    const damaged = path.join(dir, 'damaged.png');
+    const png = await readFile(path.join(LR, 'baby_LRBI_x4.png'));
+    await writeFile(damaged, png.subarray(0, Math.floor(png.length / 2)));
+    await chooseFiles(page, () => page.getByRole('button', { name: 'Bilder auswählen …' }).click(), [damaged]);
+    await page
+      .getByText(
+        'damaged.png ist beschädigt: Exportieren Sie es neu oder laden Sie es noch einmal herunter, und fügen Sie es dann neu hinzu.',
+        { exact: true },
+      )
+      .waitFor();
+    states.damaged = await axeViolations(page);
     await page.getByRole('button', { name: 'Tastenkürzel' }).click();
     await page.getByRole('dialog', { name: 'Tastenkürzel' }).waitFor();
     states.shortcuts = await axeViolations(page);
@@ -55,7 +71,7 @@ describe('crisp ui in German', () => {
     // The page switches at once; the setting is saved by a request that may still be on its way.
     await expect.poll(async () => (await ui.ui.service.getSettings()).language).toBe('en');
 
-    expect(states).toEqual({ empty: [], queued: [], done: [], shortcuts: [] });
+    expect(states).toEqual({ empty: [], queued: [], done: [], damaged: [], shortcuts: [] });
     expect(problems).toEqual([]);
   });
 });
