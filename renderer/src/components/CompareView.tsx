@@ -191,7 +191,12 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
   const real = realPercent(view.zoom, oneToOne);
   // The layer is the fitted image's size, placed in the view (which starts at the frame's edge when zoomed in).
   const transform = `translate(${view.x + (zoomed ? ox : 0)}px, ${view.y}px) scale(${view.zoom})`;
-  const layerSize = { width: `${fit.w}px`, height: `${fit.h}px`, right: 'auto', bottom: 'auto' };
+  // At Fit and below, the view and its layers are sized by CSS alone (the sizer's own expression), so a window
+  // resized narrower never shows last frame's measured width; zoomed in, the layer is the measured fitted size.
+  const layerSize = zoomed
+    ? { width: `${fit.w}px`, height: `${fit.h}px`, right: 'auto', bottom: 'auto' }
+    : { width: '100%', height: '100%' };
+  const fittedWidth = out ? `min(100%, calc(var(--viewport-height) * ${out.width} / ${out.height}))` : '100%';
   // Past 1:1 the upscaled pixels are shown as the squares they are, not smoothed by the browser.
   const afterClass = real > 100.5 ? 'pixelated' : undefined;
   const guard = (enabled: boolean, run: () => void) => () => (enabled ? run() : undefined);
@@ -251,7 +256,7 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
             out
               ? {
                   aspectRatio: `${out.width} / ${out.height}`,
-                  width: `min(100%, calc(var(--viewport-height) * ${out.width} / ${out.height}))`,
+                  width: fittedWidth,
                 }
               : undefined
           }
@@ -259,7 +264,7 @@ export function CompareView({ item, docked = false, titleId, extra, actions, aut
         <div
           ref={viewport}
           className={zoomed ? 'viewport zoomed' : 'viewport'}
-          style={zoomed ? { left: 0, width: '100%' } : { left: `${ox}px`, width: `${fit.w}px` }}
+          style={zoomed ? { left: 0, width: '100%' } : { left: 0, right: 0, marginInline: 'auto', width: fittedWidth }}
           tabIndex={0}
           aria-label={t('compare.viewport')}
           onPointerDown={onPointerDown}
