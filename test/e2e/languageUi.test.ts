@@ -53,7 +53,9 @@ describe('crisp ui in German', () => {
     const png = await readFile(path.join(LR, 'baby_LRBI_x4.png'));
     await writeFile(damaged, png.subarray(0, Math.floor(png.length / 2)));
     await chooseFiles(page, () => page.getByRole('button', { name: 'Bilder auswählen …' }).click(), [damaged]);
+    // The row says it (an alert may say it too, for a moment): the row is what stays.
     await page
+      .getByRole('listitem', { name: 'damaged.png' })
       .getByText(
         'damaged.png ist beschädigt: Exportieren Sie es neu oder laden Sie es noch einmal herunter, und fügen Sie es dann neu hinzu.',
         { exact: true },
