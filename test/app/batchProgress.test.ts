@@ -1,54 +1,27 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../app/backends/local/localBackend.js';
 import { JobQueue, type JobSettings } from '../../app/jobs/jobQueue.js';
 import { createRemoteBackend } from '../../app/remote/remoteBackend.js';
 import type { QueueSnapshot, ServiceEvent } from '../../app/service/crispService.js';
-import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
-import { ONNX_DIR } from '../helpers/paths.js';
-import { anyImagePoint, createTestGate, inputPoint, type TestGate } from '../helpers/testGate.js';
+import { listFiles } from '../helpers/engineHarness.js';
+import { anyImagePoint, inputPoint } from '../helpers/testGate.js';
 import type { TestServer } from '../server/helpers.js';
 import { addUser, FAST_POLL, makeBatch, startServer } from './appHelpers.js';
+import { pngSettings, useGatedEngine } from './gatedEngine.js';
 
 describe('a batch of 20 images', () => {
-  let dir: string;
-  let local: LocalBackend;
-  let inputs: string;
-  let gate: TestGate;
+  // Small tiles: a cancel is honoured between tiles, so the tile bounds how long a cancel takes.
+  const engine = useGatedEngine('crisp-app-batch-', 48);
+  const inputs = (): string => path.join(engine.dir, 'in');
   beforeAll(async () => {
-    dir = await tempDir('crisp-app-batch-');
-    // Test-only gate for this process and the engine processes it starts (they inherit the environment).
-    gate = await createTestGate({ inProcess: true });
-    inputs = path.join(dir, 'in');
-    await mkdir(inputs);
-    await makeBatch(inputs, 20);
-    // Small tiles: a cancel is honoured between tiles, so the tile bounds how long a cancel takes.
-    local = createLocalBackend({
-      dataDir: path.join(dir, 'engine'),
-      modelDirs: [ONNX_DIR],
-      executionProvider: 'cpu',
-      tileSize: 48,
-    });
+    await mkdir(inputs());
+    await makeBatch(inputs(), 20);
   });
-  afterAll(async () => {
-    await local.close();
-    await removeDir(dir);
-    await gate.close();
-  });
-
-  const settings = (out: string): JobSettings => ({
-    model: FAST_MODEL,
-    scale: 2,
-    format: 'png',
-    compression: 0,
-    face: false,
-    outputFolder: out,
-    template: '{name}_{model}_x{scale}.{ext}',
-    overwrite: 'replace',
-  });
+  const settings = (out: string): JobSettings => pngSettings(out, '{name}_{model}_x{scale}.{ext}', 'replace');
 
   it('reports N of M and an overall percent that never go backwards', async () => {
+    const { dir, local } = engine;
     const out = path.join(dir, 'out1');
     const snaps: QueueSnapshot[] = [];
     const events: ServiceEvent[] = [];
@@ -60,7 +33,7 @@ describe('a batch of 20 images', () => {
         if (e.type === 'queue') snaps.push(e.queue);
       },
     });
-    const added = await queue.addPaths([inputs]);
+    const added = await queue.addPaths([inputs()]);
     expect(added).toHaveLength(20);
     await queue.start();
     await queue.idle();
@@ -87,6 +60,7 @@ describe('a batch of 20 images', () => {
   });
 
   it('cancel all stops within one tile and leaves no partial output', async () => {
+    const { dir, local, gate } = engine;
     const out = path.join(dir, 'out2');
     const events: ServiceEvent[] = [];
     const queue = await JobQueue.open({
@@ -94,7 +68,7 @@ describe('a batch of 20 images', () => {
       settings: () => settings(out),
       onEvent: (e) => events.push(e),
     });
-    await queue.addPaths([inputs]);
+    await queue.addPaths([inputs()]);
     // Hold the 4th image (test gate) before it starts, then again before its second tile: the cancel comes
     // while that tile is about to run, whatever the machine's speed.
     const fourth = queue.snapshot().items[3]!;
@@ -149,12 +123,13 @@ describe('a batch of 20 images', () => {
     afterAll(async () => server.stop());
 
     it('cancel stops polling at once, without waiting for the task', async () => {
+      const { dir, gate } = engine;
       const key = await addUser(server, 'cancel@example.com', 100);
       const poll = { ...FAST_POLL, initialMs: 100, maxMs: 100 };
       const remote = createRemoteBackend({ baseUrl: server.url, apiKey: key, poll });
       const out = path.join(dir, 'out3');
       const queue = await JobQueue.open({ backend: () => remote, settings: () => ({ ...settings(out), scale: 4 }) });
-      await queue.addPaths([path.join(inputs, 'img01_baby_LRBI_x4.png')]);
+      await queue.addPaths([path.join(inputs(), 'img01_baby_LRBI_x4.png')]);
       // The service holds the task (test gate; the server runs in this process) until after the cancel: the
       // queue settles while the task is still running there, so the client did not wait for it.
       await gate.hold(anyImagePoint(0));

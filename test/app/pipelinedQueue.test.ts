@@ -8,25 +8,15 @@
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../app/backends/local/localBackend.js';
+import { describe, expect, it } from 'vitest';
 import { JobQueue, type JobSettings } from '../../app/jobs/jobQueue.js';
 import { encodePoint, inputPoint } from '../../engine/core/testGate.js';
-import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
-import { ONNX_DIR } from '../helpers/paths.js';
-import { createTestGate, type TestGate } from '../helpers/testGate.js';
+import { listFiles } from '../helpers/engineHarness.js';
 import { LR_IMAGES } from './appHelpers.js';
+import { pngSettings, useGatedEngine } from './gatedEngine.js';
 
-const settings = (out: string, overwrite: JobSettings['overwrite']): JobSettings => ({
-  model: FAST_MODEL,
-  scale: 2,
-  format: 'png',
-  compression: 0,
-  face: false,
-  outputFolder: out,
-  template: '{name}.{ext}',
-  overwrite,
-});
+const settings = (out: string, overwrite: JobSettings['overwrite']): JobSettings =>
+  pngSettings(out, '{name}.{ext}', overwrite);
 
 async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
   const end = Date.now() + 120_000; // bounds a hang only
@@ -37,27 +27,10 @@ async function until(what: string, ok: () => boolean | Promise<boolean>): Promis
 }
 
 describe('the queue runs the next image while the previous one encodes', () => {
-  let dir: string;
-  let local: LocalBackend;
-  let gate: TestGate;
-  beforeAll(async () => {
-    dir = await tempDir('crisp-app-overlap-');
-    // The engine process inherits the gate from this process.
-    gate = await createTestGate({ inProcess: true });
-    local = createLocalBackend({
-      dataDir: path.join(dir, 'engine'),
-      modelDirs: [ONNX_DIR],
-      executionProvider: 'cpu',
-      tileSize: 64,
-    });
-  });
-  afterAll(async () => {
-    await local.close();
-    await removeDir(dir);
-    await gate.close();
-  });
+  const engine = useGatedEngine('crisp-app-overlap-', 64);
 
   it('writes image 2 while image 1 is held at its encode, then image 1; both whole', async () => {
+    const { dir, local, gate } = engine;
     const inputs = path.join(dir, 'a');
     const out = path.join(dir, 'a-out');
     await mkdir(inputs);
@@ -88,6 +61,7 @@ describe('the queue runs the next image while the previous one encodes', () => {
   });
 
   it('names outputs as a one-at-a-time run would: the image behind gets the numbered name', async () => {
+    const { dir, local, gate } = engine;
     const inputs = path.join(dir, 'b');
     const out = path.join(dir, 'b-out');
     await mkdir(inputs);
@@ -121,6 +95,7 @@ describe('the queue runs the next image while the previous one encodes', () => {
   });
 
   it('with replace, the image behind waits for the same name and wins, as it would one at a time', async () => {
+    const { dir, local, gate } = engine;
     const inputs = path.join(dir, 'r');
     const out = path.join(dir, 'r-out');
     await mkdir(inputs);
@@ -144,6 +119,7 @@ describe('the queue runs the next image while the previous one encodes', () => {
   });
 
   it('an engine killed while image 1 only encodes fails image 2 alone; image 1 runs again and is written', async () => {
+    const { dir, local, gate } = engine;
     const inputs = path.join(dir, 'c');
     const out = path.join(dir, 'c-out');
     await mkdir(inputs);

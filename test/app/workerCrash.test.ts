@@ -1,35 +1,17 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../app/backends/local/localBackend.js';
+import { describe, expect, it } from 'vitest';
 import { JobQueue } from '../../app/jobs/jobQueue.js';
-import { FAST_MODEL, listFiles, removeDir, tempDir } from '../helpers/engineHarness.js';
-import { ONNX_DIR } from '../helpers/paths.js';
-import { createTestGate, inputPoint, type TestGate } from '../helpers/testGate.js';
+import { listFiles } from '../helpers/engineHarness.js';
+import { inputPoint } from '../helpers/testGate.js';
 import { makeBatch } from './appHelpers.js';
+import { pngSettings, useGatedEngine } from './gatedEngine.js';
 
 describe('the local engine worker killed mid-item', () => {
-  let dir: string;
-  let local: LocalBackend;
-  let gate: TestGate;
-  beforeAll(async () => {
-    dir = await tempDir('crisp-app-crash-');
-    // The engine processes inherit the test gate from this process.
-    gate = await createTestGate({ inProcess: true });
-    local = createLocalBackend({
-      dataDir: path.join(dir, 'engine'),
-      modelDirs: [ONNX_DIR],
-      executionProvider: 'cpu',
-      tileSize: 48,
-    });
-  });
-  afterAll(async () => {
-    await local.close();
-    await removeDir(dir);
-    await gate.close();
-  });
+  const engine = useGatedEngine('crisp-app-crash-', 48);
 
   it('fails that item with a clear message; the next item runs on a fresh worker', async () => {
+    const { dir, local, gate } = engine;
     const inputs = path.join(dir, 'in');
     const out = path.join(dir, 'out');
     await mkdir(inputs);
@@ -37,16 +19,7 @@ describe('the local engine worker killed mid-item', () => {
     const pids: (number | undefined)[] = [];
     const queue = await JobQueue.open({
       backend: () => local,
-      settings: () => ({
-        model: FAST_MODEL,
-        scale: 2,
-        format: 'png',
-        compression: 0,
-        face: false,
-        outputFolder: out,
-        template: '{name}.{ext}',
-        overwrite: 'replace',
-      }),
+      settings: () => pngSettings(out, '{name}.{ext}', 'replace'),
       onEvent: (e) => {
         if (e.type === 'item' && e.item.status === 'running') pids.push(local.workerPid());
       },
