@@ -17,6 +17,7 @@ import type { ServiceEvent, WatchView } from '../../app/service/crispService.js'
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import type { TestServer } from '../server/helpers.js';
 import { addUser, BIRD, FAST_POLL, startServer } from './appHelpers.js';
+import { until } from '../helpers/until.js';
 
 /** A whole PNG (every chunk's CRC right, IEND there: taken at once) whose pixel data cannot be decoded. */
 async function undecodablePng(): Promise<Buffer> {
@@ -31,16 +32,6 @@ async function undecodablePng(): Promise<Buffer> {
     off += 12 + len;
   }
   return png;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, limitMs = 90_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('a Cloud watched folder', () => {

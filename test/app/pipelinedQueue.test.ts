@@ -14,17 +14,10 @@ import { encodePoint, inputPoint } from '../../engine/core/testGate.js';
 import { listFiles } from '../helpers/engineHarness.js';
 import { LR_IMAGES } from './appHelpers.js';
 import { pngSettings, useGatedEngine } from './gatedEngine.js';
+import { until } from '../helpers/until.js';
 
 const settings = (out: string, overwrite: JobSettings['overwrite']): JobSettings =>
   pngSettings(out, '{name}.{ext}', overwrite);
-
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const end = Date.now() + 120_000; // bounds a hang only
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('the queue runs the next image while the previous one encodes', () => {
   const engine = useGatedEngine('crisp-app-overlap-', 64);

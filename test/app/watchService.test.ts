@@ -14,6 +14,7 @@ import type { ServiceEvent, WatchView } from '../../app/service/crispService.js'
 import { writeFileAtomic } from '../../engine/service/storage/atomicFile.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
+import { until } from '../helpers/until.js';
 
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png');
 
@@ -41,16 +42,6 @@ function resizingBackend(calls: UpscaleRequest[]): UpscaleBackend {
     getAccount: async () => ({ available: false }),
     close: async () => undefined,
   };
-}
-
-async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, limitMs = 60_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('watched folders in the app', () => {

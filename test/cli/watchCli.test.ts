@@ -19,6 +19,7 @@ import { encodePoint, TEST_GATE_ENV } from '../../engine/core/testGate.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
 import { IMAGES_DIR, MODELS_DIR, REPO_ROOT } from '../helpers/paths.js';
 import { createTestGate, inputPoint } from '../helpers/testGate.js';
+import { until } from '../helpers/until.js';
 
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png'); // 72×72
 const HOME = mkdtempSync(path.join(os.tmpdir(), 'crisp-home-'));
@@ -42,15 +43,6 @@ function startWatch(args: string[], env: Record<string, string>): Watcher {
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-/** Waits for a condition the watcher brings about; the limit only bounds a hang, it never decides a result. */
-async function until(what: string, check: () => Promise<boolean> | boolean, limitMs = 90_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** A distinct small image: a crop of the bird, shifted per index, in the file's format. */
