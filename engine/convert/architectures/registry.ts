@@ -6,6 +6,7 @@
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { atd } from './atd.js';
 import { dat } from './dat.js';
+import { dctlsa } from './dctlsa.js';
 import { ditn } from './ditn.js';
 import { drct } from './drct.js';
 import { esrganPlus } from './esrganPlus.js';
@@ -44,6 +45,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   drct,
   atd,
   ditn,
+  dctlsa,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

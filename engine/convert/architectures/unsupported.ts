@@ -69,12 +69,6 @@ const SIGNATURES: Signature[] = [
     keys: ['to_feat.weight', 'feats.0.safm.mfr.0.weight'],
   },
   { name: 'SeemoRe', what: 'a SeemoRe network', keys: ['conv_1.weight', 'body.0.local_block.norm_1.weight'] },
-  {
-    name: 'DCTLSA',
-    what: 'a DCTLSA transformer',
-    keys: ['fea_conv.weight', 'B1.body.0.transformer_body.0.blocks.0.attn.qkv.weight'],
-  },
-
   { name: 'LaMa', what: 'an inpainting network', keys: ['model.model.1.bn_l.running_mean'] },
   { name: 'LaMa', what: 'an inpainting network', keys: ['generator.model.1.bn_l.running_mean'] },
 ];

@@ -53,9 +53,10 @@ def randomize(model, seed, skip=()):
                 t.copy_(0.3 * torch.randn(t.shape, generator=g))
 
 
-def main(build, skip=(), randomizer=None, default_wrapper='params'):
+def main(build, skip=(), randomizer=None, default_wrapper='params', min_numel=256):
     """Runs the jobs transformerReference.ts writes: [{dir, golden, seed, config, wrapper, inputs: [{name, shape}]}].
-    randomizer(model, seed) replaces `randomize` where a reference keeps its own scales (SwinIR's and HAT's)."""
+    randomizer(model, seed) replaces `randomize` where a reference keeps its own scales (SwinIR's and HAT's);
+    min_numel: the smallest tensor the golden generates rather than stores (golden.Weights)."""
     jobs = json.load(open(sys.argv[1]))
     torch.set_num_threads(1)
     for job in jobs:
@@ -65,7 +66,7 @@ def main(build, skip=(), randomizer=None, default_wrapper='params'):
             randomize(model, job['seed'], skip)
         else:
             randomizer(model, job['seed'])
-        weights = Weights(job['seed'])
+        weights = Weights(job['seed'], min_numel)
         weights.reseed(model, skip)
         # Every buffer stays, as in released files (relative_position_index, attn masks, num_batches_tracked).
         state = model.state_dict()
