@@ -5,6 +5,7 @@
  */
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { atd } from './atd.js';
+import { craft } from './craft.js';
 import { dat } from './dat.js';
 import { dctlsa } from './dctlsa.js';
 import { ditn } from './ditn.js';
@@ -46,6 +47,7 @@ export const ARCHITECTURES: readonly Architecture[] = [
   atd,
   ditn,
   dctlsa,
+  craft,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

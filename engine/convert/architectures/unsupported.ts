@@ -44,11 +44,6 @@ const SIGNATURES: Signature[] = [
     keys: ['patch_embed.proj.weight', 'layers.0.residual_group.blocks.0.attn.logit_scale'],
   },
   {
-    name: 'CRAFT',
-    what: 'a CRAFT transformer',
-    keys: ['conv_first.weight', 'layers.0.residual_group.hf_blocks.0.attn.temperature'],
-  },
-  {
     name: 'GRL',
     what: 'a GRL transformer',
     keys: ['norm_start.weight', 'layers.0.blocks.0.attn.window_attn.attn_transform.logit_scale'],

@@ -15,7 +15,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ref_common import main, resi_conv
-from window_attention import RectWindowAttention, add_tail, run_tail
+from window_attention import RectWindowAttention, add_tail, rect_shifted, run_tail
 
 
 class SpatialGate(nn.Module):
@@ -57,7 +57,7 @@ class AdaptiveSpatialAttention(RectWindowAttention):
     interaction module."""
 
     def __init__(self, dim, heads, reso, split_size, qkv_bias, rg_idx, b_idx):
-        super().__init__(dim, heads, reso, split_size, qkv_bias, rg_idx, b_idx)
+        super().__init__(dim, heads, reso, split_size, qkv_bias, rect_shifted(rg_idx, b_idx))
         self.dwconv, self.channel_interaction, self.spatial_interaction = aim_convs(dim)
 
     def forward(self, x, h, w):

@@ -19,14 +19,14 @@ from torch import nn
 
 from dat_reference import SGFN, dat_forward
 from ref_common import main, resi_conv
-from window_attention import RectWindowAttention, add_tail
+from window_attention import RectWindowAttention, add_tail, rect_shifted
 
 
 class LSA(RectWindowAttention):
     """DAT's rectangle-window attention (window_attention.py) plus a depth-wise conv of v."""
 
     def __init__(self, dim, heads, reso, split_size, qkv_bias, rs_id, idx):
-        super().__init__(dim, heads, reso, split_size, qkv_bias, rs_id, idx)
+        super().__init__(dim, heads, reso, split_size, qkv_bias, rect_shifted(rs_id, idx))
         self.get_v = nn.Conv2d(dim, dim, 3, 1, 1, groups=dim)
 
     def forward(self, x, h, w):

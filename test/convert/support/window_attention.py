@@ -210,6 +210,19 @@ def run_tail(net, upsampler, upscale, x):
     return net.conv_last(F.leaky_relu(net.conv_hr(x), 0.2))
 
 
+def rect_offsets(hs, ws):
+    """Every relative offset (dh, dw) of an hs×ws window as float rows (DAT's rpe_biases), and the index of each
+    query-key pair into them."""
+    bh, bw = torch.arange(1 - hs, hs), torch.arange(1 - ws, ws)
+    biases = torch.stack(torch.meshgrid([bh, bw], indexing='ij')).flatten(1).t().float()
+    coords = torch.stack(torch.meshgrid([torch.arange(hs), torch.arange(ws)], indexing='ij')).flatten(1)
+    rel = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0).contiguous()
+    rel[:, :, 0] += hs - 1
+    rel[:, :, 1] += ws - 1
+    rel[:, :, 0] *= 2 * ws - 1
+    return biases, rel.sum(-1)
+
+
 def img2windows(img, hs, ws):
     b, c, h, w = img.shape
     return img.view(b, c, h // hs, hs, w // ws, ws).permute(0, 2, 4, 3, 5, 1).reshape(-1, hs * ws, c)
@@ -233,35 +246,33 @@ class DynamicPosBias(nn.Module):
 
 
 class SpatialAttention(nn.Module):
-    """DAT's attention in H_sp×W_sp rectangles (idx 0) or W_sp×H_sp (idx 1), with a dynamic position bias."""
+    """DAT's attention in H_sp×W_sp rectangles (idx 0) or W_sp×H_sp (idx 1), with a dynamic position bias of the
+    window's offsets. own_offsets: the offsets and their index are this module's buffers (DAT, RGT), else the
+    caller passes the network's (CRAFT)."""
 
-    def __init__(self, dim, idx, split_size, heads):
+    def __init__(self, dim, idx, split_size, heads, own_offsets=True):
         super().__init__()
         self.heads = heads
         self.scale = (dim // heads) ** -0.5
         self.hs, self.ws = (split_size[0], split_size[1]) if idx == 0 else (split_size[1], split_size[0])
         self.pos = DynamicPosBias(dim // 4, heads)
-        bh = torch.arange(1 - self.hs, self.hs)
-        bw = torch.arange(1 - self.ws, self.ws)
-        self.register_buffer('rpe_biases', torch.stack(torch.meshgrid([bh, bw], indexing='ij')).flatten(1).t().float())
-        coords = torch.stack(torch.meshgrid([torch.arange(self.hs), torch.arange(self.ws)], indexing='ij')).flatten(1)
-        rel = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0).contiguous()
-        rel[:, :, 0] += self.hs - 1
-        rel[:, :, 1] += self.ws - 1
-        rel[:, :, 0] *= 2 * self.ws - 1
-        self.register_buffer('relative_position_index', rel.sum(-1))
+        if own_offsets:
+            biases, index = rect_offsets(self.hs, self.ws)
+            self.register_buffer('rpe_biases', biases)
+            self.register_buffer('relative_position_index', index)
 
     def im2win(self, x, h, w):
         b, _, c = x.shape
         x = img2windows(x.transpose(-2, -1).reshape(b, c, h, w), self.hs, self.ws)
         return x.reshape(-1, self.hs * self.ws, self.heads, c // self.heads).permute(0, 2, 1, 3)
 
-    def forward(self, qkv, h, w, mask=None):
+    def forward(self, qkv, h, w, mask=None, offsets=None):
+        biases, index = offsets or (self.rpe_biases, self.relative_position_index)
         q, k, v = (self.im2win(t, h, w) for t in qkv)
         b, _, c = qkv[0].shape
         attn = (q * self.scale) @ k.transpose(-2, -1)
         n = self.hs * self.ws
-        pos = self.pos(self.rpe_biases)[self.relative_position_index.view(-1)].view(n, n, -1).permute(2, 0, 1)
+        pos = self.pos(biases)[index.view(-1)].view(n, n, -1).permute(2, 0, 1)
         attn = attn + pos.unsqueeze(0)
         if mask is not None:
             attn = add_mask(attn, mask, self.heads)
@@ -275,19 +286,21 @@ def rect_shifted(rg_idx, b_idx):
 
 
 class RectWindowAttention(nn.Module):
-    """The rectangle-window half of DAT's adaptive spatial attention and of RGT's L-SA: qkv, proj, and two
-    SpatialAttention branches on half the channels each (a×b and b×a windows), shifted by half a window where
-    rect_shifted says so, with the training size's masks as buffers. Subclasses add their own branch after."""
+    """The rectangle-window half of DAT's adaptive spatial attention, RGT's L-SA and CRAFT's SRWA block: qkv,
+    proj, and two SpatialAttention branches on half the channels each (a×b and b×a windows), shifted by half a
+    window when `shifted` (DAT and RGT: where rect_shifted says), with the training size's masks as buffers
+    unless not `masked` (CRAFT shifts without a mask). Subclasses add their own branch after."""
 
-    def __init__(self, dim, heads, reso, split_size, qkv_bias, rg_idx, b_idx):
+    def __init__(self, dim, heads, reso, split_size, qkv_bias, shifted, masked=True, own_offsets=True):
         super().__init__()
         self.split_size = split_size
         self.shift_size = [split_size[0] // 2, split_size[1] // 2]
-        self.shifted = rect_shifted(rg_idx, b_idx)
+        self.shifted, self.masked = shifted, masked
         self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim)
-        self.attns = nn.ModuleList([SpatialAttention(dim // 2, i, split_size, heads // 2) for i in range(2)])
-        if self.shifted:
+        self.attns = nn.ModuleList(
+            [SpatialAttention(dim // 2, i, split_size, heads // 2, own_offsets) for i in range(2)])
+        if self.shifted and masked:
             m0, m1 = self.calculate_mask(reso, reso)
             self.register_buffer('attn_mask_0', m0)
             self.register_buffer('attn_mask_1', m1)
@@ -301,8 +314,9 @@ class RectWindowAttention(nn.Module):
         (a, b), (s, t) = self.split_size, self.shift_size
         return one(a, b, s, t), one(b, a, t, s)
 
-    def spatial(self, x, h, w):
-        """(attention output b×l×c, v as b×c×h×w for the caller's own conv branch)."""
+    def spatial(self, x, h, w, offsets=(None, None)):
+        """(attention output b×l×c, v as b×c×h×w for the caller's own conv branch); offsets: each branch's
+        (offsets, index) where the network holds them."""
         b, l, c = x.shape
         qkv = self.qkv(x).reshape(b, -1, 3, c).permute(2, 0, 1, 3)
         v = qkv[2].transpose(-2, -1).reshape(b, c, h, w)
@@ -316,12 +330,12 @@ class RectWindowAttention(nn.Module):
             s0, s1 = self.shift_size
             q0 = torch.roll(qkv[..., : c // 2], shifts=(-s0, -s1), dims=(2, 3)).reshape(3, b, hp * wp, c // 2)
             q1 = torch.roll(qkv[..., c // 2:], shifts=(-s1, -s0), dims=(2, 3)).reshape(3, b, hp * wp, c // 2)
-            m0, m1 = self.calculate_mask(hp, wp)
-            x1 = torch.roll(self.attns[0](q0, hp, wp, m0), shifts=(s0, s1), dims=(1, 2))
-            x2 = torch.roll(self.attns[1](q1, hp, wp, m1), shifts=(s1, s0), dims=(1, 2))
+            m0, m1 = self.calculate_mask(hp, wp) if self.masked else (None, None)
+            x1 = torch.roll(self.attns[0](q0, hp, wp, m0, offsets[0]), shifts=(s0, s1), dims=(1, 2))
+            x2 = torch.roll(self.attns[1](q1, hp, wp, m1, offsets[1]), shifts=(s1, s0), dims=(1, 2))
         else:
-            x1 = self.attns[0](qkv[..., : c // 2], hp, wp)
-            x2 = self.attns[1](qkv[..., c // 2:], hp, wp)
+            x1 = self.attns[0](qkv[..., : c // 2], hp, wp, None, offsets[0])
+            x2 = self.attns[1](qkv[..., c // 2:], hp, wp, None, offsets[1])
         att = torch.cat([x1[:, :h, :w].reshape(b, l, c // 2), x2[:, :h, :w].reshape(b, l, c // 2)], dim=2)
         return att, v
 
