@@ -14,7 +14,7 @@
 import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
 import { finishModel, imagePorts, scaleAndChannels } from '../graph/graphOps.js';
 import { attr } from '../graph/onnxWriter.js';
-import { relative } from '../graph/transformerCost.js';
+import { fitted } from '../graph/transformerCost.js';
 import type { StateDict, Tensor } from '../checkpoint/stateDict.js';
 import { TokenGraph } from '../graph/transformerGraph.js';
 import { LAYER_NORM_EPS, type WindowGrid } from '../graph/windowAttention.js';
@@ -189,11 +189,14 @@ export function buildDctlsaOnnx(
 }
 
 /**
- * The tile planner's cost from layer MACs per pixel (graph/transformerCost.ts, fitted on SwinIR and HAT):
- * per block the local branch (two 1×1, a depth-wise 3×3), qkv and proj, the linear attention (kᵀv and q·ctx,
- * d·C each) and the MLP; the dense 1×1 convs, the 3×3 convs and the tail. The released nf 55 comes to 2×
- * SRVGGNetCompact; not yet measured by the arch bench.
+ * The tile planner's cost from layer MACs per pixel: per block the local branch (two 1×1, a depth-wise 3×3), qkv
+ * and proj, the linear attention (kᵀv and q·ctx, d·C each) and the MLP; the dense 1×1 convs, the 3×3 convs and
+ * the tail. The released nf 55 has 0.74× SRVGGNetCompact's MACs but measured 2.9× its time (11.6 s per 256² tile
+ * against 4.0 s, `CRISP_BENCH_ARCH=DCTLSA,CRAFT npm run bench -- --only arch`, 2026-11-27, load ~8: 24 small
+ * blocks of transposes, per-layer pads and crops), so the MAC ratio is scaled by that one run's 3.9.
  */
+const DCTLSA_FIT = { macs: 3.9, perScore: 0 };
+
 function dctlsaRelativeCost(s: DctlsaSpec): number {
   const c = s.features;
   const block = 2 * c * c + 9 * c + 4 * c * c + 2 * (c / HEADS) * c + 2 * c * c * s.mlpRatio;
@@ -201,7 +204,7 @@ function dctlsaRelativeCost(s: DctlsaSpec): number {
   let dense = c * MODULES * c;
   for (let k = 2; k <= MODULES; k++) dense += k * c * c;
   const macs = 9 * s.inChannels * c + blocks * block + dense + 9 * c * c + 9 * c * s.outChannels * s.scale ** 2;
-  return relative(macs, blocks);
+  return fitted(macs, 0, DCTLSA_FIT);
 }
 
 export const dctlsa: Architecture<DctlsaSpec> = {
