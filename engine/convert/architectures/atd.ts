@@ -28,7 +28,7 @@
  * 256 otherwise), as every released model follows it.
  */
 import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
-import { imagePorts, finishModel } from '../graph/graphOps.js';
+import { finishModel, imagePorts, RGB_MEAN } from '../graph/graphOps.js';
 import { attr } from '../graph/onnxWriter.js';
 import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
 import type { StateDict } from '../checkpoint/stateDict.js';
@@ -68,7 +68,6 @@ export interface AtdSpec {
   norm: boolean;
 }
 
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 /** torch.nn.InstanceNorm1d's default epsilon. */
 const INSTANCE_NORM_EPS = 1e-5;
 /** F.normalize's floor on the norm. */

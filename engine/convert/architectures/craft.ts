@@ -13,7 +13,7 @@
  * window more when the side already is one, and the graph does the same, then crops back.
  */
 import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
-import { finishModel, imagePorts } from '../graph/graphOps.js';
+import { finishModel, imagePorts, RGB_MEAN } from '../graph/graphOps.js';
 import { attr } from '../graph/onnxWriter.js';
 import { rectWindowBranches, type RectWindowMasks } from '../graph/rectWindowAttention.js';
 import { fitted } from '../graph/transformerCost.js';
@@ -39,7 +39,6 @@ export interface CraftSpec {
 
 /** CRAFT's padding multiple, a constructor argument never stored (16 in every released model and in spandrel). */
 const WINDOW = 16;
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 const ARCH = 'CRAFT';
 /** F.normalize's floor on the norm. */
 const NORMALIZE_EPS = 1e-12;
