@@ -5,16 +5,20 @@
  * must reproduce them at max abs diff ≤ 1e-4 (fp32, 0–1 pixels), on a side that is not a multiple of the 16-pixel
  * window and on one that is (CRAFT then pads a whole window more).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeSpec, tilingOf } from '../../engine/convert/architectures/registry.js';
 import { detectArchitecture } from '../../engine/convert/architectures/detect.js';
 import type { StateDict } from '../../engine/convert/checkpoint/stateDict.js';
-import { runCli } from '../helpers/runCli.js';
-import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { expectMatchesPyTorch, referenceRun, type RefCase } from './support/transformerReference.js';
+import {
+  expectImportEqualsPyTorch,
+  expectImportRefused,
+  expectMatchesPyTorch,
+  referenceRun,
+  type RefCase,
+} from './support/transformerReference.js';
 
 interface CraftCase extends RefCase {
   expected: Record<string, unknown>;
@@ -148,18 +152,14 @@ describe('CRAFT conversion against PyTorch', () => {
   );
 
   it('crisp models import prints the detected CRAFT parameters and installs a model equal to PyTorch', async () => {
-    const ref = run.refs.get('craft-x2')!;
-    const models = path.join(run.dir, 'models');
-    const r = await runCli(['models', 'import', ref.pth, '--name', 'craft-test', '--dir', models, '--licence', 'MIT']);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const installed = path.join(models, 'custom', 'craft-test.onnx');
-    const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe(
-      `${ref.pth}: imported as craft-test (x2, CRAFT x2 (32 dim, 2 groups of 1/1, heads 4/4, window 4×16, mlp 2)) → ${installed}`,
-    );
-    expect(lines[1]).toMatch(/^ {2}CRAFT ×2, [\d.]+ k parameters, [\d.]+ MB, licence MIT$/);
-    const inp = ref.inputs.get('odd')!;
-    expect(maxAbsDiff((await runOnnx(installed, inp.data, inp.dims)).data, inp.expected)).toBeLessThanOrEqual(1e-4);
+    await expectImportEqualsPyTorch(run.refs.get('craft-x2')!, path.join(run.dir, 'models'), {
+      name: 'craft-test',
+      licence: 'MIT',
+      architecture: 'CRAFT',
+      scale: 2,
+      description: 'CRAFT x2 (32 dim, 2 groups of 1/1, heads 4/4, window 4×16, mlp 2)',
+      input: 'odd',
+    });
   }, 120_000);
 });
 
@@ -167,14 +167,10 @@ describe('CRAFT checkpoints that cannot be converted', () => {
   it('windows that do not tile its 16-pixel padding are refused in a sentence, nothing installed', async () => {
     const file = path.join(run.dir, 'window6.safetensors');
     writeFileSync(file, writeSafetensors(publishedShapes([6, 12])));
-    const models = path.join(run.dir, 'refused');
-    const r = await runCli(['models', 'import', file, '--dir', models]);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
-    expect(r.stderr.trim()).toBe(
-      `${file}: not imported: CRAFT with 6×12 windows is not supported: they must tile its 16-pixel padding (sides dividing 16)`,
+    await expectImportRefused(
+      file,
+      path.join(run.dir, 'refused'),
+      'CRAFT with 6×12 windows is not supported: they must tile its 16-pixel padding (sides dividing 16)',
     );
-    expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
-    expect(existsSync(path.join(models, 'custom', 'window6.onnx'))).toBe(false);
   }, 60_000);
 });

@@ -5,16 +5,20 @@
  * must reproduce them at max abs diff ≤ 1e-4 (fp32, 0–1 pixels), including sizes that are not a multiple of the
  * 16-pixel window (every BasicLayer reflect-pads and crops back).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeSpec, tilingOf } from '../../engine/convert/architectures/registry.js';
 import { detectArchitecture } from '../../engine/convert/architectures/detect.js';
 import type { StateDict } from '../../engine/convert/checkpoint/stateDict.js';
-import { runCli } from '../helpers/runCli.js';
-import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { expectMatchesPyTorch, referenceRun, type RefCase } from './support/transformerReference.js';
+import {
+  expectImportEqualsPyTorch,
+  expectImportRefused,
+  expectMatchesPyTorch,
+  referenceRun,
+  type RefCase,
+} from './support/transformerReference.js';
 
 interface DctlsaCase extends RefCase {
   expected: Record<string, unknown>;
@@ -102,28 +106,14 @@ describe('DCTLSA conversion against PyTorch', () => {
   );
 
   it('crisp models import prints the detected DCTLSA parameters and installs a model equal to PyTorch', async () => {
-    const ref = run.refs.get('dctlsa-x2')!;
-    const models = path.join(run.dir, 'models');
-    const r = await runCli([
-      'models',
-      'import',
-      ref.pth,
-      '--name',
-      'dctlsa-test',
-      '--dir',
-      models,
-      '--licence',
-      'Apache-2.0',
-    ]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const installed = path.join(models, 'custom', 'dctlsa-test.onnx');
-    const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe(
-      `${ref.pth}: imported as dctlsa-test (x2, DCTLSA x2 (15 feat, 6 LSAB, 5 heads, window 16)) → ${installed}`,
-    );
-    expect(lines[1]).toMatch(/^ {2}DCTLSA ×2, [\d.]+ k parameters, [\d.]+ MB, licence Apache-2\.0$/);
-    const inp = ref.inputs.get('odd')!;
-    expect(maxAbsDiff((await runOnnx(installed, inp.data, inp.dims)).data, inp.expected)).toBeLessThanOrEqual(1e-4);
+    await expectImportEqualsPyTorch(run.refs.get('dctlsa-x2')!, path.join(run.dir, 'models'), {
+      name: 'dctlsa-test',
+      licence: 'Apache-2.0',
+      architecture: 'DCTLSA',
+      scale: 2,
+      description: 'DCTLSA x2 (15 feat, 6 LSAB, 5 heads, window 16)',
+      input: 'odd',
+    });
   }, 120_000);
 });
 
@@ -131,14 +121,10 @@ describe('DCTLSA checkpoints that cannot be converted', () => {
   it('a width that does not split into five heads is refused in a sentence, nothing installed', async () => {
     const file = path.join(run.dir, 'twelve.safetensors');
     writeFileSync(file, writeSafetensors(publishedShapes(12)));
-    const models = path.join(run.dir, 'refused');
-    const r = await runCli(['models', 'import', file, '--dir', models]);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
-    expect(r.stderr.trim()).toBe(
-      `${file}: not imported: DCTLSA: 12 feature channels do not split into the 5 heads DCTLSA always has (checkpoints do not store the head count)`,
+    await expectImportRefused(
+      file,
+      path.join(run.dir, 'refused'),
+      'DCTLSA: 12 feature channels do not split into the 5 heads DCTLSA always has (checkpoints do not store the head count)',
     );
-    expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
-    expect(existsSync(path.join(models, 'custom', 'twelve.onnx'))).toBe(false);
   }, 60_000);
 });
