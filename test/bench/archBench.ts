@@ -1,7 +1,7 @@
 /**
  * Architecture bench: one row per imported architecture in its released configuration (random weights from
  * the test-only PyTorch references — sr_reference.py for SPAN/RealPLKSR/OmniSR/RCAN/ESRGAN+/Real-CUGAN/MoSR, the
- * transformer references for SwinIR/HAT/DAT/SRFormer/FDAT/RGT/DRCT/ATD/DITN — and the TypeScript RRDBNet generator, converted by Crisp),
+ * transformer references for SwinIR/HAT/DAT/SRFormer/FDAT/RGT/DRCT/ATD/DITN/DCTLSA/CRAFT — and the TypeScript RRDBNet generator, converted by Crisp),
  * fp32 on the CPU provider, on a 256×256 tile of a real photo: milliseconds per tile, input megapixels per second, and the cost
  * relative to the shipped SRVGGNetCompact in the same run (the figure tilingOf carries). Building the
  * checkpoints needs Debian's python3-torch (as the conversion tests do); without it the section says so and skips.
@@ -294,6 +294,16 @@ const ROWS: ArchRow[] = [
       ffn_expansion_factor: 2,
       upscale: 4,
     },
+  },
+  {
+    label: 'DCTLSA ×4 (55 feat, 6 LSAB, window 16)',
+    script: 'dctlsa_reference.py',
+    config: { in_chans: 3, nf: 55, upscale: 4 },
+  },
+  {
+    label: 'CRAFT ×4 (48 dim, 4 groups of 2, window 4×16)',
+    script: 'craft_reference.py',
+    config: { in_chans: 3, embed_dim: 48, depths: [2, 2, 2, 2], num_heads: [6, 6, 6, 6], upscale: 4 },
   },
 ];
 

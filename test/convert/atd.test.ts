@@ -10,9 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { describeSpec, tilingOf } from '../../engine/convert/architectures/registry.js';
 import { detectArchitecture } from '../../engine/convert/architectures/detect.js';
 import type { StateDict } from '../../engine/convert/checkpoint/stateDict.js';
-import { runCli } from '../helpers/runCli.js';
-import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
-import { expectMatchesPyTorch, referenceRun, type RefCase } from './support/transformerReference.js';
+import {
+  expectImportEqualsPyTorch,
+  expectMatchesPyTorch,
+  referenceRun,
+  type RefCase,
+} from './support/transformerReference.js';
 
 interface AtdCase extends RefCase {
   expected: Record<string, unknown>;
@@ -225,28 +228,14 @@ describe('ATD conversion against PyTorch', () => {
   );
 
   it('crisp models import prints the detected ATD parameters and installs a model equal to PyTorch', async () => {
-    const ref = run.refs.get('atd-x2')!;
-    const models = path.join(run.dir, 'models');
-    const r = await runCli([
-      'models',
-      'import',
-      ref.pth,
-      '--name',
-      'atd-test',
-      '--dir',
-      models,
-      '--licence',
-      'Apache-2.0',
-    ]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const installed = path.join(models, 'custom', 'atd-test.onnx');
-    const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe(
-      `${ref.pth}: imported as atd-test (x2, ATD x2 (embed 24, depths 2/3, heads 2/3, window 8, 16 tokens of 4, category 256, mlp 2, pixelshuffle, 1conv)) → ${installed}`,
-    );
-    // The summary line: architecture, scale, parameters of the checkpoint, size of the converted graph, licence.
-    expect(lines[1]).toMatch(/^ {2}ATD ×2, [\d.]+ k parameters, [\d.]+ MB, licence Apache-2\.0$/);
-    const inp = ref.inputs.get('wide')!;
-    expect(maxAbsDiff((await runOnnx(installed, inp.data, inp.dims)).data, inp.expected)).toBeLessThanOrEqual(1e-4);
+    await expectImportEqualsPyTorch(run.refs.get('atd-x2')!, path.join(run.dir, 'models'), {
+      name: 'atd-test',
+      licence: 'Apache-2.0',
+      architecture: 'ATD',
+      scale: 2,
+      description:
+        'ATD x2 (embed 24, depths 2/3, heads 2/3, window 8, 16 tokens of 4, category 256, mlp 2, pixelshuffle, 1conv)',
+      input: 'wide',
+    });
   }, 120_000);
 });

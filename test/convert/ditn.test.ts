@@ -7,9 +7,12 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeSpec, tilingOf } from '../../engine/convert/architectures/registry.js';
-import { runCli } from '../helpers/runCli.js';
-import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
-import { expectMatchesPyTorch, referenceRun, type RefCase } from './support/transformerReference.js';
+import {
+  expectImportEqualsPyTorch,
+  expectMatchesPyTorch,
+  referenceRun,
+  type RefCase,
+} from './support/transformerReference.js';
 
 interface DitnCase extends RefCase {
   expected: Record<string, unknown>;
@@ -100,28 +103,13 @@ describe('DITN conversion against PyTorch', () => {
   }, 120_000);
 
   it('crisp models import prints the detected DITN parameters and installs a model equal to PyTorch', async () => {
-    const ref = run.refs.get('ditn-x2-bias')!;
-    const models = path.join(run.dir, 'models');
-    const r = await runCli([
-      'models',
-      'import',
-      ref.pth,
-      '--name',
-      'ditn-test',
-      '--dir',
-      models,
-      '--licence',
-      'Apache-2.0',
-    ]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const installed = path.join(models, 'custom', 'ditn-test.onnx');
-    const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe(
-      `${ref.pth}: imported as ditn-test (x2, DITN x2 (16 dim, 2 UFONE of 2 ITL + 1 SAL, ffn 1.5, bias)) → ${installed}`,
-    );
-    // The summary line: architecture, scale, parameters of the checkpoint, size of the converted graph, licence.
-    expect(lines[1]).toMatch(/^ {2}DITN ×2, [\d.]+ k parameters, [\d.]+ MB, licence Apache-2\.0$/);
-    const inp = ref.inputs.get('odd')!;
-    expect(maxAbsDiff((await runOnnx(installed, inp.data, inp.dims)).data, inp.expected)).toBeLessThanOrEqual(1e-4);
+    await expectImportEqualsPyTorch(run.refs.get('ditn-x2-bias')!, path.join(run.dir, 'models'), {
+      name: 'ditn-test',
+      licence: 'Apache-2.0',
+      architecture: 'DITN',
+      scale: 2,
+      description: 'DITN x2 (16 dim, 2 UFONE of 2 ITL + 1 SAL, ffn 1.5, bias)',
+      input: 'odd',
+    });
   }, 120_000);
 });

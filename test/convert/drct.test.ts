@@ -4,16 +4,20 @@
  * random-weight models and their outputs on crops of real photos; the converted graphs must reproduce them at
  * max abs diff ≤ 1e-4 (fp32, 0–1 pixels), including sizes that are not a multiple of the window.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeSpec, tilingOf } from '../../engine/convert/architectures/registry.js';
 import { detectArchitecture } from '../../engine/convert/architectures/detect.js';
 import type { StateDict } from '../../engine/convert/checkpoint/stateDict.js';
-import { runCli } from '../helpers/runCli.js';
-import { maxAbsDiff, runOnnx } from './support/onnxRun.js';
 import { writeSafetensors } from './support/torchWriters.js';
-import { expectMatchesPyTorch, referenceRun, type RefCase } from './support/transformerReference.js';
+import {
+  expectImportEqualsPyTorch,
+  expectImportRefused,
+  expectMatchesPyTorch,
+  referenceRun,
+  type RefCase,
+} from './support/transformerReference.js';
 
 interface DrctCase extends RefCase {
   expected: Record<string, unknown>;
@@ -167,19 +171,14 @@ describe('DRCT conversion against PyTorch', () => {
   );
 
   it('crisp models import prints the detected DRCT parameters and installs a model equal to PyTorch', async () => {
-    const ref = run.refs.get('drct-x2')!;
-    const models = path.join(run.dir, 'models');
-    const r = await runCli(['models', 'import', ref.pth, '--name', 'drct-test', '--dir', models, '--licence', 'MIT']);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const installed = path.join(models, 'custom', 'drct-test.onnx');
-    const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe(
-      `${ref.pth}: imported as drct-test (x2, DRCT x2 (embed 12, 2 groups, heads 3/3, window 8, growth 4, mlp 2)) → ${installed}`,
-    );
-    // The summary line: architecture, scale, parameters of the checkpoint, size of the converted graph, licence.
-    expect(lines[1]).toMatch(/^ {2}DRCT ×2, [\d.]+ k parameters, [\d.]+ MB, licence MIT$/);
-    const inp = ref.inputs.get('odd')!;
-    expect(maxAbsDiff((await runOnnx(installed, inp.data, inp.dims)).data, inp.expected)).toBeLessThanOrEqual(1e-4);
+    await expectImportEqualsPyTorch(run.refs.get('drct-x2')!, path.join(run.dir, 'models'), {
+      name: 'drct-test',
+      licence: 'MIT',
+      architecture: 'DRCT',
+      scale: 2,
+      description: 'DRCT x2 (embed 12, 2 groups, heads 3/3, window 8, growth 4, mlp 2)',
+      input: 'odd',
+    });
   }, 120_000);
 });
 
@@ -189,14 +188,10 @@ describe('DRCT checkpoints that cannot be converted', () => {
     for (const k of ['conv_before_upsample.0.weight', 'conv_last.weight']) dict.delete(k);
     const file = path.join(run.dir, 'no-tail.safetensors');
     writeFileSync(file, writeSafetensors(dict));
-    const models = path.join(run.dir, 'refused');
-    const r = await runCli(['models', 'import', file, '--dir', models]);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
-    expect(r.stderr.trim()).toBe(
-      `${file}: not imported: this DRCT checkpoint has no reconstruction tail (conv_last): DRCT without an upsampler returns its input unchanged, so there is nothing to convert`,
+    await expectImportRefused(
+      file,
+      path.join(run.dir, 'refused'),
+      'this DRCT checkpoint has no reconstruction tail (conv_last): DRCT without an upsampler returns its input unchanged, so there is nothing to convert',
     );
-    expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
-    expect(existsSync(path.join(models, 'custom', 'no-tail.onnx'))).toBe(false);
   }, 60_000);
 });

@@ -57,7 +57,7 @@ describe('unsupported architectures are named', () => {
 
   it('an unknown state dict lists what was found and what is supported', async () => {
     await expect(convertBytes(writePthZip(dictOf(['foo.0.weight', 'bar.weight'])), 'pth')).rejects.toThrow(
-      /^unsupported architecture: 2 tensors, keys starting foo\.0, bar\.weight; supported are RRDBNet \(ESRGAN\/BasicSR\), SRVGGNetCompact, SPAN, RealPLKSR, OmniSR, SwinIR, HAT, DAT, SRFormer, RCAN, ESRGAN\+, Real-CUGAN, MoSR, FDAT, RGT, Swift-SRGAN, DRCT, ATD and DITN$/,
+      /^unsupported architecture: 2 tensors, keys starting foo\.0, bar\.weight; supported are RRDBNet \(ESRGAN\/BasicSR\), SRVGGNetCompact, SPAN, RealPLKSR, OmniSR, SwinIR, HAT, DAT, SRFormer, RCAN, ESRGAN\+, Real-CUGAN, MoSR, FDAT, RGT, Swift-SRGAN, DRCT, ATD, DITN, DCTLSA and CRAFT$/,
     );
   });
 

@@ -28,7 +28,7 @@
  * 256 otherwise), as every released model follows it.
  */
 import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
-import { imagePorts, finishModel } from '../graph/graphOps.js';
+import { finishModel, imagePorts, RGB_MEAN } from '../graph/graphOps.js';
 import { attr } from '../graph/onnxWriter.js';
 import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
 import type { StateDict } from '../checkpoint/stateDict.js';
@@ -68,7 +68,6 @@ export interface AtdSpec {
   norm: boolean;
 }
 
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 /** torch.nn.InstanceNorm1d's default epsilon. */
 const INSTANCE_NORM_EPS = 1e-5;
 /** F.normalize's floor on the norm. */
@@ -173,19 +172,11 @@ export function buildAtdOnnx(dict: StateDict, spec: AtdSpec = detectAtd(dict), o
       ]),
     ]);
 
-  /**
-   * ATD's padding: the image, then its mirror with the edge row included (torch.cat([x, flip(x)])), cut to the
-   * window multiple: a Gather of rows min(i, 2h−1−i). PyTorch needs h ≥ the padding; below that the index is
-   * clamped to 0 (the graph still runs).
-   */
+  /** ATD's padding (TokenGraph.mirrorPad) up to the window multiple. */
   const symmetricPad = (x: string, axis: number): { x: string; size: string } => {
     const n = G.dim(x, axis);
     const m = G.i64([ws]);
-    const padded = G.mul(G.node('Div', [G.add(n, G.i64([ws - 1])), m]), m);
-    const i = range(padded);
-    const back = G.node('Sub', [G.node('Sub', [G.mul(n, G.i64([2])), G.i64([1])]), i]);
-    const idx = G.node('Max', [G.node('Min', [i, back]), G.i64([0])]);
-    return { x: G.node('Gather', [x, idx], { axis: attr.int(axis) }), size: n };
+    return { x: G.mirrorPad(x, axis, G.mul(G.node('Div', [G.add(n, G.i64([ws - 1])), m]), m)), size: n };
   };
 
   /** ATD-CA: [b, n, C] tokens against the dictionary [b|1, m, C]; returns the result and the similarity map. */

@@ -14,6 +14,7 @@
  *   spatial maps crossing the two branches). BatchNorms are folded into the convs.
  */
 import { UnsupportedArchitectureError, type Architecture } from './architecture.js';
+import { RGB_MEAN } from '../graph/graphOps.js';
 import { attr } from '../graph/onnxWriter.js';
 import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
 import { detectUpsampler, TokenGraph, type ResiConnection, type UpsamplerKind } from '../graph/transformerGraph.js';
@@ -46,8 +47,6 @@ export interface DatSpec {
 }
 
 const ARCH = 'DAT';
-/** RGB mean DAT subtracts from 3-channel input (DF2K); other channel counts use zero. */
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 
 /** DAT's own keys: the LayerNorm before the groups and SGFN's spatial gate (RGT, its sibling, has an Mlp). */
 export function looksLikeDat(dict: StateDict): boolean {

@@ -101,13 +101,6 @@ export function buildDitnOnnx(dict: StateDict, spec: DitnSpec = detectDitn(dict)
       G.node('Max', [G.node('ReduceL2', [x], { axes: attr.ints([-1]), keepdims: attr.int(1) }), G.scalar(1e-12)]),
     ]);
 
-  const ffn = (x: string, p: string): string => {
-    const hidden2 = G.get(`${p}.project_in.weight`).shape[0]!;
-    const y = conv(conv(x, `${p}.project_in`), `${p}.dwconv`, { group: hidden2 });
-    const [x1, x2] = G.split(y, 1, [hidden2 / 2, hidden2 / 2]);
-    return conv(G.mul(G.gelu(x1!), x2!), `${p}.project_out`);
-  };
-
   /** ISA on patches [P, C, 8, 8]: attention between channels over the patch's pixels. */
   const isa = (x: string, p: string): string => {
     const tokens = G.transpose(G.reshape(x, [0, C, PATCH * PATCH]), [0, 2, 1]); // [P, 64, C]
@@ -128,7 +121,7 @@ export function buildDitnOnnx(dict: StateDict, spec: DitnSpec = detectDitn(dict)
 
   const layer = (x: string, p: string, mixer: (y: string, prefix: string) => string, name: string): string => {
     const y = G.add(x, mixer(conv(tanh(x), `${p}.conv1`), `${p}.${name}`));
-    return G.add(y, ffn(conv(tanh(y), `${p}.conv2`), `${p}.ffn`));
+    return G.add(y, G.gatedDwFfn(conv(tanh(y), `${p}.conv2`), `${p}.ffn`));
   };
 
   const ports = imagePorts(G.g, spec, opts.rgbPorts ?? false);

@@ -13,17 +13,16 @@
  * back, which the graph does, so any size runs.
  */
 import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
-import { finishModel, imagePorts } from '../graph/graphOps.js';
+import { finishModel } from '../graph/graphOps.js';
 import { blockMacs, relative, shuffleTailMacs } from '../graph/transformerCost.js';
 import { attr, GraphBuilder } from '../graph/onnxWriter.js';
 import type { StateDict } from '../checkpoint/stateDict.js';
 import {
+  classicalEnd,
   countSeq,
-  denormalizeOutput,
-  normalizeInput,
-  pixelShuffleTail,
   relativePositionIndex,
   swinBlock,
+  swinHead,
   tensorGetter,
   windowFromTable,
   WindowGraph,
@@ -55,7 +54,6 @@ export interface DrctSpec {
 /** The RDG's constant weight on its dense path. */
 const DENSE_SCALE = 0.2;
 const BLOCKS = 5;
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 const SWIN1 = 'layers.0.swin1';
 
 export function looksLikeDrct(dict: StateDict): boolean {
@@ -144,16 +142,10 @@ export function buildDrctOnnx(dict: StateDict, spec: DrctSpec = detectDrct(dict)
   const get = tensorGetter(dict, 'DRCT');
   const w = new WindowGraph(new GraphBuilder('DRCT'));
   const ws = spec.windowSize;
-  const mean = spec.inChannels === 3 ? RGB_MEAN : null;
-  // Grey and RGBA models get RGB ports for the pipeline when asked (imports); tests compare the bare model.
-  const ports = imagePorts(w.g, spec, opts.rgbPorts ?? false);
-  // DRCT normalises after its wrapper pads; reflect padding commutes with the per-channel affine map.
-  const padded = w.reflectPadToMultiple(ports.input, ws);
-  const feat = w.conv(normalizeInput(w, padded.x, mean, 1), 'conv_first', get);
-  let tokens = w.toNhwc(feat);
-  if (dict.has('patch_embed.norm.weight'))
-    tokens = w.layerNorm(tokens, 'patch_embed.norm', get('patch_embed.norm.weight'), get('patch_embed.norm.bias'));
-  const grid = w.grid(tokens, ws, spec.embedDim);
+  // The reflect padding is DRCT's model wrapper's (drct_model.py), before it normalises.
+  const head = swinHead(w, dict, get, spec, { range: 1, rgbPorts: opts.rgbPorts ?? false });
+  const grid = head.grid;
+  let tokens = head.tokens;
   const shift = spec.shifted ? Math.floor(ws / 2) : 0;
   const mask = shift > 0 ? w.shiftedWindowMask(tokens, grid, shift) : null;
   const index = relativePositionIndex(ws);
@@ -184,12 +176,7 @@ export function buildDrctOnnx(dict: StateDict, spec: DrctSpec = detectDrct(dict)
     }
     tokens = w.add(w.mul(dense[BLOCKS]!, w.f32([DENSE_SCALE], [1])), tokens);
   }
-  tokens = w.layerNorm(tokens, 'norm', get('norm.weight'), get('norm.bias'));
-  let body = w.toNchw(tokens);
-  if (spec.resiConnection === '1conv') body = w.conv(body, 'conv_after_body', get);
-  body = w.add(body, feat);
-  const out = denormalizeOutput(w, pixelShuffleTail(w, body, dict, get), mean, 1);
-  return finishModel(w.g, ports, w.cropToScaled(out, padded.h, padded.w, spec.scale), spec);
+  return finishModel(w.g, head.ports, classicalEnd(w, dict, get, tokens, head, spec), spec);
 }
 
 /**

@@ -9,16 +9,14 @@
  * overlap_ratio·window wider, which is torch's nn.Unfold with zero padding, expressed here as a Gather).
  */
 import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
-import { imagePorts } from '../graph/graphOps.js';
 import { blockMacs, relative, shuffleTailMacs } from '../graph/transformerCost.js';
 import { attr, GraphBuilder } from '../graph/onnxWriter.js';
 import type { StateDict, Tensor } from '../checkpoint/stateDict.js';
 import {
+  classicalEnd,
   countSeq,
-  denormalizeOutput,
-  normalizeInput,
-  pixelShuffleTail,
   relativePositionIndex,
+  swinHead,
   tensorGetter,
   windowFromTable,
   WindowGraph,
@@ -47,8 +45,6 @@ export interface HatSpec {
 
 /** CAB's weight in the HAB sum; a constructor argument, never stored (every released model uses 0.01). */
 export const HAT_CONV_SCALE = 0.01;
-/** DIV2K's per-channel mean, subtracted from RGB inputs (as SwinIR). */
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 const BLOCK0 = 'layers.0.residual_group.blocks.0';
 
 export function looksLikeHat(dict: StateDict): boolean {
@@ -275,16 +271,9 @@ export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict), o
   const get = tensorGetter(dict, 'HAT');
   const w = new WindowGraph(new GraphBuilder('HAT'));
   const ws = spec.windowSize;
-  const mean = spec.inChannels === 3 ? RGB_MEAN : null;
-  // HAT normalises before padding; reflect padding commutes with the per-channel affine map.
-  // Grey and RGBA models get RGB ports for the pipeline when asked (imports); tests compare the bare model.
-  const ports = imagePorts(w.g, spec, opts.rgbPorts ?? false);
-  const padded = w.reflectPadToMultiple(ports.input, ws);
-  const feat = w.conv(normalizeInput(w, padded.x, mean, 1), 'conv_first', get);
-  let tokens = w.toNhwc(feat);
-  if (dict.has('patch_embed.norm.weight'))
-    tokens = w.layerNorm(tokens, 'patch_embed.norm', get('patch_embed.norm.weight'), get('patch_embed.norm.bias'));
-  const grid = w.grid(tokens, ws, spec.embedDim);
+  const head = swinHead(w, dict, get, spec, { range: 1, rgbPorts: opts.rgbPorts ?? false });
+  const grid = head.grid;
+  let tokens = head.tokens;
   const ctx: HatContext = {
     grid,
     mask: w.shiftedWindowMask(tokens, grid, Math.floor(ws / 2)),
@@ -304,15 +293,10 @@ export function buildHatOnnx(dict: StateDict, spec: HatSpec = detectHat(dict), o
     if (spec.resiConnection === '1conv') tokens = w.toNhwc(w.conv(w.toNchw(tokens), `layers.${i}.conv`, get));
     tokens = w.add(tokens, groupIn);
   });
-  tokens = w.layerNorm(tokens, 'norm', get('norm.weight'), get('norm.bias'));
-  let body = w.toNchw(tokens);
-  if (spec.resiConnection === '1conv') body = w.conv(body, 'conv_after_body', get);
-  body = w.add(body, feat);
-  const out = denormalizeOutput(w, pixelShuffleTail(w, body, dict, get), mean, 1);
-  ports.finish(w.cropToScaled(out, padded.h, padded.w, spec.scale));
+  head.ports.finish(classicalEnd(w, dict, get, tokens, head, spec));
   return w.g.toBytes({
-    inChannels: ports.inChannels,
-    outChannels: ports.outChannels,
+    inChannels: head.ports.inChannels,
+    outChannels: head.ports.outChannels,
     producer: 'crisp-convert (HAT)',
     doc: JSON.stringify(spec),
   });

@@ -5,7 +5,9 @@
  */
 import type { Architecture, ArchSpec, ArchTiling } from './architecture.js';
 import { atd } from './atd.js';
+import { craft } from './craft.js';
 import { dat } from './dat.js';
+import { dctlsa } from './dctlsa.js';
 import { ditn } from './ditn.js';
 import { drct } from './drct.js';
 import { esrganPlus } from './esrganPlus.js';
@@ -44,6 +46,8 @@ export const ARCHITECTURES: readonly Architecture[] = [
   drct,
   atd,
   ditn,
+  dctlsa,
+  craft,
 ];
 
 /** The registered architecture of a spec's kind (undefined for a kind no module claims). */

@@ -18,6 +18,7 @@
  * cropping the output back (where the reference refuses).
  */
 import { UnsupportedArchitectureError, type Architecture } from './architecture.js';
+import { RGB_MEAN } from '../graph/graphOps.js';
 import { attr } from '../graph/onnxWriter.js';
 import {
   rectWindowBranches,
@@ -50,8 +51,6 @@ export interface RgtSpec {
 }
 
 const ARCH = 'RGT';
-/** RGB mean RGT subtracts from 3-channel input (DF2K); other channel counts use zero. */
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 /** RG-SA's recursion: stride-4 reductions, and the input side below which the reference cannot run. */
 const REDUCTIONS = 2;
 const MIN_SIDE = 16;

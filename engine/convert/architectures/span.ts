@@ -21,6 +21,7 @@ import {
   GraphBuilder,
   imagePorts,
   pixelShuffle,
+  RGB_MEAN,
   scaleAndChannels,
   silu,
   Weights,
@@ -39,8 +40,6 @@ export interface SpanSpec {
 }
 
 const SPAB_BLOCKS = 6;
-/** DIV2K RGB mean SPAN subtracts (unless trained with norm=False), then × 255. */
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 const IMG_RANGE = 255;
 
 export function looksLikeSpan(dict: StateDict): boolean {

@@ -12,6 +12,7 @@
  * as SRFormer's own forward does.
  */
 import { UnsupportedArchitectureError, type Architecture } from './architecture.js';
+import { RGB_MEAN } from '../graph/graphOps.js';
 import { attr } from '../graph/onnxWriter.js';
 import { fitted, resiMacs, tailMacs } from '../graph/transformerCost.js';
 import type { StateDict, Tensor } from '../checkpoint/stateDict.js';
@@ -39,7 +40,6 @@ export interface SrformerSpec {
 }
 
 const ARCH = 'SRFormer';
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 const block = (i: number, j: number) => `layers.${i}.residual_group.blocks.${j}`;
 
 export function looksLikeSrformer(dict: StateDict): boolean {

@@ -11,18 +11,17 @@
  * output back, so any size runs.
  */
 import { channelsNote, UnsupportedArchitectureError, type Architecture, type BuildOptions } from './architecture.js';
-import { imagePorts } from '../graph/graphOps.js';
 import { blockMacs, relative, shuffleTailMacs, TAIL_FEAT } from '../graph/transformerCost.js';
 import { attr, GraphBuilder } from '../graph/onnxWriter.js';
 import type { StateDict } from '../checkpoint/stateDict.js';
 import {
   countSeq,
   denormalizeOutput,
-  normalizeInput,
   pixelShuffleTail,
   relativePositionIndex,
   residualConv,
   swinBlock,
+  swinHead,
   tensorGetter,
   windowFromTable,
   WindowGraph,
@@ -51,8 +50,6 @@ export interface SwinirSpec {
 }
 
 const BLOCK0 = 'layers.0.residual_group.blocks.0';
-/** SwinIR's per-channel mean of DIV2K, subtracted from RGB inputs. */
-const RGB_MEAN = [0.4488, 0.4371, 0.404];
 
 export function looksLikeSwinir(dict: StateDict): boolean {
   return (
@@ -156,16 +153,9 @@ export function buildSwinirOnnx(
   const get = tensorGetter(dict, 'SwinIR');
   const w = new WindowGraph(new GraphBuilder('SwinIR'));
   const ws = spec.windowSize;
-  const mean = spec.inChannels === 3 ? RGB_MEAN : null;
-  // Grey and RGBA models get RGB ports for the pipeline when asked (imports); tests compare the bare model.
-  const ports = imagePorts(w.g, spec, opts.rgbPorts ?? false);
-  const padded = w.reflectPadToMultiple(ports.input, ws);
-  const x = normalizeInput(w, padded.x, mean, spec.imgRange);
-  const feat = w.conv(x, 'conv_first', get);
-
-  let tokens = w.toNhwc(feat);
-  tokens = w.layerNorm(tokens, 'patch_embed.norm', get('patch_embed.norm.weight'), get('patch_embed.norm.bias'));
-  const grid = w.grid(tokens, ws, spec.embedDim);
+  const head = swinHead(w, dict, get, spec, { range: spec.imgRange, rgbPorts: opts.rgbPorts ?? false });
+  const { ports, padded, mean, normalized: x, feat, grid } = head;
+  let tokens = head.tokens;
   const shift = spec.shifted ? Math.floor(ws / 2) : 0;
   const mask = shift > 0 && spec.depths.some((d) => d > 1) ? w.shiftedWindowMask(tokens, grid, shift) : null;
   const index = relativePositionIndex(ws);

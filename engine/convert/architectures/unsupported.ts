@@ -44,11 +44,6 @@ const SIGNATURES: Signature[] = [
     keys: ['patch_embed.proj.weight', 'layers.0.residual_group.blocks.0.attn.logit_scale'],
   },
   {
-    name: 'CRAFT',
-    what: 'a CRAFT transformer',
-    keys: ['conv_first.weight', 'layers.0.residual_group.hf_blocks.0.attn.temperature'],
-  },
-  {
     name: 'GRL',
     what: 'a GRL transformer',
     keys: ['norm_start.weight', 'layers.0.blocks.0.attn.window_attn.attn_transform.logit_scale'],
@@ -69,12 +64,6 @@ const SIGNATURES: Signature[] = [
     keys: ['to_feat.weight', 'feats.0.safm.mfr.0.weight'],
   },
   { name: 'SeemoRe', what: 'a SeemoRe network', keys: ['conv_1.weight', 'body.0.local_block.norm_1.weight'] },
-  {
-    name: 'DCTLSA',
-    what: 'a DCTLSA transformer',
-    keys: ['fea_conv.weight', 'B1.body.0.transformer_body.0.blocks.0.attn.qkv.weight'],
-  },
-
   { name: 'LaMa', what: 'an inpainting network', keys: ['model.model.1.bn_l.running_mean'] },
   { name: 'LaMa', what: 'an inpainting network', keys: ['generator.model.1.bn_l.running_mean'] },
 ];

@@ -204,6 +204,12 @@ export function scaleAndChannels(outputs: number, inChannels: number): { scale: 
 
 export { attr, GraphBuilder };
 
+/**
+ * The DIV2K training set's mean colour, which the BasicSR-family networks (SwinIR, HAT, DAT, SRFormer, SPAN, …)
+ * subtract from RGB inputs and add back to their outputs.
+ */
+export const RGB_MEAN = [0.4488, 0.4371, 0.404];
+
 /** BT.601 luma weights: how an RGB pixel becomes the grey a 1-channel model was trained on. */
 const LUMA = [0.299, 0.587, 0.114];
 

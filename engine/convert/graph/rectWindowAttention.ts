@@ -5,7 +5,8 @@
  * of the weights, computed here at conversion), shifted by half a window in a fixed pattern of blocks; before
  * windowing, q, k and v are zero-padded to a multiple of the larger window side (inside the attention, so padded
  * tokens take part in the softmax exactly as in PyTorch) and the output cropped back. Also their spatial-gate
- * FFN (fc1 → GELU → one half × depth-wise conv of the LayerNormed other half → fc2).
+ * FFN (fc1 → GELU → one half × depth-wise conv of the LayerNormed other half → fc2). CRAFT's SRWA blocks use the
+ * same attention with the network's offsets buffers and, shifted, without a mask (`offsets`, `masked`).
  */
 import { UnsupportedArchitectureError } from '../architectures/architecture.js';
 import { attr } from './onnxWriter.js';
@@ -52,16 +53,18 @@ export function splitSizeFromRpe(dict: StateDict, arch: string): [number, number
 
 /**
  * The dynamic position bias of one window branch, evaluated once: pos3(pos2(pos1(pos_proj(offsets)))), each
- * posK = LayerNorm → ReLU → Linear, then gathered by relative position into [heads, N, N].
+ * posK = LayerNorm → ReLU → Linear, then gathered by relative position into [heads, N, N]. `rpeKey`: the
+ * offsets buffer (the branch's own rpe_biases in DAT and RGT, the network's biases_h / biases_v in CRAFT).
  */
 function positionBias(
   dict: StateDict,
   prefix: string,
+  rpeKey: string,
   hs: number,
   ws: number,
   arch: string,
 ): { dims: number[]; data: Float32Array } {
-  const rpe = need(dict, `${prefix}.rpe_biases`, arch);
+  const rpe = need(dict, rpeKey, arch);
   const rows = rpe.shape[0]!;
   let x: Float64Array[] = [];
   for (let r = 0; r < rows; r++) x.push(Float64Array.from([rpe.data[2 * r]!, rpe.data[2 * r + 1]!]));
@@ -97,9 +100,7 @@ function positionBias(
   const n = hs * ws;
   const index = relativePositionIndex(hs, ws);
   if (x.length !== (2 * hs - 1) * (2 * ws - 1))
-    throw new UnsupportedArchitectureError(
-      `${arch} ${prefix}.rpe_biases has ${x.length} rows for a ${hs}×${ws} window`,
-    );
+    throw new UnsupportedArchitectureError(`${arch} ${rpeKey} has ${x.length} rows for a ${hs}×${ws} window`);
   const data = new Float32Array(heads * n * n);
   for (let i = 0; i < n * n; i++) {
     const row = x[index[i]!]!;
@@ -134,6 +135,10 @@ export interface RectWindowOptions {
   shifted: boolean;
   masks: RectWindowMasks;
   arch: string;
+  /** False: shifted blocks attend without the shifted-window mask (CRAFT passes none). Default true. */
+  masked?: boolean;
+  /** The offsets buffer of each branch; default the branch's own `${p}.attns.${branch}.rpe_biases`. */
+  offsets?: [string, string];
 }
 
 /**
@@ -171,12 +176,14 @@ export function rectWindowBranches(
     const [q, k, vv] = [0, 1, 2].map((i) =>
       G.node('Squeeze', [G.node('Gather', [win, G.i64([i])], { axis: attr.int(0) }), G.i64([0])]),
     );
-    if (o.shifted && !o.masks[branch]) {
+    const masked = o.shifted && o.masked !== false;
+    if (masked && !o.masks[branch]) {
       const labels = G.windowLabels(G.dim(padded, 1), G.dim(padded, 2), hs, ws, sh, sw);
       o.masks[branch] = G.labelMask(labels, labels);
     }
-    const mask = o.shifted ? o.masks[branch]! : null;
-    const bias = positionBias(dict, `${p}.attns.${branch}`, hs, ws, o.arch);
+    const mask = masked ? o.masks[branch]! : null;
+    const rpeKey = o.offsets?.[branch] ?? `${p}.attns.${branch}.rpe_biases`;
+    const bias = positionBias(dict, `${p}.attns.${branch}`, rpeKey, hs, ws, o.arch);
     const out = G.attention(
       G.mul(q!, G.scalar(hd ** -0.5)),
       G.transpose(k!, [0, 1, 2, 4, 3]),

@@ -124,6 +124,35 @@ export class TokenGraph extends WindowGraph {
     return { weight: { shape: w.shape, data }, bias };
   }
 
+  /**
+   * torch.cat([x, x.flip(axis)], axis)[…, :padded] along `axis` (ATD's and CRAFT's padding: the image, then its
+   * mirror with the edge row included), `padded` an int64 [1]: a Gather of rows min(i, 2n−1−i). PyTorch needs
+   * n ≥ padded − n; below that the index is clamped to 0 (the graph still runs).
+   */
+  mirrorPad(x: string, axis: number, padded: string): string {
+    const n = this.dim(x, axis);
+    const scalar = (v: string) => this.node('Squeeze', [v, this.i64([0])]);
+    const i = this.node('Range', [scalar(this.i64([0])), scalar(padded), scalar(this.i64([1]))]);
+    const back = this.node('Sub', [this.node('Sub', [this.mul(n, this.i64([2])), this.i64([1])]), i]);
+    const idx = this.node('Max', [this.node('Min', [i, back]), this.i64([0])]);
+    return this.node('Gather', [x, idx], { axis: attr.int(axis) });
+  }
+
+  /**
+   * Restormer's gated depth-wise FFN `${p}` on an NCHW map (DITN's and CRAFT's): project_in to 2·hidden, a
+   * depth-wise 3×3, GELU of one half times the other, project_out; each conv's bias where the checkpoint has one.
+   */
+  gatedDwFfn(x: string, p: string): string {
+    const conv = (v: string, k: string, group?: number) =>
+      this.conv(v, k, this.get, { bias: this.has(`${k}.bias`), group });
+    const hidden2 = this.get(`${p}.project_in.weight`).shape[0]!;
+    const [x1, x2] = this.split(conv(conv(x, `${p}.project_in`), `${p}.dwconv`, hidden2), 1, [
+      hidden2 / 2,
+      hidden2 / 2,
+    ]);
+    return conv(this.mul(this.gelu(x1!), x2!), `${p}.project_out`);
+  }
+
   /** Zero-pads an NHWC map at the bottom and right to multiples of `multiple` (F.pad's default). */
   padNhwc(x: string, multiple: number): string {
     const pads = this.concat(

@@ -12,6 +12,7 @@
  * LayerNorm and Linear act on the last axis); windows are `[B, nWin, N, C]` with N = window².
  */
 import { UnsupportedArchitectureError } from '../architectures/architecture.js';
+import { imagePorts, RGB_MEAN } from './graphOps.js';
 import { attr, GraphBuilder } from './onnxWriter.js';
 import type { StateDict, Tensor } from '../checkpoint/stateDict.js';
 
@@ -482,4 +483,61 @@ export function denormalizeOutput(w: WindowGraph, x: string, mean: number[] | nu
   if (range !== 1) y = w.mul(y, w.f32([1 / range], [1]));
   if (mean) y = w.add(y, w.f32(mean, [1, mean.length, 1, 1]));
   return y;
+}
+
+/** What {@link swinHead} builds, for the rest of the network and its crop back. */
+export interface SwinHead {
+  ports: ReturnType<typeof imagePorts>;
+  /** The padded input and its original H and W (int64 [1] each). */
+  padded: { x: string; h: string; w: string };
+  mean: number[] | null;
+  /** The padded, normalised input (SwinIR's 1× restoration adds it back). */
+  normalized: string;
+  /** conv_first's features (NCHW), the shallow features the body's output is added to. */
+  feat: string;
+  /** The same features as NHWC tokens, after the patch-embed LayerNorm where the checkpoint has one. */
+  tokens: string;
+  grid: WindowGrid;
+}
+
+/**
+ * The head SwinIR, HAT and DRCT share: the image ports (RGB ports for grey and RGBA models when asked: imports;
+ * tests compare the bare model), reflect padding to the window (their check_image_size or model wrapper; it
+ * commutes with the per-channel normalisation, so the networks that normalise first and those that pad first
+ * agree), the mean and range normalisation, conv_first, and the tokens with their window grid.
+ */
+export function swinHead(
+  w: WindowGraph,
+  dict: StateDict,
+  get: (key: string) => Tensor,
+  spec: { inChannels: number; outChannels: number; embedDim: number; windowSize: number },
+  opts: { range: number; rgbPorts: boolean },
+): SwinHead {
+  const mean = spec.inChannels === 3 ? RGB_MEAN : null;
+  const ports = imagePorts(w.g, spec, opts.rgbPorts);
+  const padded = w.reflectPadToMultiple(ports.input, spec.windowSize);
+  const normalized = normalizeInput(w, padded.x, mean, opts.range);
+  const feat = w.conv(normalized, 'conv_first', get);
+  let tokens = w.toNhwc(feat);
+  if (dict.has('patch_embed.norm.weight'))
+    tokens = w.layerNorm(tokens, 'patch_embed.norm', get('patch_embed.norm.weight'), get('patch_embed.norm.bias'));
+  return { ports, padded, mean, normalized, feat, tokens, grid: w.grid(tokens, spec.windowSize, spec.embedDim) };
+}
+
+/**
+ * HAT's and DRCT's end, on the body's tokens: the final LayerNorm, conv_after_body ('1conv') or none, plus the
+ * shallow features, the classical pixel-shuffle tail, the mean added back, cropped to the input's size × scale.
+ */
+export function classicalEnd(
+  w: WindowGraph,
+  dict: StateDict,
+  get: (key: string) => Tensor,
+  tokens: string,
+  head: SwinHead,
+  o: { resiConnection: '1conv' | 'identity'; scale: number },
+): string {
+  let body = w.toNchw(w.layerNorm(tokens, 'norm', get('norm.weight'), get('norm.bias')));
+  if (o.resiConnection === '1conv') body = w.conv(body, 'conv_after_body', get);
+  const out = denormalizeOutput(w, pixelShuffleTail(w, w.add(body, head.feat), dict, get), head.mean, 1);
+  return w.cropToScaled(out, head.padded.h, head.padded.w, o.scale);
 }

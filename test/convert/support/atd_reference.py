@@ -32,35 +32,14 @@ from torch.nn import functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ref_common import main, resi_conv  # noqa: E402
-from swinir_reference import PatchEmbed, image, pixelshuffle_upsample, relative_index, shift_mask  # noqa: E402
-from swinir_reference import tokens, window_partition, window_reverse  # noqa: E402
+from window_attention import PatchEmbed, WindowAttention, add_tail, image, relative_index, run_tail  # noqa: E402
+from window_attention import shift_mask, swin_features, tokens, windowed  # noqa: E402
 
 STABLE_SORT = True  # atd_sort_ties.py sets it False to measure what the order of ties changes
 
 
 def gather_tokens(x, index):
     return torch.gather(x, 1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
-
-
-class WindowAttention(nn.Module):
-    def __init__(self, dim, ws, heads):
-        super().__init__()
-        self.ws, self.heads, self.scale = ws, heads, (dim // heads) ** -0.5
-        self.relative_position_bias_table = nn.Parameter(torch.zeros((2 * ws - 1) ** 2, heads))
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, qkv, rpi, mask=None):
-        b_, n, c3 = qkv.shape
-        c = c3 // 3
-        qkv = qkv.reshape(b_, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
-        q, k, v = qkv[0] * self.scale, qkv[1], qkv[2]
-        attn = q @ k.transpose(-2, -1)
-        attn = attn + self.relative_position_bias_table[rpi.view(-1)].view(n, n, -1).permute(2, 0, 1).unsqueeze(0)
-        if mask is not None:
-            nw = mask.shape[0]
-            attn = attn.view(b_ // nw, nw, self.heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
-            attn = attn.view(-1, self.heads, n, n)
-        return self.proj((attn.softmax(-1) @ v).transpose(1, 2).reshape(b_, n, c))
 
 
 class ATD_CA(nn.Module):
@@ -135,7 +114,8 @@ class ATDTransformerLayer(nn.Module):
             self.norm3 = nn.InstanceNorm1d(num_tokens, affine=True)
             self.sigma = nn.Parameter(torch.zeros([num_tokens, 1]))
         self.wqkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
-        self.attn_win = WindowAttention(dim, ws, heads)
+        # The window attention runs on the layer's shared wqkv, with the network's one position index.
+        self.attn_win = WindowAttention(dim, ws, heads, own_qkv=False, own_index=False)
         self.attn_atd = ATD_CA(dim, num_tokens, reducted_dim, qkv_bias)
         self.attn_aca = AC_MSA(dim, heads, category_size, qkv_bias)
         self.convffn = ConvFFN(dim, int(dim * mlp_ratio), kernel)
@@ -148,15 +128,10 @@ class ATDTransformerLayer(nn.Module):
         qkv = self.wqkv(x)
         x_atd, sim = self.attn_atd(x, td)
         x_aca = self.attn_aca(qkv, sim)
-        qkv = qkv.reshape(b, h, w, 3 * c)
-        if self.shift > 0:
-            qkv = torch.roll(qkv, shifts=(-self.shift, -self.shift), dims=(1, 2))
-        win = window_partition(qkv, self.ws).view(-1, self.ws * self.ws, 3 * c)
-        out = self.attn_win(win, p['rpi_sa'], p['mask'] if self.shift > 0 else None)
-        x_win = window_reverse(out.view(-1, self.ws, self.ws, c), self.ws, h, w)
-        if self.shift > 0:
-            x_win = torch.roll(x_win, shifts=(self.shift, self.shift), dims=(1, 2))
-        x = shortcut + x_win.reshape(b, n, c) + x_atd + x_aca
+        mask = p['mask'] if self.shift > 0 else None
+        x_win = windowed(qkv.reshape(b, h, w, 3 * c), self.ws, self.shift,
+                         lambda win: self.attn_win(win, mask, p['rpi_sa']))
+        x = shortcut + x_win + x_atd + x_aca
         x = x + self.convffn(self.norm2(x), size)
         if not self.is_last:
             mask_soft = self.norm3(sim.transpose(-1, -2)).softmax(-1)
@@ -210,27 +185,10 @@ class ATD(nn.Module):
                  qkv_bias=qkv_bias) for d, h in zip(depths, num_heads)])
         self.norm = nn.LayerNorm(embed_dim)
         self.conv_after_body = resi_conv(embed_dim, resi_connection)
-        if upsampler == 'pixelshuffle':
-            self.conv_before_upsample = nn.Sequential(nn.Conv2d(embed_dim, num_feat, 3, 1, 1), nn.LeakyReLU(inplace=True))
-            self.upsample = pixelshuffle_upsample(num_feat, upscale)
-            self.conv_last = nn.Conv2d(num_feat, in_chans, 3, 1, 1)
-        elif upsampler == 'pixelshuffledirect':
-            self.upsample = nn.Sequential(nn.Conv2d(embed_dim, upscale ** 2 * in_chans, 3, 1, 1), nn.PixelShuffle(upscale))
-        elif upsampler == 'nearest+conv':
-            self.conv_before_upsample = nn.Sequential(nn.Conv2d(embed_dim, num_feat, 3, 1, 1), nn.LeakyReLU(inplace=True))
-            self.conv_up1 = nn.Conv2d(num_feat, num_feat, 3, 1, 1)
-            self.conv_up2 = nn.Conv2d(num_feat, num_feat, 3, 1, 1)
-            self.conv_hr = nn.Conv2d(num_feat, num_feat, 3, 1, 1)
-            self.conv_last = nn.Conv2d(num_feat, in_chans, 3, 1, 1)
-        else:
-            self.conv_last = nn.Conv2d(embed_dim, in_chans, 3, 1, 1)
+        add_tail(self, upsampler, embed_dim, num_feat, in_chans, upscale)
 
     def features(self, x, p):
-        size = (x.shape[2], x.shape[3])
-        x = self.patch_embed.norm(tokens(x))
-        for layer in self.layers:
-            x = layer(x, size, p)
-        return image(self.norm(x), size)
+        return swin_features(self, x, p)
 
     def forward(self, x):
         h_ori, w_ori = x.shape[2:]
@@ -248,15 +206,7 @@ class ATD(nn.Module):
         else:
             x = self.conv_first(x)
             x = self.conv_after_body(self.features(x, p)) + x
-            if self.upsampler == 'pixelshuffle':
-                x = self.conv_last(self.upsample(self.conv_before_upsample(x)))
-            elif self.upsampler == 'pixelshuffledirect':
-                x = self.upsample(x)
-            else:
-                up = lambda t: F.interpolate(t, scale_factor=2, mode='nearest')  # noqa: E731
-                x = F.leaky_relu(self.conv_up1(up(self.conv_before_upsample(x))), 0.2)
-                x = F.leaky_relu(self.conv_up2(up(x)), 0.2)
-                x = self.conv_last(F.leaky_relu(self.conv_hr(x), 0.2))
+            x = run_tail(self, self.upsampler, self.upscale, x)
         if self.is_norm:
             x = x / self.img_range + self.mean
         return x[..., :h_ori * self.upscale, :w_ori * self.upscale]

@@ -24,64 +24,8 @@ from torch.nn import functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ref_common import main  # noqa: E402
-from swinir_reference import Mlp, PatchEmbed, image, pixelshuffle_upsample, relative_index, shift_mask  # noqa: E402
-from swinir_reference import tokens, window_partition, window_reverse  # noqa: E402
-
-
-class WindowAttention(nn.Module):
-    def __init__(self, dim, ws, heads, qkv_bias):
-        super().__init__()
-        self.heads, self.scale = heads, (dim // heads) ** -0.5
-        self.relative_position_bias_table = nn.Parameter(torch.zeros((2 * ws - 1) ** 2, heads))
-        self.register_buffer('relative_position_index', relative_index(ws))
-        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x, mask=None):
-        b_, n, c = x.shape
-        qkv = self.qkv(x).reshape(b_, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
-        q, k, v = qkv[0] * self.scale, qkv[1], qkv[2]
-        attn = q @ k.transpose(-2, -1)
-        bias = self.relative_position_bias_table[self.relative_position_index.view(-1)].view(n, n, -1)
-        attn = attn + bias.permute(2, 0, 1).unsqueeze(0)
-        if mask is not None:
-            nw = mask.shape[0]
-            attn = attn.view(b_ // nw, nw, self.heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
-            attn = attn.view(-1, self.heads, n, n)
-        return self.proj((attn.softmax(-1) @ v).transpose(1, 2).reshape(b_, n, c))
-
-
-class SwinTransformerBlock(nn.Module):
-    """DRCT's Swin block: a training size no larger than the window shrinks the window to it and drops the shift
-    (so such a checkpoint has no attn_mask buffers)."""
-
-    def __init__(self, dim, res, heads, ws, shift, mlp_ratio, qkv_bias):
-        super().__init__()
-        if min(res) <= ws:
-            shift, ws = 0, min(res)
-        self.ws, self.shift, self.res = ws, shift, res
-        self.norm1 = nn.LayerNorm(dim)
-        self.attn = WindowAttention(dim, ws, heads, qkv_bias)
-        self.norm2 = nn.LayerNorm(dim)
-        self.mlp = Mlp(dim, int(dim * mlp_ratio))
-        self.register_buffer('attn_mask', shift_mask(res[0], res[1], ws, shift) if shift > 0 else None)
-
-    def forward(self, x, size):
-        h, w = size
-        b, _, c = x.shape
-        shortcut = x
-        x = self.norm1(x).view(b, h, w, c)
-        if self.shift > 0:
-            x = torch.roll(x, shifts=(-self.shift, -self.shift), dims=(1, 2))
-        win = window_partition(x, self.ws).view(-1, self.ws * self.ws, c)
-        mask = None
-        if self.shift > 0:
-            mask = self.attn_mask if tuple(size) == tuple(self.res) else shift_mask(h, w, self.ws, self.shift)
-        x = window_reverse(self.attn(win, mask).view(-1, self.ws, self.ws, c), self.ws, h, w)
-        if self.shift > 0:
-            x = torch.roll(x, shifts=(self.shift, self.shift), dims=(1, 2))
-        x = shortcut + x.reshape(b, h * w, c)
-        return x + self.mlp(self.norm2(x))
+from window_attention import PatchEmbed, SwinTransformerBlock, add_tail, classical_forward, image  # noqa: E402
+from window_attention import swin_features, tokens  # noqa: E402
 
 
 class RDG(nn.Module):
@@ -117,31 +61,13 @@ class DRCT(nn.Module):
         self.layers = nn.ModuleList([RDG(embed_dim, res, h, window_size, mlp_ratio, qkv_bias, gc) for h in num_heads])
         self.norm = nn.LayerNorm(embed_dim)
         self.conv_after_body = nn.Conv2d(embed_dim, embed_dim, 3, 1, 1) if resi_connection == '1conv' else nn.Identity()
-        self.conv_before_upsample = nn.Sequential(nn.Conv2d(embed_dim, num_feat, 3, 1, 1), nn.LeakyReLU(inplace=True))
-        self.upsample = pixelshuffle_upsample(num_feat, upscale)
-        self.conv_last = nn.Conv2d(num_feat, in_chans, 3, 1, 1)
+        add_tail(self, 'pixelshuffle', embed_dim, num_feat, in_chans, upscale)
 
     def features(self, x):
-        size = (x.shape[2], x.shape[3])
-        x = tokens(x)
-        if hasattr(self.patch_embed, 'norm'):
-            x = self.patch_embed.norm(x)
-        for layer in self.layers:
-            x = layer(x, size)
-        return image(self.norm(x), size)
+        return swin_features(self, x)
 
     def forward(self, x):
-        h, w = x.shape[2:]
-        ph, pw = (self.ws - h % self.ws) % self.ws, (self.ws - w % self.ws) % self.ws
-        if ph or pw:
-            x = F.pad(x, (0, pw, 0, ph), 'reflect')
-        x = (x - self.mean) * self.img_range
-        x = self.conv_first(x)
-        x = self.conv_after_body(self.features(x)) + x
-        x = self.conv_last(self.upsample(self.conv_before_upsample(x)))
-        x = x / self.img_range + self.mean
-        return x[:, :, :h * self.upscale, :w * self.upscale]
-
+        return classical_forward(self, x)
 
 if __name__ == '__main__':
     main(lambda cfg: DRCT(**cfg), skip=('attn_mask',))

@@ -12,11 +12,13 @@ import sys
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from swinir_reference import Mlp, image, pixelshuffle_upsample, relative_index, shift_mask, tokens  # noqa: E402
-from swinir_reference import main as swinir_main, window_partition, window_reverse  # noqa: E402
+from ref_common import main  # noqa: E402
+from swinir_reference import randomize  # noqa: E402
+from window_attention import Mlp, PatchEmbed, WindowAttention, add_tail, classical_forward, image  # noqa: E402
+from window_attention import relative_index, shift_mask, swin_features, tokens, window_partition  # noqa: E402
+from window_attention import window_reverse, windowed  # noqa: E402
 
 
 def oca_index(ws, ows):
@@ -27,29 +29,6 @@ def oca_index(ws, ows):
     rel[:, :, 1] += ws - ows + 1
     rel[:, :, 0] *= ws + ows - 1
     return rel.sum(-1)  # negative entries wrap around when indexing, as in HAT
-
-
-class WindowAttention(nn.Module):
-    """HAT's window attention: the relative position index is passed in, not stored per block."""
-
-    def __init__(self, dim, ws, heads, qkv_bias):
-        super().__init__()
-        self.ws, self.heads, self.scale = ws, heads, (dim // heads) ** -0.5
-        self.relative_position_bias_table = nn.Parameter(torch.zeros((2 * ws - 1) ** 2, heads))
-        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x, rpi, mask=None):
-        b_, n, c = x.shape
-        qkv = self.qkv(x).reshape(b_, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
-        q, k, v = qkv[0] * self.scale, qkv[1], qkv[2]
-        attn = q @ k.transpose(-2, -1)
-        attn = attn + self.relative_position_bias_table[rpi.view(-1)].view(n, n, -1).permute(2, 0, 1).unsqueeze(0)
-        if mask is not None:
-            nw = mask.shape[0]
-            attn = attn.view(b_ // nw, nw, self.heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
-            attn = attn.view(-1, self.heads, n, n)
-        return self.proj((attn.softmax(-1) @ v).transpose(1, 2).reshape(b_, n, c))
 
 
 class ChannelAttention(nn.Module):
@@ -77,7 +56,8 @@ class HAB(nn.Module):
         super().__init__()
         self.ws, self.shift, self.conv_scale = ws, shift, conv_scale
         self.norm1 = nn.LayerNorm(dim)
-        self.attn = WindowAttention(dim, ws, heads, qkv_bias)
+        # HAT's window attention takes the network's one relative position index.
+        self.attn = WindowAttention(dim, ws, heads, qkv_bias, own_index=False)
         self.conv_block = CAB(dim, compress, squeeze)
         self.norm2 = nn.LayerNorm(dim)
         self.mlp = Mlp(dim, int(dim * mlp_ratio))
@@ -88,14 +68,8 @@ class HAB(nn.Module):
         shortcut = x
         x = self.norm1(x).view(b, h, w, c)
         conv_x = self.conv_block(x.permute(0, 3, 1, 2)).permute(0, 2, 3, 1).reshape(b, h * w, c)
-        if self.shift > 0:
-            x = torch.roll(x, shifts=(-self.shift, -self.shift), dims=(1, 2))
-        win = window_partition(x, self.ws).view(-1, self.ws * self.ws, c)
-        x = window_reverse(self.attn(win, rpi, mask if self.shift > 0 else None).view(-1, self.ws, self.ws, c),
-                           self.ws, h, w)
-        if self.shift > 0:
-            x = torch.roll(x, shifts=(self.shift, self.shift), dims=(1, 2))
-        x = shortcut + x.reshape(b, h * w, c) + conv_x * self.conv_scale
+        x = windowed(x, self.ws, self.shift, lambda win: self.attn(win, mask if self.shift > 0 else None, rpi))
+        x = shortcut + x + conv_x * self.conv_scale
         return x + self.mlp(self.norm2(x))
 
 
@@ -165,12 +139,6 @@ class RHAG(nn.Module):
         return tokens(self.conv(image(self.residual_group(x, size, p), size))) + x
 
 
-class PatchEmbed(nn.Module):
-    def __init__(self, dim):
-        super().__init__()
-        self.norm = nn.LayerNorm(dim)
-
-
 class HAT(nn.Module):
     def __init__(self, in_chans=3, embed_dim=96, depths=(6, 6, 6, 6), num_heads=(6, 6, 6, 6), window_size=7,
                  compress_ratio=3, squeeze_factor=30, conv_scale=0.01, overlap_ratio=0.5, mlp_ratio=4.0,
@@ -189,34 +157,16 @@ class HAT(nn.Module):
                  conv_scale=conv_scale) for d, h in zip(depths, num_heads)])
         self.norm = nn.LayerNorm(embed_dim)
         self.conv_after_body = nn.Conv2d(embed_dim, embed_dim, 3, 1, 1) if resi_connection == '1conv' else nn.Identity()
-        self.conv_before_upsample = nn.Sequential(nn.Conv2d(embed_dim, num_feat, 3, 1, 1), nn.LeakyReLU(inplace=True))
-        self.upsample = pixelshuffle_upsample(num_feat, upscale)
-        self.conv_last = nn.Conv2d(num_feat, in_chans, 3, 1, 1)
+        add_tail(self, 'pixelshuffle', embed_dim, num_feat, in_chans, upscale)
 
     def features(self, x):
         size = (x.shape[2], x.shape[3])
         p = {'mask': shift_mask(size[0], size[1], self.ws, self.shift),
              'rpi_sa': self.relative_position_index_SA, 'rpi_oca': self.relative_position_index_OCA}
-        x = self.patch_embed.norm(tokens(x))
-        for layer in self.layers:
-            x = layer(x, size, p)
-        return image(self.norm(x), size)
+        return swin_features(self, x, p)
 
     def forward(self, x):
-        h, w = x.shape[2:]
-        x = (x - self.mean) * self.img_range
-        ph, pw = (self.ws - h % self.ws) % self.ws, (self.ws - w % self.ws) % self.ws
-        if ph or pw:
-            x = F.pad(x, (0, pw, 0, ph), 'reflect')
-        x = self.conv_first(x)
-        x = self.conv_after_body(self.features(x)) + x
-        x = self.conv_last(self.upsample(self.conv_before_upsample(x)))
-        x = x / self.img_range + self.mean
-        return x[:, :, :h * self.upscale, :w * self.upscale]
-
-
-def main():
-    swinir_main(lambda cfg: HAT(**cfg), default_wrapper='params_ema')
+        return classical_forward(self, x)
 
 if __name__ == '__main__':
-    main()
+    main(lambda cfg: HAT(**cfg), randomizer=randomize, default_wrapper='params_ema')

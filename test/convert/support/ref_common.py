@@ -53,21 +53,26 @@ def randomize(model, seed, skip=()):
                 t.copy_(0.3 * torch.randn(t.shape, generator=g))
 
 
-def main(build, skip=()):
-    """Runs the jobs transformerReference.ts writes: [{dir, golden, seed, config, wrapper, inputs: [{name, shape}]}]."""
+def main(build, skip=(), randomizer=None, default_wrapper='params', min_numel=256):
+    """Runs the jobs transformerReference.ts writes: [{dir, golden, seed, config, wrapper, inputs: [{name, shape}]}].
+    randomizer(model, seed) replaces `randomize` where a reference keeps its own scales (SwinIR's and HAT's);
+    min_numel: the smallest tensor the golden generates rather than stores (golden.Weights)."""
     jobs = json.load(open(sys.argv[1]))
     torch.set_num_threads(1)
     for job in jobs:
         torch.manual_seed(job['seed'])
         model = build(job['config']).eval()
-        randomize(model, job['seed'], skip)
-        weights = Weights(job['seed'])
+        if randomizer is None:
+            randomize(model, job['seed'], skip)
+        else:
+            randomizer(model, job['seed'])
+        weights = Weights(job['seed'], min_numel)
         weights.reseed(model, skip)
         # Every buffer stays, as in released files (relative_position_index, attn masks, num_batches_tracked).
         state = model.state_dict()
         files = {'model.pth': os.path.join(job['dir'], 'model.pth'),
                  'model.safetensors': os.path.join(job['dir'], 'model.safetensors')}
-        torch.save({job.get('wrapper', 'params'): state}, files['model.pth'])
+        torch.save({job.get('wrapper', default_wrapper): state}, files['model.pth'])
         save_safetensors(state, files['model.safetensors'])
         inputs, outputs = {}, []
         for inp in job['inputs']:

@@ -16,63 +16,22 @@ import math
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
-from dat_reference import SGFN, SpatialAttention, shifted
+from dat_reference import SGFN, dat_forward
 from ref_common import main, resi_conv
+from window_attention import RectWindowAttention, add_tail, rect_shifted
 
 
-class LSA(nn.Module):
+class LSA(RectWindowAttention):
+    """DAT's rectangle-window attention (window_attention.py) plus a depth-wise conv of v."""
+
     def __init__(self, dim, heads, reso, split_size, qkv_bias, rs_id, idx):
-        super().__init__()
-        self.split_size = split_size
-        self.shift_size = [split_size[0] // 2, split_size[1] // 2]
-        self.shifted = shifted(rs_id, idx)
-        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
-        self.proj = nn.Linear(dim, dim)
-        self.attns = nn.ModuleList([SpatialAttention(dim // 2, i, split_size, heads // 2) for i in range(2)])
-        if self.shifted:
-            m0, m1 = self.calculate_mask(reso, reso)
-            self.register_buffer('attn_mask_0', m0)
-            self.register_buffer('attn_mask_1', m1)
+        super().__init__(dim, heads, reso, split_size, qkv_bias, rect_shifted(rs_id, idx))
         self.get_v = nn.Conv2d(dim, dim, 3, 1, 1, groups=dim)
-
-    def calculate_mask(self, h, w):
-        def one(sh, sw, th, tw):
-            img = torch.zeros((1, h, w, 1))
-            cnt = 0
-            for hs in (slice(0, -sh), slice(-sh, -th), slice(-th, None)):
-                for ws in (slice(0, -sw), slice(-sw, -tw), slice(-tw, None)):
-                    img[:, hs, ws, :] = cnt
-                    cnt += 1
-            win = img.view(1, h // sh, sh, w // sw, sw, 1).permute(0, 1, 3, 2, 4, 5).reshape(-1, sh * sw)
-            m = win.unsqueeze(1) - win.unsqueeze(2)
-            return m.masked_fill(m != 0, -100.0).masked_fill(m == 0, 0.0)
-
-        (a, b), (s, t) = self.split_size, self.shift_size
-        return one(a, b, s, t), one(b, a, t, s)
 
     def forward(self, x, h, w):
         b, l, c = x.shape
-        qkv = self.qkv(x).reshape(b, -1, 3, c).permute(2, 0, 1, 3)
-        v = qkv[2].transpose(-2, -1).reshape(b, c, h, w)
-        m = max(self.split_size)
-        pad_r, pad_b = (m - w % m) % m, (m - h % m) % m
-        qkv = qkv.reshape(3 * b, h, w, c).permute(0, 3, 1, 2)
-        qkv = F.pad(qkv, (0, pad_r, 0, pad_b)).reshape(3, b, c, -1).transpose(-2, -1)
-        hp, wp = h + pad_b, w + pad_r
-        if self.shifted:
-            qkv = qkv.view(3, b, hp, wp, c)
-            s0, s1 = self.shift_size
-            q0 = torch.roll(qkv[..., : c // 2], shifts=(-s0, -s1), dims=(2, 3)).reshape(3, b, hp * wp, c // 2)
-            q1 = torch.roll(qkv[..., c // 2:], shifts=(-s1, -s0), dims=(2, 3)).reshape(3, b, hp * wp, c // 2)
-            m0, m1 = self.calculate_mask(hp, wp)
-            x1 = torch.roll(self.attns[0](q0, hp, wp, m0), shifts=(s0, s1), dims=(1, 2))
-            x2 = torch.roll(self.attns[1](q1, hp, wp, m1), shifts=(s1, s0), dims=(1, 2))
-        else:
-            x1 = self.attns[0](qkv[..., : c // 2], hp, wp)
-            x2 = self.attns[1](qkv[..., c // 2:], hp, wp)
-        att = torch.cat([x1[:, :h, :w].reshape(b, l, c // 2), x2[:, :h, :w].reshape(b, l, c // 2)], dim=2)
+        att, v = self.spatial(x, h, w)
         return self.proj(att + self.get_v(v).permute(0, 2, 3, 1).reshape(b, l, c))
 
 
@@ -156,26 +115,11 @@ class RGT(nn.Module):
             for i, (depth, heads) in enumerate(zip(cfg['depth'], cfg['num_heads']))])
         self.norm = nn.LayerNorm(dim)
         self.conv_after_body = resi_conv(dim, cfg['resi_connection'])
-        self.conv_before_upsample = nn.Sequential(nn.Conv2d(dim, 64, 3, 1, 1), nn.LeakyReLU(inplace=True))
-        ups = []
-        if scale == 3:
-            ups += [nn.Conv2d(64, 9 * 64, 3, 1, 1), nn.PixelShuffle(3)]
-        else:
-            for _ in range(scale.bit_length() - 1):
-                ups += [nn.Conv2d(64, 4 * 64, 3, 1, 1), nn.PixelShuffle(2)]
-        self.upsample = nn.Sequential(*ups)
-        self.conv_last = nn.Conv2d(64, cin, 3, 1, 1)
+        self.upsampler, self.scale = 'pixelshuffle', scale
+        add_tail(self, self.upsampler, dim, 64, cin, scale)
 
     def forward(self, x):
-        x = x - self.mean
-        _, _, h, w = x.shape
-        x = self.conv_first(x)
-        t = self.before_RG(x.flatten(2).transpose(1, 2))
-        for layer in self.layers:
-            t = layer(t, h, w)
-        t = self.norm(t).transpose(1, 2).reshape(x.shape)
-        x = self.conv_after_body(t) + x
-        return self.conv_last(self.upsample(self.conv_before_upsample(x))) + self.mean
+        return dat_forward(self, x)
 
 
 if __name__ == '__main__':

@@ -15,16 +15,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from ref_common import main, resi_conv
-
-
-def window_partition(x, ws):
-    b, h, w, c = x.shape
-    return x.view(b, h // ws, ws, w // ws, ws, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, ws, ws, c)
-
-
-def window_reverse(win, ws, h, w):
-    b = win.shape[0] // ((h // ws) * (w // ws))
-    return win.view(b, h // ws, w // ws, ws, ws, -1).permute(0, 1, 3, 2, 4, 5).reshape(b, h, w, -1)
+from window_attention import PatchEmbed, add_mask, add_tail, label_mask, region_labels, run_tail
+from window_attention import window_partition, windowed
 
 
 class DWConv(nn.Module):
@@ -79,8 +71,7 @@ class PSA(nn.Module):
         bias = self.relative_position_bias_table[self.aligned_relative_position_index.view(-1)]
         attn = attn + bias.view(n, n // 4, -1).permute(2, 0, 1).unsqueeze(0)
         if mask is not None:
-            nw = mask.shape[0]
-            attn = (attn.view(b_ // nw, nw, heads, n, n // 4) + mask.unsqueeze(1).unsqueeze(0)).view(-1, heads, n, n // 4)
+            attn = add_mask(attn, mask, heads)
         return self.proj((attn.softmax(dim=-1) @ v).transpose(1, 2).reshape(b_, n, c))
 
 
@@ -97,33 +88,18 @@ class PSABlock(nn.Module):
 
     def calculate_mask(self, size):
         def labels(h, w, win, shift):
-            img = torch.zeros((1, h, w, 1))
-            cnt = 0
-            for hs in (slice(0, -win), slice(-win, -shift), slice(-shift, None)):
-                for wsl in (slice(0, -win), slice(-win, -shift), slice(-shift, None)):
-                    img[:, hs, wsl, :] = cnt
-                    cnt += 1
-            return window_partition(img, win).view(-1, win * win)
+            return window_partition(region_labels(h, w, win, win, shift, shift), win).view(-1, win * win)
 
         h, w = size
-        full = labels(h, w, self.ws, self.shift)
-        half = labels(h // 2, w // 2, self.pw, self.shift // 2)
-        m = full.unsqueeze(2) - half.unsqueeze(1)
-        return m.masked_fill(m != 0, -100.0).masked_fill(m == 0, 0.0)
+        # Queries in ws×ws windows, keys and values in (ws/2)² ones of the half-size map.
+        return label_mask(labels(h, w, self.ws, self.shift), labels(h // 2, w // 2, self.pw, self.shift // 2))
 
     def forward(self, x, size):
         h, w = size
         b, _, c = x.shape
         shortcut = x
-        x = self.norm1(x).view(b, h, w, c)
-        if self.shift > 0:
-            x = torch.roll(x, shifts=(-self.shift, -self.shift), dims=(1, 2))
-        win = window_partition(x, self.ws).view(-1, self.ws * self.ws, c)
         mask = None if self.shift == 0 else (self.attn_mask if size == (self.reso, self.reso) else self.calculate_mask(size))
-        x = window_reverse(self.attn(win, mask).view(-1, self.ws, self.ws, c), self.ws, h, w)
-        if self.shift > 0:
-            x = torch.roll(x, shifts=(self.shift, self.shift), dims=(1, 2))
-        x = shortcut + x.view(b, h * w, c)
+        x = shortcut + windowed(self.norm1(x).view(b, h, w, c), self.ws, self.shift, lambda win: self.attn(win, mask))
         return x + self.mlp(self.norm2(x), size)
 
 
@@ -148,12 +124,6 @@ class PSAGroup(nn.Module):
         return self.conv(x.transpose(1, 2).reshape(b, c, *size)).flatten(2).transpose(1, 2) + res
 
 
-class PatchEmbed(nn.Module):
-    def __init__(self, dim):
-        super().__init__()
-        self.norm = nn.LayerNorm(dim)
-
-
 class SRFormer(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -168,26 +138,7 @@ class SRFormer(nn.Module):
             for d, h in zip(cfg['depths'], cfg['num_heads'])])
         self.norm = nn.LayerNorm(dim)
         self.conv_after_body = resi_conv(dim, cfg['resi_connection'])
-        if self.upsampler in ('pixelshuffle', 'nearest+conv'):
-            self.conv_before_upsample = nn.Sequential(nn.Conv2d(dim, 64, 3, 1, 1), nn.LeakyReLU(inplace=True))
-        if self.upsampler == 'pixelshuffle':
-            ups = []
-            if scale == 3:
-                ups += [nn.Conv2d(64, 9 * 64, 3, 1, 1), nn.PixelShuffle(3)]
-            else:
-                for _ in range(scale.bit_length() - 1):
-                    ups += [nn.Conv2d(64, 4 * 64, 3, 1, 1), nn.PixelShuffle(2)]
-            self.upsample = nn.Sequential(*ups)
-            self.conv_last = nn.Conv2d(64, cin, 3, 1, 1)
-        elif self.upsampler == 'pixelshuffledirect':
-            self.upsample = nn.Sequential(nn.Conv2d(dim, scale * scale * cin, 3, 1, 1), nn.PixelShuffle(scale))
-        elif self.upsampler == 'nearest+conv':
-            self.conv_up1 = nn.Conv2d(64, 64, 3, 1, 1)
-            self.conv_up2 = nn.Conv2d(64, 64, 3, 1, 1)
-            self.conv_hr = nn.Conv2d(64, 64, 3, 1, 1)
-            self.conv_last = nn.Conv2d(64, cin, 3, 1, 1)
-        else:
-            self.conv_last = nn.Conv2d(dim, cin, 3, 1, 1)
+        add_tail(self, self.upsampler, dim, 64, cin, scale)
 
     def forward(self, x):
         h, w = x.shape[2:]
@@ -199,18 +150,7 @@ class SRFormer(nn.Module):
         for layer in self.layers:
             t = layer(t, size)
         body = self.conv_after_body(self.norm(t).transpose(1, 2).reshape(first.shape)) + first
-        if self.upsampler == 'pixelshuffle':
-            y = self.conv_last(self.upsample(self.conv_before_upsample(body)))
-        elif self.upsampler == 'pixelshuffledirect':
-            y = self.upsample(body)
-        elif self.upsampler == 'nearest+conv':
-            lrelu = lambda v: F.leaky_relu(v, 0.2)
-            y = self.conv_before_upsample(body)
-            y = lrelu(self.conv_up1(F.interpolate(y, scale_factor=2, mode='nearest')))
-            y = lrelu(self.conv_up2(F.interpolate(y, scale_factor=2, mode='nearest')))
-            y = self.conv_last(lrelu(self.conv_hr(y)))
-        else:
-            y = x + self.conv_last(body)
+        y = x + self.conv_last(body) if self.upsampler == '' else run_tail(self, self.upsampler, self.scale, body)
         return (y + self.mean)[:, :, : h * self.scale, : w * self.scale]
 
 

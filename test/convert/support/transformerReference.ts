@@ -5,13 +5,14 @@
  * With CRISP_MAKE_GOLDENS=1 the script runs first (one python start per file) and rewrites the goldens.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { convertModelFile, type ConvertedModel } from '../../../engine/convert/convert.js';
 import { removeDir, tempDir } from '../../helpers/engineHarness.js';
 import { IMAGES_DIR } from '../../helpers/paths.js';
+import { runCli } from '../../helpers/runCli.js';
 import { checkGoldenInput, goldenPath, loadGolden, MAKE_GOLDENS, PYTHON } from './golden.js';
 import { maxAbsDiff, runOnnx } from './onnxRun.js';
 
@@ -196,4 +197,51 @@ export async function expectMatchesPyTorch(id: string, ref: RefResult, check: Re
     expect(maxAbsDiff(y.data, inp.expected), `${id}/${name}`).toBeLessThanOrEqual(1e-4);
   }
   return fromPth;
+}
+
+export interface ImportCheck {
+  /** The --name it is installed as. */
+  name: string;
+  licence: string;
+  /** The registry's name, as the summary line starts ("DRCT ×2, …"). */
+  architecture: string;
+  scale: number;
+  /** The detected description the first line quotes. */
+  description: string;
+  /** The reference input the installed model is run on. */
+  input: string;
+}
+
+/**
+ * `crisp models import` of a reference checkpoint (the converter tests' shared check): exit 0; the first line names
+ * the file, the name, the scale and description and where it went; the summary line the architecture, scale,
+ * parameters of the checkpoint, size of the converted graph and licence; the installed model equals PyTorch.
+ */
+export async function expectImportEqualsPyTorch(ref: RefResult, modelsDir: string, o: ImportCheck): Promise<void> {
+  const r = await runCli(['models', 'import', ref.pth, '--name', o.name, '--dir', modelsDir, '--licence', o.licence]);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  const installed = path.join(modelsDir, 'custom', `${o.name}.onnx`);
+  const lines = r.stdout.trim().split('\n');
+  expect(lines[0]).toBe(`${ref.pth}: imported as ${o.name} (x${o.scale}, ${o.description}) → ${installed}`);
+  const literal = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  expect(lines[1]).toMatch(
+    new RegExp(
+      `^ {2}${literal(o.architecture)} ×${o.scale}, [\\d.]+ k parameters, [\\d.]+ MB, licence ${literal(o.licence)}$`,
+    ),
+  );
+  const inp = ref.inputs.get(o.input)!;
+  expect(maxAbsDiff((await runOnnx(installed, inp.data, inp.dims)).data, inp.expected)).toBeLessThanOrEqual(1e-4);
+}
+
+/**
+ * A checkpoint `crisp models import` must refuse: exit 1, nothing on stdout, one sentence on stderr
+ * (`FILE: not imported: MESSAGE`) with no stack trace, and nothing installed.
+ */
+export async function expectImportRefused(file: string, modelsDir: string, message: string): Promise<void> {
+  const r = await runCli(['models', 'import', file, '--dir', modelsDir]);
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe('');
+  expect(r.stderr.trim()).toBe(`${file}: not imported: ${message}`);
+  expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
+  expect(existsSync(path.join(modelsDir, 'custom', `${path.basename(file, path.extname(file))}.onnx`))).toBe(false);
 }
