@@ -44,7 +44,7 @@ export const priceTask = (
   );
 
 /** Why an abandoned start-task saved nothing (nobody reads the answer; the operator's log does). */
-export const ABANDONED = 'the connection closed before the task was saved; nothing was reserved or kept';
+const ABANDONED = 'the connection closed before the task was saved; nothing was reserved or kept';
 
 export interface StartTaskDeps {
   limits: EngineLimits;
