@@ -57,6 +57,7 @@ const turns = new TileTurns();
 async function run(id: number, job: ToCoreWorker & { type: 'run' }): Promise<void> {
   const abort = new AbortController();
   running.set(id, abort);
+  const seat = turns.join(job.job.turnKey ?? '');
   let firstTile = true;
   try {
     const result = await runJob(
@@ -79,13 +80,17 @@ async function run(id: number, job: ToCoreWorker & { type: 'run' }): Promise<voi
           ...(step ? { step } : {}),
         });
       },
-      () => send({ type: 'encoding', id }),
-      turns.forKey(job.job.turnKey ?? ''),
+      () => {
+        seat.finishing();
+        send({ type: 'encoding', id });
+      },
+      seat.turn,
     );
     send({ type: 'done', id, result });
   } catch (e) {
     send({ type: 'failed', id, error: toWire(e) });
   } finally {
+    seat.leave();
     running.delete(id);
   }
 }
