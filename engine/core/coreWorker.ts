@@ -1,6 +1,6 @@
 /**
- * A core worker thread: runs jobs sent by the pool (workerPool.ts) — one in inference at a time, and the next
- * one's inference while the previous one encodes — with its own
+ * A core worker thread: runs jobs sent by the pool (workerPool.ts) — two at most: the next one's inference while
+ * the previous one encodes, or two callers' jobs whose tiles' model runs take turns (tileTurns.ts) — with its own
  * onnxruntime sessions (cached here, one Inference per precision), and reports progress, results and
  * failures by message. Cancels arrive as messages too and abort the running job within a tile.
  */
@@ -12,6 +12,7 @@ import { toWire } from './errorWire.js';
 import type { CoreWorkerSetup, FromCoreWorker, ToCoreWorker } from './protocol.js';
 import { runJob } from './runJob.js';
 import { blockAtPoint } from './testGate.js';
+import { TileTurns } from './tileTurns.js';
 
 const port = parentPort;
 if (!port) throw new Error('coreWorker.ts runs only as a worker thread of the core pool');
@@ -50,10 +51,13 @@ function inferenceFor(precision: PrecisionRequest): Inference {
 }
 
 const running = new Map<number, AbortController>();
+/** The jobs of this thread take their model runs in turn, by key (the pool gives it two only with different keys). */
+const turns = new TileTurns();
 
 async function run(id: number, job: ToCoreWorker & { type: 'run' }): Promise<void> {
   const abort = new AbortController();
   running.set(id, abort);
+  const seat = turns.join(job.job.turnKey ?? '');
   let firstTile = true;
   try {
     const result = await runJob(
@@ -76,12 +80,17 @@ async function run(id: number, job: ToCoreWorker & { type: 'run' }): Promise<voi
           ...(step ? { step } : {}),
         });
       },
-      () => send({ type: 'encoding', id }),
+      () => {
+        seat.finishing();
+        send({ type: 'encoding', id });
+      },
+      seat.turn,
     );
     send({ type: 'done', id, result });
   } catch (e) {
     send({ type: 'failed', id, error: toWire(e) });
   } finally {
+    seat.leave();
     running.delete(id);
   }
 }

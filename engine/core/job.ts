@@ -56,6 +56,12 @@ export interface UpscaleFileJob {
   precision?: PrecisionRequest;
   /** Image limits (pixels, streaming threshold, disk reserve); defaults: the pipeline's. */
   limits?: Partial<ImageLimits>;
+  /**
+   * Whose turn this job's tiles take (tileTurns.ts): jobs with different keys share a worker thread and take
+   * their model runs in turn, so another caller's image runs beside a long one instead of after it. The service
+   * passes the task's user; absent: '' (the desktop's and the CLI's jobs, one caller, run in order).
+   */
+  turnKey?: string;
 }
 
 export interface UpscaleFileResult {

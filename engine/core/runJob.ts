@@ -14,6 +14,7 @@ import type { TaskModelName } from '../contract/index.js';
 import type { CoreProgress, FaceJob, UpscaleFileJob, UpscaleFileResult } from './job.js';
 import { withPreModel, type PassRunner } from './preModel.js';
 import { holdPoint } from './testGate.js';
+import type { TileTurn } from './tileTurns.js';
 
 function faceStage(face: FaceJob, modelDirs: readonly string[]): Omit<FaceStageOptions, 'signal'> {
   const resolved = resolveFaceModel(face.model ?? undefined, modelDirs);
@@ -33,6 +34,7 @@ export async function runJob(
   signal: AbortSignal,
   onProgress: CoreProgress,
   onEncode?: () => void,
+  turn?: TileTurn,
 ): Promise<UpscaleFileResult> {
   signal.throwIfAborted();
   const model = await resolveTaskModel(
@@ -54,6 +56,7 @@ export async function runJob(
     ...(job.face ? { faces: faceStage(job.face, sources.modelDirs) } : {}),
     ...(job.metadata ? { metadata: job.metadata } : {}),
     ...(onEncode ? { onEncode } : {}),
+    ...(turn ? { turn } : {}),
   };
   const upscale: PassRunner = (j, report) =>
     job.passes === 2 ? upscaleTwice(j, inference, report) : upscaleImage({ ...j, onProgress: report }, inference);

@@ -8,8 +8,11 @@
  *   sessions (docs/architecture.md).
  * - Overlap: once a worker's job is past its last model run (it says 'encoding'), the worker takes the next
  *   job, whose decode and inference then run while the first one's encode and write go on in libvips's
- *   threads. At most two jobs per worker, and only one of them ever in inference; onnxruntime's run holds
- *   the worker's thread, so nothing else could overlap it there.
+ *   threads. At most two jobs per worker; onnxruntime's run holds the worker's thread, so one model run at a
+ *   time.
+ * - Turns: a job of another key (job.turnKey: the service's user) also joins a worker whose one job is still
+ *   in inference; their tiles' model runs then alternate (tileTurns.ts), so a giant image holds the thread
+ *   for one tile at a time, not for its whole run.
  * - Workers start on warm() or the first job (an API-only process starts none), keep their sessions for
  *   later jobs, and do not keep the process alive while idle.
  * - Progress and cancellation cross by message (progress is ticked through each model run here, on the
@@ -134,17 +137,35 @@ export class WorkerPool {
   }
 
   private dispatch(): void {
-    while (this.waiting.length > 0) {
-      const live = this.slots.filter((s) => !s.dead);
-      let slot = live.find((s) => s.jobs.length === 0);
-      if (!slot && live.length < this.size) slot = this.spawn();
-      slot ??= live.find((s) => s.jobs.length === 1 && s.encoding.has(s.jobs[0]!.id));
-      if (!slot) return;
-      const p = this.waiting.shift() as Pending;
+    for (let i = 0; i < this.waiting.length;) {
+      const p = this.waiting[i]!;
+      const slot = this.slotFor(p);
+      if (!slot) {
+        // Another waiting job (another caller's) may still fit beside a running one.
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
       slot.jobs.push(p);
       slot.worker.ref();
       this.post(slot, { type: 'run', id: p.id, job: p.job });
     }
+  }
+
+  /**
+   * A worker for `p`: an idle one (started if the pool has room), else one holding a single job that is only
+   * encoding, or whose tiles take turns with p's (another key: tileTurns.ts). Never more than two jobs a worker,
+   * so memory holds at most one image beyond the one being inferred.
+   */
+  private slotFor(p: Pending): Slot | undefined {
+    const live = this.slots.filter((s) => !s.dead);
+    const idle = live.find((s) => s.jobs.length === 0);
+    if (idle) return idle;
+    if (live.length < this.size) return this.spawn();
+    const key = p.job.turnKey ?? '';
+    return live.find(
+      (s) => s.jobs.length === 1 && (s.encoding.has(s.jobs[0]!.id) || (s.jobs[0]!.job.turnKey ?? '') !== key),
+    );
   }
 
   private spawn(): Slot {

@@ -32,6 +32,12 @@ export interface StartTaskInput {
    */
   moveFiles?: boolean;
   /**
+   * Aborted once nobody waits for the answer (a server's client closed the connection). Looked at just before
+   * the task and its reservation are saved: an abandoned request saves and reserves nothing, however long its
+   * inputs took to read; one abandoned after that point is an ordinary task (charged once, if it is polled).
+   */
+  signal?: AbortSignal;
+  /**
    * extension (in-process callers only, one input): write the output straight to this path (a temp name in
    * its folder, then rename) instead of into the task folder, so it is written once and never copied.
    */

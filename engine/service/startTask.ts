@@ -20,6 +20,7 @@ import { checkImageFits, checkRequest, type CheckedRequest } from '../core/check
 import type { FaceJob } from '../core/index.js';
 import type { TaskModelSources } from '../core/models/taskModel.js';
 import { isImageInputError } from '../core/pipeline/index.js';
+import { holdPoint } from '../core/testGate.js';
 import type { CreditMeter } from './credits/meter.js';
 import { outputSizeOf } from './credits/priceTable.js';
 import type { EngineLimits } from './limits.js';
@@ -41,6 +42,9 @@ export const priceTask = (
     settings,
     inputs.map((i) => (i.dimensions ? outputSizeOf(i.dimensions, settings.scale, work) : undefined)),
   );
+
+/** Why an abandoned start-task saved nothing (nobody reads the answer; the operator's log does). */
+const ABANDONED = 'the connection closed before the task was saved; nothing was reserved or kept';
 
 export interface StartTaskDeps {
   limits: EngineLimits;
@@ -111,6 +115,9 @@ export function startTaskOperation(
       if (req.source === 'urls') fetchBudget.take(caller.userId, req.urls.length);
       // Whichever worker claims the task reads its inputs from where every process can (a bucket).
       await files.publishInputs?.(id, inputs);
+      // Test-only (CRISP_TEST_GATE_DIR; a no-op in production): a request held with its inputs read, unsaved.
+      await holdPoint('start-task-save');
+      if (input.signal?.aborted) throw errors.requestTimeout(ABANDONED);
       const t = now();
       const task: StoredTask = {
         id,

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { CreditMeter } from './credits/meter.js';
 import type { EngineLimits } from './limits.js';
 import type { TaskFiles, TaskRecords } from './parts.js';
+import type { TaskStore } from './tasks/taskStore.js';
 
 export interface SweepDeps {
   dataDir: string;
@@ -52,8 +53,50 @@ export function taskSweeper({ dataDir, limits, now, meter, tasks, files }: Sweep
     for (const id of await tasks.expiredElsewhere(t)) await removeTask(id);
     // Files that no record names (a start-task cut off between publishing its inputs and inserting its record)
     // are found by listing; only those older than any start-task can take.
-    await files.sweepOrphans?.(async (id) => (await tasks.store.fetch(id)) !== undefined, t - limits.uploadTtlMs);
+    const isKnown = async (id: string) => (await tasks.store.fetch(id)) !== undefined;
+    await files.sweepOrphans?.(isKnown, t - limits.uploadTtlMs);
+    // The same on this disk: a task folder no record names is what a kill mid start-task left (its inputs
+    // written, its record never), with a bucket this process's working copy of it. Only the embedded store's
+    // start-up looked for them; with --db nothing did.
+    await removeStrayTaskFolders(tasks.store, isKnown, t - limits.uploadTtlMs);
   }
 
   return sweep;
+}
+
+/** The newest modification time in a task folder (itself, its entries and theirs: inputs/0 is two deep). */
+async function newestChange(dir: string, depth = 2): Promise<number> {
+  const st = await stat(dir).catch(() => undefined);
+  if (!st) return Number.POSITIVE_INFINITY;
+  let newest = st.mtimeMs;
+  if (depth > 0 && st.isDirectory()) {
+    for (const name of await readdir(dir).catch(() => [] as string[]))
+      newest = Math.max(newest, await newestChange(path.join(dir, name), depth - 1));
+  }
+  return newest;
+}
+
+/**
+ * Removes folders under the task store's root that no record names and in which nothing changed since `cutoff`
+ * (a start-task still writing its inputs is younger than any upload's lifetime). Answers the ids removed.
+ */
+async function removeStrayTaskFolders(
+  store: TaskStore,
+  isKnown: (taskId: string) => Promise<boolean>,
+  cutoff: number,
+): Promise<string[]> {
+  const removed: string[] = [];
+  for (const id of await readdir(store.root).catch(() => [] as string[])) {
+    let dir: string;
+    try {
+      dir = store.taskDir(id);
+    } catch {
+      continue; // not a task id: not ours to remove
+    }
+    if (await isKnown(id)) continue;
+    if ((await newestChange(dir)) > cutoff) continue;
+    await rm(dir, { recursive: true, force: true });
+    removed.push(id);
+  }
+  return removed;
 }

@@ -59,10 +59,33 @@ export async function runFairnessBench(): Promise<string[]> {
     await new Promise((r) => setTimeout(r, 300));
     const underLoad = await run(cb, [small]);
     const big = await bigRun;
+    // One giant image instead of many: a flat 1024² PNG at ×1 is four 512² CPU tiles of the ×4 model.
+    // Turns by image would make B wait for all of it; turns by tile, for one tile.
+    const flat = await sharp({ create: { width: 1024, height: 1024, channels: 3, background: '#5a8cc8' } })
+      .png()
+      .toBuffer();
+    const runFlat = async () => {
+      const t0 = performance.now();
+      const { taskId } = await server.engine.startTask(ca, {
+        fields: { ...FIELDS, scale: '1' },
+        file: files([flat]),
+      });
+      for (;;) {
+        const s = await server.engine.getTaskStatus(ca, { data: { taskId } });
+        if (s.status === 'PROCESSED' || s.status === 'PROCESSING_FAILED') return (performance.now() - t0) / 1000;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const giantRun = runFlat();
+    await new Promise((r) => setTimeout(r, 300));
+    const underGiant = await run(cb, [small]);
+    const giant = await giantRun;
     return [
       `| B's 1 image, idle server (baseline) | ${alone.toFixed(2)} s | 1.00× |`,
       `| B's 1 image while A's 30 images run | ${underLoad.toFixed(2)} s | ${(underLoad / alone).toFixed(2)}× baseline |`,
       `| A's 30 images | ${big.toFixed(2)} s | ${(big / alone).toFixed(2)}× baseline (what FIFO would add to B) |`,
+      `| B's 1 image while A's flat 1024² ×1 (4 tiles) runs | ${underGiant.toFixed(2)} s | ${(underGiant / alone).toFixed(2)}× baseline |`,
+      `| A's flat 1024² ×1 (with B's image beside it) | ${giant.toFixed(2)} s | ${(giant / alone).toFixed(2)}× baseline (what turns by image would add to B) |`,
     ];
   } finally {
     await server.close();

@@ -5,11 +5,49 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PRICE_TABLE, outputSizeOf, priceOf } from '../../engine/service/credits/priceTable.js';
 import { anyImagePoint, createTestGate, type TestGate } from '../helpers/testGate.js';
 import { addUser, BASIC, dataOf, pollStatus, postForm, startTestServer, taskForm, type TestServer } from './helpers.js';
+
+/**
+ * A flat RGB PNG of any size in a few megabytes: the first row says the colour, every later row is filter "Up"
+ * of it (all zero bytes), deflated as a stream, so nothing near width × height × 3 bytes is ever held.
+ */
+async function flatPng(width: number, height: number): Promise<Buffer> {
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, 'latin1');
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(Buffer.concat([head.subarray(4), data])), 0);
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const first = Buffer.alloc(1 + width * 3);
+  for (let x = 0; x < width; x++) first.set([90, 140, 200], 1 + x * 3);
+  const up = Buffer.alloc(1 + width * 3);
+  up[0] = 2;
+  const deflate = zlib.createDeflate({ level: 1 });
+  const parts: Buffer[] = [];
+  deflate.on('data', (c: Buffer) => parts.push(c));
+  const ended = new Promise((resolve) => deflate.on('end', resolve));
+  deflate.write(first);
+  for (let y = 1; y < height; y++) if (!deflate.write(up)) await new Promise((r) => deflate.once('drain', r));
+  deflate.end();
+  await ended;
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', Buffer.concat(parts)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
 
 const p = (scale: 1 | 2 | 4 | 8, sizes: { width: number; height: number }[] | number, enhanceFace = false) =>
   priceOf(DEFAULT_PRICE_TABLE, { scale, enhanceFace }, sizes);
@@ -50,6 +88,16 @@ describe('price by work: the pixels the model produces', () => {
     expect(work(8000, 5000, 1)).toBe(1 + 12);
     // Two passes count the model's work twice.
     expect(work(2000, 2000, 1, 2)).toBe(1 + 2);
+  });
+
+  it('keeps following the work past the rows: one credit per started 96 model MP above 1152 MP', () => {
+    // 72 MP at ×1 is 1152 model MP: the top row's +12, and the line's own value there.
+    expect(work(9000, 8000, 1)).toBe(1 + 12);
+    expect(work(9000, 8001, 1)).toBe(1 + 13);
+    // The audit's flat 400 MP image at ×1: 6400 model MP, 67 credits of work (it was 13 in all).
+    expect(work(20000, 20000, 1)).toBe(1 + 67);
+    // The largest input (2^30 px, 1074 MP) at ×1: 17180 model MP.
+    expect(work(32768, 32768, 1)).toBe(1 + 179);
   });
 });
 
@@ -110,6 +158,29 @@ describe('start-task prices by the output size', () => {
     expect(await s.ledger.reservedFor(u.userId)).toBe(3);
     await s.engine.cancelTask({ userId: u.userId, email: 'work@example.com' }, dataOf<{ taskId: string }>(r).taskId);
     await gate.release(anyImagePoint(0));
+  });
+
+  it('quotes a flat 400 MP file part at ×1 by its work: 68 credits, refused with 402 below that', async () => {
+    const giant = await flatPng(20000, 20000);
+    const form = () => taskForm({ ...BASIC, scale: '1' }, [{ name: 'file', fileName: 'flat.png', bytes: giant }]);
+    const poor = await addUser(s, 'flat-poor@example.com', 67);
+    const refused = await postForm(s.url, poor.key, form());
+    expect(refused.status).toBe(402);
+    expect(refused.text).toBe('"Insufficient credits"');
+    expect(await s.ledger.reservedFor(poor.userId)).toBe(0);
+
+    const u = await addUser(s, 'flat@example.com', 68);
+    // Held before its image (test gate): the giant is quoted and reserved, never decoded.
+    await gate.hold(anyImagePoint(0));
+    const r = await postForm(s.url, u.key, form());
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers['x-task-cost']).toBe('68');
+    expect(dataOf<{ creditsToDeduct: number }>(r).creditsToDeduct).toBe(68);
+    await gate.reached(anyImagePoint(0));
+    expect(await s.ledger.reservedFor(u.userId)).toBe(68);
+    await s.engine.cancelTask({ userId: u.userId, email: 'flat@example.com' }, dataOf<{ taskId: string }>(r).taskId);
+    await gate.release(anyImagePoint(0));
+    expect(await s.ledger.reservedFor(u.userId)).toBe(0);
   });
 
   it('raises a URL task reservation once the image size is known', async () => {

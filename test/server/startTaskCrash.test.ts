@@ -3,11 +3,12 @@
  * real process with the test-only crash point `start-task:reserved` (engine/service/tasks/crashPoint.ts), so it
  * kills itself exactly after start-task reserved the credits and before the task record exists — no race
  * with the clock. After a restart: nothing is reserved without a task, no task folder without a record,
- * and balance + reserved == granted − settled. The sweep rule is checked too: a task never polled until
+ * and balance + reserved == granted − settled. With --db the kill's input folder is found by the sweep's listing. The sweep rule is checked too: a task never polled until
  * its files expire is removed and its reservation released (clock advanced, in-process server).
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +84,29 @@ async function accountOf(server: ServeProcess, key: string): Promise<{ currentCr
   return dataOf<{ currentCredits: number }>(a);
 }
 
+/**
+ * The sweep of a server on the same folder and database finds the debris by listing the task folders: once
+ * older than any start-task can take (its times set two hours back, as if it had lain there that long) it is
+ * removed; a folder as young as a start-task in progress, and every folder with a record, are kept.
+ */
+async function sweepsDebris(dataDir: string, db: string, debris: string): Promise<void> {
+  const old = new Date(Date.now() - 2 * 3_600_000);
+  for (const p of ['inputs/0', 'inputs', '.'].map((rel) => path.join(dataDir, 'tasks', debris, rel)))
+    await utimes(p, old, old);
+  const young = path.join(dataDir, 'tasks', randomUUID());
+  await mkdir(path.join(young, 'inputs'), { recursive: true });
+  await writeFile(path.join(young, 'inputs', '0'), png);
+  const s = await startTestServer({ dataDir, db });
+  try {
+    await s.engine.sweep();
+    expect(existsSync(path.join(dataDir, 'tasks', debris))).toBe(false);
+    expect(existsSync(path.join(young, 'inputs', '0'))).toBe(true);
+  } finally {
+    await s.close();
+  }
+  await rm(young, { recursive: true });
+}
+
 describe('a kill -9 between reserving credits and saving the task', () => {
   it('embedded store: the restart releases the orphan reservation and removes the folder without a record', async () => {
     const dataDir = await tempDir('crisp-crash-embedded-');
@@ -142,6 +166,11 @@ describe('a kill -9 between reserving credits and saving the task', () => {
         ).rows;
       expect(await charges()).toEqual([]);
       expect((await pool.query('SELECT 1 FROM tasks')).rowCount).toBe(0);
+      // ...but its input is on disk, in a task folder no record names.
+      const [debris, ...more] = await readdir(path.join(dataDir, 'tasks'));
+      expect(more).toEqual([]);
+      expect(existsSync(path.join(dataDir, 'tasks', debris!, 'inputs', '0'))).toBe(true);
+      await sweepsDebris(dataDir, dbUrl, debris!);
 
       const server = await serve(dataDir, flags);
       expect((await accountOf(server, key)).currentCredits).toBe(GRANTED);

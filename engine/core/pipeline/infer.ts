@@ -11,6 +11,7 @@
  */
 import { blockAtPoint, holdPoint, runPoint } from '../testGate.js';
 import type { ModelSession, TensorResult } from '../inference/index.js';
+import type { TileTurn } from '../tileTurns.js';
 import type { StageClock } from './stageTimes.js';
 import type { OutputRaster } from './diskRaster.js';
 import type { InputBand, InputRaster } from './inputRaster.js';
@@ -35,6 +36,8 @@ export interface InferTilesOptions {
   onRunStart?: (pixels: number) => void;
   /** Where the stage times go (tileIn, run, tileOut, resize). */
   clock?: StageClock;
+  /** Each model run waits for its turn here (tileTurns.ts: other callers' jobs on this thread go in between). */
+  turn?: TileTurn;
 }
 
 /** Planar float32 [1,3,ph,pw] in 0..1 for the padded region of a tile. */
@@ -89,7 +92,7 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
   const time = <T>(stage: 'tileOut', fn: () => T): T => (clock ? clock.time(stage, fn) : fn());
   let band: { y: number; rows: number; data: InputBand } | undefined;
 
-  const run = async (source: Raster, tile: Tile, index: number): Promise<TensorResult> => {
+  const runNow = async (source: Raster, tile: Tile, index: number): Promise<TensorResult> => {
     o.signal?.throwIfAborted();
     // Rows of the band start at tile.py: the model reads the tile at the band's top.
     const inBand: Tile = { ...tile, y: tile.y - tile.py, py: 0 };
@@ -111,6 +114,8 @@ export async function inferTiles(o: InferTilesOptions): Promise<void> {
     o.onTile?.(tile.pw * tile.ph);
     return out;
   };
+  const run = (source: Raster, tile: Tile, index: number): Promise<TensorResult> =>
+    o.turn ? o.turn(() => runNow(source, tile, index)) : runNow(source, tile, index);
 
   for (const [index, tile] of o.plan.tiles.entries()) {
     // Test-only (CRISP_TEST_GATE_DIR; a no-op in production). No signal: a test that cancels here checks that

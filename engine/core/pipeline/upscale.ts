@@ -22,6 +22,7 @@ import { DiskRaster, MemoryRaster, type OutputRaster } from './diskRaster.js';
 import { encodeDiskRaster, encodeRasterToFile, type EncodeOptions } from './encode.js';
 import { carriedMetadata, iccProfileFile, type MetadataRequest } from './metadata.js';
 import { inferTiles } from './infer.js';
+import type { TileTurn } from '../tileTurns.js';
 import { decodeToDisk, memoryInput, type InputRaster } from './inputRaster.js';
 import { DEFAULT_LIMITS, planOutput, probeImage, type ImageLimits, type ImageSource } from './probe.js';
 import { JobProgress, type ProgressListener } from './progress.js';
@@ -78,6 +79,8 @@ export interface UpscaleJob {
   faces?: Omit<FaceStageOptions, 'signal'>;
   /** The metadata policy and provenance record (metadata.ts); absent: the input's EXIF and an sRGB tag. */
   metadata?: MetadataRequest;
+  /** Where each tile's model run waits for its turn (engine/core/tileTurns.ts); absent: runs back to back. */
+  turn?: TileTurn;
   /**
    * Called once the job no longer needs the model (every tile run, faces restored), as its encode starts: the
    * pool may then start the next image's inference while this one encodes (workerPool.ts).
@@ -223,6 +226,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
       onTile: (px) => progress.tileDone(px),
       onRunStart: (px) => progress.runStarting(px),
       clock,
+      ...(job.turn ? { turn: job.turn } : {}),
     });
     recordRate(session, progress.secondsPerUnit());
     // Faces are detected on and cropped from the input's RGB (see engine/core/faces/faceStage.ts for why); a

@@ -125,8 +125,15 @@ function startTaskRoute(app: FastifyInstance, deps: ContractRouteDeps, options: 
         beforeFile: (count, fields) =>
           deps.meter.assertCanAfford(caller, deps.meter.quote(gateSettings(fields), count)),
       };
+      // A client that gives up (closes the connection before the answer is out) must not leave a reservation:
+      // the engine saves nothing for a request whose answer nobody will read (StartTaskInput.signal).
+      const gone = new AbortController();
+      const closed = () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      };
+      reply.raw.once('close', closed);
       const input = await readStartTaskForm(request, deps.form, incoming, gate);
-      const result = await deps.engine.startTask(caller, input);
+      const result = await deps.engine.startTask(caller, { ...input, signal: gone.signal });
       reply.header('x-task-cost', String(result.creditsToDeduct));
       return success(result);
     } catch (e) {

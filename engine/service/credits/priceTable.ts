@@ -30,6 +30,12 @@ export interface PriceTable {
    * and is only resized afterwards. An image's surcharge is the larger of the two rows' surcharges.
    */
   modelPixelRows: readonly OutputSizeRow[];
+  /**
+   * Beyond the rows, the price keeps following the work: model output above `aboveMegapixels` costs one
+   * credit per started `megapixelsPerCredit` of all of it, so an image's credits grow with the tiles it runs
+   * and no image is cheap however long it holds the device (issue 40: a flat 400 MP image at ×1 was 13 credits).
+   */
+  workBeyondRows: { aboveMegapixels: number; megapixelsPerCredit: number };
 }
 
 /** An output image's size; `undefined` when it is not known yet (a URL input before it is fetched). */
@@ -64,6 +70,8 @@ export const DEFAULT_PRICE_TABLE: PriceTable = {
     { upToMegapixels: 576, extraCreditsPerImage: 6 },
     { upToMegapixels: null, extraCreditsPerImage: 12 },
   ],
+  // The rows' own slope (576 MP: +6, i.e. 96 MP a credit) continued from where the top row's +12 is reached.
+  workBeyondRows: { aboveMegapixels: 1152, megapixelsPerCredit: 96 },
 };
 
 function rowSurcharge(rows: readonly OutputSizeRow[], pixels: number): number {
@@ -72,10 +80,17 @@ function rowSurcharge(rows: readonly OutputSizeRow[], pixels: number): number {
   return row?.extraCreditsPerImage ?? rows.at(-1)?.extraCreditsPerImage ?? 0;
 }
 
+function workSurcharge(table: PriceTable, modelPixels: number): number {
+  const mp = modelPixels / 1_000_000;
+  const beyond = table.workBeyondRows;
+  if (mp > beyond.aboveMegapixels) return Math.ceil(mp / beyond.megapixelsPerCredit);
+  return rowSurcharge(table.modelPixelRows, modelPixels);
+}
+
 export function sizeSurcharge(table: PriceTable, output: OutputSize | undefined): number {
   if (!output) return 0;
   const bySize = rowSurcharge(table.outputSizeRows, output.width * output.height);
-  const byWork = output.modelPixels === undefined ? 0 : rowSurcharge(table.modelPixelRows, output.modelPixels);
+  const byWork = output.modelPixels === undefined ? 0 : workSurcharge(table, output.modelPixels);
   return Math.max(bySize, byWork);
 }
 

@@ -1,9 +1,11 @@
 /**
- * The task scheduler: one inference job at a time (one device), shared fairly between users.
+ * The task scheduler: one model run at a time (one device), shared fairly between users.
  *
- * - Each user has their own queue of runnable tasks; the worker serves users round-robin **one image at
- *   a time**, so a user's 30-image task delays another user's one-image task by at most one image. The next
- *   turn starts when the current image's model work is done, overlapping its encode (pump).
+ * - Each user has their own queue of runnable tasks; users are served round-robin **one image at a time**,
+ *   and while one user's image runs, another user's image runs beside it with its tiles taking turns with
+ *   the first one's (engine/core/tileTurns.ts), so another user waits at most one tile of a long image, not
+ *   the whole image. At most two images are in flight; a user's next image starts beside their own only once
+ *   that one's model work is done, overlapping its encode (pump).
  * - URL inputs are fetched before a task joins its user's queue, outside the inference loop: fetches
  *   run concurrently, at most `urlFetchesPerUser` at once per user, each with its own deadline, so a
  *   slow or failing host holds only its own task, never the device.
@@ -91,6 +93,8 @@ export class TaskRunner {
   private readonly fetchWaiters = new Map<string, (() => void)[]>();
   private idleWaiters: (() => void)[] = [];
   private pumping = false;
+  /** Wakes the pump while it waits for an image (new work may start beside it). */
+  private wake: (() => void) | undefined;
   private closed = false;
 
   constructor(private readonly deps: TaskRunnerDeps) {}
@@ -168,6 +172,7 @@ export class TaskRunner {
       this.turns.push(userId);
     }
     q.push(job);
+    this.wakePump();
     if (!this.pumping) {
       this.pumping = true;
       void this.pump().finally(() => {
@@ -183,52 +188,71 @@ export class TaskRunner {
   }
 
   /**
-   * Turns, one image each, round-robin over users, at most one image ahead: once an image's model work is done
-   * (core's onEncoding) the next turn starts, so its decode and inference overlap that image's encode, write
-   * and publish (issue 37); a third waits until the first has ended. A job runs one image at a time, so the
-   * image ahead is always another task's (a user's next waiting task, or the next user's).
+   * Turns, one image each, round-robin over users, at most two images in flight. A second image starts when
+   * the first one's model work is done (core's onEncoding), so its decode and inference overlap that image's
+   * encode, write and publish (issue 37); or at once when it is another user's, so one user's long image never
+   * holds everyone else: core gives the two images' tiles turns (engine/core/tileTurns.ts, keyed by the user).
+   * A job runs one image at a time, so the second image is always another task's.
    */
   private async pump(): Promise<void> {
-    let behind: Promise<void> | undefined;
+    const inFlight: { userId: string; modelDone: boolean; over: Promise<void> }[] = [];
     for (;;) {
-      const turn = this.nextTurn();
-      if (!turn) {
-        // Everything runnable is already running: wait for the image ahead, then look again.
-        if (!behind) return;
-        await behind;
-        behind = undefined;
+      const turn =
+        inFlight.length < 2
+          ? this.nextTurn((userId) => inFlight.every((r) => r.modelDone || r.userId !== userId))
+          : undefined;
+      if (turn) {
+        const { userId, q, job } = turn;
+        const running = { userId, modelDone: false, over: Promise.resolve() };
+        const step = this.stepOf(job, () => {
+          running.modelDone = true;
+          this.wakePump();
+        }).then(() => {
+          job.step = undefined;
+          inFlight.splice(inFlight.indexOf(running), 1);
+          if (this.jobs.get(job.task.id) === job) return;
+          const i = q.indexOf(job);
+          if (i >= 0) q.splice(i, 1);
+          if (q.length === 0 && this.queues.get(userId) === q) this.dropUser(userId);
+        });
+        running.over = step;
+        job.step = step;
+        inFlight.push(running);
         continue;
       }
-      const { userId, q, job } = turn;
-      let encoding!: () => void;
-      const modelDone = new Promise<void>((resolve) => (encoding = resolve));
-      const step = this.stepOf(job, encoding).then(() => {
-        job.step = undefined;
-        if (this.jobs.get(job.task.id) === job) return;
-        const i = q.indexOf(job);
-        if (i >= 0) q.splice(i, 1);
-        if (q.length === 0 && this.queues.get(userId) === q) this.dropUser(userId);
+      if (inFlight.length === 0) return;
+      // Look again when an image's model work is done, an image ends, or new work arrives (makeRunnable).
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        for (const r of inFlight) void r.over.then(resolve);
       });
-      job.step = step;
-      await Promise.race([modelDone, step]);
-      await behind;
-      behind = step;
+      this.wake = undefined;
     }
   }
 
-  /** The next user's first job with no image running; the user goes to the back of the line. */
-  private nextTurn(): { userId: string; q: Job[]; job: Job } | undefined {
-    for (let tries = this.turns.length; tries > 0; tries--) {
-      const userId = this.turns.shift() as string;
+  private wakePump(): void {
+    this.wake?.();
+  }
+
+  /**
+   * The first user in line whose first job has no image running and who may start one now (`may`); that user
+   * goes to the back of the line, the users passed over keep their places.
+   */
+  private nextTurn(may: (userId: string) => boolean): { userId: string; q: Job[]; job: Job } | undefined {
+    for (const userId of [...this.turns]) {
       const q = this.queues.get(userId);
       if (!q || q.length === 0) {
         this.queues.delete(userId);
+        this.turns.splice(this.turns.indexOf(userId), 1);
         continue;
       }
-      // Back of the line before running, so a user who enqueues meanwhile still gets the next turn.
-      this.turns.push(userId);
+      if (!may(userId)) continue;
       const job = q.find((j) => !j.step);
-      if (job) return { userId, q, job };
+      if (!job) continue;
+      // Back of the line before running, so a user who enqueues meanwhile still gets the next turn.
+      this.turns.splice(this.turns.indexOf(userId), 1);
+      this.turns.push(userId);
+      return { userId, q, job };
     }
     return undefined;
   }
@@ -371,6 +395,8 @@ export class TaskRunner {
       { inputPath: input.path as string, inputName: input.originalFileName, outputPath },
       { tileSize: this.deps.tileSize, limits },
     );
+    // Users' images take tile turns in core (engine/core/tileTurns.ts); one user's images run in order.
+    coreJob.turnKey = task.userId;
     const clamp = (f: number) => Math.min(1, Math.max(0, f));
     const result = await this.deps.core.upscaleFile(coreJob, {
       signal,
