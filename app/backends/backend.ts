@@ -5,7 +5,7 @@
  */
 import type { SaveImageAs, Scale, SizeRequest } from '../../engine/contract/index.js';
 import type { FaceJob, MetadataPolicy } from '../../engine/core/index.js';
-import type { AccountView, Mode } from '../service/crispService.js';
+import type { AccountView, DeviceUsed, Mode } from '../service/crispService.js';
 
 export interface UpscaleSettings {
   /** A contract model name; a backend passes anything else through and lets its engine or server refuse it. */
@@ -77,12 +77,6 @@ export interface UpscaleOutcome {
   faces?: FaceCounts;
   /** Local engine: the device that ran the model (auto may have fallen back to the CPU) and its precision. */
   device?: DeviceUsed;
-}
-
-export interface DeviceUsed {
-  /** The execution provider: cpu, webgpu, cuda, dml or coreml. */
-  provider: string;
-  precision: 'fp32' | 'int8';
 }
 
 export interface FaceCounts {

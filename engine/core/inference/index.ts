@@ -10,9 +10,19 @@ export {
   type GraphSession,
   type Inference,
   type InferenceOptions,
+  type JobInference,
   type ModelSession,
   type TensorResult,
 } from './inference.js';
+export {
+  AUTO_PROVIDER_MEASURED,
+  chooseAutoProvider,
+  cpuSecondsPerInputMp,
+  GPU_SECONDS_PER_INPUT_MP,
+  type AutoProviderChoice,
+  type AutoProviderInput,
+  type JobWork,
+} from './autoProvider.js';
 export { cpuFeatures, int8FlagsFromCpuinfo, INT8_DOT_FLAGS, type CpuFeatures } from './cpuFeatures.js';
 export {
   choosePrecision,

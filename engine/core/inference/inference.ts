@@ -3,6 +3,7 @@
  * the runtime or its providers never touches the pipeline.
  */
 import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { branchlessPrelu } from '../onnx/preluRewrite.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
 import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.js';
+import { chooseAutoProvider, type JobWork } from './autoProvider.js';
 import { choosePrecision, type Precision, type PrecisionRequest } from './precision.js';
 
 import { EXECUTION_PROVIDERS, type ExecutionProviderRequest } from './providers.js';
@@ -69,10 +71,20 @@ export interface Inference {
   readonly requested: ExecutionProviderRequest;
   /** A session for any ONNX file by path (same provider choice and cache as session()). */
   graph(file: string): Promise<GraphSession>;
-  /** The session for a model, created once per (model file, provider) and reused. */
-  session(model: ResolvedModel): Promise<ModelSession>;
+  /**
+   * The session for a model, created once per (model file, provider) and reused. With `auto` and the job's
+   * work, a job too small to pay a cold GPU's start-up runs on the CPU (autoProvider.ts).
+   */
+  session(model: ResolvedModel, work?: JobWork): Promise<ModelSession>;
+  /** This Inference seen by one job: its session() weighs that job's work and remembers why it chose. */
+  forJob(work: JobWork | undefined): JobInference;
   /** Disposes every session; later session() calls create new ones. */
   release(): Promise<void>;
+}
+
+export interface JobInference extends Inference {
+  /** Why the job's session for `model` runs on its provider (one sentence), once session() has answered. */
+  providerReason(model: ResolvedModel): string | undefined;
 }
 
 /** The catalog's provider-unavailable row, naming the provider that failed. */
@@ -237,9 +249,12 @@ export function createInference(opts: InferenceOptions): Inference {
     return s;
   }
 
+  /** Why each broken provider failed, for the result's reason. */
+  const brokenWhy = new Map<ExecutionProvider, string>();
   function markBroken(provider: ExecutionProvider, e: unknown): void {
     if (broken.has(provider)) return;
     broken.add(provider);
+    brokenWhy.set(provider, messageOf(e));
     log(`Crisp: the '${provider}' execution provider is unavailable (${messageOf(e)}); falling back.`);
   }
 
@@ -256,7 +271,8 @@ export function createInference(opts: InferenceOptions): Inference {
     return { session, provider, precision: f.precision };
   }
 
-  async function open(model: ResolvedModel): Promise<Opened> {
+  async function open(model: ResolvedModel, only?: ExecutionProvider): Promise<Opened> {
+    if (only) return openOn(model, only);
     if (requested !== 'auto') {
       try {
         return await openOn(model, requested);
@@ -301,8 +317,8 @@ export function createInference(opts: InferenceOptions): Inference {
     }
   }
 
-  async function makeSession(model: ResolvedModel): Promise<ModelSession> {
-    const holder = { current: await open(model) };
+  async function makeSession(model: ResolvedModel, only?: ExecutionProvider): Promise<ModelSession> {
+    const holder = { current: await open(model, only) };
     const run = async (input: Float32Array, n: number, h: number, w: number): Promise<TensorResult> => {
       const exec = async (): Promise<TensorResult> => {
         const s = holder.current.session;
@@ -326,6 +342,78 @@ export function createInference(opts: InferenceOptions): Inference {
         return holder.current.precision;
       },
       run,
+    };
+  }
+
+  /** Per model file: seconds earlier small jobs would have saved on a warm GPU (autoProvider.ts). */
+  const forgone = new Map<string, number>();
+  const cpuThreads = opts.threads ?? os.availableParallelism();
+
+  function cachedSession(model: ResolvedModel, only?: ExecutionProvider): Promise<ModelSession> {
+    // auto's GPU-first session and its CPU-only one for small jobs are cached apart.
+    const key = only ? `${model.path}\u0000${only}` : model.path;
+    let s = wrapped.get(key);
+    if (!s) {
+      s = makeSession(model, only);
+      s.catch(() => wrapped.delete(key));
+      wrapped.set(key, s);
+    }
+    return s;
+  }
+
+  interface Chosen {
+    session: ModelSession;
+    /** The provider the choice named (the session may have fallen back from it). */
+    chosen: ExecutionProvider;
+    reason: string;
+  }
+
+  async function chosenSession(model: ResolvedModel, work: JobWork | undefined): Promise<Chosen> {
+    if (requested !== 'auto') {
+      const session = await cachedSession(model);
+      return { session, chosen: requested, reason: `${requested}: the execution provider asked for.` };
+    }
+    const candidates = (opts.candidates ?? autoProviders()).filter((p) => !broken.has(p));
+    const gpu = candidates.find((p) => p !== 'cpu');
+    // A GPU session already made (or being made) for this model is warm: its start-up is paid.
+    const warm = new Set<ExecutionProvider>(gpu && wrapped.has(model.path) ? [gpu] : []);
+    const choice = chooseAutoProvider({
+      candidates,
+      warm,
+      work,
+      cpuThreads,
+      forgoneSeconds: forgone.get(model.path) ?? 0,
+    });
+    if (choice.provider === 'cpu' && gpu) {
+      forgone.set(model.path, (forgone.get(model.path) ?? 0) + (choice.forgone ?? 0));
+      return { session: await cachedSession(model, 'cpu'), chosen: 'cpu', reason: choice.reason };
+    }
+    return { session: await cachedSession(model), chosen: choice.provider, reason: choice.reason };
+  }
+
+  /** The reason for the provider the session runs on now: a GPU that failed mid-job left it on the CPU. */
+  function reasonNow(c: Chosen): string {
+    if (c.session.provider === c.chosen) return c.reason;
+    const failed = brokenWhy.get(c.chosen);
+    return `${c.session.provider}: ${c.chosen} could not run the model${failed ? ` (${failed})` : ''}, so auto fell back.`;
+  }
+
+  function forJob(work: JobWork | undefined): JobInference {
+    const chosen = new Map<string, Chosen>();
+    return {
+      requested,
+      graph: (file) => self.graph(file),
+      async session(model) {
+        const c = await chosenSession(model, work);
+        chosen.set(model.path, c);
+        return c.session;
+      },
+      forJob,
+      release: () => self.release(),
+      providerReason: (model) => {
+        const c = chosen.get(model.path);
+        return c ? reasonNow(c) : undefined;
+      },
     };
   }
 
@@ -361,7 +449,7 @@ export function createInference(opts: InferenceOptions): Inference {
     };
   }
 
-  return {
+  const self: Inference = {
     requested,
     graph(file) {
       let g = graphs.get(file);
@@ -372,23 +460,18 @@ export function createInference(opts: InferenceOptions): Inference {
       }
       return g;
     },
-    session(model) {
-      let s = wrapped.get(model.path);
-      if (!s) {
-        s = makeSession(model);
-        s.catch(() => wrapped.delete(model.path));
-        wrapped.set(model.path, s);
-      }
-      return s;
-    },
+    session: (model, work) => chosenSession(model, work).then((c) => c.session),
+    forJob,
     async release() {
       const all = [...raw.values()];
       raw.clear();
       wrapped.clear();
       graphs.clear();
+      forgone.clear();
       await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.release()));
     },
   };
+  return self;
 }
 
 /**
