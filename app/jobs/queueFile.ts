@@ -47,7 +47,7 @@ const itemSchema = z.object({
   device: z
     .object({
       provider: z.string().min(1).max(16),
-      precision: z.enum(['fp32', 'int8']),
+      precision: z.enum(['fp32', 'int8', 'fp16']),
       reason: z.string().max(500).optional(),
     })
     .optional(),

@@ -5,6 +5,7 @@
  * Pure types: safe to import from renderer/ (no Node, no Electron).
  */
 import type { SizeRequest } from '../../engine/contract/index.js';
+import type { Precision } from '../../engine/core/index.js';
 import type { Language, Mode, Settings, Theme } from '../settings/settingsSchema.js';
 import type { Preset } from '../settings/presets.js';
 import type { NewWatch, WatchView } from '../watch/watchTypes.js';
@@ -14,7 +15,7 @@ import type { ExecutionProviderSetting, OverwritePolicy } from '../settings/upsc
 export interface DeviceUsed {
   /** The execution provider: cpu, webgpu, cuda, dml or coreml. */
   provider: string;
-  precision: 'fp32' | 'int8';
+  precision: Precision;
   /** Why it ran there: auto's choice for the job's size, a fallback, or the provider asked for (one sentence). */
   reason?: string;
 }

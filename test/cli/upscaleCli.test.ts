@@ -78,7 +78,7 @@ describe('crisp CLI', () => {
     expect(doc.results[0]!.fileSize).toBe((await stat(doc.results[0]!.output!)).size);
   });
 
-  it('upscale --json says the provider was asked for when --ep names it', async () => {
+  it('upscale --json says the provider was asked for when --ep names it; fp16 on the CPU runs fp32 and says why', async () => {
     const r = await runCli([
       'upscale',
       BIRD,
@@ -87,7 +87,7 @@ describe('crisp CLI', () => {
       '--ep',
       'cpu',
       '--precision',
-      'fp32',
+      'fp16',
       '--out',
       out,
       '--json',
@@ -99,6 +99,9 @@ describe('crisp CLI', () => {
       precision: 'fp32',
       reason: 'cpu: the execution provider asked for.',
     });
+    expect(r.stderr).toContain(
+      'Crisp: running realesr-animevideov3 in fp32 instead of fp16: fp16 is for GPU providers; on the CPU provider onnxruntime computes it in fp32 anyway.',
+    );
   });
 
   it('the default model is the best installed photo model', async () => {

@@ -42,4 +42,14 @@ export {
   type Int8Manifest,
   type Int8Variant,
 } from './int8Variant.js';
+export {
+  buildFp16,
+  findFp16Manifest,
+  fp16CacheDir,
+  fp16ManifestSchema,
+  FP16_QUALITY_BAR_DB,
+  saveFp16Manifest,
+  sha256Of,
+  type Fp16Manifest,
+} from './fp16Variant.js';
 export { openRawModel, type RawModel, type RawOutput } from './rawModel.js';

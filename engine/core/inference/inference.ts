@@ -11,6 +11,7 @@ import * as ort from 'onnxruntime-node';
 import { branchlessPrelu } from '../onnx/preluRewrite.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
+import { buildFp16, findFp16Manifest, fp16CacheDir, type Fp16Manifest } from './fp16Variant.js';
 import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.js';
 import { chooseAutoProvider, type JobWork } from './autoProvider.js';
 import { choosePrecision, type Precision, type PrecisionRequest } from './precision.js';
@@ -31,12 +32,17 @@ export interface InferenceOptions {
   candidates?: ExecutionProvider[];
   /** Where fallback notices go (once per provider); default console.warn. */
   log?: (message: string) => void;
-  /** fp32, int8 (CPU only), or auto: int8 where the CPU and a quality-checked int8 variant allow it. Default auto. */
+  /**
+   * fp32, int8 (CPU only), fp16 (GPU providers only), or auto: int8 where the CPU and a quality-checked int8
+   * variant allow it, fp16 on a GPU where the model's fp16 variant was measured close enough. Default auto.
+   */
   precision?: PrecisionRequest;
   /** The CPU's int8 instructions; default: detected (tests inject a CPU without them). */
   cpu?: CpuFeatures;
   /** Folders searched for int8 variants after the fp32 file's own folder; default: the int8 cache. */
   int8Dirs?: string[];
+  /** Folders searched for fp16 manifests after the fp32 file's own folder; default: the fp16 cache. */
+  fp16Dirs?: string[];
 }
 
 export interface TensorResult {
@@ -51,7 +57,7 @@ export interface ModelSession {
   readonly provider: ExecutionProvider;
   /** Native upscale factor of the model. */
   readonly scale: number;
-  /** The precision the model runs at now (int8 only on the CPU provider). */
+  /** The precision the model runs at now (int8 only on the CPU provider, fp16 only on GPU providers). */
   readonly precision?: Precision;
   /** Runs NCHW float32 RGB (0..1) of shape [n,3,h,w]; answers [n,3,h·scale,w·scale] (not clamped). */
   run(input: Float32Array, n: number, h: number, w: number): Promise<TensorResult>;
@@ -166,6 +172,7 @@ export function createInference(opts: InferenceOptions): Inference {
   const precision = opts.precision ?? 'auto';
   const cpu = opts.cpu ?? cpuFeatures();
   const int8Dirs = opts.int8Dirs ?? [int8CacheDir()];
+  const fp16Dirs = opts.fp16Dirs ?? [fp16CacheDir()];
   /** Notices already given, so a batch says each thing once. */
   const told = new Set<string>();
   const raw = new Map<string, Promise<ort.InferenceSession>>();
@@ -189,23 +196,34 @@ export function createInference(opts: InferenceOptions): Inference {
   async function fileFor(
     model: ResolvedModel,
     provider: ExecutionProvider,
-  ): Promise<{ file: string; precision: Precision; notice?: string }> {
+  ): Promise<{ file: string; precision: Precision; notice?: string; bytes?: Uint8Array }> {
     if (precision === 'fp32') return { file: model.path, precision: 'fp32' };
     let variant: Int8Variant | undefined;
     if (provider === 'cpu' && cpu.int8Dot.length > 0)
       variant = await findInt8Variant(model.path, int8Dirs).catch(() => undefined);
+    // GPU providers: the fp16 graph is built from the fp32 file (ms) when it is measured or asked for.
+    let fp16: { bytes: Uint8Array; manifest?: Fp16Manifest } | undefined;
+    if (provider !== 'cpu' && (precision === 'fp16' || precision === 'auto')) {
+      const manifest = await findFp16Manifest(model.path, fp16Dirs).catch(() => undefined);
+      if (manifest || precision === 'fp16') fp16 = await buildFp16(model.path, manifest).catch(() => undefined);
+    }
     const choice = choosePrecision({
       requested: precision,
       provider,
       cpu,
       variant,
+      fp16: fp16?.manifest,
       model: model.entry.model,
       name: model.entry.name,
     });
+    const bytes = choice.precision === 'fp16' ? fp16?.bytes : undefined;
+    if (choice.precision === 'fp16' && !bytes)
+      throw new Error(`the fp16 graph of ${model.entry.model} could not be built`);
     return {
       file: choice.variant?.path ?? model.path,
       precision: choice.precision,
       ...(choice.notice ? { notice: choice.notice } : {}),
+      ...(bytes ? { bytes } : {}),
     };
   }
 
@@ -230,12 +248,14 @@ export function createInference(opts: InferenceOptions): Inference {
     }
   }
 
-  function rawSession(file: string, provider: ExecutionProvider): Promise<ort.InferenceSession> {
-    const key = `${file}\u0000${provider}`;
+  /** `graph`: in-memory bytes built from `file` (the fp16 variant), cached apart from the file itself. */
+  function rawSession(file: string, provider: ExecutionProvider, built?: Uint8Array): Promise<ort.InferenceSession> {
+    const key = `${file}\u0000${provider}${built ? '\u0000fp16' : ''}`;
     let s = raw.get(key);
     if (!s) {
-      s =
-        provider === 'cpu'
+      s = built
+        ? ort.InferenceSession.create(built, sessionOptions(provider))
+        : provider === 'cpu'
           ? cpuGraph(file).then((graph) =>
               typeof graph === 'string'
                 ? ort.InferenceSession.create(graph, sessionOptions(provider))
@@ -266,7 +286,7 @@ export function createInference(opts: InferenceOptions): Inference {
 
   async function openOn(model: ResolvedModel, provider: ExecutionProvider): Promise<Opened> {
     const f = await fileFor(model, provider);
-    const session = await rawSession(f.file, provider);
+    const session = await rawSession(f.file, provider, f.bytes);
     tell(f.notice);
     return { session, provider, precision: f.precision };
   }

@@ -153,6 +153,7 @@ export const de: Catalog = {
   'engine.precision': 'Genauigkeit (CPU)',
   'engine.fp32': 'Voll (fp32)',
   'engine.int8': 'Schnell (int8)',
+  'engine.fp16': 'Halb (fp16, Grafikkarte)',
   'engine.precisionHint':
     'Automatisch nutzt int8 (schneller) nur, wo diese CPU int8-Befehle hat und das Modell eine int8-Variante besitzt, die nachgemessen wie volle Genauigkeit aussieht; GPUs rechnen mit voller Genauigkeit.',
 

@@ -154,6 +154,7 @@ export const en = {
   'engine.precision': 'Precision (CPU)',
   'engine.fp32': 'Full (fp32)',
   'engine.int8': 'Fast (int8)',
+  'engine.fp16': 'Half (fp16, graphics card)',
   'engine.precisionHint':
     'Automatic uses int8 (faster) only where this CPU has int8 instructions and the model has an int8 variant measured to look the same as full precision; GPUs keep full precision.',
 
