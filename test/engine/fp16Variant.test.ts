@@ -18,6 +18,9 @@ import {
 import { bundledModelsDir } from '../../engine/core/models/catalog.js';
 import { fp16Graph, fromHalf, ONNX_FLOAT16, toHalf } from '../../engine/core/onnx/fp16Graph.js';
 import { ONNX_FLOAT, readOnnx } from '../../engine/core/onnx/onnxReader.js';
+import { convertBytes } from '../../engine/convert/convert.js';
+import { openRawModel } from '../../engine/core/inference/rawModel.js';
+import { loadGolden } from '../convert/support/golden.js';
 import { measureFp16 } from '../bench/fp16Heldout.js';
 import { set5Pairs, type HeldoutPair } from '../bench/int8Heldout.js';
 
@@ -72,6 +75,36 @@ describe('fp16 graph of an fp32 model', () => {
       // Half the bytes, and the same bytes every time (the manifest pins them).
       expect(g.bytes.length).toBeLessThan(readFileSync(file).length * 0.52);
       expect(sha256Of(fp16Graph(new Uint8Array(readFileSync(file))).bytes)).toBe(sha256Of(g.bytes));
+    }
+  });
+});
+
+describe('fp16 graph of converted architectures (random-weight goldens, converted as import does)', () => {
+  // SRFormer and RGT compute a float Range from the input's shape (Shape → Cast → Range), MoSR's DySample a float
+  // Range from constants: onnxruntime has no float16 Range, so those would not load without the float32 island.
+  it.each(['srformer/srformer-x4', 'mosr/x1-dysample'])('%s loads and runs in fp16 within 1e-2 of fp32', async (id) => {
+    const [suite, name] = id.split('/') as [string, string];
+    const [file, bytes] = [...loadGolden(suite, name).files.entries()][0]!;
+    const fp32 = (await convertBytes(new Uint8Array(bytes), file.endsWith('.safetensors') ? 'safetensors' : 'pth'))
+      .onnx;
+    const g = fp16Graph(fp32);
+    const m = readOnnx(g.bytes);
+    const range = m.nodes.find((n) => n.opType === 'Range')!;
+    expect(m.nodes[m.nodes.indexOf(range) + 1]).toMatchObject({ opType: 'Cast', attrs: { to: ONNX_FLOAT16 } });
+    const x = new Float32Array(3 * 32 * 32).map((_, i) => ((i * 7919) % 1000) / 1000);
+    const a = await openRawModel(fp32, { threads: 2 });
+    const h = await openRawModel(g.bytes, { threads: 2, optimization: 'basic' });
+    try {
+      const ya = [...(await a.run(x, [1, 3, 32, 32])).values()][0]!.data;
+      const yh = [...(await h.run(x, [1, 3, 32, 32])).values()][0]!.data;
+      expect(yh.length).toBe(ya.length);
+      let max = 0;
+      for (let i = 0; i < ya.length; i++) max = Math.max(max, Math.abs(ya[i]! - yh[i]!));
+      expect(max).toBeLessThan(1e-2);
+      expect(max).toBeGreaterThan(0);
+    } finally {
+      await a.release();
+      await h.release();
     }
   });
 });

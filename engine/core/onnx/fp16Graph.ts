@@ -9,13 +9,16 @@
  * - `Constant` nodes holding a float tensor become initializers (float16, or float32 where they feed a slot above).
  * - `Cast` to float becomes Cast to float16 (the tensor stays in the fp16 part of the graph).
  * - `ConstantOfShape` and other nodes whose float output comes from an attribute: a Cast to float16 follows them.
+ * - `Range` has no float16 type in onnxruntime (the model would not load): a float Range runs in float32, its
+ *   constant inputs kept float32, computed ones cast to float32 before it, and its output cast to float16 after.
+ *   Which tensors are float is followed through the graph (floatTensors) so integer Ranges are left alone.
  * - `Pad` constants and `Clip` min/max are inputs since opset 11, so they are ordinary initializers and follow
  *   the data to float16 (an fp16 Pad or Clip needs its constant in fp16).
  * Deterministic: the same fp32 bytes always give the same fp16 bytes (the manifest pins them by sha256).
  */
 import { editOnnx, type NewTensor, type NodeEntry } from './onnxEdit.js';
 import { attr } from './onnxAttr.js';
-import { ONNX_FLOAT, readOnnx, tensorFloats, type OnnxTensorInfo } from './onnxReader.js';
+import { ONNX_FLOAT, readOnnx, tensorFloats, type OnnxModelInfo, type OnnxTensorInfo } from './onnxReader.js';
 
 export const ONNX_FLOAT16 = 10;
 
@@ -23,6 +26,54 @@ export const ONNX_FLOAT16 = 10;
 const FLOAT32_SLOTS: Record<string, readonly number[]> = { Resize: [1, 2], Upsample: [1] };
 /** Ops whose float output type comes from an attribute, not from their inputs. */
 const FLOAT_BY_ATTRIBUTE = new Set(['ConstantOfShape', 'RandomNormal', 'RandomUniform', 'EyeLike']);
+/** Ops onnxruntime types without float16: a float one runs in float32 between Casts. */
+const FLOAT32_OPS = new Set(['Range']);
+/** Ops whose output is never float, whatever their inputs. */
+const NEVER_FLOAT = new Set([
+  'Shape',
+  'Size',
+  'Equal',
+  'Less',
+  'Greater',
+  'LessOrEqual',
+  'GreaterOrEqual',
+  'Not',
+  'And',
+  'Or',
+  'Xor',
+  'IsNaN',
+  'IsInf',
+  'ArgMax',
+  'ArgMin',
+  'NonZero',
+]);
+
+/**
+ * The float32 tensors of the graph, followed from the inputs and initializers node by node: a Cast says its type,
+ * a Constant its value's, shape and comparison ops are never float, attribute-typed ops are float unless their
+ * value or dtype says otherwise, `Where` takes its branches' type, and every other op its first input's (the
+ * elementwise, shape-moving and reduction ops the converters write).
+ */
+export function floatTensors(info: OnnxModelInfo): Set<string> {
+  const known = new Map<string, boolean>();
+  for (const i of info.inputs) known.set(i.name, i.elemType === ONNX_FLOAT);
+  for (const t of info.initializers) known.set(t.name, t.dataType === ONNX_FLOAT);
+  for (const n of info.nodes) {
+    const value = n.attrs.value;
+    const tensor = typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+    let float: boolean;
+    if (n.opType === 'Cast') float = n.attrs.to === ONNX_FLOAT;
+    else if (n.opType === 'Constant')
+      float = tensor ? tensor.dataType === ONNX_FLOAT : 'value_float' in n.attrs || 'value_floats' in n.attrs;
+    else if (NEVER_FLOAT.has(n.opType)) float = false;
+    else if (n.opType === 'ConstantOfShape') float = !tensor || tensor.dataType === ONNX_FLOAT;
+    else if (FLOAT_BY_ATTRIBUTE.has(n.opType)) float = n.attrs.dtype === undefined || n.attrs.dtype === ONNX_FLOAT;
+    else if (n.opType === 'Where') float = known.get(n.inputs[1] ?? '') ?? false;
+    else float = known.get(n.inputs.find((x) => x !== '') ?? '') ?? false;
+    for (const o of n.outputs) known.set(o, float);
+  }
+  return new Set([...known].filter(([, f]) => f).map(([name]) => name));
+}
 
 export interface Fp16Graph {
   bytes: Uint8Array;
@@ -87,13 +138,21 @@ const asIs = (t: OnnxTensorInfo, name = t.name): NewTensor => ({
 
 export function fp16Graph(model: Uint8Array): Fp16Graph {
   const info = readOnnx(model);
-  // Names read by a float32-only slot.
+  const isFloat = floatTensors(info);
+  const initializerNames = new Set(info.initializers.map((t) => t.name));
+  const constantNames = new Set(info.nodes.filter((n) => n.opType === 'Constant').flatMap((n) => n.outputs));
+  const isConst = (x: string) => initializerNames.has(x) || constantNames.has(x);
+  /** Float nodes that run in float32 between Casts (FLOAT32_OPS). */
+  const float32Node = (n: { opType: string; outputs: string[] }) =>
+    FLOAT32_OPS.has(n.opType) && isFloat.has(n.outputs[0] ?? '');
+  // Names read by a float32-only slot: a float32-only op's constant inputs stay float32 too.
   const float32Only = new Set<string>();
-  for (const n of info.nodes)
+  for (const n of info.nodes) {
     for (const slot of FLOAT32_SLOTS[n.opType] ?? []) if (n.inputs[slot]) float32Only.add(n.inputs[slot]);
+    if (float32Node(n)) for (const x of n.inputs) if (x && isConst(x)) float32Only.add(x);
+  }
 
   const graphInputs = new Set(info.inputs.map((i) => i.name));
-  const initializerNames = new Set(info.initializers.map((t) => t.name));
   const floatInputs = info.inputs.filter((i) => i.elemType === ONNX_FLOAT && !initializerNames.has(i.name));
   const floatOutputs = new Set(info.outputs.filter((o) => o.elemType === ONNX_FLOAT).map((o) => o.name));
   const inside = (name: string) => (floatInputs.some((i) => i.name === name) ? `${name}__fp16` : name);
@@ -155,7 +214,35 @@ export function fp16Graph(model: Uint8Array): Fp16Graph {
       });
       continue;
     }
-    if (FLOAT_BY_ATTRIBUTE.has(n.opType) && n.outputs[0]) {
+    if (float32Node(n)) {
+      // Computed float inputs come back to float32 (a graph input already is); the output goes on in float16.
+      const f32Inputs = n.inputs.map((x) => {
+        if (!x || isConst(x) || !isFloat.has(x) || floatInputs.some((i) => i.name === x)) return x;
+        nodes.push({
+          add: {
+            op: 'Cast',
+            name: `${x}__to_f32_${index}`,
+            inputs: [x],
+            outputs: [`${x}__f32_${index}`],
+            attrs: { to: attr.int(ONNX_FLOAT) },
+          },
+        });
+        return `${x}__f32_${index}`;
+      });
+      const out = outputs[0]!;
+      nodes.push({ keep: index, inputs: f32Inputs, outputs: [`${out}__f32`, ...outputs.slice(1)] });
+      nodes.push({
+        add: {
+          op: 'Cast',
+          name: `${n.name || out}__to_fp16`,
+          inputs: [`${out}__f32`],
+          outputs: [out],
+          attrs: { to: attr.int(ONNX_FLOAT16) },
+        },
+      });
+      continue;
+    }
+    if (FLOAT_BY_ATTRIBUTE.has(n.opType) && n.outputs[0] && isFloat.has(n.outputs[0])) {
       const out = outputs[0]!;
       nodes.push({ keep: index, inputs, outputs: [`${out}__f32`, ...outputs.slice(1)] });
       nodes.push({
