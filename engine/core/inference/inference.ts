@@ -286,7 +286,16 @@ export function createInference(opts: InferenceOptions): Inference {
 
   async function openOn(model: ResolvedModel, provider: ExecutionProvider): Promise<Opened> {
     const f = await fileFor(model, provider);
-    const session = await rawSession(f.file, provider, f.bytes);
+    let session: ort.InferenceSession;
+    try {
+      session = await rawSession(f.file, provider, f.bytes);
+    } catch (e) {
+      // auto's fp16 graph that this GPU cannot load (no shader-f16, an op without an fp16 kernel) runs fp32 on the
+      // same GPU rather than costing the GPU altogether; an explicit --precision fp16 fails as asked.
+      if (!f.bytes || precision === 'fp16') throw e;
+      tell(`Crisp: ${provider} could not load ${model.entry.model} in fp16 (${messageOf(e)}); running it in fp32.`);
+      return { session: await rawSession(model.path, provider), provider, precision: 'fp32' };
+    }
     tell(f.notice);
     return { session, provider, precision: f.precision };
   }
