@@ -248,7 +248,7 @@ export function createInference(opts: InferenceOptions): Inference {
     }
   }
 
-  /** `graph`: in-memory bytes built from `file` (the fp16 variant), cached apart from the file itself. */
+  /** `built`: in-memory bytes built from `file` (its fp16 graph), cached apart from the file itself. */
   function rawSession(file: string, provider: ExecutionProvider, built?: Uint8Array): Promise<ort.InferenceSession> {
     const key = `${file}\u0000${provider}${built ? '\u0000fp16' : ''}`;
     let s = raw.get(key);
@@ -402,10 +402,12 @@ export function createInference(opts: InferenceOptions): Inference {
       const session = await cachedSession(model);
       return { session, chosen: requested, reason: `${requested}: the execution provider asked for.` };
     }
+    // A GPU session already made for this model is warm: its start-up is paid. (One being made is waited for: the
+    // job would take it anyway, and if it fell back to the CPU every GPU has failed and is out of the candidates.)
+    const existing = await wrapped.get(model.path)?.catch(() => undefined);
+    const warm = new Set<ExecutionProvider>(existing && existing.provider !== 'cpu' ? [existing.provider] : []);
     const candidates = (opts.candidates ?? autoProviders()).filter((p) => !broken.has(p));
     const gpu = candidates.find((p) => p !== 'cpu');
-    // A GPU session already made (or being made) for this model is warm: its start-up is paid.
-    const warm = new Set<ExecutionProvider>(gpu && wrapped.has(model.path) ? [gpu] : []);
     const choice = chooseAutoProvider({
       candidates,
       warm,
