@@ -4,8 +4,8 @@
  * only ever sees this interface.
  */
 import type { SaveImageAs, Scale, SizeRequest } from '../../engine/contract/index.js';
-import type { FaceJob, MetadataPolicy } from '../../engine/core/index.js';
-import type { AccountView, Mode } from '../service/crispService.js';
+import type { FaceJob, MetadataPolicy, Precision } from '../../engine/core/index.js';
+import type { AccountView, DeviceUsed, Mode } from '../service/crispService.js';
 
 export interface UpscaleSettings {
   /** A contract model name; a backend passes anything else through and lets its engine or server refuse it. */
@@ -27,8 +27,8 @@ export interface UpscaleSettings {
   face?: FaceJob;
   /** extension: denoise strength 0–1, only for the contract's DENOISE_MODEL; absent = not asked for. */
   denoise?: number;
-  /** extension (local engine): fp32 or int8; absent = automatic. */
-  precision?: 'fp32' | 'int8';
+  /** extension (local engine): fp32, int8 (CPU) or fp16 (GPU); absent = automatic. */
+  precision?: Precision;
   /** extension (local engine only): 2 = double upscale; absent = one pass. The contract has no such field. */
   passes?: 2;
   /** extension (local engine only): a 1× model run before the upscaler (chain); absent = none. */
@@ -77,12 +77,6 @@ export interface UpscaleOutcome {
   faces?: FaceCounts;
   /** Local engine: the device that ran the model (auto may have fallen back to the CPU) and its precision. */
   device?: DeviceUsed;
-}
-
-export interface DeviceUsed {
-  /** The execution provider: cpu, webgpu, cuda, dml or coreml. */
-  provider: string;
-  precision: 'fp32' | 'int8';
 }
 
 export interface FaceCounts {

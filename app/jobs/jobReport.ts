@@ -3,7 +3,7 @@
  * `crisp batch`): what `--json` prints. Every key is always present (null when it does not apply), so
  * scripts read local and remote results alike. Documented in `crisp help upscale` and README.
  */
-import type { ItemStatus, JobItem } from '../service/crispService.js';
+import type { DeviceUsed, ItemStatus, JobItem } from '../service/crispService.js';
 import type { CrispError } from '../../engine/contract/index.js';
 
 export interface JobErrorView {
@@ -25,7 +25,7 @@ export interface JobResult {
   /** With --face: faces found and enhanced in this image; null without --face or when the service does not say. */
   faces: { found: number; enhanced: number } | null;
   /** On this computer: the execution provider that ran the model (auto may have fallen back) and its precision. */
-  device: { provider: string; precision: 'fp32' | 'int8' } | null;
+  device: DeviceUsed | null;
   error: JobErrorView | null;
 }
 

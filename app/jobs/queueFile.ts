@@ -44,7 +44,13 @@ const itemSchema = z.object({
     })
     .optional(),
   durationMs: z.number().min(0).optional(),
-  device: z.object({ provider: z.string().min(1).max(16), precision: z.enum(['fp32', 'int8']) }).optional(),
+  device: z
+    .object({
+      provider: z.string().min(1).max(16),
+      precision: z.enum(['fp32', 'int8', 'fp16']),
+      reason: z.string().max(500).optional(),
+    })
+    .optional(),
   downloaded: z.boolean().optional(),
 });
 const fileSchema = z.object({

@@ -5,10 +5,20 @@
  * Pure types: safe to import from renderer/ (no Node, no Electron).
  */
 import type { SizeRequest } from '../../engine/contract/index.js';
+import type { Precision } from '../../engine/core/index.js';
 import type { Language, Mode, Settings, Theme } from '../settings/settingsSchema.js';
 import type { Preset } from '../settings/presets.js';
 import type { NewWatch, WatchView } from '../watch/watchTypes.js';
 import type { ExecutionProviderSetting, OverwritePolicy } from '../settings/upscaleOptions.js';
+
+/** The local engine's device for one image: provider, precision and why (`--json` device, Engine settings). */
+export interface DeviceUsed {
+  /** The execution provider: cpu, webgpu, cuda, dml or coreml. */
+  provider: string;
+  precision: Precision;
+  /** Why it ran there: auto's choice for the job's size, a fallback, or the provider asked for (one sentence). */
+  reason?: string;
+}
 
 /** Settings and their parts are derived from the one option declaration (app/settings/upscaleOptions.ts). */
 export type { ExecutionProviderSetting, Language, Mode, NewWatch, OverwritePolicy, Preset, Settings, Theme, WatchView };
@@ -81,7 +91,7 @@ export interface JobItem {
   /** How long the run of this item took, in ms (done items; persisted, so it survives a reload). */
   durationMs?: number;
   /** Local engine: the device that ran the model and its precision (Engine settings shows the latest). */
-  device?: { provider: string; precision: 'fp32' | 'int8' };
+  device?: DeviceUsed;
   /** Browser UI: the result was downloaded at least once. */
   downloaded?: boolean;
   /**

@@ -20,7 +20,7 @@ import {
   type SaveImageAs,
   type Scale,
 } from '../../engine/contract/enums.js';
-import { EXECUTION_PROVIDERS } from '../../engine/core/inference/providers.js';
+import { EXECUTION_PROVIDERS, PRECISIONS, type PrecisionRequest } from '../../engine/core/inference/providers.js';
 import { METADATA_POLICIES, type MetadataPolicy } from '../../engine/core/pipeline/metadataPolicy.js';
 import { resolveModelName } from '../../engine/core/models/modelNames.js';
 import { DEFAULT_TEMPLATE, TEMPLATE_TOKENS, templateProblem } from '../../engine/service/tasks/outputNames.js';
@@ -98,10 +98,9 @@ export const list = (
  */
 export const MAX_OUTPUT_SIDE = FORMAT_MAX_SIDE.jpg;
 
+export type Precision = PrecisionRequest;
 export const OVERWRITE_POLICIES = ['skip', 'replace', 'keep'] as const;
 export type OverwritePolicy = (typeof OVERWRITE_POLICIES)[number];
-export const PRECISIONS = ['auto', 'fp32', 'int8'] as const;
-export type Precision = (typeof PRECISIONS)[number];
 /** 2 = double upscale (local engine only). */
 export type Passes = 1 | 2;
 export type ExecutionProviderSetting = (typeof EXECUTION_PROVIDERS)[number];
@@ -246,7 +245,7 @@ export const UPSCALE_OPTIONS = {
   precision: choice<Precision>({
     choices: PRECISIONS,
     default: 'auto',
-    help: 'model precision (auto picks int8 only where it is faster)',
+    help: 'model precision (auto picks int8 on the CPU and fp16 on a GPU, each only where measured close to fp32)',
     localOnly: true,
     cli: { flags: '--precision' },
   }),

@@ -4,7 +4,7 @@
  * fraction, encoding, done, and a failure as core's error wire (its catalog code, status and params as core
  * raised them).
  */
-import type { JobEvent, WireError } from '../../engine/core/index.js';
+import type { JobEvent, PrecisionRequest, WireError } from '../../engine/core/index.js';
 import type { UpscaleSettings } from '../backends/backend.js';
 
 export interface WorkerEngineOptions {
@@ -15,7 +15,7 @@ export interface WorkerEngineOptions {
   executionProvider?: string;
   threads?: number;
   tileSize?: number;
-  precision?: 'auto' | 'fp32' | 'int8';
+  precision?: PrecisionRequest;
 }
 
 /**

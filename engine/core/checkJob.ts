@@ -26,6 +26,10 @@ import { checkPassesFit } from './pipeline/index.js';
 import { isMetadataPolicy, type MetadataPolicy } from './pipeline/metadataPolicy.js';
 import type { ImageLimits } from './pipeline/probe.js';
 import { metadataRequest } from './provenance.js';
+import { PRECISIONS, type Precision } from './inference/providers.js';
+
+/** An explicit precision (auto is the absence of one). */
+const isPrecision = (p: unknown): p is Precision => p !== 'auto' && (PRECISIONS as readonly unknown[]).includes(p);
 
 /** What a checked request asks of every one of its images. */
 export interface JobChoices {
@@ -37,7 +41,7 @@ export interface JobChoices {
   /** Checked: the model installed (null: the best one), strength within 0..1. */
   face?: FaceJob;
   metadata?: MetadataPolicy;
-  precision?: 'fp32' | 'int8';
+  precision?: Precision;
 }
 
 /** A request as it arrives: start-task's fields, plus the engine's extensions (absent: not asked for). */
@@ -105,7 +109,7 @@ export async function checkRequest<R extends TaskSettings>(
     ...(preModel ? { preModel } : {}),
     ...(face ? { face } : {}),
     ...(isMetadataPolicy(req.metadata) ? { metadata: req.metadata } : {}),
-    ...(req.precision === 'fp32' || req.precision === 'int8' ? { precision: req.precision } : {}),
+    ...(isPrecision(req.precision) ? { precision: req.precision } : {}),
   };
   return { request, choices, nativeScale, custom };
 }

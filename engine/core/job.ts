@@ -72,6 +72,8 @@ export interface UpscaleFileResult {
   provider: ExecutionProvider;
   /** The precision the model ran at (int8 only on the CPU provider). */
   precision: Precision;
+  /** Why the job ran on `provider` (auto's choice for its size, or the provider asked for): one sentence. */
+  providerReason?: string;
   /** Whether the output streamed through a disk raster (huge images). */
   streamed: boolean;
   warnings: string[];

@@ -3,10 +3,13 @@
  * the face model, then one or two passes of the pipeline. Everything here is CPU-heavy or calls what is
  * (decode, tiles, stitching, faces, encode), which is why it only ever runs in the pool (workerPool.ts).
  */
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import sharp from 'sharp';
 import { resolveFaceModel } from './faces/faceModels.js';
 import type { FaceStageOptions } from './faces/faceStage.js';
-import type { Inference } from './inference/index.js';
+import type { Inference, JobWork } from './inference/index.js';
+import type { ResolvedModel } from './models/catalog.js';
 import { resolveTaskModel, type TaskModelSources } from './models/taskModel.js';
 import { stepWithin, upscaleImage, type UpscaleJob, type UpscaleResult } from './pipeline/index.js';
 import { removeTemp, tempRasterPath } from './pipeline/tempFiles.js';
@@ -58,12 +61,14 @@ export async function runJob(
     ...(onEncode ? { onEncode } : {}),
     ...(turn ? { turn } : {}),
   };
+  // auto's provider is chosen for this job's work (autoProvider.ts), and the result says why.
+  const jobInference = inference.forJob(await jobWork(job, model));
   const upscale: PassRunner = (j, report) =>
-    job.passes === 2 ? upscaleTwice(j, inference, report) : upscaleImage({ ...j, onProgress: report }, inference);
+    job.passes === 2 ? upscaleTwice(j, jobInference, report) : upscaleImage({ ...j, onProgress: report }, jobInference);
   const preModel =
     job.preModel === undefined ? undefined : await resolveTaskModel({ model: job.preModel as TaskModelName }, sources);
   const r = preModel
-    ? await withPreModel(base, preModel, inference, onProgress, upscale)
+    ? await withPreModel(base, preModel, jobInference, onProgress, upscale)
     : await upscale(base, onProgress);
   return {
     width: r.width,
@@ -71,11 +76,29 @@ export async function runJob(
     bytes: r.bytes,
     provider: r.provider,
     precision: r.precision,
+    ...withReason(jobInference.providerReason(model)),
     streamed: r.budget.streamed,
     warnings: r.warnings ?? [],
     ...(r.faces ? { faces: r.faces } : {}),
   };
 }
+
+/**
+ * The job's model work for auto's provider choice: the input's pixels from its header (the pipeline checks the
+ * image itself; a header that cannot be read leaves the work unknown), both passes' when there are two.
+ */
+async function jobWork(job: UpscaleFileJob, model: ResolvedModel): Promise<JobWork | undefined> {
+  try {
+    const [meta, file] = await Promise.all([sharp(job.inputPath).metadata(), stat(model.path)]);
+    if (!meta.width || !meta.height) return undefined;
+    const pixels = meta.width * meta.height;
+    return { inputPixels: job.passes === 2 ? pixels * (1 + job.scale * job.scale) : pixels, modelBytes: file.size };
+  } catch {
+    return undefined;
+  }
+}
+
+const withReason = (reason: string | undefined) => (reason ? { providerReason: reason } : {});
 
 /**
  * Double upscale: the image goes through the model, then its result goes through again (×4 twice is ×16).

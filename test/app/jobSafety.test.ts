@@ -140,7 +140,7 @@ describe('job runner safety', () => {
       'Invalid setting faceStrength: must be a number from 0 to 1',
     );
     expect((await store.update({ precision: 'int8', faceModel: 'custom:my-gfpgan' })).precision).toBe('int8');
-    expect(() => parseServiceArgs('updateSettings', [{ precision: 'fp16' }])).toThrow(/invalid arguments/);
+    expect(() => parseServiceArgs('updateSettings', [{ precision: 'fp8' }])).toThrow(/invalid arguments/);
     expect(parseServiceArgs('updateSettings', [{ tileSize: 256, faceStrength: 0.5 }])).toEqual([
       { tileSize: 256, faceStrength: 0.5 },
     ]);
@@ -148,7 +148,7 @@ describe('job runner safety', () => {
     expect(optionControl('faceStrength')).toMatchObject({ kind: 'range', min: 0, max: 1, default: 1 });
     expect(optionControl('precision')).toMatchObject({
       kind: 'choice',
-      choices: ['auto', 'fp32', 'int8'],
+      choices: ['auto', 'fp32', 'int8', 'fp16'],
       default: 'auto',
     });
     expect(optionControl('overwrite')).toMatchObject({ kind: 'choice', choices: ['skip', 'replace', 'keep'] });

@@ -122,7 +122,11 @@ describe('a local upscale calls core directly', () => {
       });
       expect(outcome.dimensions).toEqual({ width: 512, height: 512 });
       // What ran it, for Engine settings' "Last image ran on …".
-      expect(outcome.device).toEqual({ provider: 'cpu', precision: 'fp32' });
+      expect(outcome.device).toEqual({
+        provider: 'cpu',
+        precision: 'fp32',
+        reason: 'cpu: the execution provider asked for.',
+      });
       expect(outcome.creditsDeducted).toBe(0);
       const meta = await sharp(outputPath).metadata();
       expect([meta.width, meta.height, meta.format]).toEqual([512, 512, 'jpeg']);

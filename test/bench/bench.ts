@@ -56,8 +56,12 @@ function timed(inner: Inference, acc: { s: number; px: number }): Inference {
     requested: inner.requested,
     release: () => inner.release(),
     graph: (file) => inner.graph(file),
-    async session(model) {
-      const s = await inner.session(model);
+    forJob(work) {
+      const job = inner.forJob(work);
+      return { ...timed(job, acc), providerReason: (m) => job.providerReason(m) };
+    },
+    async session(model, work) {
+      const s = await inner.session(model, work);
       const wrapped: ModelSession = {
         model: s.model,
         get provider() {

@@ -66,11 +66,42 @@ describe('crisp CLI', () => {
       height: 72,
       creditsDeducted: 0,
       // auto picks int8 only on a CPU with int8 dot products and a checked variant: either is right here.
-      device: { provider: 'cpu', precision: expect.stringMatching(/^(fp32|int8)$/) },
+      // and why: no GPU provider works here, or (where one does) an 18×18 image is too small to start it.
+      device: {
+        provider: 'cpu',
+        precision: expect.stringMatching(/^(fp32|int8)$/),
+        reason: expect.stringMatching(/^cpu: (auto found no GPU provider|this job runs about .* sooner on the CPU)/),
+      },
       error: null,
     });
     expect(doc.results[0]!.output).toBe(path.join(out, 'bird_LRBI_x4_digital-art-4x_x1.jpg'));
     expect(doc.results[0]!.fileSize).toBe((await stat(doc.results[0]!.output!)).size);
+  });
+
+  it('upscale --json says the provider was asked for when --ep names it; fp16 on the CPU runs fp32 and says why', async () => {
+    const r = await runCli([
+      'upscale',
+      BIRD,
+      '--model',
+      'digital-art-4x',
+      '--ep',
+      'cpu',
+      '--precision',
+      'fp16',
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as JobReport;
+    expect(doc.results[0]!.device).toEqual({
+      provider: 'cpu',
+      precision: 'fp32',
+      reason: 'cpu: the execution provider asked for.',
+    });
+    expect(r.stderr).toContain(
+      'Crisp: running realesr-animevideov3 in fp32 instead of fp16: fp16 is for GPU providers; on the CPU provider onnxruntime computes it in fp32 anyway.',
+    );
   });
 
   it('the default model is the best installed photo model', async () => {

@@ -45,6 +45,41 @@ describe('inference', () => {
     }
   });
 
+  it('auto gives a small job the CPU without starting the GPU, and says why a big one fell back', async () => {
+    const logs: string[] = [];
+    const inf = createInference({
+      executionProvider: 'auto',
+      candidates: ['webgpu', 'cpu'],
+      threads: 16,
+      log: (m) => logs.push(m),
+    });
+    const bytes = readFileSync(lite.path).length;
+    try {
+      const small = inf.forJob({ inputPixels: 64 * 64, modelBytes: bytes });
+      expect((await small.session(lite)).provider).toBe('cpu');
+      expect(small.providerReason(lite)).toMatch(/^cpu: this job runs about .* so it finishes sooner on the CPU\.$/);
+      // WebGPU was never tried: no fallback notice.
+      expect(logs).toEqual([]);
+
+      const big = inf.forJob({ inputPixels: 1920 * 1080, modelBytes: bytes });
+      expect((await big.session(lite)).provider).toBe('cpu');
+      expect(big.providerReason(lite)).toMatch(
+        /^cpu: webgpu could not run the model \(.*adapter.*\), so auto fell back\.$/i,
+      );
+      expect(logs).toHaveLength(1);
+      // Each view keeps its own job's reason.
+      expect(small.providerReason(lite)).toMatch(/finishes sooner on the CPU/);
+      expect(small.providerReason(anime)).toBeUndefined();
+    } finally {
+      await inf.release();
+    }
+    const explicit = createInference({ executionProvider: 'cpu' });
+    const job = explicit.forJob({ inputPixels: 64 * 64, modelBytes: bytes });
+    expect((await job.session(lite)).provider).toBe('cpu');
+    expect(job.providerReason(lite)).toBe('cpu: the execution provider asked for.');
+    await explicit.release();
+  });
+
   it('an explicitly requested provider that cannot start is a clear error', async () => {
     const inf = createInference({ executionProvider: 'webgpu', log: () => undefined });
     await expect(inf.session(lite)).rejects.toThrow(InferenceProviderError);

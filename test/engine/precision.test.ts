@@ -4,6 +4,7 @@ import {
   choosePrecision,
   int8FlagsFromCpuinfo,
   type CpuFeatures,
+  type Fp16Manifest,
   type Int8Variant,
 } from '../../engine/core/inference/index.js';
 
@@ -127,6 +128,65 @@ describe('choosePrecision', () => {
     expect(c).toMatchObject({
       precision: 'int8',
       notice: expect.stringMatching(/only 1\.50× fp32 speed on this CPU, below the speed bar/),
+    });
+  });
+});
+
+function fp16(passed: boolean, worst = passed ? 96.79 : 41.3): Fp16Manifest {
+  return {
+    format: 1,
+    source: { file: 'm.onnx', sha256: 'a'.repeat(64), bytes: 1 },
+    graphSha256: 'b'.repeat(64),
+    createdAt: '2026-01-01T00:00:00.000Z',
+    set: 'Set5 + Set14 ×4',
+    images: 19,
+    worstPsnrY: worst,
+    worstImage: 'butterfly',
+    meanPsnrY: worst + 2,
+    measuredOn: 'test',
+    passed,
+  };
+}
+
+describe('choosePrecision on GPU providers (fp16)', () => {
+  const gpu = { ...base, cpu: VNNI, variant: variant(true) };
+  it('auto picks fp16 on a GPU provider only with a measured manifest that passed, silently', () => {
+    for (const provider of ['webgpu', 'cuda', 'dml', 'coreml'])
+      expect(choosePrecision({ ...gpu, requested: 'auto', provider, fp16: fp16(true) })).toEqual({ precision: 'fp16' });
+    expect(choosePrecision({ ...gpu, requested: 'auto', provider: 'webgpu', fp16: fp16(false) })).toEqual({
+      precision: 'fp32',
+    });
+    expect(choosePrecision({ ...gpu, requested: 'auto', provider: 'webgpu', fp16: undefined })).toEqual({
+      precision: 'fp32',
+    });
+    // fp32 asked for stays fp32 even with a passed manifest.
+    expect(choosePrecision({ ...gpu, requested: 'fp32', provider: 'webgpu', fp16: fp16(true) })).toEqual({
+      precision: 'fp32',
+    });
+  });
+
+  it('the CPU provider never runs fp16: auto keeps int8/fp32, an explicit fp16 runs fp32 and says why', () => {
+    expect(choosePrecision({ ...gpu, requested: 'auto', provider: 'cpu', fp16: fp16(true) }).precision).toBe('int8');
+    expect(choosePrecision({ ...gpu, requested: 'fp16', provider: 'cpu', fp16: fp16(true) })).toEqual({
+      precision: 'fp32',
+      notice:
+        'Crisp: running realesr-general-x4v3 in fp32 instead of fp16: fp16 is for GPU providers; on the CPU provider onnxruntime computes it in fp32 anyway.',
+    });
+  });
+
+  it('an explicit fp16 on a GPU runs it, saying so when it is unmeasured or below the bar', () => {
+    expect(choosePrecision({ ...gpu, requested: 'fp16', provider: 'webgpu', fp16: fp16(true) })).toEqual({
+      precision: 'fp16',
+    });
+    expect(choosePrecision({ ...gpu, requested: 'fp16', provider: 'webgpu', fp16: fp16(false) })).toEqual({
+      precision: 'fp16',
+      notice:
+        'Crisp: realesr-general-x4v3 fp16 measured 41.3 dB against fp32 (butterfly), below the 50 dB bar; using it because --precision fp16 was asked.',
+    });
+    expect(choosePrecision({ ...gpu, requested: 'fp16', provider: 'cuda', fp16: undefined })).toEqual({
+      precision: 'fp16',
+      notice:
+        'Crisp: realesr-general-x4v3 fp16 was never measured against fp32; using it because --precision fp16 was asked.',
     });
   });
 });

@@ -196,7 +196,11 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
       ...(result.result.faces
         ? { faces: { found: result.result.faces.found, enhanced: result.result.faces.enhanced } }
         : {}),
-      device: { provider: result.result.provider, precision: result.result.precision },
+      device: {
+        provider: result.result.provider,
+        precision: result.result.precision,
+        ...(result.result.providerReason ? { reason: result.result.providerReason } : {}),
+      },
     };
   }
 

@@ -9,7 +9,7 @@ Output:
   { "model": "<the model used>",
     "results": [ { "input", "status": "done|failed|skipped|cancelled", "output", "width", "height",
                    "fileSize", "creditsDeducted", "warnings": [], "faces": null | { "found", "enhanced" },
-                   "device": null | { "provider", "precision" }, "error": null | { "code", "message" } } ],
+                   "device": null | { "provider", "precision", "reason" }, "error": null | { "code", "message" } } ],
     "upscaled", "failed", "skipped", "cancelled", "creditsDeducted",
     "error": null | { "code", "message" } }
   error.code is stable (e.g. not-found, permission-denied, not-a-folder, read-only, disk-full,

@@ -10,9 +10,19 @@ export {
   type GraphSession,
   type Inference,
   type InferenceOptions,
+  type JobInference,
   type ModelSession,
   type TensorResult,
 } from './inference.js';
+export {
+  AUTO_PROVIDER_MEASURED,
+  chooseAutoProvider,
+  cpuSecondsPerInputMp,
+  GPU_SECONDS_PER_INPUT_MP,
+  type AutoProviderChoice,
+  type AutoProviderInput,
+  type JobWork,
+} from './autoProvider.js';
 export { cpuFeatures, int8FlagsFromCpuinfo, INT8_DOT_FLAGS, type CpuFeatures } from './cpuFeatures.js';
 export {
   choosePrecision,
@@ -32,4 +42,14 @@ export {
   type Int8Manifest,
   type Int8Variant,
 } from './int8Variant.js';
+export {
+  buildFp16,
+  findFp16Manifest,
+  fp16CacheDir,
+  fp16ManifestSchema,
+  FP16_QUALITY_BAR_DB,
+  saveFp16Manifest,
+  sha256Of,
+  type Fp16Manifest,
+} from './fp16Variant.js';
 export { openRawModel, type RawModel, type RawOutput } from './rawModel.js';

@@ -3,6 +3,7 @@
  * the runtime or its providers never touches the pipeline.
  */
 import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -10,7 +11,9 @@ import * as ort from 'onnxruntime-node';
 import { branchlessPrelu } from '../onnx/preluRewrite.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
+import { buildFp16, findFp16Manifest, fp16CacheDir, type Fp16Manifest } from './fp16Variant.js';
 import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.js';
+import { chooseAutoProvider, type JobWork } from './autoProvider.js';
 import { choosePrecision, type Precision, type PrecisionRequest } from './precision.js';
 
 import { EXECUTION_PROVIDERS, type ExecutionProviderRequest } from './providers.js';
@@ -29,12 +32,17 @@ export interface InferenceOptions {
   candidates?: ExecutionProvider[];
   /** Where fallback notices go (once per provider); default console.warn. */
   log?: (message: string) => void;
-  /** fp32, int8 (CPU only), or auto: int8 where the CPU and a quality-checked int8 variant allow it. Default auto. */
+  /**
+   * fp32, int8 (CPU only), fp16 (GPU providers only), or auto: int8 where the CPU and a quality-checked int8
+   * variant allow it, fp16 on a GPU where the model's fp16 variant was measured close enough. Default auto.
+   */
   precision?: PrecisionRequest;
   /** The CPU's int8 instructions; default: detected (tests inject a CPU without them). */
   cpu?: CpuFeatures;
   /** Folders searched for int8 variants after the fp32 file's own folder; default: the int8 cache. */
   int8Dirs?: string[];
+  /** Folders searched for fp16 manifests after the fp32 file's own folder; default: the fp16 cache. */
+  fp16Dirs?: string[];
 }
 
 export interface TensorResult {
@@ -49,7 +57,7 @@ export interface ModelSession {
   readonly provider: ExecutionProvider;
   /** Native upscale factor of the model. */
   readonly scale: number;
-  /** The precision the model runs at now (int8 only on the CPU provider). */
+  /** The precision the model runs at now (int8 only on the CPU provider, fp16 only on GPU providers). */
   readonly precision?: Precision;
   /** Runs NCHW float32 RGB (0..1) of shape [n,3,h,w]; answers [n,3,h·scale,w·scale] (not clamped). */
   run(input: Float32Array, n: number, h: number, w: number): Promise<TensorResult>;
@@ -69,10 +77,20 @@ export interface Inference {
   readonly requested: ExecutionProviderRequest;
   /** A session for any ONNX file by path (same provider choice and cache as session()). */
   graph(file: string): Promise<GraphSession>;
-  /** The session for a model, created once per (model file, provider) and reused. */
-  session(model: ResolvedModel): Promise<ModelSession>;
+  /**
+   * The session for a model, created once per (model file, provider) and reused. With `auto` and the job's
+   * work, a job too small to pay a cold GPU's start-up runs on the CPU (autoProvider.ts).
+   */
+  session(model: ResolvedModel, work?: JobWork): Promise<ModelSession>;
+  /** This Inference seen by one job: its session() weighs that job's work and remembers why it chose. */
+  forJob(work: JobWork | undefined): JobInference;
   /** Disposes every session; later session() calls create new ones. */
   release(): Promise<void>;
+}
+
+export interface JobInference extends Inference {
+  /** Why the job's session for `model` runs on its provider (one sentence), once session() has answered. */
+  providerReason(model: ResolvedModel): string | undefined;
 }
 
 /** The catalog's provider-unavailable row, naming the provider that failed. */
@@ -154,6 +172,7 @@ export function createInference(opts: InferenceOptions): Inference {
   const precision = opts.precision ?? 'auto';
   const cpu = opts.cpu ?? cpuFeatures();
   const int8Dirs = opts.int8Dirs ?? [int8CacheDir()];
+  const fp16Dirs = opts.fp16Dirs ?? [fp16CacheDir()];
   /** Notices already given, so a batch says each thing once. */
   const told = new Set<string>();
   const raw = new Map<string, Promise<ort.InferenceSession>>();
@@ -177,23 +196,34 @@ export function createInference(opts: InferenceOptions): Inference {
   async function fileFor(
     model: ResolvedModel,
     provider: ExecutionProvider,
-  ): Promise<{ file: string; precision: Precision; notice?: string }> {
+  ): Promise<{ file: string; precision: Precision; notice?: string; bytes?: Uint8Array }> {
     if (precision === 'fp32') return { file: model.path, precision: 'fp32' };
     let variant: Int8Variant | undefined;
     if (provider === 'cpu' && cpu.int8Dot.length > 0)
       variant = await findInt8Variant(model.path, int8Dirs).catch(() => undefined);
+    // GPU providers: the fp16 graph is built from the fp32 file (ms) when it is measured or asked for.
+    let fp16: { bytes: Uint8Array; manifest?: Fp16Manifest } | undefined;
+    if (provider !== 'cpu' && (precision === 'fp16' || precision === 'auto')) {
+      const manifest = await findFp16Manifest(model.path, fp16Dirs).catch(() => undefined);
+      if (manifest || precision === 'fp16') fp16 = await buildFp16(model.path, manifest).catch(() => undefined);
+    }
     const choice = choosePrecision({
       requested: precision,
       provider,
       cpu,
       variant,
+      fp16: fp16?.manifest,
       model: model.entry.model,
       name: model.entry.name,
     });
+    const bytes = choice.precision === 'fp16' ? fp16?.bytes : undefined;
+    if (choice.precision === 'fp16' && !bytes)
+      throw new Error(`the fp16 graph of ${model.entry.model} could not be built`);
     return {
       file: choice.variant?.path ?? model.path,
       precision: choice.precision,
       ...(choice.notice ? { notice: choice.notice } : {}),
+      ...(bytes ? { bytes } : {}),
     };
   }
 
@@ -218,12 +248,14 @@ export function createInference(opts: InferenceOptions): Inference {
     }
   }
 
-  function rawSession(file: string, provider: ExecutionProvider): Promise<ort.InferenceSession> {
-    const key = `${file}\u0000${provider}`;
+  /** `built`: in-memory bytes built from `file` (its fp16 graph), cached apart from the file itself. */
+  function rawSession(file: string, provider: ExecutionProvider, built?: Uint8Array): Promise<ort.InferenceSession> {
+    const key = `${file}\u0000${provider}${built ? '\u0000fp16' : ''}`;
     let s = raw.get(key);
     if (!s) {
-      s =
-        provider === 'cpu'
+      s = built
+        ? ort.InferenceSession.create(built, sessionOptions(provider))
+        : provider === 'cpu'
           ? cpuGraph(file).then((graph) =>
               typeof graph === 'string'
                 ? ort.InferenceSession.create(graph, sessionOptions(provider))
@@ -237,9 +269,12 @@ export function createInference(opts: InferenceOptions): Inference {
     return s;
   }
 
+  /** Why each broken provider failed, for the result's reason. */
+  const brokenWhy = new Map<ExecutionProvider, string>();
   function markBroken(provider: ExecutionProvider, e: unknown): void {
     if (broken.has(provider)) return;
     broken.add(provider);
+    brokenWhy.set(provider, messageOf(e));
     log(`Crisp: the '${provider}' execution provider is unavailable (${messageOf(e)}); falling back.`);
   }
 
@@ -251,12 +286,22 @@ export function createInference(opts: InferenceOptions): Inference {
 
   async function openOn(model: ResolvedModel, provider: ExecutionProvider): Promise<Opened> {
     const f = await fileFor(model, provider);
-    const session = await rawSession(f.file, provider);
+    let session: ort.InferenceSession;
+    try {
+      session = await rawSession(f.file, provider, f.bytes);
+    } catch (e) {
+      // auto's fp16 graph that this GPU cannot load (no shader-f16, an op without an fp16 kernel) runs fp32 on the
+      // same GPU rather than costing the GPU altogether; an explicit --precision fp16 fails as asked.
+      if (!f.bytes || precision === 'fp16') throw e;
+      tell(`Crisp: ${provider} could not load ${model.entry.model} in fp16 (${messageOf(e)}); running it in fp32.`);
+      return { session: await rawSession(model.path, provider), provider, precision: 'fp32' };
+    }
     tell(f.notice);
     return { session, provider, precision: f.precision };
   }
 
-  async function open(model: ResolvedModel): Promise<Opened> {
+  async function open(model: ResolvedModel, only?: ExecutionProvider): Promise<Opened> {
+    if (only) return openOn(model, only);
     if (requested !== 'auto') {
       try {
         return await openOn(model, requested);
@@ -301,8 +346,8 @@ export function createInference(opts: InferenceOptions): Inference {
     }
   }
 
-  async function makeSession(model: ResolvedModel): Promise<ModelSession> {
-    const holder = { current: await open(model) };
+  async function makeSession(model: ResolvedModel, only?: ExecutionProvider): Promise<ModelSession> {
+    const holder = { current: await open(model, only) };
     const run = async (input: Float32Array, n: number, h: number, w: number): Promise<TensorResult> => {
       const exec = async (): Promise<TensorResult> => {
         const s = holder.current.session;
@@ -326,6 +371,80 @@ export function createInference(opts: InferenceOptions): Inference {
         return holder.current.precision;
       },
       run,
+    };
+  }
+
+  /** Per model file: seconds earlier small jobs would have saved on a warm GPU (autoProvider.ts). */
+  const forgone = new Map<string, number>();
+  const cpuThreads = opts.threads ?? os.availableParallelism();
+
+  function cachedSession(model: ResolvedModel, only?: ExecutionProvider): Promise<ModelSession> {
+    // auto's GPU-first session and its CPU-only one for small jobs are cached apart.
+    const key = only ? `${model.path}\u0000${only}` : model.path;
+    let s = wrapped.get(key);
+    if (!s) {
+      s = makeSession(model, only);
+      s.catch(() => wrapped.delete(key));
+      wrapped.set(key, s);
+    }
+    return s;
+  }
+
+  interface Chosen {
+    session: ModelSession;
+    /** The provider the choice named (the session may have fallen back from it). */
+    chosen: ExecutionProvider;
+    reason: string;
+  }
+
+  async function chosenSession(model: ResolvedModel, work: JobWork | undefined): Promise<Chosen> {
+    if (requested !== 'auto') {
+      const session = await cachedSession(model);
+      return { session, chosen: requested, reason: `${requested}: the execution provider asked for.` };
+    }
+    // A GPU session already made for this model is warm: its start-up is paid. (One being made is waited for: the
+    // job would take it anyway, and if it fell back to the CPU every GPU has failed and is out of the candidates.)
+    const existing = await wrapped.get(model.path)?.catch(() => undefined);
+    const warm = new Set<ExecutionProvider>(existing && existing.provider !== 'cpu' ? [existing.provider] : []);
+    const candidates = (opts.candidates ?? autoProviders()).filter((p) => !broken.has(p));
+    const gpu = candidates.find((p) => p !== 'cpu');
+    const choice = chooseAutoProvider({
+      candidates,
+      warm,
+      work,
+      cpuThreads,
+      forgoneSeconds: forgone.get(model.path) ?? 0,
+    });
+    if (choice.provider === 'cpu' && gpu) {
+      forgone.set(model.path, (forgone.get(model.path) ?? 0) + (choice.forgone ?? 0));
+      return { session: await cachedSession(model, 'cpu'), chosen: 'cpu', reason: choice.reason };
+    }
+    return { session: await cachedSession(model), chosen: choice.provider, reason: choice.reason };
+  }
+
+  /** The reason for the provider the session runs on now: a GPU that failed mid-job left it on the CPU. */
+  function reasonNow(c: Chosen): string {
+    if (c.session.provider === c.chosen) return c.reason;
+    const failed = brokenWhy.get(c.chosen);
+    return `${c.session.provider}: ${c.chosen} could not run the model${failed ? ` (${failed})` : ''}, so auto fell back.`;
+  }
+
+  function forJob(work: JobWork | undefined): JobInference {
+    const chosen = new Map<string, Chosen>();
+    return {
+      requested,
+      graph: (file) => self.graph(file),
+      async session(model) {
+        const c = await chosenSession(model, work);
+        chosen.set(model.path, c);
+        return c.session;
+      },
+      forJob,
+      release: () => self.release(),
+      providerReason: (model) => {
+        const c = chosen.get(model.path);
+        return c ? reasonNow(c) : undefined;
+      },
     };
   }
 
@@ -361,7 +480,7 @@ export function createInference(opts: InferenceOptions): Inference {
     };
   }
 
-  return {
+  const self: Inference = {
     requested,
     graph(file) {
       let g = graphs.get(file);
@@ -372,23 +491,18 @@ export function createInference(opts: InferenceOptions): Inference {
       }
       return g;
     },
-    session(model) {
-      let s = wrapped.get(model.path);
-      if (!s) {
-        s = makeSession(model);
-        s.catch(() => wrapped.delete(model.path));
-        wrapped.set(model.path, s);
-      }
-      return s;
-    },
+    session: (model, work) => chosenSession(model, work).then((c) => c.session),
+    forJob,
     async release() {
       const all = [...raw.values()];
       raw.clear();
       wrapped.clear();
       graphs.clear();
+      forgone.clear();
       await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.release()));
     },
   };
+  return self;
 }
 
 /**

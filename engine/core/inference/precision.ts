@@ -1,5 +1,7 @@
 /**
- * Which precision a model runs at. `auto` picks int8 only where both of the issue's bars hold: the
+ * Which precision a model runs at. On a GPU provider, `auto` picks fp16 only where the model's fp16 variant was
+ * measured ≥ FP16_QUALITY_BAR_DB from fp32 (fp16Variant.ts); the CPU provider never runs fp16 (onnxruntime's CPU
+ * kernels cast it back to fp32, so it would be no faster). On the CPU provider, `auto` picks int8 only where both of the issue's bars hold: the
  * variant's worst held-out image is ≥ INT8_QUALITY_BAR_DB from fp32, and it is ≥ INT8_SPEED_BAR × faster
  * than fp32 on this CPU. The speed-up is trusted only when it was measured on the same CPU kind (model name
  * and int8 instructions); on any other CPU, `auto` falls back to the hardware test the speed-up rests on
@@ -8,11 +10,11 @@
  * one notice (never silently slower).
  */
 import { cpuKindLabel, sameCpuKind, type CpuFeatures } from './cpuFeatures.js';
+import { FP16_QUALITY_BAR_DB, type Fp16Manifest } from './fp16Variant.js';
 import { INT8_QUALITY_BAR_DB, INT8_SPEED_BAR, type Int8Variant } from './int8Variant.js';
+import { PRECISIONS, type Precision, type PrecisionRequest } from './providers.js';
 
-export const PRECISIONS = ['auto', 'fp32', 'int8'] as const;
-export type PrecisionRequest = (typeof PRECISIONS)[number];
-export type Precision = Exclude<PrecisionRequest, 'auto'>;
+export { PRECISIONS, type Precision, type PrecisionRequest };
 
 export interface PrecisionChoice {
   precision: Precision;
@@ -28,6 +30,8 @@ export interface PrecisionInput {
   cpu: CpuFeatures;
   /** Found int8 variant of the model, if any. */
   variant: Int8Variant | undefined;
+  /** GPU providers: the measured fp16 manifest of the model, if any (whose graph is what the converter builds). */
+  fp16?: Fp16Manifest | undefined;
   /** Model label for messages, e.g. "realesr-general-x4v3". */
   model: string;
   /** The contract/custom name for the "crisp models quantize" hint. */
@@ -84,14 +88,41 @@ export function int8Verdict(variant: Int8Variant | undefined, cpu: CpuFeatures, 
   };
 }
 
+/** GPU providers: fp16 where its manifest passed (auto) or where asked (with a notice when unmeasured or below the bar). */
+function gpuPrecision(i: PrecisionInput): PrecisionChoice {
+  const m = i.fp16;
+  if (i.requested === 'int8')
+    return {
+      precision: 'fp32',
+      notice: `Crisp: running ${i.model} in fp32 instead of int8: int8 is for the CPU provider; the ${i.provider} provider keeps fp32.`,
+    };
+  if (i.requested === 'auto') return m?.passed ? { precision: 'fp16' } : { precision: 'fp32' };
+  if (!m)
+    return {
+      precision: 'fp16',
+      notice: `Crisp: ${i.model} fp16 was never measured against fp32; using it because --precision fp16 was asked.`,
+    };
+  if (!m.passed)
+    return {
+      precision: 'fp16',
+      notice: `Crisp: ${i.model} fp16 measured ${m.worstPsnrY.toFixed(1)} dB against fp32 (${m.worstImage}), below the ${FP16_QUALITY_BAR_DB} dB bar; using it because --precision fp16 was asked.`,
+    };
+  return { precision: 'fp16' };
+}
+
 export function choosePrecision(i: PrecisionInput): PrecisionChoice {
   if (i.requested === 'fp32') return { precision: 'fp32' };
+  if (i.provider !== 'cpu') return gpuPrecision(i);
+  if (i.requested === 'fp16')
+    return {
+      precision: 'fp32',
+      notice: `Crisp: running ${i.model} in fp32 instead of fp16: fp16 is for GPU providers; on the CPU provider onnxruntime computes it in fp32 anyway.`,
+    };
   const explicit = i.requested === 'int8';
   const fp32 = (why: string): PrecisionChoice =>
     explicit
       ? { precision: 'fp32', notice: `Crisp: running ${i.model} in fp32 instead of int8: ${why}` }
       : { precision: 'fp32' };
-  if (i.provider !== 'cpu') return fp32(`int8 is for the CPU provider; the ${i.provider} provider keeps fp32.`);
   if (i.cpu.int8Dot.length === 0) {
     return fp32(
       `this CPU has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI, AMX or ARM dot product; checked ${i.cpu.source}), so int8 would not be faster.`,

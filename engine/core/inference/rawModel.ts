@@ -17,10 +17,20 @@ export interface RawModel {
   release(): Promise<void>;
 }
 
-export async function openRawModel(bytes: Uint8Array, opts: { threads?: number } = {}): Promise<RawModel> {
+export interface RawModelOptions {
+  threads?: number;
+  /**
+   * 'basic' keeps an fp16 graph's tensors fp16 between nodes (at 'all', onnxruntime's CPU provider folds the casts
+   * it inserts around its fp32 kernels, and the whole graph then computes and stores fp32): the fp16 measurement
+   * (fp16Variant.ts) uses it, as nearer to what a GPU provider holds. Default 'all'.
+   */
+  optimization?: 'basic' | 'all';
+}
+
+export async function openRawModel(bytes: Uint8Array, opts: RawModelOptions = {}): Promise<RawModel> {
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: opts.optimization ?? 'all',
     logSeverityLevel: 3,
     ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
   });

@@ -26,7 +26,7 @@ export interface NewTensor {
 }
 
 /** One entry of the rewritten node list: an original node (by index, optionally re-wired) or a new one. */
-export type NodeEntry = { keep: number; inputs?: string[] } | { add: NewNode };
+export type NodeEntry = { keep: number; inputs?: string[]; outputs?: string[] } | { add: NewNode };
 
 export interface GraphEdit {
   /** The new node list in topological order; default: the original nodes unchanged. */
@@ -62,11 +62,15 @@ function nodeProto(n: NewNode): ProtoWriter {
   return w;
 }
 
-/** An original node with its inputs replaced; every other field is copied as read. */
-function rewiredNode(original: Uint8Array, inputs: string[]): ProtoWriter {
+/** An original node with its inputs and/or outputs replaced; every other field is copied as read. */
+function rewiredNode(original: Uint8Array, inputs: string[] | undefined, outputs: string[] | undefined): ProtoWriter {
+  const fields = readFields(original);
   const w = new ProtoWriter();
-  for (const i of inputs) w.string(1, i);
-  for (const f of readFields(original)) if (f.field !== 1) w.field(f);
+  if (inputs) for (const i of inputs) w.string(1, i);
+  else for (const f of fields) if (f.field === 1) w.field(f);
+  if (outputs) for (const o of outputs) w.string(2, o);
+  else for (const f of fields) if (f.field === 2) w.field(f);
+  for (const f of fields) if (f.field !== 1 && f.field !== 2) w.field(f);
   return w;
 }
 
@@ -120,7 +124,7 @@ export function editOnnx(model: Uint8Array, edit: GraphEdit): Uint8Array {
     else {
       const original = originalNodes[e.keep];
       if (!original) throw new Error(`editOnnx: no node ${e.keep}`);
-      if (e.inputs) graph.message(GRAPH_NODE, rewiredNode(original, e.inputs));
+      if (e.inputs || e.outputs) graph.message(GRAPH_NODE, rewiredNode(original, e.inputs, e.outputs));
       else graph.bytes(GRAPH_NODE, original);
     }
   }

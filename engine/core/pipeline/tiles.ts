@@ -3,7 +3,7 @@
  * extra `overlap` margin of real context on every side (clipped at the image edge) and the margin is cropped
  * off the output. Every output pixel then sees at least `overlap` input pixels of context, so seams vanish.
  */
-import type { ExecutionProvider } from '../inference/index.js';
+import type { ExecutionProvider, Precision } from '../inference/index.js';
 
 export interface Tile {
   /** Core region, in input pixels: what this tile contributes to the output. */
@@ -30,21 +30,45 @@ export interface TilePlan {
 export const DEFAULT_OVERLAP = 16;
 
 /**
- * Pixels per tile by provider. On the CPU, time is linear in pixels, so tiles only need to bound memory
- * (activations are ~64 floats per pixel: 512² ≈ 70 MB per layer). On a GPU, fp32 WebGPU falls off a cliff at
- * ~0.9 MP per tile (2.7× slower per pixel at 1024², measured on an H100; issue 37), so tiles stay at 768².
+ * Largest tile, in input pixels, per provider and precision, from measurement. On the CPU, time is linear in
+ * pixels, so tiles only need to bound memory (activations are ~64 floats per pixel: 512² ≈ 70 MB per layer), at
+ * any precision. On a GPU, `session.run` per pixel was measured on an H100 with WebGPU (issue 37, realesr-general-x4v3,
+ * median of 5; µs per input pixel):
+ *
+ * | tile            | 256² | 384² | 512² | 768² | 1024²    | 540×960 | 720×1280 |
+ * | fp32            | 0.38 | 0.28 | 0.39 | 0.36 | **0.98** | 0.36    | **1.01** |
+ * | fp16 graph      | 0.40 | 0.27 | 0.34 | 0.33 | 0.32     | 0.33    | 0.31     |
+ *
+ * fp32 falls off a cliff at ~0.9 MP per tile (2.7× slower per pixel), so its tiles stay at 768² (0.59 MP), the
+ * largest measured below it; fp16 had no cliff up to the largest tiles measured, 1024² and 720×1280, so its tiles
+ * go to 1000² (1 MP: a whole 720×1280 frame, and square tiles stay under the 1024-pixel side where RGT's reference
+ * would reduce its attention keys once more than its graph does; docs/models.md). Larger is unmeasured. CUDA, DirectML and CoreML have no measurement yet: they take the
+ * WebGPU figures, the only GPU ones there are. Larger tiles mean fewer overlap margins run twice.
  */
-export function tileBudget(provider: ExecutionProvider): number {
-  return provider === 'cpu' ? 512 * 512 : 768 * 768;
+const CPU_TILE_PIXELS = 512 * 512;
+const GPU_TILE_PIXELS: Record<Precision, number> = {
+  fp32: 768 * 768,
+  fp16: 1000 * 1000,
+  // int8 runs only on the CPU provider (precision.ts); were a GPU ever given it, fp32's measured limit holds.
+  int8: 768 * 768,
+};
+
+export function tileBudget(provider: ExecutionProvider, precision: Precision = 'fp32'): number {
+  return provider === 'cpu' ? CPU_TILE_PIXELS : GPU_TILE_PIXELS[precision];
 }
 
 /**
  * The default tile side: the largest side whose even split (planTiles) keeps every tile within the provider's
- * pixel budget. Fewer, larger tiles mean less overlap run twice: a 960×540 image on the CPU is 2 tiles of
+ * and precision's pixel budget. Fewer, larger tiles mean less overlap run twice: a 960×540 image on the CPU is 2 tiles of
  * 480×540 (+3 % pixels run) instead of 4 of 480×270 (+19 %).
  */
-export function chooseTileSize(width: number, height: number, provider: ExecutionProvider): number {
-  const budget = tileBudget(provider);
+export function chooseTileSize(
+  width: number,
+  height: number,
+  provider: ExecutionProvider,
+  precision: Precision = 'fp32',
+): number {
+  const budget = tileBudget(provider, precision);
   if (width * height <= budget) return Math.max(width, height);
   // planTiles' grid changes only at sides ceil(len / n): try those, largest first.
   const sides = new Set<number>();

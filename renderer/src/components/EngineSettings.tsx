@@ -59,6 +59,7 @@ const PRECISION_LABELS: Record<Settings['precision'], MessageKey> = {
   auto: 'engine.auto',
   fp32: 'engine.fp32',
   int8: 'engine.int8',
+  fp16: 'engine.fp16',
 };
 
 export function EngineSettings() {
@@ -113,7 +114,7 @@ export function EngineSettings() {
           {used
             ? t('engine.inUse', {
                 device: labelOf(used.provider, t),
-                precision: t(used.precision === 'int8' ? 'engine.int8' : 'engine.fp32'),
+                precision: t(PRECISION_LABELS[used.precision]),
               })
             : devices
               ? t('engine.autoOrder', { devices: devices.map((d) => labelOf(d, t)).join(', ') })

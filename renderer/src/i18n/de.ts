@@ -150,11 +150,12 @@ export const de: Catalog = {
   'engine.tile': 'Kachelgröße',
   'engine.threads': 'Threads',
   'engine.px': '{n} px',
-  'engine.precision': 'Genauigkeit (CPU)',
+  'engine.precision': 'Genauigkeit',
   'engine.fp32': 'Voll (fp32)',
   'engine.int8': 'Schnell (int8)',
+  'engine.fp16': 'Halb (fp16, Grafikkarte)',
   'engine.precisionHint':
-    'Automatisch nutzt int8 (schneller) nur, wo diese CPU int8-Befehle hat und das Modell eine int8-Variante besitzt, die nachgemessen wie volle Genauigkeit aussieht; GPUs rechnen mit voller Genauigkeit.',
+    'Automatisch nutzt int8 (schneller) nur, wo diese CPU int8-Befehle hat und das Modell eine int8-Variante besitzt, die nachgemessen wie volle Genauigkeit aussieht; auf einer Grafikkarte nutzt es fp16 (halb), wo die fp16-Variante des Modells nachgemessen gleich aussieht.',
 
   'downloads.licenceUnknown': 'Lizenz nicht angegeben',
   'downloads.size': '{mb} MB · ',

@@ -151,11 +151,12 @@ export const en = {
   'engine.tile': 'Tile size',
   'engine.threads': 'Threads',
   'engine.px': '{n} px',
-  'engine.precision': 'Precision (CPU)',
+  'engine.precision': 'Precision',
   'engine.fp32': 'Full (fp32)',
   'engine.int8': 'Fast (int8)',
+  'engine.fp16': 'Half (fp16, graphics card)',
   'engine.precisionHint':
-    'Automatic uses int8 (faster) only where this CPU has int8 instructions and the model has an int8 variant measured to look the same as full precision; GPUs keep full precision.',
+    'Automatic uses int8 (faster) only where this CPU has int8 instructions and the model has an int8 variant measured to look the same as full precision; on a graphics card it uses fp16 (half) where the model’s fp16 variant was measured to look the same.',
 
   'downloads.licenceUnknown': 'licence not stated',
   'downloads.size': '{mb} MB · ',
