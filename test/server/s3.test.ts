@@ -271,8 +271,8 @@ describe('crisp serve + crisp worker on --storage s3://bucket/prefix', () => {
     expect(rows).toEqual([{ n: 10 }]);
   }, 60_000);
 
-  // s3rver checks no SigV4 signature: that a PUT of another length is refused is the bucket's part (AWS, MinIO…);
-  // here, that the URL signs the length.
+  // s3rver checks no SigV4 signature: here, that the URL signs the length; that a PUT of another length is then
+  // refused is s3PartSignature.test.ts (a SigV4-checking front before s3rver, as AWS or MinIO check).
   it('each part URL signs its exact length', async () => {
     const u = await user('s3-part-size@example.com', 100);
     const session = dataOf<{ uploadId: string; path: string; partUrls: { signedUrl: string }[] }>(

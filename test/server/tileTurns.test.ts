@@ -4,9 +4,14 @@
  * the test gate: the giant (a flat 640×640 PNG at ×1: four 320² CPU tiles of a ×4 model) is held at its
  * second tile boundary (`tile-1`, engine/core/pipeline/infer.ts) after its first tile ran; the small image's
  * only tile is `tile-0`, so the hold never touches it. No timing: every wait is a bounded poll.
+ * The audit's case, a flat 20000×20000 PNG at ×1 (1600 CPU tiles of 500²), is held the same way and then cancelled
+ * there: the suite never runs its tiles, and the cancel must leave no charge, no reservation and no output.
  */
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flatPng } from '../helpers/flatPng.js';
 import { createTestGate, type TestGate } from '../helpers/testGate.js';
 import {
   BASIC,
@@ -112,4 +117,74 @@ describe("another user's image runs between a giant image's tiles", () => {
     expect(await server.ledger.reservedFor(giantUser.userId)).toBe(0);
     expect(await server.ledger.reservedFor(smallUser.userId)).toBe(0);
   }, 400_000);
+
+  it('while a flat 400 MP task is held before its second tile, a 16×16 task is PROCESSED; the giant, cancelled, charges nothing and leaves no output', async () => {
+    const giantUser = await addUser(server, 'giant400@example.com', 68);
+    const smallUser = await addUser(server, 'small400@example.com', 10);
+    await gate.hold('tile-1');
+    const g = await postForm(
+      server.url,
+      giantUser.key,
+      taskForm({ ...BASIC, scale: '1' }, [
+        { name: 'file', fileName: 'giant400.png', bytes: await flatPng(20000, 20000) },
+      ]),
+    );
+    expect(g.status, g.text).toBe(200);
+    // Priced by its work (test/server/price.test.ts): all of the user's 68 credits are reserved.
+    expect(g.headers['x-task-cost']).toBe('68');
+    const giantId = dataOf<{ taskId: string }>(g).taskId;
+    await gate.reached('tile-1', 240_000);
+    expect(await server.ledger.reservedFor(giantUser.userId)).toBe(68);
+    // Its first tile has run: the task folder holds its output begun, a partial output the cancel must take away.
+    const taskDir = path.join(server.dataDir, 'tasks', giantId);
+    expect((await readdir(taskDir, { recursive: true })).some((n) => n.startsWith('outputs/'))).toBe(true);
+
+    const s = await postForm(
+      server.url,
+      smallUser.key,
+      taskForm(BASIC, [{ name: 'file', fileName: 'small400.png', bytes: await flat(16) }]),
+    );
+    expect(s.status).toBe(200);
+    const smallId = dataOf<{ taskId: string }>(s).taskId;
+    const small = await untilEnded(smallUser.key, smallId);
+    expect(small.status).toBe('PROCESSED');
+    expect(small.files.map((f) => f.dimensions)).toEqual([{ width: 32, height: 32 }]);
+    expect(small.deductedCredits).toBe(1);
+
+    // The giant is still held before its second tile of 1600; it is cancelled there (the service's cancel:
+    // the spec has no cancel endpoint). Cancel waits for the running step, which stops at the run's own abort
+    // check once the gate lets it go, so the gate is released while the cancel is pending.
+    expect((await status(giantUser.key, giantId)).status).toBe('ENHANCING');
+    expect(Number(await gate.reached('tile-1', 1_000))).toBe(process.pid);
+    const cancelled = server.engine.cancelTask({ userId: giantUser.userId, email: 'giant400@example.com' }, giantId);
+    await gate.release('tile-1');
+    await cancelled;
+    const giant = await untilEnded(giantUser.key, giantId);
+    expect(giant.status).toBe('PROCESSING_FAILED');
+    expect(giant.error).toBe('Cancelled');
+    expect(giant.creditsDeducted).toBe(false);
+    expect(giant.files).toEqual([]);
+
+    // The small user is charged exactly once (polls after PROCESSED deduct nothing more); the giant's
+    // reservation is released and nothing of it charged.
+    await status(smallUser.key, smallId);
+    expect((await server.accounts.getUser(smallUser.userId))!.credits).toBe(9);
+    expect(await server.ledger.reservedFor(smallUser.userId)).toBe(0);
+    expect((await server.accounts.getUser(giantUser.userId))!.credits).toBe(68);
+    expect(await server.ledger.reservedFor(giantUser.userId)).toBe(0);
+    // No partial output: the giant's task folder keeps its record and its input only, and the data folder
+    // holds nothing near the image's size (400 MP: 1.2 GB as 8-bit RGB).
+    expect((await readdir(taskDir, { recursive: true })).sort()).toEqual(['inputs', 'inputs/0', 'task.json']);
+    expect(await bytesUnder(server.dataDir)).toBeLessThan(20 * 2 ** 20);
+  }, 400_000);
 });
+
+/** Bytes of every file under `dir`. */
+async function bytesUnder(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir, { recursive: true })) {
+    const st = await stat(path.join(dir, name));
+    if (st.isFile()) total += st.size;
+  }
+  return total;
+}
