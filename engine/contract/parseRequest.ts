@@ -12,6 +12,7 @@ import { sanitizeFileName } from './fileNames.js';
 import {
   completeMultipartUploadRequestSchema,
   getTaskStatusRequestSchema,
+  MAX_TASK_ID_LENGTH,
   getUploadUrlRequestSchemaFor,
   startTaskSourceSchema,
   taskSettingsSchema,
@@ -197,6 +198,30 @@ export function parseCompleteMultipartUpload(body: unknown): CompleteMultipartUp
   return parseWith(completeMultipartUploadRequestSchema, data, { fields: {}, emptyIsAbsent: false });
 }
 
+/**
+ * The schema's answers for taskIds it accepted, by the taskId as sent. get-task-status is polled in a loop
+ * with the same body, so a repeat poll costs a Map look-up instead of a zod run. The run is not the main
+ * cost: in a long-running server V8 allocates zod's per-parse objects straight into the old generation
+ * (their allocation sites also built the schemas at start, objects that live forever), so every poll left
+ * ~0.4 KB there and a poll loop paid a major GC every few seconds (docs/benchmarks.md, issue 40).
+ * The answer depends on the taskId string alone (the schema keeps no other field), so it is the schema's own
+ * answer; only acceptances are kept, of ids no longer than the schema accepts; the oldest goes first.
+ */
+const acceptedTaskIds = new Map<string, GetTaskStatusRequest>();
+const ACCEPTED_TASK_IDS_MAX = 4096;
+
 export function parseGetTaskStatus(body: unknown): GetTaskStatusRequest {
-  return parseWith(getTaskStatusRequestSchema, unwrapData(body) ?? {}, JSON_WORDS);
+  const data = unwrapData(body);
+  const sent = data?.taskId;
+  if (typeof sent === 'string') {
+    const known = acceptedTaskIds.get(sent);
+    if (known) return known;
+  }
+  const req = parseWith(getTaskStatusRequestSchema, data ?? {}, JSON_WORDS);
+  if (typeof sent === 'string' && sent.length <= MAX_TASK_ID_LENGTH) {
+    if (acceptedTaskIds.size >= ACCEPTED_TASK_IDS_MAX) acceptedTaskIds.delete(acceptedTaskIds.keys().next().value!);
+    // Frozen: every poll of the id shares this object.
+    acceptedTaskIds.set(sent, Object.freeze(req));
+  }
+  return req;
 }

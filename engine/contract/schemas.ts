@@ -209,7 +209,7 @@ export const getTaskStatusRequestSchema = z.object({
     }),
 });
 /** Longer ids name no task (ours are UUIDs); answered "Task not found" without a look-up. */
-const MAX_TASK_ID_LENGTH = 200;
+export const MAX_TASK_ID_LENGTH = 200;
 
 // start-task's form fields arrive as strings over HTTP and as numbers or booleans in-process: both are accepted,
 // nothing else. An empty form field (or a null in-process) is an absent one.

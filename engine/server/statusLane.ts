@@ -59,7 +59,8 @@ export function createStatusLane(deps: StatusLaneDeps): StatusLane {
 
     // From here on the lane owns the request.
     const started = performance.now();
-    const reqId = `req-s${(served++).toString(36)}`;
+    // The id's string is made only for a request that is logged (most polls are not, at the default level).
+    const seq = served++;
     const headers: OutgoingHttpHeaders = {};
     const finish = (status: number, body: Buffer | string, refusal: LoggedRefusal | null) => {
       headers['content-type'] = JSON_TYPE;
@@ -67,7 +68,7 @@ export function createStatusLane(deps: StatusLaneDeps): StatusLane {
       res.writeHead(status, headers).end(body);
       if (!lineWanted(deps.log, status, 'get-task-status')) return;
       writeRequestLine(deps.log, {
-        reqId,
+        reqId: `req-s${seq.toString(36)}`,
         method: 'POST',
         route: ROUTE,
         status,
@@ -98,10 +99,16 @@ export function createStatusLane(deps: StatusLaneDeps): StatusLane {
       } catch (e) {
         return fail(e);
       }
-      deps.engine
-        .getTaskStatus(caller, body)
-        .then((data) => deps.answers.bodyOf(data))
-        .then((bytes) => finish(200, bytes, null), fail);
+      // One continuation, not two: the answer is written in the tick the engine's status arrives.
+      deps.engine.getTaskStatus(caller, body).then((data) => {
+        let bytes: Buffer;
+        try {
+          bytes = deps.answers.bodyOf(data);
+        } catch (e) {
+          return fail(e);
+        }
+        finish(200, bytes, null);
+      }, fail);
     });
     return true;
   };

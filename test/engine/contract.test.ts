@@ -153,6 +153,30 @@ describe('JSON endpoint validation', () => {
     expect(refusal(() => parseGetTaskStatus({ data: {} })).message).toBe('Bad Request: taskId is required');
   });
 
+  it('get-task-status remembers the schema’s answer for an accepted taskId, and only that', () => {
+    const id = '7f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b';
+    const first = parseGetTaskStatus({ data: { taskId: id } });
+    expect(first).toEqual({ taskId: id });
+    // A repeat poll gets the same (frozen) answer, whatever else the body holds: the schema keeps only taskId.
+    const again = parseGetTaskStatus({ data: { taskId: id, extra: 1 } });
+    expect(again).toBe(first);
+    expect(Object.isFrozen(again)).toBe(true);
+    // The key is the taskId as sent: a spelling with spaces is the schema's (trimmed) answer, remembered too.
+    const spaced = parseGetTaskStatus({ data: { taskId: `  ${id} ` } });
+    expect(spaced).toEqual({ taskId: id });
+    expect(parseGetTaskStatus({ data: { taskId: `  ${id} ` } })).toBe(spaced);
+    // Refusals are never remembered: each one is the schema's refusal, the same every time.
+    for (let i = 0; i < 2; i++) {
+      expect(refusal(() => parseGetTaskStatus({ data: { taskId: '' } })).message).toBe(
+        refusal(() => parseGetTaskStatus({ data: {} })).message,
+      );
+      expect(refusal(() => parseGetTaskStatus({ data: { taskId: 'x'.repeat(201) } })).code).toBe('task-not-found');
+      expect(refusal(() => parseGetTaskStatus({ data: { taskId: 42 } })).message).toBe(
+        'Bad Request: taskId is required',
+      );
+    }
+  });
+
   it('progress strings', () => {
     expect(formatProgress(0)).toBe('0%');
     expect(formatProgress(0.999)).toBe('99%');
