@@ -7,6 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { BYTE_INPUT, BYTE_OUTPUT, byteIoRefusal, withByteIo } from '../onnx/byteIo.js';
+import { readOnnx } from '../onnx/onnxReader.js';
 import { branchlessPrelu } from '../onnx/preluRewrite.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
@@ -35,11 +37,23 @@ export interface InferenceOptions {
   cpu?: CpuFeatures;
   /** Folders searched for int8 variants after the fp32 file's own folder; default: the int8 cache. */
   int8Dirs?: string[];
+  /**
+   * Default true: a model whose graph can take 8-bit ends (onnx/byteIo.ts) is loaded with them and offers
+   * runBytes. false runs every model on float tensors only (tests and benches compare the two paths).
+   */
+  byteIo?: boolean;
 }
 
 export interface TensorResult {
   data: Float32Array;
   /** [N, C, H, W] */
+  dims: readonly [number, number, number, number];
+}
+
+/** What runBytes answers: 8-bit RGB, interleaved rows. */
+export interface ByteTensorResult {
+  data: Uint8Array;
+  /** [N, H, W, 3] */
   dims: readonly [number, number, number, number];
 }
 
@@ -53,6 +67,12 @@ export interface ModelSession {
   readonly precision?: Precision;
   /** Runs NCHW float32 RGB (0..1) of shape [n,3,h,w]; answers [n,3,h·scale,w·scale] (not clamped). */
   run(input: Float32Array, n: number, h: number, w: number): Promise<TensorResult>;
+  /**
+   * Present when the model was loaded with 8-bit ends (onnx/byteIo.ts): runs uint8 RGB rows [1,h,w,3] and answers
+   * [1,h·scale,w·scale,3], clamped and rounded inside the graph. `run` then loads the plain graph on first use
+   * (16-bit images, alpha planes), a second session of the same model.
+   */
+  runBytes?(input: Uint8Array, h: number, w: number): Promise<ByteTensorResult>;
 }
 
 /** A graph with named float32 outputs (face detector, face restorer): not an upscaler, so no scale check. */
@@ -148,6 +168,9 @@ export function autoProviders(
   return order;
 }
 
+/** A session's ends: the model's own float32 NCHW, or the 8-bit NHWC ends of onnx/byteIo.ts. */
+type GraphIo = 'float' | 'bytes';
+
 export function createInference(opts: InferenceOptions): Inference {
   const log = opts.log ?? ((m: string) => console.warn(m));
   const requested = opts.executionProvider;
@@ -157,6 +180,7 @@ export function createInference(opts: InferenceOptions): Inference {
   /** Notices already given, so a batch says each thing once. */
   const told = new Set<string>();
   const raw = new Map<string, Promise<ort.InferenceSession>>();
+  const byteIoRule = new Map<string, Promise<boolean>>();
   const wrapped = new Map<string, Promise<ModelSession>>();
   /** Providers that failed once; auto does not try them again in this Inference. */
   const broken = new Set<ExecutionProvider>();
@@ -218,13 +242,37 @@ export function createInference(opts: InferenceOptions): Inference {
     }
   }
 
-  function rawSession(file: string, provider: ExecutionProvider): Promise<ort.InferenceSession> {
-    const key = `${file}\u0000${provider}`;
+  /** The graph a session loads: the CPU's rewrite (cpuGraph), given 8-bit ends when `io` is 'bytes'. */
+  async function graphFor(file: string, provider: ExecutionProvider, io: GraphIo): Promise<Uint8Array | string> {
+    const graph = provider === 'cpu' ? await cpuGraph(file) : file;
+    if (io === 'float') return graph;
+    return withByteIo(typeof graph === 'string' ? new Uint8Array(await readFile(graph)) : graph);
+  }
+
+  /**
+   * Whether a model loads with 8-bit ends: the one rule of onnx/byteIo.ts, judged on its fp32 file once (its int8
+   * and other variants keep its inputs and outputs).
+   */
+  function takesBytes(file: string): Promise<boolean> {
+    if (opts.byteIo === false) return Promise.resolve(false);
+    let p = byteIoRule.get(file);
+    if (!p) {
+      p = readFile(file).then(
+        (b) => byteIoRefusal(readOnnx(new Uint8Array(b))) === undefined,
+        () => false,
+      );
+      byteIoRule.set(file, p);
+    }
+    return p;
+  }
+
+  function rawSession(file: string, provider: ExecutionProvider, io: GraphIo): Promise<ort.InferenceSession> {
+    const key = `${file}\u0000${provider}\u0000${io}`;
     let s = raw.get(key);
     if (!s) {
       s =
-        provider === 'cpu'
-          ? cpuGraph(file).then((graph) =>
+        provider === 'cpu' || io === 'bytes'
+          ? graphFor(file, provider, io).then((graph) =>
               typeof graph === 'string'
                 ? ort.InferenceSession.create(graph, sessionOptions(provider))
                 : ort.InferenceSession.create(graph, sessionOptions(provider)),
@@ -247,19 +295,20 @@ export function createInference(opts: InferenceOptions): Inference {
     session: ort.InferenceSession;
     provider: ExecutionProvider;
     precision: Precision;
+    io: GraphIo;
   }
 
-  async function openOn(model: ResolvedModel, provider: ExecutionProvider): Promise<Opened> {
+  async function openOn(model: ResolvedModel, provider: ExecutionProvider, io: GraphIo = 'float'): Promise<Opened> {
     const f = await fileFor(model, provider);
-    const session = await rawSession(f.file, provider);
+    const session = await rawSession(f.file, provider, io);
     tell(f.notice);
-    return { session, provider, precision: f.precision };
+    return { session, provider, precision: f.precision, io };
   }
 
-  async function open(model: ResolvedModel): Promise<Opened> {
+  async function open(model: ResolvedModel, io: GraphIo = 'float'): Promise<Opened> {
     if (requested !== 'auto') {
       try {
-        return await openOn(model, requested);
+        return await openOn(model, requested, io);
       } catch (e) {
         throw new InferenceProviderError(requested, e);
       }
@@ -268,7 +317,7 @@ export function createInference(opts: InferenceOptions): Inference {
     for (const provider of opts.candidates ?? autoProviders()) {
       if (broken.has(provider)) continue;
       try {
-        return await openOn(model, provider);
+        return await openOn(model, provider, io);
       } catch (e) {
         last = e;
         if (provider === 'cpu') break;
@@ -296,16 +345,28 @@ export function createInference(opts: InferenceOptions): Inference {
         throw e;
       }
       markBroken(holder.current.provider, e);
-      holder.current = await openOn(model, 'cpu');
+      holder.current = await openOn(model, 'cpu', holder.current.io);
       return exec();
     }
   }
 
   async function makeSession(model: ResolvedModel): Promise<ModelSession> {
-    const holder = { current: await open(model) };
+    const bytes = await takesBytes(model.path);
+    const holder = { current: await open(model, bytes ? 'bytes' : 'float') };
+    // With 8-bit ends, the plain graph is opened only when a float run is asked for (16-bit images, alpha).
+    let floatOpen: Promise<{ current: Opened }> | undefined = bytes ? undefined : Promise.resolve(holder);
+    const floatHolder = (): Promise<{ current: Opened }> => {
+      if (!floatOpen) {
+        const opening = open(model, 'float').then((current) => ({ current }));
+        opening.catch(() => (floatOpen = undefined));
+        floatOpen = opening;
+      }
+      return floatOpen;
+    };
     const run = async (input: Float32Array, n: number, h: number, w: number): Promise<TensorResult> => {
+      const fh = await floatHolder();
       const exec = async (): Promise<TensorResult> => {
-        const s = holder.current.session;
+        const s = fh.current.session;
         const feeds = { [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [n, 3, h, w]) };
         const out = await s.run(feeds);
         const t = out[s.outputNames[0] ?? 'output'];
@@ -314,9 +375,18 @@ export function createInference(opts: InferenceOptions): Inference {
         const [on = 0, oc = 0, oh = 0, ow = 0] = t.dims;
         return { data: t.data as Float32Array, dims: [on, oc, oh, ow] };
       };
-      return withCpuFallback(model, holder, exec);
+      return withCpuFallback(model, fh, exec);
     };
+    const runBytes = (input: Uint8Array, h: number, w: number): Promise<ByteTensorResult> =>
+      withCpuFallback(model, holder, async () => {
+        const out = await holder.current.session.run({ [BYTE_INPUT]: new ort.Tensor('uint8', input, [1, h, w, 3]) });
+        const t = out[BYTE_OUTPUT];
+        if (!t || t.type !== 'uint8' || t.dims.length !== 4) throw new Error('The model returned an unexpected output');
+        const [on = 0, oh = 0, ow = 0, oc = 0] = t.dims;
+        return { data: t.data as Uint8Array, dims: [on, oh, ow, oc] };
+      });
     return {
+      ...(bytes ? { runBytes } : {}),
       model,
       get provider() {
         return holder.current.provider;
