@@ -8,6 +8,11 @@
  * resample grid is the whole image's grid shifted by whole pixels; it differs only where the Lanczos kernel
  * reaches past the tile's edge, and that lies in the overlap that is cropped off (16 input px = 16·n native px
  * of overlap, against a Lanczos-3 reach of 3·max(1, n/s) native px).
+ *
+ * Two ways through the model, the same bytes out (test/engine/byteIo.test.ts): 8-bit RGB through a session with
+ * 8-bit ends (onnx/byteIo.ts: normalising, layout, clamping and rounding happen in the graph, tile in and out are
+ * row copies), and float NCHW for everything else (16-bit images, alpha planes, models the rule refuses), with
+ * tileInput's and stitch.ts's loops.
  */
 import { blockAtPoint, holdPoint, runPoint } from '../testGate.js';
 import type { ByteTensorResult, ModelSession, TensorResult } from '../inference/index.js';
