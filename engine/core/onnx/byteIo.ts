@@ -5,18 +5,20 @@
  * a quarter of the bytes.
  *
  *   input  uint8 [n,h,w,3] → Transpose(0,3,1,2) → Cast(float) → Div(255) → the model's float NCHW input
- *   output the model's float NCHW output → Clip(0, 1) → Mul(255) → Round → Cast(uint8) → Transpose(0,2,3,1)
+ *   output the model's float NCHW output → QuantizeLinear(1/255, 0) → uint8 → Transpose(0,2,3,1)
  *
- * Same numbers as the float path (engine/core/pipeline/infer.ts tileInput / stitch.ts stitch8):
+ * Same bytes as the float path (engine/core/pipeline/infer.ts tileInput / stitch.ts stitch8):
  * - In: Div, not Mul(1/255). A float32 division is correctly rounded, so it gives fround(u / 255), which is what
  *   the JavaScript gives (u · (1/255) in double, stored to float32): equal for all 256 values, checked. A float32
  *   Mul by fround(1/255) differs in 126 of them.
- * - Out: float32 255·x rounded half to even (ONNX Round). stitch8 computes exactly that in JavaScript
- *   (fround, then the tie rule), so both paths give the same bytes; before issue 37 it rounded the exact double
- *   255·x half up, which differs by one level where fround(255·x) is exactly k + 0.5 (3–4 values per million on
- *   Set5 through the real models, 0.7 % through a bilinear ×4 Resize, whose weights are eighths).
- *   Clip comes before Mul so that no Conv ends the model right before the Mul: onnxruntime may fold a Mul by a
- *   constant into a Conv's weights, which changes the numbers; a Conv followed by Clip fuses exactly.
+ * - Out: QuantizeLinear is one vectorised kernel where Clip, Mul, Round and Cast take four passes over the
+ *   float output (≈ 2 ms against ≈ 40 ms for a 2048×2160 tile, ORT profile on the 2-core machine). It computes
+ *   x / fround(1/255) in float32, rounds half to even and saturates to 0..255 (ONNX spec; onnxruntime's CPU kernel
+ *   agrees with that bit for bit on 3 M values crowded round the ties). stitch8 computes exactly that in
+ *   JavaScript, so both paths give the same bytes (test/engine/byteIo.test.ts). Before issue 37 stitch8 rounded the
+ *   exact double 255·x half up: the output differs from that by one level on values within 3·10⁻⁵ of halfway
+ *   (3.5–7 per million on Set5 ×4 through the real models, 0.9 % through a bilinear ×4 Resize, whose weights are
+ *   eighths; test/engine/byteIo.test.ts bounds them).
  * Transposes sit on the uint8 side, where they move a quarter of the bytes.
  */
 import { attr } from './onnxAttr.js';
@@ -24,8 +26,8 @@ import { editOnnx, type NewNode, type NewTensor, type NodeEntry } from './onnxEd
 import { ONNX_FLOAT, readOnnx, type OnnxModelInfo, type OnnxValueInfo } from './onnxReader.js';
 
 const ONNX_UINT8 = 2;
-/** Round and Clip's min/max inputs are opset 11. */
-const MIN_OPSET = 11;
+/** QuantizeLinear is opset 10. */
+const MIN_OPSET = 10;
 const PREFIX = 'crisp_u8';
 export const BYTE_INPUT = `${PREFIX}_input`;
 export const BYTE_OUTPUT = `${PREFIX}_output`;
@@ -36,7 +38,7 @@ function isNchwRgb(v: OnnxValueInfo | undefined): v is OnnxValueInfo {
 
 /**
  * The one rule: a graph gets 8-bit ends when it is an RGB upscaler the wrapper cannot change the meaning of: one
- * float32 input and one float32 output, both [n, 3, h, w] with the channel count fixed at 3, opset ≥ 11, and every
+ * float32 input and one float32 output, both [n, 3, h, w] with the channel count fixed at 3, opset ≥ 10, and every
  * weight inside the file. Answers why not, or undefined when it can be wrapped.
  */
 export function byteIoRefusal(info: OnnxModelInfo): string | undefined {
@@ -84,17 +86,19 @@ export function withByteIo(model: Uint8Array): Uint8Array {
     step('Div', [`${p}_float`, `${p}_255`], input.name),
   ];
   const tail: NodeEntry[] = [
-    step('Clip', [output.name, `${p}_0`, `${p}_1`], `${p}_clipped`),
-    step('Mul', [`${p}_clipped`, `${p}_255`], `${p}_scaled`),
-    step('Round', [`${p}_scaled`], `${p}_rounded`),
-    step('Cast', [`${p}_rounded`], `${p}_nchw_out`, { to: attr.int(ONNX_UINT8) }),
+    step('QuantizeLinear', [output.name, `${p}_step`, `${p}_zero`], `${p}_nchw_out`),
     step('Transpose', [`${p}_nchw_out`], BYTE_OUTPUT, { perm: attr.ints([0, 2, 3, 1]) }),
   ];
   const [n, , h, w] = input.shape;
   const [on, , oh, ow] = output.shape;
   return editOnnx(model, {
     nodes: [...head, ...info.nodes.map((_, i) => ({ keep: i })), ...tail],
-    addInitializers: [scalar(`${p}_255`, 255), scalar(`${p}_0`, 0), scalar(`${p}_1`, 1)],
+    addInitializers: [
+      scalar(`${p}_255`, 255),
+      // Float32Array rounds it: the scale is fround(1/255), stitch.ts's STEP8.
+      scalar(`${p}_step`, 1 / 255),
+      { name: `${p}_zero`, dims: [], dataType: ONNX_UINT8, raw: new Uint8Array([0]) },
+    ],
     replaceIo: {
       input: {
         name: BYTE_INPUT,

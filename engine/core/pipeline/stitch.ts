@@ -59,11 +59,15 @@ interface StitchGeometry {
 /*
  * Clamp and round, pixel by pixel (all of a pixel's channels, so each output byte is written once, in order).
  *
- * 8-bit: the arithmetic of a model's 8-bit ends (onnx/byteIo.ts: Clip, Mul(255) in float32, Round half to even),
- * so a pixel is the same whichever path made it (alpha planes and models without 8-bit ends come through here).
- * v = fround(x·255) is a float32, exact in a double, so v + 0.5 is exact and (v + 0.5) | 0 rounds half up; a
- * tie (r − v = 0.5 exactly) that went up to an odd level goes back down to the even one. NaN gives 0.
+ * 8-bit: the arithmetic of a model's 8-bit ends (onnx/byteIo.ts: QuantizeLinear, x divided by float32 1/255 in
+ * float32, rounded half to even, saturated), so a pixel is the same whichever path made it (alpha planes and models
+ * without 8-bit ends come through here). A double quotient of two float32s rounded to float32 is the float32
+ * quotient, so v = fround(x / STEP8) is exactly onnxruntime's; v is exact in a double, so v + 0.5 is exact and
+ * (v + 0.5) | 0 rounds half up; a tie (r − v = 0.5) that went up to an odd level goes back down. NaN gives 0.
  */
+/** One 8-bit level as a float32: QuantizeLinear's scale in onnx/byteIo.ts. */
+const STEP8 = Math.fround(1 / 255);
+
 function stitch8(dst: Uint8Array, src: Float32Array, g: StitchGeometry): void {
   const max = 255;
   for (let y = 0; y < g.ch; y++) {
@@ -71,7 +75,7 @@ function stitch8(dst: Uint8Array, src: Float32Array, g: StitchGeometry): void {
     let d = ((g.oy + y) * g.tw + g.ox) * g.tc + g.channelOffset;
     for (let x = 0; x < g.cw; x++, s++, d += g.tc) {
       for (let c = 0, sc = s; c < g.channelCount; c++, sc += g.plane) {
-        const v = Math.fround(src[sc]! * max);
+        const v = Math.fround(src[sc]! / STEP8);
         let r = v <= 0 ? 0 : v >= max ? max : (v + 0.5) | 0;
         if (r - v === 0.5 && (r & 1) === 1) r--;
         dst[d + c] = r;
