@@ -257,10 +257,10 @@ export function createInference(opts: InferenceOptions): Inference {
     if (opts.byteIo === false) return Promise.resolve(false);
     let p = byteIoRule.get(file);
     if (!p) {
-      p = readFile(file).then(
-        (b) => byteIoRefusal(readOnnx(new Uint8Array(b))) === undefined,
-        () => false,
-      );
+      // A file our reader cannot parse stays on the float path (onnxruntime then says what is wrong with it).
+      p = readFile(file)
+        .then((b) => byteIoRefusal(readOnnx(new Uint8Array(b))) === undefined)
+        .catch(() => false);
       byteIoRule.set(file, p);
     }
     return p;
