@@ -4,6 +4,7 @@ export {
   autoProviders,
   createInference,
   runModelBytes,
+  type ByteTensorResult,
   type ExecutionProvider,
   type ExecutionProviderChoice,
   type ExecutionProviderRequest,

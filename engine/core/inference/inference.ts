@@ -8,6 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { BYTE_INPUT, BYTE_OUTPUT, byteIoRefusal, withByteIo } from '../onnx/byteIo.js';
+import { readOnnx } from '../onnx/onnxReader.js';
 import { branchlessPrelu } from '../onnx/preluRewrite.js';
 import type { ResolvedModel } from '../models/catalog.js';
 import { cpuFeatures, type CpuFeatures } from './cpuFeatures.js';
@@ -43,11 +45,23 @@ export interface InferenceOptions {
   int8Dirs?: string[];
   /** Folders searched for fp16 manifests after the fp32 file's own folder; default: the fp16 cache. */
   fp16Dirs?: string[];
+  /**
+   * Default true: a model whose graph can take 8-bit ends (onnx/byteIo.ts) is loaded with them and offers
+   * runBytes. false runs every model on float tensors only (tests and benches compare the two paths).
+   */
+  byteIo?: boolean;
 }
 
 export interface TensorResult {
   data: Float32Array;
   /** [N, C, H, W] */
+  dims: readonly [number, number, number, number];
+}
+
+/** What runBytes answers: 8-bit RGB, interleaved rows. */
+export interface ByteTensorResult {
+  data: Uint8Array;
+  /** [N, H, W, 3] */
   dims: readonly [number, number, number, number];
 }
 
@@ -61,6 +75,12 @@ export interface ModelSession {
   readonly precision?: Precision;
   /** Runs NCHW float32 RGB (0..1) of shape [n,3,h,w]; answers [n,3,h·scale,w·scale] (not clamped). */
   run(input: Float32Array, n: number, h: number, w: number): Promise<TensorResult>;
+  /**
+   * Present when the model was loaded with 8-bit ends (onnx/byteIo.ts): runs uint8 RGB rows [1,h,w,3] and answers
+   * [1,h·scale,w·scale,3], clamped and rounded inside the graph. `run` then loads the plain graph on first use
+   * (16-bit images, alpha planes), a second session of the same model.
+   */
+  runBytes?(input: Uint8Array, h: number, w: number): Promise<ByteTensorResult>;
 }
 
 /** A graph with named float32 outputs (face detector, face restorer): not an upscaler, so no scale check. */
@@ -166,6 +186,9 @@ export function autoProviders(
   return order;
 }
 
+/** A session's ends: the model's own float32 NCHW, or the 8-bit NHWC ends of onnx/byteIo.ts. */
+type GraphIo = 'float' | 'bytes';
+
 export function createInference(opts: InferenceOptions): Inference {
   const log = opts.log ?? ((m: string) => console.warn(m));
   const requested = opts.executionProvider;
@@ -176,6 +199,7 @@ export function createInference(opts: InferenceOptions): Inference {
   /** Notices already given, so a batch says each thing once. */
   const told = new Set<string>();
   const raw = new Map<string, Promise<ort.InferenceSession>>();
+  const byteIoRule = new Map<string, Promise<boolean>>();
   const wrapped = new Map<string, Promise<ModelSession>>();
   /** Providers that failed once; auto does not try them again in this Inference. */
   const broken = new Set<ExecutionProvider>();
@@ -248,15 +272,50 @@ export function createInference(opts: InferenceOptions): Inference {
     }
   }
 
-  /** `built`: in-memory bytes built from `file` (its fp16 graph), cached apart from the file itself. */
-  function rawSession(file: string, provider: ExecutionProvider, built?: Uint8Array): Promise<ort.InferenceSession> {
-    const key = `${file}\u0000${provider}${built ? '\u0000fp16' : ''}`;
+  /**
+   * The graph a session loads: `built` (in-memory bytes built from `file`: its fp16 graph) or the CPU's rewrite
+   * (cpuGraph) or the file itself, given 8-bit ends when `io` is 'bytes'.
+   */
+  async function graphFor(
+    file: string,
+    provider: ExecutionProvider,
+    io: GraphIo,
+    built?: Uint8Array,
+  ): Promise<Uint8Array | string> {
+    const graph = built ?? (provider === 'cpu' ? await cpuGraph(file) : file);
+    if (io === 'float') return graph;
+    return withByteIo(typeof graph === 'string' ? new Uint8Array(await readFile(graph)) : graph);
+  }
+
+  /**
+   * Whether a model loads with 8-bit ends: the one rule of onnx/byteIo.ts, judged on its fp32 file once (its int8,
+   * fp16 and other variants keep its inputs and outputs).
+   */
+  function takesBytes(file: string): Promise<boolean> {
+    if (opts.byteIo === false) return Promise.resolve(false);
+    let p = byteIoRule.get(file);
+    if (!p) {
+      // A file our reader cannot parse stays on the float path (onnxruntime then says what is wrong with it).
+      p = readFile(file)
+        .then((b) => byteIoRefusal(readOnnx(new Uint8Array(b))) === undefined)
+        .catch(() => false);
+      byteIoRule.set(file, p);
+    }
+    return p;
+  }
+
+  function rawSession(
+    file: string,
+    provider: ExecutionProvider,
+    io: GraphIo,
+    built?: Uint8Array,
+  ): Promise<ort.InferenceSession> {
+    const key = `${file}\u0000${provider}\u0000${io}${built ? '\u0000fp16' : ''}`;
     let s = raw.get(key);
     if (!s) {
-      s = built
-        ? ort.InferenceSession.create(built, sessionOptions(provider))
-        : provider === 'cpu'
-          ? cpuGraph(file).then((graph) =>
+      s =
+        provider === 'cpu' || io === 'bytes' || built
+          ? graphFor(file, provider, io, built).then((graph) =>
               typeof graph === 'string'
                 ? ort.InferenceSession.create(graph, sessionOptions(provider))
                 : ort.InferenceSession.create(graph, sessionOptions(provider)),
@@ -282,29 +341,30 @@ export function createInference(opts: InferenceOptions): Inference {
     session: ort.InferenceSession;
     provider: ExecutionProvider;
     precision: Precision;
+    io: GraphIo;
   }
 
-  async function openOn(model: ResolvedModel, provider: ExecutionProvider): Promise<Opened> {
+  async function openOn(model: ResolvedModel, provider: ExecutionProvider, io: GraphIo = 'float'): Promise<Opened> {
     const f = await fileFor(model, provider);
     let session: ort.InferenceSession;
     try {
-      session = await rawSession(f.file, provider, f.bytes);
+      session = await rawSession(f.file, provider, io, f.bytes);
     } catch (e) {
       // auto's fp16 graph that this GPU cannot load (no shader-f16, an op without an fp16 kernel) runs fp32 on the
       // same GPU rather than costing the GPU altogether; an explicit --precision fp16 fails as asked.
       if (!f.bytes || precision === 'fp16') throw e;
       tell(`Crisp: ${provider} could not load ${model.entry.model} in fp16 (${messageOf(e)}); running it in fp32.`);
-      return { session: await rawSession(model.path, provider), provider, precision: 'fp32' };
+      return { session: await rawSession(model.path, provider, io), provider, precision: 'fp32', io };
     }
     tell(f.notice);
-    return { session, provider, precision: f.precision };
+    return { session, provider, precision: f.precision, io };
   }
 
-  async function open(model: ResolvedModel, only?: ExecutionProvider): Promise<Opened> {
-    if (only) return openOn(model, only);
+  async function open(model: ResolvedModel, io: GraphIo = 'float', only?: ExecutionProvider): Promise<Opened> {
+    if (only) return openOn(model, only, io);
     if (requested !== 'auto') {
       try {
-        return await openOn(model, requested);
+        return await openOn(model, requested, io);
       } catch (e) {
         throw new InferenceProviderError(requested, e);
       }
@@ -313,7 +373,7 @@ export function createInference(opts: InferenceOptions): Inference {
     for (const provider of opts.candidates ?? autoProviders()) {
       if (broken.has(provider)) continue;
       try {
-        return await openOn(model, provider);
+        return await openOn(model, provider, io);
       } catch (e) {
         last = e;
         if (provider === 'cpu') break;
@@ -341,16 +401,28 @@ export function createInference(opts: InferenceOptions): Inference {
         throw e;
       }
       markBroken(holder.current.provider, e);
-      holder.current = await openOn(model, 'cpu');
+      holder.current = await openOn(model, 'cpu', holder.current.io);
       return exec();
     }
   }
 
   async function makeSession(model: ResolvedModel, only?: ExecutionProvider): Promise<ModelSession> {
-    const holder = { current: await open(model, only) };
+    const bytes = await takesBytes(model.path);
+    const holder = { current: await open(model, bytes ? 'bytes' : 'float', only) };
+    // With 8-bit ends, the plain graph is opened only when a float run is asked for (16-bit images, alpha).
+    let floatOpen: Promise<{ current: Opened }> | undefined = bytes ? undefined : Promise.resolve(holder);
+    const floatHolder = (): Promise<{ current: Opened }> => {
+      if (!floatOpen) {
+        const opening = open(model, 'float', only).then((current) => ({ current }));
+        opening.catch(() => (floatOpen = undefined));
+        floatOpen = opening;
+      }
+      return floatOpen;
+    };
     const run = async (input: Float32Array, n: number, h: number, w: number): Promise<TensorResult> => {
+      const fh = await floatHolder();
       const exec = async (): Promise<TensorResult> => {
-        const s = holder.current.session;
+        const s = fh.current.session;
         const feeds = { [s.inputNames[0] ?? 'input']: new ort.Tensor('float32', input, [n, 3, h, w]) };
         const out = await s.run(feeds);
         const t = out[s.outputNames[0] ?? 'output'];
@@ -359,9 +431,18 @@ export function createInference(opts: InferenceOptions): Inference {
         const [on = 0, oc = 0, oh = 0, ow = 0] = t.dims;
         return { data: t.data as Float32Array, dims: [on, oc, oh, ow] };
       };
-      return withCpuFallback(model, holder, exec);
+      return withCpuFallback(model, fh, exec);
     };
+    const runBytes = (input: Uint8Array, h: number, w: number): Promise<ByteTensorResult> =>
+      withCpuFallback(model, holder, async () => {
+        const out = await holder.current.session.run({ [BYTE_INPUT]: new ort.Tensor('uint8', input, [1, h, w, 3]) });
+        const t = out[BYTE_OUTPUT];
+        if (!t || t.type !== 'uint8' || t.dims.length !== 4) throw new Error('The model returned an unexpected output');
+        const [on = 0, oh = 0, ow = 0, oc = 0] = t.dims;
+        return { data: t.data as Uint8Array, dims: [on, oh, ow, oc] };
+      });
     return {
+      ...(bytes ? { runBytes } : {}),
       model,
       get provider() {
         return holder.current.provider;

@@ -25,6 +25,14 @@ export interface NewTensor {
   raw: Uint8Array;
 }
 
+/** A graph input or output as the edit declares it: element type and shape (number fixed, string symbolic). */
+export interface NewValueInfo {
+  name: string;
+  /** onnx TensorProto.DataType, as NewTensor's. */
+  elemType: number;
+  shape: Array<number | string>;
+}
+
 /** One entry of the rewritten node list: an original node (by index, optionally re-wired) or a new one. */
 export type NodeEntry = { keep: number; inputs?: string[]; outputs?: string[] } | { add: NewNode };
 
@@ -37,6 +45,8 @@ export interface GraphEdit {
   extraOutputs?: Array<{ name: string; elemType: number }>;
   /** Replaces the shape of the first graph input (e.g. a fixed tile size). */
   inputShape?: Array<number | string>;
+  /** Replaces the first graph input and the first graph output whole (name, type, shape): new ends for the graph. */
+  replaceIo?: { input: NewValueInfo; output: NewValueInfo };
   /** Appended to the model's doc_string so a rewritten file says what was done to it. */
   note?: string;
 }
@@ -79,6 +89,14 @@ function outputValueInfo(name: string, elemType: number): ProtoWriter {
   return new ProtoWriter().string(1, name).message(2, new ProtoWriter().message(1, tensorType));
 }
 
+function valueInfo(v: NewValueInfo): ProtoWriter {
+  const shapeW = new ProtoWriter();
+  for (const d of v.shape)
+    shapeW.message(1, typeof d === 'number' ? new ProtoWriter().int(1, d) : new ProtoWriter().string(2, d));
+  const tensorType = new ProtoWriter().int(1, v.elemType).message(2, shapeW);
+  return new ProtoWriter().string(1, v.name).message(2, new ProtoWriter().message(1, tensorType));
+}
+
 /** ValueInfoProto with its tensor shape replaced (elem type and name kept). */
 function reshapedInput(original: Uint8Array, shape: Array<number | string>): ProtoWriter {
   let name = '';
@@ -92,11 +110,7 @@ function reshapedInput(original: Uint8Array, shape: Array<number | string>): Pro
       }
     }
   }
-  const shapeW = new ProtoWriter();
-  for (const d of shape)
-    shapeW.message(1, typeof d === 'number' ? new ProtoWriter().int(1, d) : new ProtoWriter().string(2, d));
-  const tensorType = new ProtoWriter().int(1, elemType).message(2, shapeW);
-  return new ProtoWriter().string(1, name).message(2, new ProtoWriter().message(1, tensorType));
+  return valueInfo({ name, elemType, shape });
 }
 
 function initializerName(buf: Uint8Array): string {
@@ -129,19 +143,28 @@ export function editOnnx(model: Uint8Array, edit: GraphEdit): Uint8Array {
     }
   }
   let inputSeen = false;
+  let outputSeen = false;
   const lastOutput = graphFields.map((f) => f.field).lastIndexOf(GRAPH_OUTPUT);
   for (const [index, f] of graphFields.entries()) {
     if (f.field === GRAPH_NODE) continue;
     if (f.field === GRAPH_INITIALIZER && edit.dropInitializers?.has(initializerName(fieldBytes(f)))) continue;
     // value_info describes intermediate tensors; after a rewrite some may no longer exist, and ORT infers them anyway.
     if (f.field === GRAPH_VALUE_INFO && edit.nodes) continue;
+    if (f.field === GRAPH_INPUT && !inputSeen && edit.replaceIo) {
+      inputSeen = true;
+      graph.message(GRAPH_INPUT, valueInfo(edit.replaceIo.input));
+      continue;
+    }
     if (f.field === GRAPH_INPUT && !inputSeen && edit.inputShape) {
       inputSeen = true;
       graph.message(GRAPH_INPUT, reshapedInput(fieldBytes(f), edit.inputShape));
       continue;
     }
     if (f.field === GRAPH_INPUT) inputSeen = true;
-    graph.field(f);
+    if (f.field === GRAPH_OUTPUT && !outputSeen && edit.replaceIo) {
+      outputSeen = true;
+      graph.message(GRAPH_OUTPUT, valueInfo(edit.replaceIo.output));
+    } else graph.field(f);
     if (index === lastOutput) {
       // After the original outputs, so the model's own outputs keep their positions.
       for (const o of edit.extraOutputs ?? []) graph.message(GRAPH_OUTPUT, outputValueInfo(o.name, o.elemType));

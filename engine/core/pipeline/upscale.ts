@@ -142,7 +142,7 @@ export async function upscaleImage(job: UpscaleJob, inference: Inference): Promi
     );
   }
   const session = await clock.time('session', () => inference.session(job.model));
-  const tileSize = job.tileSize ?? chooseTileSize(info.width, info.height, session.provider);
+  const tileSize = job.tileSize ?? chooseTileSize(info.width, info.height, session.provider, session.precision);
   // 16 bits survive only into PNG; for JPEG/WebP the stitch writes 8-bit directly (half the memory).
   const outDepth = info.depth === 16 && job.format === 'png' ? 16 : 8;
   const budget = estimateJob(
