@@ -184,6 +184,20 @@ export function fp16Graph(model: Uint8Array): Fp16Graph {
       attrs: { to: attr.int(ONNX_FLOAT16) },
     },
   }));
+  /** Keeps node `index` in float32 (its first output renamed `…__f32`) and casts that output back to fp16. */
+  const keepFloat32 = (index: number, name: string, inputs: string[], outputs: string[]): void => {
+    const out = outputs[0]!;
+    nodes.push({ keep: index, inputs, outputs: [`${out}__f32`, ...outputs.slice(1)] });
+    nodes.push({
+      add: {
+        op: 'Cast',
+        name: `${name || out}__to_fp16`,
+        inputs: [`${out}__f32`],
+        outputs: [out],
+        attrs: { to: attr.int(ONNX_FLOAT16) },
+      },
+    });
+  };
   for (const [index, n] of info.nodes.entries()) {
     const inputs = n.inputs.map((x, slot) =>
       (FLOAT32_SLOTS[n.opType] ?? []).includes(slot) ? x : x === '' ? x : inside(x),
@@ -229,31 +243,11 @@ export function fp16Graph(model: Uint8Array): Fp16Graph {
         });
         return `${x}__f32_${index}`;
       });
-      const out = outputs[0]!;
-      nodes.push({ keep: index, inputs: f32Inputs, outputs: [`${out}__f32`, ...outputs.slice(1)] });
-      nodes.push({
-        add: {
-          op: 'Cast',
-          name: `${n.name || out}__to_fp16`,
-          inputs: [`${out}__f32`],
-          outputs: [out],
-          attrs: { to: attr.int(ONNX_FLOAT16) },
-        },
-      });
+      keepFloat32(index, n.name, f32Inputs, outputs);
       continue;
     }
     if (FLOAT_BY_ATTRIBUTE.has(n.opType) && n.outputs[0] && isFloat.has(n.outputs[0])) {
-      const out = outputs[0]!;
-      nodes.push({ keep: index, inputs, outputs: [`${out}__f32`, ...outputs.slice(1)] });
-      nodes.push({
-        add: {
-          op: 'Cast',
-          name: `${n.name || out}__to_fp16`,
-          inputs: [`${out}__f32`],
-          outputs: [out],
-          attrs: { to: attr.int(ONNX_FLOAT16) },
-        },
-      });
+      keepFloat32(index, n.name, inputs, outputs);
       continue;
     }
     nodes.push({ keep: index, ...rewired });
