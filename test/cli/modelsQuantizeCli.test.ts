@@ -23,7 +23,10 @@ describe('crisp models quantize and --precision', () => {
       ['models', 'quantize', 'digital-art-4x', '--calibration', '/no/such/folder'],
       'crisp: error: Cannot read the calibration folder /no/such/folder. Pass a folder of JPG, PNG or WebP photos with --calibration.',
     ],
-    [['upscale', BIRD, '--precision', 'fp16'], "crisp: error: --precision must be one of auto, fp32, int8, not 'fp16'"],
+    [
+      ['upscale', BIRD, '--precision', 'bf16'],
+      "crisp: error: --precision must be one of auto, fp32, int8, fp16, not 'bf16'",
+    ],
   ])('refuses %j with one clear line and exit code 1', async (args, message) => {
     const r = await runCli(args);
     expect(r.code).toBe(1);
