@@ -15,8 +15,9 @@ import { IMAGES_DIR, ONNX_DIR } from '../helpers/paths.js';
 
 const LR = path.join(IMAGES_DIR, 'set5-x4', 'lr');
 const HR = path.join(IMAGES_DIR, 'set5-x4', 'hr');
+// The LR pairs by name only: a stray file beside them (an output written next to its input) is not one.
 const FILES = readdirSync(LR)
-  .filter((f) => f.endsWith('.png'))
+  .filter((f) => f.endsWith('_LRBI_x4.png'))
   .sort();
 
 /** Manifest reference averages (whole image, 8-bit rounding, Y BT.601, crop 4). */

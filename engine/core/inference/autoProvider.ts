@@ -10,7 +10,7 @@
  *
  * Pure: the Inference (inference.ts) keeps the warm sessions and the sums, and says why in the job's result.
  */
-import type { ExecutionProvider } from './inference.js';
+import type { ExecutionProvider } from './providers.js';
 
 /**
  * The measurements the estimate rests on, all realesr-general-x4v3 (4.86 MB of fp32 weights) on one

@@ -18,13 +18,12 @@ import { findInt8Variant, int8CacheDir, type Int8Variant } from './int8Variant.j
 import { chooseAutoProvider, type JobWork } from './autoProvider.js';
 import { choosePrecision, type Precision, type PrecisionRequest } from './precision.js';
 
-import { EXECUTION_PROVIDERS, type ExecutionProviderRequest } from './providers.js';
+import { EXECUTION_PROVIDERS, type ExecutionProvider, type ExecutionProviderRequest } from './providers.js';
 import { CrispError } from '../../contract/errorCatalog.js';
 
-export { EXECUTION_PROVIDERS, type ExecutionProviderRequest };
+export { EXECUTION_PROVIDERS, type ExecutionProvider, type ExecutionProviderRequest };
 /** Alias used by the engine's options. */
 export type ExecutionProviderChoice = ExecutionProviderRequest;
-export type ExecutionProvider = Exclude<ExecutionProviderRequest, 'auto'>;
 
 export interface InferenceOptions {
   executionProvider: ExecutionProviderRequest;

@@ -4,6 +4,8 @@
  */
 export const EXECUTION_PROVIDERS = ['auto', 'cpu', 'webgpu', 'cuda', 'dml', 'coreml'] as const;
 export type ExecutionProviderRequest = (typeof EXECUTION_PROVIDERS)[number];
+/** A provider a session actually runs on (`auto` resolved). */
+export type ExecutionProvider = Exclude<ExecutionProviderRequest, 'auto'>;
 
 /**
  * The precisions a person can ask for: int8 runs on the CPU provider, fp16 on GPU providers (each only where its
