@@ -23,6 +23,7 @@ import { registerUi } from './commands/ui.js';
 import { registerUpscale } from './commands/upscale.js';
 import { register as registerUsers } from './commands/users.js';
 import { register as registerWorker } from './commands/worker.js';
+import { runInServerIsolate, wantsServerIsolate } from './serverIsolate.js';
 import { paint } from './terminal.js';
 
 export function buildProgram(): Command {
@@ -84,6 +85,9 @@ export function withDefaultCommand(argv: string[], program: Command): string[] {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // `crisp serve` and `crisp worker` run in a worker thread with a server-sized V8 heap (serverIsolate.ts says why).
+  if (wantsServerIsolate(argv, new URL(import.meta.url), ROOT_FLAGS))
+    return runInServerIsolate(new URL(import.meta.url), argv);
   const program = buildProgram();
   try {
     await program.parseAsync(withDefaultCommand(argv, program));

@@ -65,6 +65,7 @@ export type {
   PrecisionRequest,
 } from './inference/index.js';
 export type { Int8Manifest, Int8Variant } from './inference/int8Variant.js';
+export type { Fp16Manifest } from './inference/fp16Variant.js';
 export type { CheckedRequest, JobChoices, JobRequest } from './checkJob.js';
 export type { JobEvent } from './protocol.js';
 export type { MetadataRequest, Provenance } from './pipeline/metadata.js';
@@ -76,6 +77,7 @@ export const loadPipeline = () => import('./pipeline/index.js');
 export const loadImageMetadata = () => import('./pipeline/metadata.js');
 export const loadInference = () => import('./inference/index.js');
 export const loadInt8Variants = () => import('./inference/int8Variant.js');
+export const loadFp16Variants = () => import('./inference/fp16Variant.js');
 export const loadPrecision = () => import('./inference/precision.js');
 export const loadJobCheck = () => import('./checkJob.js');
 

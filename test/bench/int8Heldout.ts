@@ -9,6 +9,7 @@ import { psnrYPlanar } from '../../engine/convert/int8/int8Build.js';
 import type { RawModel } from '../../engine/core/inference/rawModel.js';
 import { IMAGES_DIR } from '../helpers/paths.js';
 import { readRgb, type RgbImage } from './quality.js';
+import { toByte } from '../../engine/core/pipeline/stitch.js';
 
 export const SET5 = ['baby', 'bird', 'butterfly', 'head', 'woman'];
 export const SET14 = [
@@ -65,8 +66,7 @@ export async function set14Pairs(names: readonly string[] = SET14): Promise<Held
 export function rgbOf(y: Float32Array, width: number, height: number): RgbImage {
   const plane = width * height;
   const data = new Uint8Array(plane * 3);
-  for (let i = 0; i < plane; i++)
-    for (let c = 0; c < 3; c++) data[i * 3 + c] = Math.min(255, Math.max(0, Math.round(y[c * plane + i]! * 255)));
+  for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) data[i * 3 + c] = toByte(y[c * plane + i]!);
   return { data, width, height };
 }
 

@@ -16,6 +16,9 @@
  *   node --import tsx test/bench/qat.ts bars MODEL.onnx INT8.onnx
  *       issue 42's bars on the same images: against the ground truth (PSNR-Y, SSIM-Y) and against fp32 (worst
  *       image, 99.9th-percentile difference) — int8Bars.ts
+ *   node --import tsx test/bench/qat.ts mixed DIR TRAINED.json [K,K,…]
+ *       mixed precision: each conv's own share of int8's difference from fp32 (it alone int8), then the K most
+ *       sensitive convs kept fp32 (Set5; issue 42)
  *
  * Model paths may be bare names of the shared test models (../shared/models/onnx). The whole chain, one
  * command per model: test/bench/qat.sh.
@@ -26,7 +29,8 @@ import { buildInt8Model } from '../../engine/convert/int8/int8Build.js';
 import { bundledCalibrationCrops } from '../../engine/convert/int8/calibrationSet.js';
 import { editOnnx, type NewTensor } from '../../engine/core/onnx/onnxEdit.js';
 import { ONNX_FLOAT, readOnnx, type OnnxModelInfo, type OnnxTensorInfo } from '../../engine/core/onnx/onnxReader.js';
-import { quantizeModel } from '../../engine/convert/int8/quantize.js';
+import { planQuantization, quantizeModel } from '../../engine/convert/int8/quantize.js';
+import { toByte } from '../../engine/core/pipeline/stitch.js';
 import { openRawModel } from '../../engine/core/inference/rawModel.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { outputsOf, rgbOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from './int8Heldout.js';
@@ -141,7 +145,8 @@ interface Trained {
   minutes: number;
 }
 
-function buildTrained(dir: string, trainedFile: string): Uint8Array {
+/** The prepared fp32 graph with qat.py's float tensors, and the trained int8 weights and activation grids. */
+function trainedParts(dir: string, trainedFile: string) {
   const prepared = new Uint8Array(readFileSync(path.join(dir, 'prepared.onnx')));
   const t = JSON.parse(readFileSync(trainedFile, 'utf8')) as Trained;
   const floats: NewTensor[] = Object.entries(t.floats).map(([name, v]) => ({
@@ -157,11 +162,54 @@ function buildTrained(dir: string, trainedFile: string): Uint8Array {
       { q: Int8Array.from(w.q), scales: Float32Array.from(w.scales) },
     ]),
   );
+  return { model, weights, activationParams: new Map(Object.entries(t.activations)), steps: t.steps };
+}
+
+function buildTrained(dir: string, trainedFile: string, floatConvs?: ReadonlySet<number>): Uint8Array {
+  const { model, weights, activationParams, steps } = trainedParts(dir, trainedFile);
   return quantizeModel(model, new Map(), {
     weights,
-    activationParams: new Map(Object.entries(t.activations)),
-    note: `crisp int8 (QDQ, per-channel int8 weights and uint8 activation grids from quantization-aware fine-tuning, ${t.steps} steps)`,
+    activationParams,
+    ...(floatConvs ? { floatConvs } : {}),
+    note: `crisp int8 (QDQ, per-channel int8 weights and uint8 activation grids from quantization-aware fine-tuning, ${steps} steps)`,
   });
+}
+
+/**
+ * Mixed precision, measured: each conv alone int8 (the rest fp32) on Set5 — mean squared difference from fp32 in
+ * 8-bit levels² and the 99.9th percentile of |difference| — then the model with the K most sensitive convs kept fp32.
+ */
+async function mixed(dir: string, trainedFile: string, ks: number[]): Promise<void> {
+  const { model } = trainedParts(dir, trainedFile);
+  const convs = planQuantization(readOnnx(model)).convs;
+  const pairs = await set5Pairs();
+  const f = await open(model);
+  const refs = await outputsOf(f, pairs);
+  await f.release();
+  const differences = async (floatConvs: ReadonlySet<number>) => {
+    const q = await open(buildTrained(dir, trainedFile, floatConvs));
+    const outs = await outputsOf(q, pairs);
+    await q.release();
+    const all: number[] = [];
+    outs.forEach((o, k) => {
+      for (let i = 0; i < o.length; i++) all.push(Math.abs(toByte(o[i]!) - toByte(refs[k]![i]!)));
+    });
+    all.sort((a, b) => a - b);
+    const mse = all.reduce((a, d) => a + d * d, 0) / all.length;
+    return `MSE ${mse.toFixed(2)} levels², p99.9 ${all[Math.floor(all.length * 0.999)]}`;
+  };
+  console.log(`all ${convs.length} convs int8: ${await differences(new Set())}`);
+  const alone: Array<{ conv: number; mse: number }> = [];
+  for (const c of convs) {
+    const line = await differences(new Set(convs.filter((j) => j !== c)));
+    alone.push({ conv: c, mse: Number(/MSE ([\d.]+)/.exec(line)![1]) });
+    console.log(`only conv node ${c} int8: ${line}`);
+  }
+  const ranked = alone.sort((a, b) => b.mse - a.mse).map((a) => a.conv);
+  for (const k of ks) {
+    const keep = new Set(ranked.slice(0, k));
+    console.log(`${k} most sensitive fp32 (${[...keep].join(', ')}): ${await differences(keep)}`);
+  }
 }
 
 interface Judged {
@@ -218,6 +266,8 @@ if (mode === 'dump') {
   const original = new Uint8Array(readFileSync(modelFile(args[0]!)));
   const int8 = new Uint8Array(readFileSync(args[1]!));
   console.log(`${path.basename(args[1]!)}: ${describe(await judge(original, int8, await heldoutPairs()))}`);
+} else if (mode === 'mixed') {
+  await mixed(args[0]!, args[1]!, (args[2] ?? '4,8,12,16,24').split(',').map(Number));
 } else if (mode === 'bars') {
   // Issue 42's bars: against the real picture and against fp32 (int8Bars.ts).
   const pairs = await heldoutPairs();
@@ -229,6 +279,6 @@ if (mode === 'dump') {
   await q.release();
   console.log(`${path.basename(args[1]!)}:\n${describeBars(int8Bars(pairs, refs, outs))}`);
 } else {
-  console.error('usage: qat.ts dump|build|eval … (see the header)');
+  console.error('usage: qat.ts dump|build|eval|bars|mixed … (see the header)');
   process.exit(2);
 }

@@ -18,6 +18,7 @@
  * ROUNDS alternating rounds, which filters out bursts of outside load.
  * CRISP_BENCH_CPU_PROF=<dir> runs crisp serve under `node --cpu-prof` (profile written at exit);
  * CRISP_BENCH_SERVER_ONLY=status|upload measures one path only (a profile of that path alone).
+ * CRISP_BENCH_NODE_FLAGS='--flag …' starts crisp serve under those Node/V8 flags (GC experiments; see docs/benchmarks.md).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +45,8 @@ const CLIENTS = 64;
 const QUICK = process.env.CRISP_BENCH_QUICK === '1';
 const STATUS_SECONDS = QUICK ? 2 : 5;
 const ROUNDS = QUICK ? 1 : 2;
+/** An upload round is a quarter of a second: more rounds than the status figure's, for the same confidence. */
+const UPLOAD_ROUNDS = QUICK ? 1 : 6;
 const UPLOAD_BYTES = 64 * 1024 * 1024;
 const PART_SIZE = 5 * 1024 * 1024;
 const CRISP = path.join(REPO_ROOT, 'bin', 'crisp.js');
@@ -212,7 +215,10 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
     );
     const apiKey = added.trim().split('\n').pop()!.trim();
     const prof = process.env.CRISP_BENCH_CPU_PROF;
-    const nodeFlags = prof ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(prof)] : [];
+    const nodeFlags = [
+      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(prof)] : []),
+      ...(process.env.CRISP_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    ];
     crisp = await startProcess(
       [
         ...nodeFlags,
@@ -351,12 +357,14 @@ export async function runServerBench(): Promise<ServerBenchRow[]> {
         c = better(c, cs);
         b = better(b, await pollStatus(agent, bare.url, headers, statusBody, STATUS_SECONDS, bare.child.pid));
       }
-      if (only !== 'status') {
+    }
+    if (only !== 'status') {
+      for (let round = 0; round < UPLOAD_ROUNDS; round++) {
         cUp = betterUp(cUp, await crispUpload());
         bUp = betterUp(bUp, await bareUpload());
+        await rm(bareDir, { recursive: true, force: true });
+        await mkdir(bareDir);
       }
-      await rm(bareDir, { recursive: true, force: true });
-      await mkdir(bareDir);
     }
     const ratio = (x: number, y: number) => `${(x / y).toFixed(2)}×`;
 

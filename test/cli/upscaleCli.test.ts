@@ -1,11 +1,12 @@
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobReport } from '../../app/jobs/jobReport.js';
 import { MODEL_NAMES } from '../../engine/contract/index.js';
 import { removeDir, tempDir } from '../helpers/engineHarness.js';
-import { IMAGES_DIR } from '../helpers/paths.js';
+import { IMAGES_DIR, REPO_ROOT } from '../helpers/paths.js';
 import { crispLines, runCli } from '../helpers/runCli.js';
 
 const BIRD = path.join(IMAGES_DIR, 'set5-x4/lr/bird_LRBI_x4.png');
@@ -168,5 +169,53 @@ describe('crisp CLI', () => {
     const table = await runCli(['models', 'list']);
     expect(table.stdout).toMatch(/crystal-plus-4x\s+4xLSDIRCompactC3\s+SRVGGNetCompact\s+CC-BY-4.0\s+installed/);
     expect(table.stdout).toMatch(/service-standard-4x\s+RealESRGAN_x4plus\s+RRDBNet\s+BSD-3-Clause\s+not installed/);
+  });
+
+  it('models list shows the fp16 status of each model: measured and passed, below the bar, or none for a stale manifest', async () => {
+    const bundled = path.join(REPO_ROOT, 'resources', 'models');
+    const dir = await tempDir('crisp-fp16-list-');
+    try {
+      // Bundled: service-lite-4x's manifest passed (GPU); in the folder: clear-boost's one below the bar, and
+      // crystal-plus's one stale (measured on another graph), which must not count.
+      const manifest = JSON.parse(await readFile(path.join(bundled, 'realesr-general-x4v3.fp16.json'), 'utf8')) as {
+        source: { file: string; sha256: string; bytes: number };
+        graphSha256: string;
+        worstPsnrY: number;
+        passed: boolean;
+      };
+      const place = async (file: string, edit: (m: typeof manifest, sha: string, bytes: number) => void) => {
+        await copyFile(path.join(bundled, 'realesr-general-x4v3.onnx'), path.join(dir, file));
+        const bytes = await readFile(path.join(dir, file));
+        const m = structuredClone(manifest);
+        edit(m, createHash('sha256').update(bytes).digest('hex'), bytes.length);
+        await writeFile(path.join(dir, file.replace(/\.onnx$/, '.fp16.json')), JSON.stringify(m));
+      };
+      // Both copies hold service-lite's weights, so the fp16 graph is the one its manifest measured.
+      await place('realesr-general-wdn-x4v3.onnx', (m, sha, bytes) => {
+        m.source = { file: 'realesr-general-wdn-x4v3.onnx', sha256: sha, bytes };
+        m.worstPsnrY = 41.2;
+        m.passed = false;
+      });
+      await place('4xLSDIRCompactC3.onnx', (m, sha, bytes) => {
+        m.source = { file: '4xLSDIRCompactC3.onnx', sha256: sha, bytes };
+        m.graphSha256 = '0'.repeat(64);
+      });
+      const r = await runCli(['models', 'list', '--json'], { CRISP_MODELS_DIR: dir });
+      expect(r.code).toBe(0);
+      const rows = JSON.parse(r.stdout) as Array<{
+        name: string;
+        fp16: { worstPsnrY: number; passed: boolean } | null;
+      }>;
+      const fp16 = Object.fromEntries(rows.map((x) => [x.name, x.fp16]));
+      expect(fp16['service-lite-4x']).toMatchObject({ worstPsnrY: manifest.worstPsnrY, passed: true });
+      expect(fp16['clear-boost-4x']).toMatchObject({ worstPsnrY: 41.2, passed: false });
+      expect(fp16['crystal-plus-4x']).toBeNull();
+      expect(fp16['service-standard-4x']).toBeNull();
+      const table = (await runCli(['models', 'list'], { CRISP_MODELS_DIR: dir })).stdout;
+      expect(table).toMatch(/service-lite-4x\s.*\sGPU \(96\.8 dB\)/);
+      expect(table).toMatch(/clear-boost-4x\s.*\sbelow bar \(41\.2 dB\)/);
+    } finally {
+      await removeDir(dir);
+    }
   });
 });

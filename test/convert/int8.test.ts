@@ -16,6 +16,7 @@ import {
 import { resolveModel } from '../../engine/core/models/catalog.js';
 import { psnrY, readRgb, type RgbImage } from '../bench/quality.js';
 import { IMAGES_DIR, MODELS_DIR } from '../helpers/paths.js';
+import { toByte } from '../../engine/core/pipeline/stitch.js';
 
 // realesr-animevideov3: the smallest shipped model (16 convolutions), so quantizing it keeps the test short.
 const anime = resolveModel('digital-art-4x', [MODELS_DIR]);
@@ -64,8 +65,7 @@ async function upscale(s: ModelSession, img: RgbImage): Promise<RgbImage> {
   const [, , h, w] = r.dims;
   const plane = h * w;
   const data = new Uint8Array(plane * 3);
-  for (let i = 0; i < plane; i++)
-    for (let c = 0; c < 3; c++) data[i * 3 + c] = Math.min(255, Math.max(0, Math.round(r.data[c * plane + i]! * 255)));
+  for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) data[i * 3 + c] = toByte(r.data[c * plane + i]!);
   return { data, width: w, height: h };
 }
 

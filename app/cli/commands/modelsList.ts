@@ -9,6 +9,7 @@ import {
   installedFaceModels,
   licenceLabel,
   loadCustomModels,
+  loadFp16Variants,
   loadInt8Variants,
   loadModelCatalog,
   loadPrecision,
@@ -16,6 +17,7 @@ import {
   sameCpuKind,
   userModelsDir,
   type CustomModelListing,
+  type Fp16Manifest,
   type Int8Variant,
 } from '../../../engine/core/index.js';
 import { formatTable } from '../table.js';
@@ -78,6 +80,25 @@ function int8Cell(v: Int8Summary | null): string {
   return `${v.passed ? 'too slow' : 'below bar'} (${figures})`;
 }
 
+interface Fp16Summary {
+  /** Worst and mean held-out image against fp32 (PSNR-Y), and where the fp16 graph ran for them. */
+  worstPsnrY: number;
+  meanPsnrY: number;
+  measuredOn: string;
+  /** Whether `--precision auto` runs fp16 on a GPU provider (the worst image reached the bar). */
+  passed: boolean;
+}
+
+function fp16Summary(m: Fp16Manifest): Fp16Summary {
+  return { worstPsnrY: m.worstPsnrY, meanPsnrY: m.meanPsnrY, measuredOn: m.measuredOn, passed: m.passed };
+}
+
+/** fp16 is for GPU providers: "GPU" when auto runs it there, else "below bar"; with the worst-image dB. */
+function fp16Cell(v: Fp16Summary | null): string {
+  if (!v) return '-';
+  return `${v.passed ? 'GPU' : 'below bar'} (${v.worstPsnrY.toFixed(1)} dB)`;
+}
+
 export function registerModelsList(models: Command): void {
   models
     .command('list')
@@ -100,17 +121,23 @@ export function registerModelsList(models: Command): void {
       const listed = [...listModels(dirs), ...custom];
       // Which models have an int8 variant (crisp models quantize), and whether it passed its quality check.
       // Loaded when listing, not at startup: the CLI imports every command module before parsing (see main.ts).
-      const [{ findInt8Variant }, { int8Verdict, int8WorstPsnrY }] = await Promise.all([
-        loadInt8Variants(),
-        loadPrecision(),
-      ]);
+      const [{ findInt8Variant }, { int8Verdict, int8WorstPsnrY }, { findFp16Manifest, buildFp16 }] = await Promise.all(
+        [loadInt8Variants(), loadPrecision(), loadFp16Variants()],
+      );
+      // A manifest counts only for the graph the converter builds today (as when a GPU session opens).
+      const fp16Of = async (file: string) => {
+        const found = await findFp16Manifest(file);
+        return found ? (await buildFp16(file, found)).manifest : undefined;
+      };
       const cpu = cpuFeatures();
       const rows = await Promise.all(
         listed.map(async (m) => {
           const v = m.path ? await findInt8Variant(m.path).catch(() => undefined) : undefined;
           const speed = v?.manifest.speed;
+          const fp16 = m.path ? await fp16Of(m.path).catch(() => undefined) : undefined;
           return {
             ...m,
+            fp16: fp16 ? fp16Summary(fp16) : null,
             int8: v
               ? int8Summary(
                   v,
@@ -135,8 +162,9 @@ export function registerModelsList(models: Command): void {
         m.installed ? 'installed' : 'not installed',
         `x${m.scale}`,
         int8Cell(m.int8),
+        fp16Cell(m.fp16),
       ]);
-      const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE', 'INT8'];
+      const header = ['MODEL', 'OPEN MODEL', 'ARCHITECTURE', 'LICENCE', 'STATUS', 'SCALE', 'INT8', 'FP16'];
       process.stdout.write(`${formatTable(header, table)}\n`);
       // Why int8 is or is not used, one line per model that has a variant (both bars, with their figures).
       const why = rows.filter((m) => m.int8 !== null);

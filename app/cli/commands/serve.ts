@@ -9,6 +9,7 @@ import { loadServer } from '../../../engine/server/index.js';
 import { DEFAULT_LEASE_MS } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 import { addOptionFlags } from '../optionFlags.js';
+import { onStopSignal } from '../serverIsolate.js';
 import {
   ENGINE_LIMIT_OPTIONS,
   ENGINE_OPTIONS,
@@ -74,7 +75,6 @@ export function register(program: Command): void {
       server.app.log.info({ signal }, 'shutting down');
       void server.close().finally(() => process.exit(0));
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    onStopSignal(stop);
   });
 }

@@ -15,6 +15,7 @@ import {
 } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 import { addOptionFlags } from '../optionFlags.js';
+import { onStopSignal } from '../serverIsolate.js';
 import { ENGINE_OPTIONS, modelDirsOf, WORKER_OPTIONS } from '../processOptions.js';
 import { addStorageOptions, resolveStorage, type StorageFlags } from '../storageFlags.js';
 
@@ -91,7 +92,6 @@ export function register(program: Command): void {
         .then(() => objects?.close())
         .finally(() => process.exit(0));
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    onStopSignal(stop);
   });
 }

@@ -27,6 +27,7 @@ import {
 } from './calibrationSet.js';
 import { equalizablePairs } from '../../core/onnx/equalizablePairs.js';
 import { equalizeModel } from './equalize.js';
+import { toByte } from '../../core/pipeline/stitch.js';
 import { ConvHessian, gptqQuantize } from './gptq.js';
 import { editOnnx } from '../../core/onnx/onnxEdit.js';
 import { branchlessPrelu } from '../../core/onnx/preluRewrite.js';
@@ -74,14 +75,16 @@ export interface Int8BuildResult {
   evaluatedCrops: number;
 }
 
-/** Y (BT.601, MATLAB rgb2ycbcr scale) of planar float RGB clamped and rounded to 8 bits, as the app writes it. */
+/** Y (BT.601, MATLAB rgb2ycbcr scale) of planar float RGB as the 8-bit bytes the app writes (toByte). */
 function lumaOf(planarRgb: Float32Array, plane: number): Float64Array {
   const y = new Float64Array(plane);
-  const q = (v: number) => (v <= 0 ? 0 : v >= 1 ? 255 : Math.round(v * 255));
   for (let i = 0; i < plane; i++) {
     y[i] =
       16 +
-      (65.481 * q(planarRgb[i]!) + 128.553 * q(planarRgb[plane + i]!) + 24.966 * q(planarRgb[2 * plane + i]!)) / 255;
+      (65.481 * toByte(planarRgb[i]!) +
+        128.553 * toByte(planarRgb[plane + i]!) +
+        24.966 * toByte(planarRgb[2 * plane + i]!)) /
+        255;
   }
   return y;
 }

@@ -68,18 +68,19 @@ interface StitchGeometry {
 /** One 8-bit level as a float32: QuantizeLinear's scale in onnx/byteIo.ts. */
 const STEP8 = Math.fround(1 / 255);
 
+/** A model's float output value (0..1) as the byte the app writes; the one 8-bit rounding (judges use it too). */
+export function toByte(x: number): number {
+  const v = Math.fround(x / STEP8);
+  const r = v <= 0 ? 0 : v >= 255 ? 255 : (v + 0.5) | 0;
+  return r - v === 0.5 && (r & 1) === 1 ? r - 1 : r;
+}
+
 function stitch8(dst: Uint8Array, src: Float32Array, g: StitchGeometry): void {
-  const max = 255;
   for (let y = 0; y < g.ch; y++) {
     let s = (g.y0 + y) * g.ow + g.x0;
     let d = ((g.oy + y) * g.tw + g.ox) * g.tc + g.channelOffset;
     for (let x = 0; x < g.cw; x++, s++, d += g.tc) {
-      for (let c = 0, sc = s; c < g.channelCount; c++, sc += g.plane) {
-        const v = Math.fround(src[sc]! / STEP8);
-        let r = v <= 0 ? 0 : v >= max ? max : (v + 0.5) | 0;
-        if (r - v === 0.5 && (r & 1) === 1) r--;
-        dst[d + c] = r;
-      }
+      for (let c = 0, sc = s; c < g.channelCount; c++, sc += g.plane) dst[d + c] = toByte(src[sc]!);
     }
   }
 }
