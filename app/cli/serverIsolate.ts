@@ -13,7 +13,7 @@
  * folder's owner lock and `ps` see one server as before.
  */
 import v8 from 'node:v8';
-import { isMainThread, parentPort, Worker } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
 /** V8 flags of the server isolate (read when the worker's isolate is created). */
 export const SERVER_HEAP_FLAGS = '--initial-old-space-size=64';
@@ -38,7 +38,7 @@ export function wantsServerIsolate(argv: readonly string[], entry: URL, rootFlag
 /** Runs the CLI `entry` with `argv` in the server isolate; resolves to its exit status. */
 export function runInServerIsolate(entry: URL, argv: readonly string[]): Promise<number> {
   v8.setFlagsFromString(SERVER_HEAP_FLAGS);
-  const worker = new Worker(entry, { argv: argv.slice(2) });
+  const worker = new Worker(entry, { argv: argv.slice(2), workerData: { serverHeapFlags: SERVER_HEAP_FLAGS } });
   // The first SIGINT or SIGTERM asks the server to stop as before (running tasks end or are handed back); a second
   // one finds no handler and ends the process, as it did when the server ran here.
   for (const signal of STOP_SIGNALS) process.once(signal, () => worker.postMessage({ stop: signal }));
@@ -65,4 +65,11 @@ export function onStopSignal(stop: (signal: StopSignal) => void): void {
   port.on('message', onMessage);
   // The port must not keep the server alive by itself: the server's own handles do.
   port.unref();
+}
+
+/** The server isolate's V8 flags when this code runs in it (for the server's start-up log line), else undefined. */
+export function serverIsolateFlags(): string | undefined {
+  if (isMainThread) return undefined;
+  const flags = (workerData as { serverHeapFlags?: unknown } | null)?.serverHeapFlags;
+  return typeof flags === 'string' ? flags : undefined;
 }

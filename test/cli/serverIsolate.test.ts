@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVER_ISOLATE_ENV, wantsServerIsolate } from '../../app/cli/serverIsolate.js';
+import { SERVER_HEAP_FLAGS, SERVER_ISOLATE_ENV, wantsServerIsolate } from '../../app/cli/serverIsolate.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const BUILT = new URL('file:///opt/crisp/out/cli/main.js');
@@ -72,5 +75,47 @@ describe('a server in the server isolate', () => {
     const host = startHost('throw');
     expect(await host.ended).toBe(1);
     expect(host.err()).toContain('Error: the stand-in server failed');
+  });
+});
+
+/** A real `crisp serve` started, told to stop once listening, and run to its end: its exit status and all it printed. */
+async function serveUntilStopped(env: Record<string, string>) {
+  const data = mkdtempSync(path.join(os.tmpdir(), 'crisp-isolate-'));
+  try {
+    const child = spawn(process.execPath, ['bin/crisp.js', 'serve', '--data', data, '--port', '0'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let stopped = false;
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      // One SIGTERM: a second one ends the process at once, by design.
+      if (!stopped && out.includes('crisp serve: listening on')) stopped = child.kill('SIGTERM');
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    return { code, out };
+  } finally {
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+describe('crisp serve', () => {
+  it('runs in the server isolate, says so once at start, and stops on SIGTERM with status 0', async () => {
+    const r = await serveUntilStopped({});
+    expect(r.code).toBe(0);
+    const lines = r.out.split('\n').filter((l) => l.includes('running in the server isolate'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ v8: SERVER_HEAP_FLAGS });
+    expect(r.out).toContain('"signal":"SIGTERM"');
+  });
+
+  it(`runs on the main thread with ${SERVER_ISOLATE_ENV}=0`, async () => {
+    const r = await serveUntilStopped({ [SERVER_ISOLATE_ENV]: '0' });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('crisp serve: listening on');
+    expect(r.out).not.toContain('running in the server isolate');
   });
 });

@@ -9,7 +9,7 @@ import { loadServer } from '../../../engine/server/index.js';
 import { DEFAULT_LEASE_MS } from '../../../engine/service/index.js';
 import { usageError } from '../cliError.js';
 import { addOptionFlags } from '../optionFlags.js';
-import { onStopSignal } from '../serverIsolate.js';
+import { onStopSignal, serverIsolateFlags } from '../serverIsolate.js';
 import {
   ENGINE_LIMIT_OPTIONS,
   ENGINE_OPTIONS,
@@ -69,12 +69,14 @@ export function register(program: Command): void {
       ...(flags.metricsToken ? { metricsToken: flags.metricsToken } : {}),
       ...(engine.faceModel !== null ? { face: { model: engine.faceModel, strength: engine.faceStrength } } : {}),
     });
-    // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
-    process.stdout.write(`crisp serve: listening on ${server.url}\n`);
-    const stop = (signal: string) => {
+    // Before the line below: a supervisor may send SIGTERM as soon as it reads it.
+    onStopSignal((signal) => {
       server.app.log.info({ signal }, 'shutting down');
       void server.close().finally(() => process.exit(0));
-    };
-    onStopSignal(stop);
+    });
+    // A parent process (tests, supervisors) reads this line to learn the port when --port 0.
+    process.stdout.write(`crisp serve: listening on ${server.url}\n`);
+    const isolate = serverIsolateFlags();
+    if (isolate) server.app.log.info({ v8: isolate }, 'running in the server isolate');
   });
 }

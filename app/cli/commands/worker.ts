@@ -80,18 +80,18 @@ export function register(program: Command): void {
       // Refused before taking jobs (face-model-missing): a worker that says it enhances faces must be able to.
       throw e;
     });
-    // A parent process (tests, supervisors) reads this line to know the worker is taking jobs.
-    process.stdout.write(
-      `crisp worker: running ${flags.workers} at once on ${objects ? objects.description : storage}\n`,
-    );
-    const stop = () => {
+    // Before the line below: a supervisor may send SIGTERM as soon as it reads it.
+    onStopSignal(() => {
       // Running tasks are handed back to the queue (unlocked), not failed: another worker finishes them.
       void engine
         .close()
         .then(() => stores.close())
         .then(() => objects?.close())
         .finally(() => process.exit(0));
-    };
-    onStopSignal(stop);
+    });
+    // A parent process (tests, supervisors) reads this line to know the worker is taking jobs.
+    process.stdout.write(
+      `crisp worker: running ${flags.workers} at once on ${objects ? objects.description : storage}\n`,
+    );
   });
 }
