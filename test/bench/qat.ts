@@ -16,9 +16,9 @@
  *   node --import tsx test/bench/qat.ts bars MODEL.onnx INT8.onnx
  *       issue 42's bars on the same images: against the ground truth (PSNR-Y, SSIM-Y) and against fp32 (worst
  *       image, 99.9th-percentile difference) — int8Bars.ts
- *   node --import tsx test/bench/qat.ts mixed DIR TRAINED.json [K,K,…]
+ *   node --import tsx test/bench/qat.ts mixed MODEL.onnx DIR TRAINED.json [K,K,…]
  *       mixed precision: each conv's own share of int8's difference from fp32 (it alone int8), then the K most
- *       sensitive convs kept fp32 (Set5; issue 42)
+ *       sensitive convs kept fp32 (Set5, against MODEL as the bars are; issue 42)
  *
  * Model paths may be bare names of the shared test models (../shared/models/onnx). The whole chain, one
  * command per model: test/bench/qat.sh.
@@ -30,12 +30,11 @@ import { bundledCalibrationCrops } from '../../engine/convert/int8/calibrationSe
 import { editOnnx, type NewTensor } from '../../engine/core/onnx/onnxEdit.js';
 import { ONNX_FLOAT, readOnnx, type OnnxModelInfo, type OnnxTensorInfo } from '../../engine/core/onnx/onnxReader.js';
 import { planQuantization, quantizeModel } from '../../engine/convert/int8/quantize.js';
-import { toByte } from '../../engine/core/pipeline/stitch.js';
 import { openRawModel } from '../../engine/core/inference/rawModel.js';
 import { ONNX_DIR } from '../helpers/paths.js';
 import { outputsOf, rgbOf, scoreOutputs, set14Pairs, set5Pairs, type HeldoutPair } from './int8Heldout.js';
 import { psnrY } from './quality.js';
-import { describeBars, int8Bars } from './int8Bars.js';
+import { describeBars, int8Bars, p999AbsDiff } from './int8Bars.js';
 
 const open = (b: Uint8Array) => openRawModel(b, { threads: 1 });
 const modelFile = (f: string) => (f.includes('/') ? path.resolve(f) : path.join(ONNX_DIR, f));
@@ -179,36 +178,52 @@ function buildTrained(dir: string, trainedFile: string, floatConvs?: ReadonlySet
  * Mixed precision, measured: each conv alone int8 (the rest fp32) on Set5 — mean squared difference from fp32 in
  * 8-bit levels² and the 99.9th percentile of |difference| — then the model with the K most sensitive convs kept fp32.
  */
-async function mixed(dir: string, trainedFile: string, ks: number[]): Promise<void> {
+async function mixed(fp32: Uint8Array, dir: string, trainedFile: string, ks: number[]): Promise<void> {
   const { model } = trainedParts(dir, trainedFile);
   const convs = planQuantization(readOnnx(model)).convs;
   const pairs = await set5Pairs();
-  const f = await open(model);
-  const refs = await outputsOf(f, pairs);
-  await f.release();
-  const differences = async (floatConvs: ReadonlySet<number>) => {
-    const q = await open(buildTrained(dir, trainedFile, floatConvs));
-    const outs = await outputsOf(q, pairs);
-    await q.release();
-    const all: number[] = [];
-    outs.forEach((o, k) => {
-      for (let i = 0; i < o.length; i++) all.push(Math.abs(toByte(o[i]!) - toByte(refs[k]![i]!)));
-    });
-    all.sort((a, b) => a - b);
-    const mse = all.reduce((a, d) => a + d * d, 0) / all.length;
-    return `MSE ${mse.toFixed(2)} levels², p99.9 ${all[Math.floor(all.length * 0.999)]}`;
+  const outputsOfModel = async (bytes: Uint8Array) => {
+    const m = await open(bytes);
+    const outs = await outputsOf(m, pairs);
+    await m.release();
+    return outs;
   };
-  console.log(`all ${convs.length} convs int8: ${await differences(new Set())}`);
+  // Two references: the QAT model's own float graph (the noise int8 adds, layer by layer) and the fp32 model the
+  // user runs, which the bars judge against (QAT trained the float parts for int8, so they differ from it).
+  const own = await outputsOfModel(model);
+  const user = await outputsOfModel(fp32);
+  // As the bars judge (int8Bars.ts): 8-bit images, the worst image's 99.9th percentile; MSE over all of them.
+  const against = (outs: Float32Array[], refs: Float32Array[]) => {
+    let se = 0;
+    let n = 0;
+    let p999 = 0;
+    outs.forEach((o, k) => {
+      const { width, height } = pairs[k]!.lr;
+      const a = rgbOf(o, width * 4, height * 4);
+      const b = rgbOf(refs[k]!, width * 4, height * 4);
+      for (let i = 0; i < a.data.length; i++) se += (a.data[i]! - b.data[i]!) ** 2;
+      n += a.data.length;
+      p999 = Math.max(p999, p999AbsDiff(a, b));
+    });
+    return { mse: se / n, p999 };
+  };
+  const say = (d: { mse: number; p999: number }) => `MSE ${d.mse.toFixed(2)} levels², worst image's p99.9 ${d.p999}`;
+  const differences = async (floatConvs: ReadonlySet<number>) => {
+    const outs = await outputsOfModel(buildTrained(dir, trainedFile, floatConvs));
+    const noise = against(outs, own);
+    return { noise, line: `vs its float graph ${say(noise)}; vs fp32 ${say(against(outs, user))}` };
+  };
+  console.log(`all ${convs.length} convs int8: ${(await differences(new Set())).line}`);
   const alone: Array<{ conv: number; mse: number }> = [];
   for (const c of convs) {
-    const line = await differences(new Set(convs.filter((j) => j !== c)));
-    alone.push({ conv: c, mse: Number(/MSE ([\d.]+)/.exec(line)![1]) });
-    console.log(`only conv node ${c} int8: ${line}`);
+    const d = await differences(new Set(convs.filter((j) => j !== c)));
+    alone.push({ conv: c, mse: d.noise.mse });
+    console.log(`only conv node ${c} int8: ${d.line}`);
   }
   const ranked = alone.sort((a, b) => b.mse - a.mse).map((a) => a.conv);
-  for (const k of ks) {
+  for (const k of ks.filter((x) => x < convs.length)) {
     const keep = new Set(ranked.slice(0, k));
-    console.log(`${k} most sensitive fp32 (${[...keep].join(', ')}): ${await differences(keep)}`);
+    console.log(`${k} most sensitive fp32 (${[...keep].join(', ')}): ${(await differences(keep)).line}`);
   }
 }
 
@@ -267,7 +282,8 @@ if (mode === 'dump') {
   const int8 = new Uint8Array(readFileSync(args[1]!));
   console.log(`${path.basename(args[1]!)}: ${describe(await judge(original, int8, await heldoutPairs()))}`);
 } else if (mode === 'mixed') {
-  await mixed(args[0]!, args[1]!, (args[2] ?? '4,8,12,16,24').split(',').map(Number));
+  const fp32 = new Uint8Array(readFileSync(modelFile(args[0]!)));
+  await mixed(fp32, args[1]!, args[2]!, (args[3] ?? '4,8,12,16,24').split(',').map(Number));
 } else if (mode === 'bars') {
   // Issue 42's bars: against the real picture and against fp32 (int8Bars.ts).
   const pairs = await heldoutPairs();

@@ -312,14 +312,12 @@ export function createInference(opts: InferenceOptions): Inference {
     const key = `${file}\u0000${provider}\u0000${io}${built ? '\u0000fp16' : ''}`;
     let s = raw.get(key);
     if (!s) {
-      s =
-        provider === 'cpu' || io === 'bytes' || built
-          ? graphFor(file, provider, io, built).then((graph) =>
-              typeof graph === 'string'
-                ? ort.InferenceSession.create(graph, sessionOptions(provider))
-                : ort.InferenceSession.create(graph, sessionOptions(provider)),
-            )
-          : ort.InferenceSession.create(file, sessionOptions(provider));
+      // (Two calls: onnxruntime's overloads take a path or bytes, not their union.)
+      s = graphFor(file, provider, io, built).then((graph) =>
+        typeof graph === 'string'
+          ? ort.InferenceSession.create(graph, sessionOptions(provider))
+          : ort.InferenceSession.create(graph, sessionOptions(provider)),
+      );
       // A failed creation must not stay cached, or a retry could never succeed.
       s.catch(() => raw.delete(key));
       raw.set(key, s);
